@@ -1,0 +1,1 @@
+"""TRACE-Catalog: templates, evidence sources, identity, Scout, Judge, write policy, evaluation."""

@@ -1,0 +1,108 @@
+"""The LLM client contract every agent and realiser depends on (and nothing more).
+
+``client.complete(messages, schema=Model)`` returns a :class:`Completion` whose ``parsed`` is a validated
+instance of ``Model`` (or ``None`` when no schema was given) plus token :class:`Usage`. When the model
+keeps answering with output that does not validate, after a bounded number of re-asks the client raises
+:class:`SchemaMalformedError` — it never guesses a value.
+
+Implementations are registered in :data:`LLM_CLIENTS` (``openai`` for any OpenAI-compatible endpoint,
+``local`` for the bundled llama.cpp model) and built from a spec string by
+``groundtrace.core.llm.factory.make_llm``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from groundtrace.core.registry import Registry
+
+
+class ChatMessage(BaseModel):
+    """One chat message in the OpenAI wire format."""
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class Usage(BaseModel):
+    """Token and cost accounting for one call, or summed over many (a ledger)."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    cost_usd: float = 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            calls=self.calls + other.calls,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cache_hits=self.cache_hits + other.cache_hits,
+            retries=self.retries + other.retries,
+            cost_usd=self.cost_usd + other.cost_usd,
+        )
+
+
+class Completion(BaseModel):
+    """The answer to one request: raw text, the validated object (if a schema was given), usage."""
+
+    model: str
+    text: str
+    parsed: Any = None
+    usage: Usage = Field(default_factory=Usage)
+    cached: bool = False
+
+
+class LLMError(RuntimeError):
+    """A call failed for good (after retries): transport error, refusal, exhausted budget."""
+
+
+class SchemaMalformedError(LLMError):
+    """The model's output never validated against the requested schema, even after re-asks.
+
+    ``raw_text`` is the last answer; ``errors`` the last validation error text. Callers record this as
+    the ``SCHEMA_MALFORMED`` outcome; they must not fall back to a guessed value.
+    """
+
+    def __init__(self, message: str, *, raw_text: str = "", errors: str = "") -> None:
+        super().__init__(message)
+        self.raw_text = raw_text
+        self.errors = errors
+
+
+@runtime_checkable
+class LLMClient(Protocol):
+    """What agents may rely on. ``messages`` are :class:`ChatMessage` or ``{"role", "content"}`` dicts."""
+
+    model: str
+
+    def complete(
+        self,
+        messages: list[ChatMessage] | list[dict[str, str]],
+        schema: type[BaseModel] | None = None,
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+    ) -> Completion: ...
+
+    async def acomplete(
+        self,
+        messages: list[ChatMessage] | list[dict[str, str]],
+        schema: type[BaseModel] | None = None,
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+    ) -> Completion: ...
+
+    def usage(self) -> Usage:
+        """Usage summed over every call this client made (the run's ledger)."""
+        ...
+
+
+LLM_CLIENTS: Registry[Any] = Registry("LLM client")

@@ -1,0 +1,153 @@
+"""A tiny local HTTP server speaking the OpenAI chat-completions wire format, for tests and demos.
+
+It lets every LLM path be exercised end-to-end through the real HTTP client, with no network and no
+monkeypatching::
+
+    def answer(request: dict) -> str | Reply:
+        return '{"value": "oak"}'          # the assistant message content
+
+    with WireServer(answer) as server:
+        client = OpenAIClient(model="test", base_url=server.base_url, api_key="x")
+        ...
+        server.requests                      # every JSON request body received, in order
+
+A responder returns either the assistant ``content`` string or a :class:`Reply` to inject failures:
+an HTTP status (429, 500 ...), a delay (to trigger client time-outs), a raw body (malformed JSON), or
+explicit usage numbers. Only ``POST /v1/chat/completions`` (and ``/chat/completions``) is served;
+``GET /v1/models`` lists one model.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from groundtrace.core.tokens import count_tokens
+
+
+@dataclass
+class Reply:
+    """A scripted answer: normal content, or an injected failure."""
+
+    content: str | None = None
+    status: int = 200
+    delay_s: float = 0.0
+    raw_body: str | None = None
+    finish_reason: str = "stop"
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    headers: dict[str, str] | None = None
+
+
+Responder = Callable[[dict[str, Any]], "str | Reply"]
+
+
+def _chat_body(request: dict[str, Any], reply: Reply, counter: int) -> dict[str, Any]:
+    content = reply.content or ""
+    prompt_text = " ".join(str(m.get("content", "")) for m in request.get("messages", []))
+    prompt_tokens = reply.prompt_tokens if reply.prompt_tokens is not None else count_tokens(prompt_text)
+    completion_tokens = reply.completion_tokens if reply.completion_tokens is not None else count_tokens(content)
+    return {
+        "id": f"chatcmpl-local-{counter}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": request.get("model", "local-test"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": reply.finish_reason,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+class WireServer:
+    """Serve ``responder`` on ``127.0.0.1:<free port>`` in a background thread (context manager)."""
+
+    def __init__(self, responder: Responder, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.responder = responder
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                return
+
+            def _send(self, status: int, body: str, headers: dict[str, str] | None = None) -> None:
+                data = body.encode("utf-8")
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # client gave up (time-out test)
+                    pass
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server naming
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(200, json.dumps({"object": "list", "data": [{"id": "local-test", "object": "model"}]}))
+                else:
+                    self._send(404, json.dumps({"error": {"message": "not found"}}))
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length", "0"))
+                raw = self.rfile.read(length).decode("utf-8")
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}))
+                    return
+                request = json.loads(raw)
+                with server._lock:
+                    server.requests.append(request)
+                    counter = len(server.requests)
+                answer = server.responder(request)
+                reply = answer if isinstance(answer, Reply) else Reply(content=answer)
+                if reply.delay_s:
+                    time.sleep(reply.delay_s)
+                if reply.raw_body is not None:
+                    self._send(reply.status, reply.raw_body, reply.headers)
+                elif reply.status != 200:
+                    err = {"error": {"message": f"injected HTTP {reply.status}", "type": "injected", "code": reply.status}}
+                    self._send(reply.status, json.dumps(err), reply.headers)
+                else:
+                    self._send(200, json.dumps(_chat_body(request, reply, counter)), reply.headers)
+
+        self._httpd = ThreadingHTTPServer((host, port), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1`` — what an OpenAI client takes as ``base_url``."""
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def start(self) -> WireServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> WireServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

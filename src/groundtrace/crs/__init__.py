@@ -1,0 +1,1 @@
+"""TRACE-CRS: knowledge base, dataset builder, systems, metrics, evaluation and reports."""

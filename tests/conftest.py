@@ -1,0 +1,33 @@
+"""Shared fixtures: the real sample data under ../shared/data and a seeded RNG."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = (REPO_ROOT / ".." / "shared" / "data").resolve()
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def shared_path(*parts: str) -> Path:
+    """Path of a real sample file under ../shared/data.
+
+    When it is missing the test is skipped with a message naming the path — or, when
+    ``GROUNDTRACE_REQUIRE_SHARED=1`` (set by CI, which always has shared/), it fails.
+    """
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        message = f"real sample data missing: {path} (expected ../shared/data relative to the repo root)"
+        if os.environ.get("GROUNDTRACE_REQUIRE_SHARED") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+@pytest.fixture
+def rng() -> random.Random:
+    return random.Random(1234)

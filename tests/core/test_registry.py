@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+import pytest
+
+from groundtrace.core.registry import DuplicateNameError, Registry, UnknownNameError
+
+
+class Base:
+    pass
+
+
+def test_register_alias_and_get() -> None:
+    reg: Registry[type] = Registry("system", base=Base)
+
+    @reg.register("tfidf", aliases=("tf-idf",), description="lexical")
+    class TfIdf(Base):
+        pass
+
+    assert reg.get("tfidf") is TfIdf
+    assert reg.get("TF-IDF") is TfIdf  # case-insensitive alias
+    assert reg.canonical("tf-idf") == "tfidf"
+    assert reg.meta("tfidf")["description"] == "lexical"
+    assert "tf-idf" in reg and "bm25" not in reg
+    assert reg.names() == ["tfidf"]
+
+
+def test_duplicate_name_or_alias_errors() -> None:
+    reg: Registry[object] = Registry("metric")
+    reg.add("mrr", object(), aliases=("rr",))
+    with pytest.raises(DuplicateNameError):
+        reg.add("MRR", object())
+    with pytest.raises(DuplicateNameError):
+        reg.add("reciprocal", object(), aliases=("rr",))
+
+
+def test_unknown_name_suggests() -> None:
+    reg: Registry[object] = Registry("system")
+    for name in ("popularity", "tfidf", "dense"):
+        reg.add(name, object())
+    with pytest.raises(UnknownNameError) as err:
+        reg.get("populrity")
+    message = str(err.value)
+    assert "Did you mean 'popularity'" in message
+    assert "Known: dense, popularity, tfidf" in message
+
+
+def test_lazy_entry_imports_on_first_get() -> None:
+    reg: Registry[object] = Registry("thing")
+    reg.register_lazy("ordered", "collections:OrderedDict")
+    import collections
+
+    assert reg.get("ordered") is collections.OrderedDict
+
+
+def test_lazy_missing_module_gives_install_hint() -> None:
+    reg: Registry[object] = Registry("backend")
+    reg.register_lazy("ghost", "no_such_module_xyz:Thing", install_hint="pip install 'groundtrace[ghost]'")
+    with pytest.raises(ImportError, match=r"groundtrace\[ghost\]"):
+        reg.get("ghost")
+
+
+def test_base_class_check() -> None:
+    reg: Registry[type] = Registry("system", base=Base)
+    with pytest.raises(TypeError):
+        reg.add("bad", int)
+    reg.register_lazy("lazybad", "collections:OrderedDict")
+    with pytest.raises(TypeError):
+        reg.get("lazybad")
+
+
+def test_bad_lazy_path() -> None:
+    reg: Registry[object] = Registry("x")
+    with pytest.raises(ValueError):
+        reg.register_lazy("x", "no-colon")

@@ -1,0 +1,45 @@
+"""Every CLI command and group has help text; --help and --version work."""
+
+from __future__ import annotations
+
+import click
+import typer.main
+from typer.testing import CliRunner
+
+from groundtrace import __version__
+from groundtrace.cli import app
+
+runner = CliRunner()
+
+
+def _walk(command: click.Command, path: tuple[str, ...] = ()):
+    yield path, command
+    if isinstance(command, click.Group):
+        for name, sub in command.commands.items():
+            yield from _walk(sub, (*path, name))
+
+
+def test_every_command_has_help() -> None:
+    root = typer.main.get_command(app)
+    missing = [" ".join(p) or "groundtrace" for p, c in _walk(root) if not (c.help or "").strip()]
+    assert not missing, f"commands without help text: {missing}"
+
+
+def test_expected_groups_exist() -> None:
+    root = typer.main.get_command(app)
+    names = {" ".join(p) for p, _ in _walk(root)}
+    assert {"crs", "catalog", "demo", "crs kb"} <= names
+
+
+def test_every_command_help_runs() -> None:
+    root = typer.main.get_command(app)
+    for path, _ in _walk(root):
+        result = runner.invoke(app, [*path, "--help"])
+        assert result.exit_code == 0, (path, result.output)
+        assert "Usage" in result.output
+
+
+def test_version() -> None:
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert __version__ in result.output
