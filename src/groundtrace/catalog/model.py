@@ -60,6 +60,10 @@ class CategoryTemplate(_Model):
     schema_version: str = MODEL_VERSION
     category: str
     aliases: list[str] = Field(default_factory=list, description="Other leaf-category names mapped here.")
+    description: str = ""
+    keywords: list[str] = Field(
+        default_factory=list, description="Words/phrases that route a free-text category path here (fallback)."
+    )
     attributes: list[AttributeSpec]
 
     def attribute(self, slug: str) -> AttributeSpec:
@@ -205,5 +209,8 @@ class GoldLabel(_Model):
     sku_id: str
     attribute: str
     value: str | list[str] | None = None
+    alternatives: list[str] = Field(
+        default_factory=list, description="Other accepted surface forms of a single value (datasets list several)."
+    )
     not_applicable: bool = False
     source: str = ""
