@@ -1,0 +1,138 @@
+"""``groundtrace crs kb build|info|demo``: build the TRACE-CRS knowledge base from Yelp, inspect it, or generate the demo KB."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from groundtrace.cli.apps import kb_app
+
+
+def _print_summary(summary: dict[str, Any], title: str) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console()
+    table = Table(title=escape(title))
+    table.add_column("city")
+    for poi_type in ("restaurant", "hotel", "attraction"):
+        table.add_column(poi_type, justify="right")
+    for city, counts in (summary.get("cities") or {}).items():
+        table.add_row(escape(city), *(str(counts.get(t, 0)) for t in ("restaurant", "hotel", "attraction")))
+    console.print(table)
+    console.print(f"POIs: {summary.get('pois')}  reviews: {summary.get('reviews')}  hash: {summary.get('content_hash')}", soft_wrap=True)
+
+
+@kb_app.command("build")
+def build(
+    yelp_dir: Path = typer.Option(..., "--yelp-dir", help="Folder holding yelp_academic_dataset_{business,review}.json."),
+    out: Path = typer.Option(..., "--out", help="KB file to write (SQLite); a KB.summary.json is written next to it."),
+    cities: list[str] = typer.Option(None, "--cities", help="City to include (repeatable); default: top --n-cities."),
+    n_cities: int = typer.Option(8, "--n-cities", min=1, help="How many cities when --cities is not given."),
+    per_type: int = typer.Option(800, "--per-type", min=0, help="Target POIs per type (restaurant, hotel, attraction)."),
+    min_reviews: int = typer.Option(5, "--min-reviews", min=0, help="Minimum reviews kept per selected POI."),
+    max_reviews_per_poi: int = typer.Option(15, "--max-reviews-per-poi", min=1, help="Cap on reviews kept per POI."),
+    min_review_chars: int = typer.Option(40, "--min-review-chars", min=0, help="Skip reviews shorter than this."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the stratified POI and review sampling."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar by bytes read."),
+) -> None:
+    """Build the KB from a Yelp Open Dataset download (two streaming passes; constant memory)."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
+
+    from groundtrace.crs.kb_select import SelectionConfig, select_kb
+    from groundtrace.crs.kb_store import save_kb
+    from groundtrace.crs.yelp import yelp_files
+
+    console = Console(stderr=True)
+    try:
+        business, review = yelp_files(yelp_dir)
+    except FileNotFoundError as exc:
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(2) from None
+    config = SelectionConfig(
+        cities=list(cities or []) or None,
+        n_cities=n_cities,
+        per_type={t: per_type for t in ("restaurant", "hotel", "attraction")},
+        min_reviews=min_reviews,
+        max_reviews_per_poi=max_reviews_per_poi,
+        min_review_chars=min_review_chars,
+        seed=seed,
+    )
+    sizes = {"reviews": review.stat().st_size}
+    with Progress(
+        "[progress.description]{task.description}", BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+        TimeRemainingColumn(), console=console, disable=not progress, transient=False,
+    ) as bar:
+
+        def on_bytes(stage: str):  # noqa: ANN202 - a progress callback factory
+            total = sizes["reviews"] if stage == "reviews" else business.stat().st_size
+            task = bar.add_task(stage, total=total)
+            return lambda n: bar.advance(task, n)
+
+        kb, report = select_kb(business, review, config, on_bytes=on_bytes, name=out.stem)
+    save_kb(kb, out, source=str(yelp_dir.resolve()), selection=config.model_dump(mode="json"))
+    summary = kb.summary()
+    summary["selection_report"] = report.model_dump(mode="json", exclude={"problems"})
+    summary["problems"] = [str(p) for p in report.problems]
+    summary_path = out.with_name(out.name + ".summary.json")
+    summary_path.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    _print_summary(summary, f"KB {out}")
+    out_console = Console()
+    if report.shortfall:
+        out_console.print(f"[yellow]shortfall vs target:[/yellow] {report.shortfall}")
+    if report.problems:
+        out_console.print(f"[yellow]{len(report.problems)} problem(s) (lines skipped):[/yellow]")
+        for problem in report.problems:
+            out_console.print(f"  {escape(str(problem))}", soft_wrap=True)
+    out_console.print(f"wrote {escape(str(out))} and {escape(str(summary_path))}")
+
+
+@kb_app.command("info")
+def info(
+    kb: Path = typer.Argument(..., help="KB file written by `crs kb build` or `crs kb demo`."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    verify: bool = typer.Option(False, "--verify", help="Also load the KB and check its content hash."),
+) -> None:
+    """Show a KB's counts per city and type, its hash, creation time, source and selection config."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    from groundtrace.crs.kb_store import KBIntegrityError, NotAKnowledgeBaseError, kb_summary, load_kb
+
+    try:
+        summary = kb_summary(kb)
+        if verify:
+            load_kb(kb)
+    except (FileNotFoundError, NotAKnowledgeBaseError, KBIntegrityError) as exc:
+        Console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(1) from None
+    if as_json:
+        typer.echo(json.dumps(summary, indent=2, ensure_ascii=False))
+        return
+    _print_summary(summary, f"KB {kb}")
+    console = Console()
+    console.print(f"created: {summary.get('created')}  source: {escape(str(summary.get('source') or '-'))}")
+    if verify:
+        console.print("[green]content hash verified[/green]")
+
+
+@kb_app.command("demo")
+def demo(
+    out: Path = typer.Option(..., "--out", help="KB file to write (SQLite)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the demo KB generator (deterministic for a seed)."),
+) -> None:
+    """Generate the fictional-city demo KB (no download needed) and save it."""
+    from groundtrace.crs.demo_kb import generate_demo_kb
+    from groundtrace.crs.kb_store import save_kb
+
+    kb = generate_demo_kb(seed=seed)
+    save_kb(kb, out, source=f"groundtrace.crs.demo_kb seed={seed}")
+    summary = kb.summary()
+    out.with_name(out.name + ".summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    _print_summary(summary, f"demo KB {out}")
