@@ -1,0 +1,104 @@
+"""``groundtrace nli-eval``: score an entailment model on e-SNLI dev and WiCE dev (library: core.nli_eval)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from groundtrace.cli.apps import app
+
+
+def _fmt(value: float | None, digits: int = 4) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+@app.command("nli-eval")
+def nli_eval(
+    model: str = typer.Option(
+        "lexical", "--model", "-m", help="Registered scorer name (see --list) or a local checkpoint directory."
+    ),
+    data_dir: Optional[Path] = typer.Option(
+        None, "--data-dir", help="Folder with esnli/ and wice/ [default: ../shared/data/nli from the CWD]."
+    ),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Score only the first N e-SNLI pairs."),
+    wice_limit: Optional[int] = typer.Option(None, "--wice-limit", min=1, help="Score only the first N WiCE claims."),
+    datasets: str = typer.Option("esnli,wice", "--datasets", help="Comma-separated subset of: esnli, wice."),
+    wice_premise: str = typer.Option(
+        "retrieved", "--wice-premise", help="WiCE premise: retrieved (top-k sentences), chunks (max), oracle (leaks)."
+    ),
+    top_k: int = typer.Option(5, "--top-k", min=1, help="Sentences kept by --wice-premise retrieved."),
+    chunk_sentences: int = typer.Option(5, "--chunk-sentences", min=1, help="Window size for --wice-premise chunks."),
+    device: str = typer.Option("auto", "--device", help="auto, cpu or cuda (checkpoint models)."),
+    batch_size: int = typer.Option(32, "--batch-size", min=1, help="Pairs per model forward pass."),
+    max_length: int = typer.Option(256, "--max-length", min=8, help="Max tokens per pair (checkpoint models)."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the full report as JSON to this file."),
+    list_models: bool = typer.Option(False, "--list", help="List the registered scorers and exit."),
+) -> None:
+    """Evaluate an entailment scorer on e-SNLI dev and WiCE dev: accuracy@0.5, AUROC, n, pairs/s."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from groundtrace.core.entailment import ENTAILMENT_SCORERS, make_scorer
+    from groundtrace.core.nli_eval import NliDataError, run_nli_eval
+
+    console = Console()
+    err = Console(stderr=True)
+    if list_models:
+        for name in ENTAILMENT_SCORERS.names():
+            console.print(f"{name}: {ENTAILMENT_SCORERS.meta(name).get('description', '')}", markup=False)
+        raise typer.Exit()
+    chosen = [d.strip() for d in datasets.split(",") if d.strip()]
+    if wice_premise not in ("retrieved", "chunks", "oracle"):
+        raise typer.BadParameter(f"{wice_premise!r}; use retrieved, chunks or oracle", param_hint="--wice-premise")
+    is_lexical = model in ENTAILMENT_SCORERS and ENTAILMENT_SCORERS.canonical(model) == "lexical"
+    options = {} if is_lexical else {"device": device, "batch_size": batch_size, "max_length": max_length}
+    try:
+        scorer = make_scorer(model, **options)
+    except (FileNotFoundError, ImportError, ValueError, RuntimeError) as exc:
+        err.print(f"error: {exc}", markup=False)
+        raise typer.Exit(2) from exc
+
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err
+    ) as bar:
+        tasks: dict[str, int] = {}
+
+        def progress(task: str, done: int, total: int) -> None:
+            if task not in tasks:
+                tasks[task] = bar.add_task(f"{scorer.name} · {task}", total=total)
+            bar.update(tasks[task], completed=done)
+
+        try:
+            report = run_nli_eval(
+                scorer, data_dir, chosen, limit, wice_limit, wice_premise,  # type: ignore[arg-type]
+                top_k, chunk_sentences, progress,
+            )
+        except (NliDataError, ValueError) as exc:
+            err.print(f"error: {exc}", markup=False)
+            raise typer.Exit(2) from exc
+
+    for problem in report.problems:
+        err.print(f"skipped {problem}", markup=False)
+    table = Table(title=f"nli-eval · {report.model}")
+    for col in ("dataset", "n", "pos", "acc@0.5", "AUROC", "acc 3-way", "pairs", "pairs/s", "premise"):
+        table.add_column(col)
+    for r in report.results:
+        table.add_row(
+            r.dataset, str(r.n), str(r.n_positive), _fmt(r.accuracy), _fmt(r.auroc), _fmt(r.accuracy_3way),
+            str(r.pairs_scored), f"{r.pairs_per_s:.1f}", r.premise or "-",
+        )
+    console.print(table)
+    for r in report.results:
+        if r.partial_n:
+            console.print(
+                f"{r.dataset} partially_supported: n={r.partial_n} mean score={_fmt(r.partial_mean_score)} "
+                f"share >= {r.threshold}={_fmt(r.partial_entailed_rate)}",
+                markup=False,
+            )
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        console.print(f"wrote {json_out}", markup=False)
