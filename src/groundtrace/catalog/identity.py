@@ -1,0 +1,401 @@
+"""Identity matching: is this web page / feed record about exactly this SKU? (``IdentityMatch(p, s)``).
+
+Seed rules (Appendix A): before a page is used, brand, variant, size and pack count must match; a UPC/GTIN
+or MPN match confirms; near-variants are rejected. The decision, in order:
+
+1. the page's GTIN equals the SKU's (UPC-A == EAN-13 == GTIN-14 after zero-padding) → **match** (GS1 gives a
+   new GTIN to every size/pack/variant, so it outranks any title noise);
+2. a conflicting page GTIN or MPN → **reject**;
+3. a stated brand, size, pack count or variant that differs → **reject** (near-variant);
+4. the MPN found on the page → **match** (overrides title noise: word order, marketing words, missing brand);
+5. otherwise **match** only if the brand is confirmed and every size / pack count / variant the SKU states
+   is confirmed on the page; else **reject** ("cannot confirm ...").
+
+Checks are ``True`` (agree), ``False`` (conflict) or ``None`` (not determinable). Page identity is read from
+``doc.metadata`` keys ``gtin`` (str or list), ``mpn``, ``brand``, ``title``, ``size``, ``pack_count``,
+``variant`` when present, else from the page title (the first line of the text when there is no title):
+body text lists other variants too often to decide size or variant from it. Sizes are compared with pint in
+grams / millilitres within 2 % (16 oz == 454 g; 16 oz != 12 oz; ounces never equal fluid ounces).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+from pydantic import BaseModel, Field
+from rapidfuzz import fuzz
+from stdnum import ean
+
+from groundtrace.catalog.model import SKU, Document
+
+GTIN_LENGTHS = (8, 12, 13, 14)
+SIZE_TOLERANCE = 0.02  # relative, on the amount in grams or millilitres
+
+
+# -- GTIN ------------------------------------------------------------------------------------------------
+def _digits(code: str) -> str:
+    return re.sub(r"[\s\-.]", "", str(code))
+
+
+def valid_gtin(code: str) -> bool:
+    """True for a UPC-A (12), EAN-13, GTIN-14 or EAN-8 whose GS1 mod-10 check digit is right."""
+    digits = _digits(code)
+    return digits.isdigit() and len(digits) in GTIN_LENGTHS and ean.is_valid(digits)
+
+
+def normalize_gtin(code: str) -> str | None:
+    """The 14-digit GTIN form (left zero-padded) of a valid code, else None; UPC-A and EAN-13 compare equal."""
+    digits = _digits(code)
+    return digits.zfill(14) if valid_gtin(digits) else None
+
+
+def gtin_check_digit(body: str) -> str:
+    """GS1 check digit for the digits before it (weights 3,1,3,... from the right)."""
+    return str(ean.calc_check_digit(body))
+
+
+# -- sizes ---------------------------------------------------------------------------------------------------
+# unit spelling → (pint unit, dimension); longest alternatives first in the regex
+_SIZE_UNITS: dict[str, tuple[str, str]] = {
+    "fluid ounces": ("fluid_ounce", "volume"), "fluid ounce": ("fluid_ounce", "volume"),
+    "fl. oz.": ("fluid_ounce", "volume"), "fl. oz": ("fluid_ounce", "volume"), "fl oz": ("fluid_ounce", "volume"),
+    "fl.oz": ("fluid_ounce", "volume"), "floz": ("fluid_ounce", "volume"),
+    "ounces": ("ounce", "mass"), "ounce": ("ounce", "mass"), "oz.": ("ounce", "mass"), "oz": ("ounce", "mass"),
+    "pounds": ("pound", "mass"), "pound": ("pound", "mass"), "lbs.": ("pound", "mass"), "lbs": ("pound", "mass"),
+    "lb.": ("pound", "mass"), "lb": ("pound", "mass"),
+    "kilograms": ("kilogram", "mass"), "kilogram": ("kilogram", "mass"), "kg": ("kilogram", "mass"),
+    "grams": ("gram", "mass"), "gram": ("gram", "mass"), "gr": ("gram", "mass"), "g": ("gram", "mass"),
+    "milligrams": ("milligram", "mass"), "mg": ("milligram", "mass"),
+    "milliliters": ("milliliter", "volume"), "millilitres": ("milliliter", "volume"),
+    "milliliter": ("milliliter", "volume"), "millilitre": ("milliliter", "volume"), "ml": ("milliliter", "volume"),
+    "centiliters": ("centiliter", "volume"), "cl": ("centiliter", "volume"),
+    "liters": ("liter", "volume"), "litres": ("liter", "volume"), "liter": ("liter", "volume"),
+    "litre": ("liter", "volume"), "ltr": ("liter", "volume"), "l": ("liter", "volume"),
+    "gallons": ("gallon", "volume"), "gallon": ("gallon", "volume"), "gal": ("gallon", "volume"),
+    "quarts": ("quart", "volume"), "quart": ("quart", "volume"), "qt": ("quart", "volume"),
+    "pints": ("pint", "volume"), "pint": ("pint", "volume"), "pt": ("pint", "volume"),
+}
+_NUMBER = r"(\d+\s+\d+/\d+|\d+/\d+|\d+(?:[.,]\d+)?)"
+_SIZE_RE = re.compile(
+    _NUMBER + r"\s*-?\s*(" + "|".join(re.escape(u) for u in sorted(_SIZE_UNITS, key=len, reverse=True)) + r")(?![a-z])",
+    re.IGNORECASE,
+)
+_BASE_UNIT = {"mass": "gram", "volume": "milliliter"}
+
+
+@lru_cache(maxsize=1)
+def _ureg() -> Any:
+    import pint
+
+    return pint.UnitRegistry()
+
+
+@lru_cache(maxsize=64)
+def _factor(unit: str, dimension: str) -> float:
+    return float(_ureg().Quantity(1.0, unit).to(_BASE_UNIT[dimension]).magnitude)
+
+
+def _parse_number(text: str) -> float:
+    text = text.strip()
+    if " " in text:  # "1 1/2"
+        whole, frac = text.split(None, 1)
+        return float(int(whole) + Fraction(frac))
+    if "/" in text:
+        return float(Fraction(text))
+    return float(text.replace(",", "."))
+
+
+@dataclass(frozen=True)
+class Size:
+    """A net quantity found in text: ``amount`` in grams (mass) or millilitres (volume)."""
+
+    value: float
+    unit: str
+    dimension: str
+    amount: float
+    text: str
+
+    def same_as(self, other: Size) -> bool | None:
+        """Equal within 2 %; None when dimensions differ (ounces vs fluid ounces are not comparable)."""
+        if self.dimension != other.dimension:
+            return None
+        scale = max(abs(self.amount), abs(other.amount))
+        return abs(self.amount - other.amount) <= SIZE_TOLERANCE * scale
+
+
+def extract_sizes(text: str) -> list[Size]:
+    """Every mass/volume quantity in ``text`` ("16 oz", "1.5 L", "12 fl. oz.", "2,5 kg"), in text order."""
+    sizes: list[Size] = []
+    for match in _SIZE_RE.finditer(text or ""):
+        unit, dimension = _SIZE_UNITS[match.group(2).lower()]
+        try:
+            value = _parse_number(match.group(1))
+        except (ValueError, ZeroDivisionError):
+            continue
+        sizes.append(Size(value, unit, dimension, value * _factor(unit, dimension), match.group(0)))
+    return sizes
+
+
+# -- pack count ------------------------------------------------------------------------------------------
+_WORD_NUMBERS = {"single": 1, "twin": 2, "double": 2, "triple": 3, "dual": 2}
+_PACK_PATTERNS = [
+    re.compile(r"\b(?:pack|case|box|set|lot|carton|bundle)\s+of\s+(\d+)\b", re.I),
+    re.compile(r"\b(\d+)\s*-?\s*(?:pack|pk|packs|pcs|ct|count)\b", re.I),
+    re.compile(r"\b(\d+)\s*/\s*(?:case|carton|box|pack|pk|ct|cs)\b", re.I),
+    re.compile(r"\b(\d+)\s*[x×]\s*" + _NUMBER + r"\s*(?:oz|fl|ml|l|g|kg|lb|cl)\b", re.I),
+]
+_PACK_WORDS = re.compile(r"\b(single|twin|double|triple|dual)[\s-]*(?:pack|pk|bottle|can|unit|item)\b", re.I)
+
+
+def extract_pack_count(text: str) -> int | None:
+    """Units per sellable pack stated in ``text``: "pack of 4", "6-pack", "12 ct", "24/case", "6 x 330 ml",
+    "twin pack" (2), "single pack" (1); the earliest statement wins; None when nothing is stated.
+    ("single serve" is a format, not a pack count.)"""
+    found: list[tuple[int, int]] = []
+    for pattern in _PACK_PATTERNS:
+        for match in pattern.finditer(text or ""):
+            count = int(match.group(1))
+            if count > 0:
+                found.append((match.start(), count))
+    for match in _PACK_WORDS.finditer(text or ""):
+        found.append((match.start(), _WORD_NUMBERS[match.group(1).lower()]))
+    return min(found)[1] if found else None
+
+
+# -- variant words -----------------------------------------------------------------------------------------
+VARIANT_LEXICON: dict[str, tuple[str, ...]] = {
+    "flavor": (
+        "original", "unflavored", "unsweetened", "sweetened", "vanilla", "french vanilla", "chocolate",
+        "dark chocolate", "milk chocolate", "white chocolate", "strawberry", "raspberry", "blueberry", "cherry",
+        "black cherry", "lemon", "lime", "orange", "grape", "apple", "green apple", "peach", "mango",
+        "pineapple", "banana", "coconut", "watermelon", "mixed berry", "berry", "cranberry", "pomegranate",
+        "mint", "peppermint", "spearmint", "caramel", "salted caramel", "toffee", "butterscotch", "hazelnut",
+        "almond", "peanut butter", "honey", "maple", "cinnamon", "pumpkin spice", "ginger", "mocha",
+        "espresso", "decaf", "decaffeinated", "light roast", "medium roast", "dark roast", "french roast",
+        "breakfast blend", "house blend", "sea salt", "salt and vinegar", "barbecue", "bbq", "sour cream",
+        "cheddar", "jalapeno", "spicy", "smoked", "garlic", "onion", "tomato", "cola",
+        "root beer", "earl grey", "english breakfast", "chamomile", "green tea", "black tea", "matcha",
+    ),
+    "color": (
+        "black", "white", "red", "blue", "navy", "green", "yellow", "orange", "pink", "purple", "violet",
+        "brown", "beige", "gray", "grey", "silver", "gold", "rose gold", "bronze", "copper", "clear",
+        "transparent", "ivory", "teal", "turquoise", "maroon", "burgundy", "charcoal", "tan",
+        "khaki", "olive", "walnut", "oak",
+    ),
+    "scent": (
+        "unscented", "fragrance free", "lavender", "fresh scent", "original scent", "linen", "ocean",
+        "citrus", "eucalyptus", "vanilla scent", "rose", "jasmine", "sandalwood", "coconut scent",
+        "spring meadow", "mountain spring", "clean linen", "tea tree", "aloe",
+    ),
+}
+
+
+@lru_cache(maxsize=1)
+def _variant_patterns() -> list[tuple[str, str, re.Pattern[str]]]:
+    items = [(family, word) for family, words in VARIANT_LEXICON.items() for word in words]
+    items.sort(key=lambda fw: len(fw[1]), reverse=True)  # longest phrase first: "black cherry" before "black"
+    return [(f, w, re.compile(r"(?<![a-z])" + re.escape(w).replace(r"\ ", r"[\s-]+") + r"(?![a-z])", re.I))
+            for f, w in items]
+
+
+def extract_variants(text: str, exclude: str | None = None) -> dict[str, set[str]]:
+    """Variant words per family (flavor/color/scent); ``exclude`` (the brand) is blanked out first.
+    Longer phrases consume their text, so "dark chocolate" does not also yield "chocolate"."""
+    text = text or ""
+    if exclude:
+        text = re.sub(re.escape(exclude), " ", text, flags=re.I)
+    found: dict[str, set[str]] = {}
+    consumed = list(text)
+    for family, word, pattern in _variant_patterns():
+        for match in pattern.finditer("".join(consumed)):
+            found.setdefault(family, set()).add(word)
+            consumed[match.start():match.end()] = " " * (match.end() - match.start())
+    return found
+
+
+# -- matching ------------------------------------------------------------------------------------------
+class IdentityResult(BaseModel):
+    """Outcome of ``IdentityMatch(page, sku)`` with the per-check evidence (seed ``identity`` object)."""
+
+    matched: bool
+    reason: str
+    checks: dict[str, bool | None] = Field(
+        default_factory=dict, description="gtin, mpn, brand, variant, size, pack_count: True/False/None."
+    )
+    matched_brand: str | None = None
+    matched_variant: str | None = None
+    matched_size: str | None = None
+    matched_pack: str | None = None
+    confidence: float = Field(default=0.0, ge=0.0, le=1.0)
+
+
+_LABELLED_GTIN = re.compile(r"\b(?:upc|ean|gtin|barcode)(?:-?1[234]|-?a|-?8)?\b\D{0,12}(\d[\d \-]{6,18}\d)", re.I)
+_BARE_GTIN = re.compile(r"(?<!\d)(\d{12,14})(?!\d)")
+_SIZE_SPEC_KEYS = ("size", "net content", "net_content", "net weight", "volume", "weight", "size/weight")
+_PACK_SPEC_KEYS = ("pack", "pack_count", "pack count", "pack quantity", "pack size", "count")
+_VARIANT_SPEC_KEYS = ("flavor", "flavour", "color", "colour", "scent", "variant")
+
+
+def _norm_id(text: str) -> str:
+    return re.sub(r"[^0-9A-Z]", "", str(text).upper())
+
+
+def _norm_words(text: str) -> str:
+    return " ".join(re.findall(r"[0-9a-z]+", text.lower()))
+
+
+def _as_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, list | tuple | set):
+        return [str(v) for v in value if v not in (None, "")]
+    return [str(value)] if str(value).strip() else []
+
+
+def _spec_text(sku: SKU, keys: tuple[str, ...]) -> str:
+    return " ".join(v for k, v in sku.specs.items() if k.lower() in keys)
+
+
+def _identity_text(doc: Document) -> str:
+    title = str(doc.metadata.get("title") or doc.title or "").strip()
+    if title:
+        return title
+    first = (doc.text or "").strip().splitlines()
+    return first[0][:200] if first else ""
+
+
+def _check_gtin(sku: SKU, doc: Document) -> tuple[bool | None, str | None]:
+    target = normalize_gtin(sku.gtin) if sku.gtin else None
+    if target is None:
+        return None, None
+    declared = [g for g in (normalize_gtin(c) for c in _as_list(doc.metadata.get("gtin"))) if g]
+    labelled = [g for g in (normalize_gtin(m.group(1)) for m in _LABELLED_GTIN.finditer(doc.text or "")) if g]
+    if target in declared or target in labelled:
+        return True, None
+    # bare 12-14 digit numbers in the body can only confirm (a page may list related products)
+    if any(normalize_gtin(m.group(1)) == target for m in _BARE_GTIN.finditer(f"{doc.title} {doc.text}")):
+        return True, None
+    page_own = declared or labelled
+    if page_own:
+        return False, page_own[0]
+    return None, None
+
+
+def _check_mpn(sku: SKU, doc: Document) -> tuple[bool | None, str | None]:
+    target = _norm_id(sku.mpn) if sku.mpn else ""
+    if len(target) < 4:
+        return None, None
+    declared = [_norm_id(m) for m in _as_list(doc.metadata.get("mpn")) if _norm_id(m)]
+    if declared:
+        return (True, None) if target in declared else (False, declared[0])
+    tokens = (_norm_id(t) for t in re.split(r"\s+", f"{_identity_text(doc)} {doc.text}"))
+    return (True, None) if any(target in t for t in tokens if t) else (None, None)
+
+
+def _check_brand(sku: SKU, doc: Document, title: str) -> tuple[bool | None, str | None]:
+    if not sku.brand or not _norm_words(sku.brand):
+        return None, None
+    want = _norm_words(sku.brand)
+    declared = _as_list(doc.metadata.get("brand"))
+    if declared:
+        for brand in declared:
+            have = _norm_words(brand)
+            if have and (have == want or f" {want} " in f" {have} " or f" {have} " in f" {want} "
+                         or fuzz.ratio(have, want) >= 90):
+                return True, brand
+        return False, declared[0]
+    haystack = f" {_norm_words(title)} {_norm_words(doc.text or '')} "
+    return (True, sku.brand) if f" {want} " in haystack else (None, None)
+
+
+def _check_sizes(sku_sizes: list[Size], page_sizes: list[Size]) -> tuple[bool | None, str | None]:
+    if not sku_sizes or not page_sizes:
+        return None, None
+    comparable = False
+    for mine in sku_sizes:
+        for theirs in page_sizes:
+            same = mine.same_as(theirs)
+            if same:
+                return True, theirs.text
+            comparable = comparable or same is False
+    return (False, page_sizes[0].text) if comparable else (None, None)
+
+
+def _check_pack(sku_pack: int | None, page_pack: int | None) -> tuple[bool | None, str | None]:
+    if sku_pack is None and page_pack is None:
+        return None, None
+    mine, theirs = sku_pack or 1, page_pack or 1  # an unstated pack count is a single unit
+    return mine == theirs, str(theirs)
+
+
+def _check_variant(sku_v: dict[str, set[str]], page_v: dict[str, set[str]]) -> tuple[bool | None, str | None]:
+    outcome: bool | None = None
+    for family in sorted(set(sku_v) & set(page_v)):
+        if sku_v[family] != page_v[family]:
+            return False, ", ".join(sorted(page_v[family]))
+        outcome = True
+    shown = ", ".join(sorted(w for words in page_v.values() for w in words)) or None
+    return outcome, shown
+
+
+def identity_match(sku: SKU, doc: Document) -> IdentityResult:
+    """Decide whether ``doc`` describes exactly ``sku`` (rules in the module docstring)."""
+    title = _identity_text(doc)
+    meta = doc.metadata
+    page_size_text = " ".join([*_as_list(meta.get("size")), title])
+    page_pack_text = " ".join([*_as_list(meta.get("pack_count") and f"pack of {meta['pack_count']}"), title])
+    page_variant_text = " ".join([*_as_list(meta.get("variant")), title])
+    sku_title = f"{sku.title} "
+    checks: dict[str, bool | None] = {}
+    shown: dict[str, str | None] = {}
+    checks["gtin"], page_gtin = _check_gtin(sku, doc)
+    checks["mpn"], page_mpn = _check_mpn(sku, doc)
+    checks["brand"], shown["brand"] = _check_brand(sku, doc, title)
+    sku_variants = extract_variants(sku_title + _spec_text(sku, _VARIANT_SPEC_KEYS), exclude=sku.brand)
+    page_variants = extract_variants(page_variant_text, exclude=sku.brand)
+    checks["variant"], shown["variant"] = _check_variant(sku_variants, page_variants)
+    sku_sizes = extract_sizes(sku_title + _spec_text(sku, _SIZE_SPEC_KEYS))
+    checks["size"], shown["size"] = _check_sizes(sku_sizes, extract_sizes(page_size_text))
+    sku_pack = extract_pack_count(sku_title + _spec_text(sku, _PACK_SPEC_KEYS))
+    checks["pack_count"], shown["pack"] = _check_pack(sku_pack, extract_pack_count(page_pack_text))
+
+    def result(matched: bool, reason: str, confidence: float) -> IdentityResult:
+        return IdentityResult(
+            matched=matched, reason=reason, checks=checks, confidence=confidence,
+            matched_brand=shown["brand"], matched_variant=shown["variant"],
+            matched_size=shown["size"], matched_pack=shown["pack"],
+        )
+
+    conflicts = [k for k in ("brand", "variant", "size", "pack_count") if checks[k] is False]
+    if checks["gtin"] is True:
+        note = f" (title differs on {', '.join(conflicts)}; GTIN wins)" if conflicts else ""
+        return result(True, "GTIN matches" + note, 0.99 if not conflicts else 0.9)
+    if checks["gtin"] is False:
+        return result(False, f"conflicting GTIN {page_gtin} (SKU {normalize_gtin(sku.gtin or '')})", 0.0)
+    if checks["mpn"] is False:
+        return result(False, f"conflicting MPN {page_mpn} (SKU {sku.mpn})", 0.0)
+    if conflicts:
+        details = {
+            "brand": f"brand {shown['brand']!r} vs {sku.brand!r}",
+            "variant": f"variant {shown['variant']!r}",
+            "size": f"size {shown['size']!r} vs {', '.join(s.text for s in sku_sizes)!r}",
+            "pack_count": f"pack count {shown['pack']} vs {sku_pack or 1}",
+        }
+        return result(False, "near-variant: " + "; ".join(details[k] for k in conflicts), 0.0)
+    if checks["mpn"] is True:
+        return result(True, "MPN matches", 0.9)
+    missing = [] if checks["brand"] is True else ["brand"]
+    if sku_sizes and checks["size"] is not True:
+        missing.append("size")
+    if sku_variants and checks["variant"] is not True:
+        missing.append("variant")
+    if sku_pack is not None and checks["pack_count"] is not True:
+        missing.append("pack_count")
+    if missing:
+        return result(False, "cannot confirm " + ", ".join(missing), 0.3 if checks["brand"] else 0.1)
+    confirmed = sum(checks[k] is True for k in ("size", "pack_count", "variant"))
+    return result(True, "brand and every stated size/pack/variant match", min(0.9, 0.6 + 0.1 * confirmed))
