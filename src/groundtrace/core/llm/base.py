@@ -27,7 +27,12 @@ class ChatMessage(BaseModel):
 
 
 class Usage(BaseModel):
-    """Token and cost accounting for one call, or summed over many (a ledger)."""
+    """Token and cost accounting for one call, or summed over many (a ledger).
+
+    ``calls`` counts answered requests sent to the model (re-asks included, cache hits excluded);
+    ``retries`` transport retries (time-outs, 429, 5xx); ``reasks`` schema re-asks; ``cache_hits``
+    answers served from the response cache (they cost no tokens).
+    """
 
     calls: int = 0
     prompt_tokens: int = 0
@@ -35,6 +40,7 @@ class Usage(BaseModel):
     cache_hits: int = 0
     retries: int = 0
     cost_usd: float = 0.0
+    reasks: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -44,6 +50,7 @@ class Usage(BaseModel):
             cache_hits=self.cache_hits + other.cache_hits,
             retries=self.retries + other.retries,
             cost_usd=self.cost_usd + other.cost_usd,
+            reasks=self.reasks + other.reasks,
         )
 
 
@@ -55,6 +62,7 @@ class Completion(BaseModel):
     parsed: Any = None
     usage: Usage = Field(default_factory=Usage)
     cached: bool = False
+    finish_reason: str | None = None
 
 
 class LLMError(RuntimeError):

@@ -15,6 +15,9 @@ A responder returns either the assistant ``content`` string or a :class:`Reply` 
 an HTTP status (429, 500 ...), a delay (to trigger client time-outs), a raw body (malformed JSON), or
 explicit usage numbers. Only ``POST /v1/chat/completions`` (and ``/chat/completions``) is served;
 ``GET /v1/models`` lists one model.
+
+``server.in_flight`` / ``server.max_in_flight`` count chat requests being handled at once (to check a
+client's concurrency bound), and :func:`scripted` turns a list of replies into a responder.
 """
 
 from __future__ import annotations
@@ -42,9 +45,26 @@ class Reply:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     headers: dict[str, str] | None = None
+    error_message: str | None = None  # message of an injected error body (status != 200)
 
 
 Responder = Callable[[dict[str, Any]], "str | Reply"]
+
+
+def scripted(*replies: str | Reply) -> Responder:
+    """A responder answering the n-th request with ``replies[n]`` (the last one repeats)."""
+    if not replies:
+        raise ValueError("scripted() needs at least one reply")
+    lock = threading.Lock()
+    served = [0]
+
+    def respond(_request: dict[str, Any]) -> str | Reply:
+        with lock:
+            index = min(served[0], len(replies) - 1)
+            served[0] += 1
+        return replies[index]
+
+    return respond
 
 
 def _chat_body(request: dict[str, Any], reply: Reply, counter: int) -> dict[str, Any]:
@@ -78,6 +98,8 @@ class WireServer:
     def __init__(self, responder: Responder, host: str = "127.0.0.1", port: int = 0) -> None:
         self.responder = responder
         self.requests: list[dict[str, Any]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
         self._lock = threading.Lock()
         server = self
 
@@ -116,6 +138,15 @@ class WireServer:
                 with server._lock:
                     server.requests.append(request)
                     counter = len(server.requests)
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    self._answer(request, counter)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+
+            def _answer(self, request: dict[str, Any], counter: int) -> None:
                 answer = server.responder(request)
                 reply = answer if isinstance(answer, Reply) else Reply(content=answer)
                 if reply.delay_s:
@@ -123,7 +154,8 @@ class WireServer:
                 if reply.raw_body is not None:
                     self._send(reply.status, reply.raw_body, reply.headers)
                 elif reply.status != 200:
-                    err = {"error": {"message": f"injected HTTP {reply.status}", "type": "injected", "code": reply.status}}
+                    message = reply.error_message or f"injected HTTP {reply.status}"
+                    err = {"error": {"message": message, "type": "injected", "code": reply.status}}
                     self._send(reply.status, json.dumps(err), reply.headers)
                 else:
                     self._send(200, json.dumps(_chat_body(request, reply, counter)), reply.headers)

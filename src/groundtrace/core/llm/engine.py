@@ -1,0 +1,433 @@
+"""The shared request → validate → re-ask loop every concrete client runs (written once, sync and async).
+
+A concrete client (:class:`~groundtrace.core.llm.openai_client.OpenAIClient`,
+:class:`~groundtrace.core.llm.local.LocalLlamaClient`) only implements the transport: ``_post(payload)``
+and ``_apost(payload)``, which send one chat-completions request body and return a :class:`WireAnswer`,
+raising :class:`~groundtrace.core.llm.retry.TransientError` for retryable failures,
+:class:`FormatRejectedError` when the server refuses the ``response_format``, and
+:class:`~groundtrace.core.llm.base.LLMError` for anything else.
+
+:class:`StructuredLLMClient` adds, in this order, for one ``complete`` call:
+
+1. messages normalised to ``{"role", "content"}`` dicts; cache lookup (deterministic requests only);
+2. the request is sent under the retry policy and the concurrency bound;
+3. with a schema: ``finish_reason == "length"`` → malformed (truncated); otherwise the outermost JSON
+   object is extracted and validated; on failure the answer and a re-ask message carrying the error are
+   appended and the request is sent again, at most ``max_reasks`` times; then
+   :class:`~groundtrace.core.llm.base.SchemaMalformedError` with the raw text — never a guessed value;
+4. a valid answer is cached; usage (tokens, retries, re-asks, cost) goes to the client's ledger even when
+   the call fails.
+
+The dialogue is a generator that yields message lists and receives answers, so the sync and async
+drivers share every decision and differ only in how they wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import weakref
+from abc import ABC, abstractmethod
+from collections.abc import Generator, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from groundtrace.core.llm.base import ChatMessage, Completion, LLMError, SchemaMalformedError, Usage
+from groundtrace.core.llm.cache import ResponseCache, cache_key, is_cacheable
+from groundtrace.core.llm.ledger import Ledger, PriceTable
+from groundtrace.core.llm.parsing import JSONExtractionError, extract_json_object
+from groundtrace.core.llm.retry import RetriesExhaustedError, RetryPolicy
+from groundtrace.core.llm.schema import (
+    OutputSchema,
+    SchemaValidationFailure,
+    as_output_schema,
+    schema_instruction,
+    strict_json_schema,
+)
+
+StructuredMode = Literal["json_schema", "json_object", "prompt"]
+STRUCTURED_MODES: tuple[StructuredMode, ...] = ("json_schema", "json_object", "prompt")
+Messages = Sequence[ChatMessage] | Sequence[dict[str, str]]
+SchemaArg = type[BaseModel] | dict[str, Any] | OutputSchema | None
+
+REASK_INVALID = (
+    "Your previous answer did not validate against the required JSON schema.\n"
+    "Validation error:\n{error}\n"
+    "Reply again with only the corrected JSON object."
+)
+REASK_TRUNCATED = (
+    "Your previous answer was cut off before it was complete (it hit the output token limit). "
+    "Reply again with a shorter, complete JSON object that validates against the schema."
+)
+
+
+class FormatRejectedError(LLMError):
+    """The server refused the requested ``response_format`` (HTTP 400/404/422 on a structured request)."""
+
+
+@dataclass(frozen=True)
+class WireAnswer:
+    """One answered request: the assistant text and what the server reported."""
+
+    text: str
+    finish_reason: str | None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class LLMRequest:
+    """One request for :meth:`StructuredLLMClient.complete_many`."""
+
+    messages: Messages
+    schema: SchemaArg = None
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    seed: int | None = None
+
+
+@dataclass
+class _Call:
+    """State of one ``complete`` call."""
+
+    messages: list[dict[str, str]]
+    schema: OutputSchema | None
+    options: dict[str, Any]
+    key: str | None
+    usage: Usage = field(default_factory=Usage)
+    priced: bool = True
+
+
+def normalise_messages(messages: Messages) -> list[dict[str, str]]:
+    """Validate each message (``ChatMessage`` or dict) and return plain ``{"role", "content"}`` dicts."""
+    out: list[dict[str, str]] = []
+    for index, message in enumerate(messages):
+        try:
+            msg = message if isinstance(message, ChatMessage) else ChatMessage.model_validate(message)
+        except Exception as exc:  # pydantic.ValidationError, TypeError
+            raise ValueError(f"messages[{index}] is not a chat message: {exc}") from exc
+        out.append({"role": msg.role, "content": msg.content})
+    if not out:
+        raise ValueError("messages must not be empty")
+    return out
+
+
+def build_payload(
+    messages: list[dict[str, str]], schema: OutputSchema | None, options: dict[str, Any], mode: StructuredMode
+) -> dict[str, Any]:
+    """The chat-completions body (without ``model``) for ``mode``.
+
+    ``json_schema``: ``response_format = {"type": "json_schema", "json_schema": {name, strict, schema}}``;
+    ``json_object``: ``{"type": "json_object"}`` plus a system message carrying the schema;
+    ``prompt``: only the system message. ``None`` options are omitted.
+    """
+    body: dict[str, Any] = {key: value for key, value in options.items() if value is not None}
+    if schema is None:
+        body["messages"] = messages
+        return body
+    if mode == "json_schema":
+        body["messages"] = messages
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": schema.name, "strict": True, "schema": strict_json_schema(schema.json_schema())},
+        }
+        return body
+    body["messages"] = [{"role": "system", "content": schema_instruction(schema)}, *messages]
+    if mode == "json_object":
+        body["response_format"] = {"type": "json_object"}
+    return body
+
+
+class StructuredLLMClient(ABC):
+    """Shared behaviour of every concrete client (see module docstring)."""
+
+    model: str
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        max_reasks: int = 2,
+        concurrency: int = 8,
+        cache: ResponseCache | None = None,
+        prices: PriceTable | None = None,
+        retry: RetryPolicy | None = None,
+        structured: StructuredMode | Literal["auto"] = "json_schema",
+    ) -> None:
+        if max_reasks < 0:
+            raise ValueError("max_reasks must be >= 0")
+        if concurrency < 1:
+            raise ValueError("concurrency must be >= 1")
+        if structured != "auto" and structured not in STRUCTURED_MODES:
+            raise ValueError(f"structured must be 'auto' or one of {STRUCTURED_MODES}, got {structured!r}")
+        self.model = model
+        self.max_reasks = max_reasks
+        self.concurrency = concurrency
+        self.cache = cache
+        self.prices = prices if prices is not None else PriceTable.default()
+        self.retry = retry if retry is not None else RetryPolicy()
+        self.structured = structured
+        self._mode: StructuredMode = "json_schema" if structured == "auto" else structured
+        self.ledger = Ledger()
+        self._thread_slots = threading.BoundedSemaphore(concurrency)
+        self._loop_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._loop_slots_lock = threading.Lock()
+
+    # -- transport (implemented by subclasses) -----------------------------------------------------------
+    @abstractmethod
+    def _post(self, payload: dict[str, Any]) -> WireAnswer:
+        """Send one request body synchronously."""
+
+    @abstractmethod
+    async def _apost(self, payload: dict[str, Any]) -> WireAnswer:
+        """Send one request body from a coroutine."""
+
+    # -- public API ------------------------------------------------------------------------------------
+    @property
+    def structured_mode(self) -> StructuredMode:
+        """The response-format mode now in use (``auto`` may have fallen back from ``json_schema``)."""
+        return self._mode
+
+    def usage(self) -> Usage:
+        """Usage summed over every call this client made (the run's ledger)."""
+        return self.ledger.total()
+
+    def complete(
+        self,
+        messages: Messages,
+        schema: SchemaArg = None,
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+    ) -> Completion:
+        """Answer ``messages``; with ``schema`` the answer is validated (see module docstring)."""
+        call = self._start(messages, schema, temperature, max_tokens, seed)
+        cached = self._from_cache(call)
+        if cached is not None:
+            return cached
+        dialogue = self._dialogue(call)
+        try:
+            outgoing = next(dialogue)
+            while True:
+                outgoing = dialogue.send(self._send(call, outgoing))
+        except StopIteration as stop:
+            return stop.value
+        finally:
+            self._record(call)
+
+    async def acomplete(
+        self,
+        messages: Messages,
+        schema: SchemaArg = None,
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+    ) -> Completion:
+        """Async twin of :meth:`complete`; at most ``concurrency`` requests are in flight per event loop."""
+        call = self._start(messages, schema, temperature, max_tokens, seed)
+        cached = self._from_cache(call)
+        if cached is not None:
+            return cached
+        dialogue = self._dialogue(call)
+        try:
+            outgoing = next(dialogue)
+            while True:
+                outgoing = dialogue.send(await self._asend(call, outgoing))
+        except StopIteration as stop:
+            return stop.value
+        finally:
+            self._record(call)
+
+    async def acomplete_many(
+        self, requests: Iterable[LLMRequest], *, return_exceptions: bool = False
+    ) -> list[Completion | BaseException]:
+        """Run ``requests`` concurrently (bounded by ``concurrency``); results keep the input order.
+
+        With ``return_exceptions=True`` a failed request yields its exception in place of a Completion.
+        """
+        tasks = [
+            self.acomplete(
+                r.messages, r.schema, temperature=r.temperature, max_tokens=r.max_tokens, seed=r.seed
+            )
+            for r in requests
+        ]
+        return list(await asyncio.gather(*tasks, return_exceptions=return_exceptions))
+
+    def complete_many(
+        self, requests: Iterable[LLMRequest], *, return_exceptions: bool = False
+    ) -> list[Completion | BaseException]:
+        """Synchronous entry to :meth:`acomplete_many` (call ``acomplete_many`` from inside a running loop)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.acomplete_many(requests, return_exceptions=return_exceptions))
+        raise RuntimeError("complete_many() called inside a running event loop; await acomplete_many() instead")
+
+    # -- the shared loop -------------------------------------------------------------------------------
+    def _start(
+        self, messages: Messages, schema: SchemaArg, temperature: float, max_tokens: int | None, seed: int | None
+    ) -> _Call:
+        msgs = normalise_messages(messages)
+        out_schema = as_output_schema(schema)
+        options = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed}
+        key = None
+        if self.cache is not None and is_cacheable(temperature, seed):
+            key = cache_key(self.model, msgs, options, out_schema.json_schema() if out_schema else None)
+        return _Call(messages=msgs, schema=out_schema, options=options, key=key)
+
+    def _from_cache(self, call: _Call) -> Completion | None:
+        if call.key is None or self.cache is None:
+            return None
+        hit = self.cache.get(call.key)
+        if hit is None:
+            return None
+        if hit.finish_reason == "length" and call.schema is not None:
+            parsed, problem = None, "truncated"
+        else:
+            parsed, problem = self._check(call.schema, hit.text)
+        if problem is not None:  # stored under an older validator: drop it and ask again
+            self.cache.delete(call.key)
+            return None
+        usage = Usage(cache_hits=1)
+        self.ledger.record(self.model, usage)
+        return Completion(
+            model=self.model, text=hit.text, parsed=parsed, usage=usage, cached=True, finish_reason=hit.finish_reason
+        )
+
+    @staticmethod
+    def _check(schema: OutputSchema | None, text: str) -> tuple[Any, str | None]:
+        """``(parsed, None)`` when ``text`` validates, else ``(None, error text)``."""
+        if schema is None:
+            return None, None
+        try:
+            return schema.validate(extract_json_object(text)), None
+        except (JSONExtractionError, SchemaValidationFailure) as exc:
+            return None, str(exc)
+
+    def _dialogue(self, call: _Call) -> Generator[list[dict[str, str]], WireAnswer, Completion]:
+        messages = list(call.messages)
+        answer: WireAnswer | None = None
+        problem = ""
+        for attempt in range(self.max_reasks + 1):
+            answer = yield messages
+            if call.schema is None:
+                return self._finish(call, answer, None)
+            truncated = answer.finish_reason == "length"
+            if truncated:
+                parsed, error = None, "the answer was truncated (finish_reason 'length')"
+            else:
+                parsed, error = self._check(call.schema, answer.text)
+            if error is None:
+                return self._finish(call, answer, parsed)
+            problem = error
+            if attempt < self.max_reasks:
+                reask = REASK_TRUNCATED if truncated else REASK_INVALID.format(error=error)
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": answer.text},
+                    {"role": "user", "content": reask},
+                ]
+                call.usage = call.usage + Usage(reasks=1)
+        assert answer is not None
+        exc = SchemaMalformedError(
+            f"{self.model}: answer did not validate against schema {call.schema.name!r} after "
+            f"{self.max_reasks} re-ask(s): {problem.splitlines()[0] if problem else ''}",
+            raw_text=answer.text,
+            errors=problem,
+        )
+        exc.usage = call.usage  # type: ignore[attr-defined]
+        raise exc
+
+    def _finish(self, call: _Call, answer: WireAnswer, parsed: Any) -> Completion:
+        if call.key is not None and self.cache is not None:
+            self.cache.put(
+                call.key,
+                model=self.model,
+                request={"messages": call.messages, "options": call.options,
+                         "schema": call.schema.name if call.schema else None},
+                text=answer.text,
+                finish_reason=answer.finish_reason,
+                prompt_tokens=answer.prompt_tokens,
+                completion_tokens=answer.completion_tokens,
+            )
+        return Completion(
+            model=self.model, text=answer.text, parsed=parsed, usage=call.usage, finish_reason=answer.finish_reason
+        )
+
+    def _account(self, call: _Call, answer: WireAnswer, retries: int) -> None:
+        cost = self.prices.cost(self.model, answer.prompt_tokens, answer.completion_tokens)
+        if cost is None:
+            call.priced = False
+        call.usage = call.usage + Usage(
+            calls=1,
+            prompt_tokens=answer.prompt_tokens,
+            completion_tokens=answer.completion_tokens,
+            retries=retries,
+            cost_usd=cost or 0.0,
+        )
+
+    def _record(self, call: _Call) -> None:
+        if call.usage != Usage():
+            self.ledger.record(self.model, call.usage, priced=call.priced)
+
+    # -- transport with retries, mode fall-back and concurrency bound ----------------------------------
+    def _downgrade(self, rejected: StructuredMode, exc: FormatRejectedError) -> None:
+        if self.structured != "auto" or rejected == STRUCTURED_MODES[-1]:
+            raise LLMError(f"{self.model}: server rejected response_format {rejected!r}: {exc}") from exc
+        if self._mode == rejected:  # another coroutine may already have moved on
+            self._mode = STRUCTURED_MODES[STRUCTURED_MODES.index(rejected) + 1]
+
+    def _send(self, call: _Call, messages: list[dict[str, str]]) -> WireAnswer:
+        while True:
+            mode = self._mode
+            payload = build_payload(messages, call.schema, call.options, mode)
+
+            def attempt() -> WireAnswer:
+                with self._thread_slots:
+                    return self._post(payload)
+
+            try:
+                answer, retries = self.retry.run(attempt)
+            except RetriesExhaustedError as exc:
+                call.usage = call.usage + Usage(retries=exc.retries)
+                raise
+            except FormatRejectedError as exc:
+                self._downgrade(mode, exc)
+                continue
+            self._account(call, answer, retries)
+            return answer
+
+    def _loop_semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        with self._loop_slots_lock:
+            semaphore = self._loop_slots.get(loop)
+            if semaphore is None:
+                semaphore = self._loop_slots[loop] = asyncio.Semaphore(self.concurrency)
+        return semaphore
+
+    async def _asend(self, call: _Call, messages: list[dict[str, str]]) -> WireAnswer:
+        semaphore = self._loop_semaphore()
+        while True:
+            mode = self._mode
+            payload = build_payload(messages, call.schema, call.options, mode)
+
+            async def attempt() -> WireAnswer:
+                async with semaphore:
+                    return await self._apost(payload)
+
+            try:
+                answer, retries = await self.retry.arun(attempt)
+            except RetriesExhaustedError as exc:
+                call.usage = call.usage + Usage(retries=exc.retries)
+                raise
+            except FormatRejectedError as exc:
+                self._downgrade(mode, exc)
+                continue
+            self._account(call, answer, retries)
+            return answer

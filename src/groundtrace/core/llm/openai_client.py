@@ -1,0 +1,181 @@
+"""Client for any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, llama.cpp server, Ollama ...).
+
+Transport only; validation, re-asks, cache and ledger live in
+:class:`~groundtrace.core.llm.engine.StructuredLLMClient`. The SDK's own retries are switched off
+(``max_retries=0``) so every retry goes through our :class:`~groundtrace.core.llm.retry.RetryPolicy`:
+
+* time-out, connection error, HTTP 429 and 5xx → retried with backoff (``Retry-After`` honoured);
+* HTTP 400/404/422 whose message names the response format, on a structured request → the server does
+  not support that ``response_format``; with ``structured="auto"`` the client falls back
+  json_schema → json_object → prompt-only and remembers the mode that works;
+* any other 4xx → :class:`~groundtrace.core.llm.base.LLMError` at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+import weakref
+from typing import Any, Literal
+
+from groundtrace.core.llm.base import LLMError
+from groundtrace.core.llm.cache import ResponseCache
+from groundtrace.core.llm.config import LLMSettings, load_settings
+from groundtrace.core.llm.engine import FormatRejectedError, StructuredLLMClient, StructuredMode, WireAnswer
+from groundtrace.core.llm.ledger import PriceTable
+from groundtrace.core.llm.retry import RetryPolicy, TransientError, parse_retry_after
+
+_FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|schema|structured", re.IGNORECASE)
+NO_KEY_PLACEHOLDER = "not-needed"
+
+
+def _openai() -> Any:
+    try:
+        import openai
+    except ImportError as exc:  # pragma: no cover - openai is a declared extra and installed in dev
+        raise ImportError("the OpenAI client needs the openai SDK: pip install 'groundtrace[llm]'") from exc
+    return openai
+
+
+class OpenAIClient(StructuredLLMClient):
+    """``OpenAIClient("gpt-4o-mini")`` or ``OpenAIClient("qwen", base_url="http://localhost:8000/v1")``."""
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        timeout_s: float = 60.0,
+        max_retries: int = 4,
+        max_reasks: int = 2,
+        concurrency: int = 8,
+        cache: ResponseCache | None = None,
+        prices: PriceTable | None = None,
+        structured: StructuredMode | Literal["auto"] = "auto",
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        if not model:
+            raise LLMError("OpenAIClient needs a model name (set GROUNDTRACE_LLM_MODEL or use 'openai:MODEL')")
+        if retry is None:
+            retry = RetryPolicy(max_retries=max_retries)
+        super().__init__(
+            model,
+            max_reasks=max_reasks,
+            concurrency=concurrency,
+            cache=cache,
+            prices=prices,
+            retry=retry,
+            structured=structured,
+        )
+        if api_key is None:
+            api_key = load_settings().api_key
+        if not api_key:
+            if base_url is None:
+                raise LLMError(
+                    "no API key for the OpenAI endpoint: set GROUNDTRACE_LLM_API_KEY or OPENAI_API_KEY, "
+                    "or give a base URL of a local server"
+                )
+            api_key = NO_KEY_PLACEHOLDER  # local servers (vLLM, llama.cpp, Ollama) ignore the key
+        self.base_url = base_url
+        self.timeout_s = timeout_s
+        self._api_key = api_key
+        openai = _openai()
+        self._client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=0)
+        self._async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+        self._async_lock = threading.Lock()
+
+    @classmethod
+    def from_spec(cls, arg: str | None, settings: LLMSettings | None = None, **kw: Any) -> OpenAIClient:
+        """Build from ``openai[:MODEL]`` plus env/config ``settings`` (keyword arguments win)."""
+        settings = settings or load_settings()
+        model = arg or kw.pop("model", None) or settings.model
+        if not model:
+            raise LLMError("spec 'openai' needs a model: use 'openai:MODEL' or set GROUNDTRACE_LLM_MODEL")
+        options = settings.client_options()
+        options.update(kw)
+        options.setdefault("base_url", settings.base_url)
+        options.setdefault("api_key", settings.api_key)
+        return cls(model, **options)
+
+    def __repr__(self) -> str:
+        return f"OpenAIClient(model={self.model!r}, base_url={self.base_url!r})"
+
+    # -- transport -------------------------------------------------------------------------------------
+    def _async_client(self) -> Any:
+        loop = asyncio.get_running_loop()
+        with self._async_lock:
+            client = self._async_clients.get(loop)
+            if client is None:
+                client = _openai().AsyncOpenAI(
+                    base_url=self.base_url, api_key=self._api_key, timeout=self.timeout_s, max_retries=0
+                )
+                self._async_clients[loop] = client
+        return client
+
+    def _post(self, payload: dict[str, Any]) -> WireAnswer:
+        openai = _openai()
+        try:
+            response = self._client.chat.completions.create(model=self.model, **payload)
+        except openai.OpenAIError as exc:
+            raise self._map_error(exc, payload) from exc
+        return self._answer(response)
+
+    async def _apost(self, payload: dict[str, Any]) -> WireAnswer:
+        openai = _openai()
+        try:
+            response = await self._async_client().chat.completions.create(model=self.model, **payload)
+        except openai.OpenAIError as exc:
+            raise self._map_error(exc, payload) from exc
+        return self._answer(response)
+
+    def _answer(self, response: Any) -> WireAnswer:
+        choices = getattr(response, "choices", None)
+        if not choices:
+            raise TransientError(f"{self.model}: response carried no choices: {str(response)[:200]!r}")
+        choice = choices[0]
+        message = choice.message
+        text = message.content if message.content is not None else (getattr(message, "refusal", None) or "")
+        usage = getattr(response, "usage", None)
+        return WireAnswer(
+            text=text,
+            finish_reason=choice.finish_reason,
+            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        )
+
+    def _map_error(self, exc: Exception, payload: dict[str, Any]) -> LLMError:
+        openai = _openai()
+        where = f"{self.model} at {self.base_url or 'api.openai.com'}"
+        if isinstance(exc, openai.APITimeoutError):
+            return TransientError(f"{where}: timed out after {self.timeout_s}s")
+        if isinstance(exc, openai.APIConnectionError):
+            return TransientError(f"{where}: connection error: {exc}")
+        if isinstance(exc, openai.APIStatusError):
+            status = exc.status_code
+            message = _error_message(exc)
+            if status == 429 or status >= 500:
+                retry_after = parse_retry_after(dict(exc.response.headers))
+                return TransientError(f"{where}: HTTP {status}: {message}", retry_after=retry_after, status=status)
+            if status in (400, 404, 422) and "response_format" in payload and _FORMAT_WORDS.search(message):
+                return FormatRejectedError(f"{where}: HTTP {status}: {message}")
+            return LLMError(f"{where}: HTTP {status}: {message}")
+        if isinstance(exc, openai.APIResponseValidationError):
+            return TransientError(f"{where}: malformed response body: {exc}")
+        return LLMError(f"{where}: {type(exc).__name__}: {exc}")
+
+    def close(self) -> None:
+        """Close the HTTP connection pool of the synchronous client."""
+        self._client.close()
+
+
+def _error_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+        if isinstance(inner, str):
+            return inner
+    return str(getattr(exc, "message", exc))
