@@ -109,18 +109,17 @@ class TemplateSet:
             if template.category in self._templates:
                 raise TemplateError(f"two templates for category {template.category!r}")
             self._templates[template.category] = template
-        # names first: a template's own name always beats another template's alias (merged sets)
-        for name in sorted(self._templates):
+        # names first: a template's own name always beats another template's alias; among aliases the
+        # later template wins (so ``merged`` lets the added set take over shared aliases)
+        for name in self._templates:
             self._exact[name] = name
             self._keyed[category_key(name)] = name
-        for name in sorted(self._templates):
-            for alias in self._templates[name].aliases:
+        names = set(self._exact) | set(self._keyed)
+        for name, template in self._templates.items():
+            for alias in template.aliases:
                 for table, key in ((self._exact, alias.strip()), (self._keyed, category_key(alias))):
-                    owner = table.get(key)
-                    if owner is None:
+                    if key not in names or table.get(key) == name:
                         table[key] = name
-                    elif owner != name and key not in (owner, category_key(owner)):
-                        raise TemplateError(f"alias {alias!r} of {name!r} is already an alias of {owner!r}")
 
     # -- access -----------------------------------------------------------------------------------------
     def categories(self) -> list[str]:

@@ -1,0 +1,217 @@
+"""Importer contract: a dataset file → SKU records + gold labels, with per-line issues instead of crashes.
+
+An :class:`Importer` yields :class:`ImportedRecord` (one SKU and its gold labels) or :class:`ImportIssue`
+(``file:line: message``; ``error`` skips that record, ``warning`` keeps it). :func:`run_import` writes
+``DIR/skus.jsonl`` and ``DIR/gold.jsonl`` and returns an :class:`ImportReport` with the counts.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from abc import ABC, abstractmethod
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar, Literal
+
+from pydantic import BaseModel, Field
+
+from groundtrace.catalog.model import SKU, GoldLabel
+
+NA = "n/a"
+
+
+def slugify(name: str) -> str:
+    """Template slug of a dataset attribute name: ``"Color(s)"`` → ``color_s``, ``"Size/Weight"`` → ``size_weight``."""
+    slug = re.sub(r"[^0-9a-z]+", "_", name.lower()).strip("_")
+    return slug or "attribute"
+
+
+def clean_value(value: object) -> str:
+    """A gold value as text: HTML entities decoded (AE-110K has ``&#39;``), whitespace collapsed."""
+    return re.sub(r"\s+", " ", html.unescape(str(value))).strip()
+
+
+@dataclass(frozen=True)
+class ImportIssue:
+    """A problem at ``file:line``; ``error`` drops the record, ``warning`` keeps it."""
+
+    file: str
+    line: int
+    message: str
+    severity: Literal["error", "warning"] = "error"
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.severity}: {self.message}"
+
+
+@dataclass
+class ImportedRecord:
+    """One SKU with its gold labels and the line it came from."""
+
+    sku: SKU
+    gold: list[GoldLabel]
+    line: int
+    notes: list[str] = field(default_factory=list)
+
+
+class ImportReport(BaseModel):
+    """What an import produced (counts are what was written)."""
+
+    format: str
+    source: str
+    out_dir: str | None = None
+    skus: int = 0
+    gold: int = 0
+    gold_with_value: int = 0
+    gold_not_applicable: int = 0
+    errors: int = 0
+    warnings: int = 0
+    issues: list[str] = Field(default_factory=list, description="'file:line: severity: message', first 200.")
+    categories: dict[str, int] = Field(default_factory=dict)
+    attributes: dict[str, int] = Field(default_factory=dict, description="Gold labels per template slug.")
+    counters: dict[str, int] = Field(default_factory=dict, description="Importer-specific events.")
+
+
+class Importer(ABC):
+    """Reads one dataset format. Subclasses set ``name``, ``description`` and ``attribute_map``."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    #: dataset attribute name → template slug; names not listed get :func:`slugify`.
+    attribute_map: ClassVar[Mapping[str, str]] = {}
+
+    def __init__(self) -> None:
+        self.counters: Counter[str] = Counter()
+
+    def slug_for(self, attribute: str) -> str:
+        """Template slug for a dataset attribute name (mapping table, else the slugified name)."""
+        return self.attribute_map.get(attribute.strip(), slugify(attribute))
+
+    @abstractmethod
+    def records(self, path: Path) -> Iterator[ImportedRecord | ImportIssue]:
+        """Yield records and issues in file order."""
+
+
+def gold_from_scores(
+    sku_id: str, slug: str, scores: object, source: str, counters: Counter[str]
+) -> GoldLabel | None:
+    """Gold label from a ``target_scores`` entry ``{value: ...}``; ``{"n/a": 1}`` → not-applicable gold.
+
+    Several keys are alternative surface forms of one value (``"K-Cup"``, ``"K cup"``): the first is
+    ``value``, the others ``alternatives``. ``n/a`` next to real values is dropped (counted ``na_mixed``).
+    """
+    if not isinstance(scores, Mapping) or not scores:
+        return None
+    values: list[str] = []
+    has_na = False
+    for key in scores:
+        text = clean_value(key)
+        if text.lower() == NA:
+            has_na = True
+        elif text and text not in values:
+            values.append(text)
+    if not values:
+        return GoldLabel(sku_id=sku_id, attribute=slug, not_applicable=True, source=source) if has_na else None
+    if has_na:
+        counters["na_mixed"] += 1
+    return GoldLabel(sku_id=sku_id, attribute=slug, value=values[0], alternatives=values[1:], source=source)
+
+
+def run_import(
+    importer: Importer, path: Path, out_dir: Path | None, *, limit: int | None = None, max_issues: int = 200
+) -> tuple[ImportReport, list[ImportedRecord]]:
+    """Run ``importer`` on ``path``; write ``out_dir/skus.jsonl`` and ``out_dir/gold.jsonl`` when given.
+
+    Records after the first ``limit`` SKUs are not read. A repeated ``sku_id`` is an error (first kept).
+    Returns the report and the records (kept in memory only when ``out_dir`` is None).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    report = ImportReport(format=importer.name, source=str(path), out_dir=str(out_dir) if out_dir else None)
+    kept: list[ImportedRecord] = []
+    seen: set[str] = set()
+    categories: Counter[str] = Counter()
+    attributes: Counter[str] = Counter()
+    sku_file = gold_file = None
+    if out_dir is not None:
+        out_dir = Path(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        sku_file = (out_dir / "skus.jsonl").open("w", encoding="utf-8")
+        gold_file = (out_dir / "gold.jsonl").open("w", encoding="utf-8")
+
+    def note(issue: ImportIssue) -> None:
+        if issue.severity == "error":
+            report.errors += 1
+        else:
+            report.warnings += 1
+        if len(report.issues) < max_issues:
+            report.issues.append(str(issue))
+
+    try:
+        for item in importer.records(path):
+            if isinstance(item, ImportIssue):
+                note(item)
+                continue
+            if limit is not None and report.skus >= limit:
+                break
+            if item.sku.sku_id in seen:
+                note(ImportIssue(str(path), item.line, f"duplicate sku_id {item.sku.sku_id!r}; first kept"))
+                continue
+            seen.add(item.sku.sku_id)
+            report.skus += 1
+            categories[item.sku.category] += 1
+            for label in item.gold:
+                report.gold += 1
+                attributes[label.attribute] += 1
+                if label.not_applicable:
+                    report.gold_not_applicable += 1
+                else:
+                    report.gold_with_value += 1
+            if sku_file is not None and gold_file is not None:
+                sku_file.write(item.sku.model_dump_json() + "\n")
+                for label in item.gold:
+                    gold_file.write(label.model_dump_json() + "\n")
+            else:
+                kept.append(item)
+    finally:
+        if sku_file is not None:
+            sku_file.close()
+        if gold_file is not None:
+            gold_file.close()
+    report.categories = dict(categories.most_common())
+    report.attributes = dict(attributes.most_common())
+    report.counters = dict(sorted(importer.counters.items()))
+    return report, kept
+
+
+def read_jsonl_models(path: Path, model: type[BaseModel]) -> tuple[list, list[ImportIssue]]:
+    """Read a JSONL file of ``model`` records (skus.jsonl, gold.jsonl, results); bad lines become issues."""
+    from pydantic import ValidationError
+
+    items: list = []
+    issues: list[ImportIssue] = []
+    with Path(path).open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                items.append(model.model_validate_json(line))
+            except ValidationError as exc:
+                first = exc.errors()[0] if exc.errors() else {"msg": str(exc), "loc": ()}
+                where = ".".join(str(p) for p in first.get("loc", ()))
+                issues.append(ImportIssue(str(path), number, f"invalid {model.__name__}: {where} {first['msg']}"))
+    return items, issues
+
+
+def iter_nonempty(values: Iterable[str]) -> list[str]:
+    """Stripped non-empty strings, order kept, duplicates dropped."""
+    out: list[str] = []
+    for value in values:
+        value = value.strip()
+        if value and value not in out:
+            out.append(value)
+    return out
