@@ -1,0 +1,129 @@
+"""A syndicated (third-party, high-quality) product feed keyed by GTIN: CSV or JSONL.
+
+Each record becomes one Document: ``source="syndicated"``, ``source_type="hq"``,
+``source_ref="<file name>#<GTIN-14>"``, text = one ``"<field>: <value>"`` line per non-empty field
+(the key column excluded). GTINs on both sides are normalised with
+``identity.normalize_gtin`` (UPC-A / EAN-13 / GTIN-14 → 14 digits, check digit validated), so a feed
+keyed by UPC-A matches a SKU carrying the EAN-13 of the same product.
+
+Bad rows (no key, invalid GTIN, broken JSON) are reported in :attr:`SyndicatedFeedSource.errors` as
+``"file:line: reason"`` and skipped; the rest of the feed is loaded.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from groundtrace.catalog import identity
+from groundtrace.catalog.model import SKU, Document
+from groundtrace.catalog.sources.base import EVIDENCE_SOURCES, EvidenceSource, SourceError
+
+log = logging.getLogger(__name__)
+
+KEY_COLUMNS = ("gtin", "upc", "ean", "gtin14", "gtin13", "barcode", "code")
+
+
+def _norm(raw: str) -> str | None:
+    try:
+        return identity.normalize_gtin(raw)
+    except (ValueError, TypeError):
+        return None
+
+
+@EVIDENCE_SOURCES.register("syndicated", aliases=("feed",), description="Partner feed (CSV/JSONL) keyed by GTIN.")
+class SyndicatedFeedSource(EvidenceSource):
+    """Evidence tier 2: records of a partner feed, looked up by the SKU's GTIN."""
+
+    name = "syndicated"
+
+    def __init__(self, path: str | Path, key: str | None = None) -> None:
+        self.path = Path(path)
+        if not self.path.exists():
+            raise SourceError(f"syndicated feed not found: {self.path}")
+        self.key = key
+        self.errors: list[str] = []
+        self._records: dict[str, dict[str, str]] = {}
+        if self.path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
+            self._load_jsonl()
+        else:
+            self._load_csv()
+        for error in self.errors:
+            log.warning("%s", error)
+
+    # -- loading ------------------------------------------------------------------------------------
+    def _key_of(self, fields: list[str]) -> str | None:
+        if self.key:
+            return self.key if self.key in fields else None
+        lower = {f.lower(): f for f in fields}
+        for column in KEY_COLUMNS:
+            if column in lower:
+                return lower[column]
+        return None
+
+    def _add(self, line: int, record: dict[str, Any]) -> None:
+        key = self._key_of(list(record))
+        raw = str(record.get(key, "") or "").strip() if key else ""
+        if not raw:
+            self.errors.append(f"{self.path}:{line}: no GTIN key column ({self.key or '/'.join(KEY_COLUMNS)})")
+            return
+        gtin = _norm(raw)
+        if gtin is None:
+            self.errors.append(f"{self.path}:{line}: invalid GTIN {raw!r} (bad length or check digit)")
+            return
+        fields = {k: str(v).strip() for k, v in record.items() if k != key and v is not None and str(v).strip()}
+        if gtin in self._records:
+            self.errors.append(f"{self.path}:{line}: duplicate GTIN {gtin}; later record merged over earlier")
+            self._records[gtin].update(fields)
+        else:
+            self._records[gtin] = fields
+
+    def _load_csv(self) -> None:
+        with self.path.open(newline="", encoding="utf-8") as fh:
+            sample = fh.read(4096)
+            fh.seek(0)
+            delimiter = "\t" if sample.count("\t") > sample.count(",") else ","
+            reader = csv.DictReader(fh, delimiter=delimiter)
+            if not reader.fieldnames or self._key_of(list(reader.fieldnames)) is None:
+                raise SourceError(f"{self.path}:1: header has no GTIN column (one of {', '.join(KEY_COLUMNS)})")
+            for row in reader:
+                self._add(reader.line_num, {k: v for k, v in row.items() if k is not None})
+
+    def _load_jsonl(self) -> None:
+        with self.path.open(encoding="utf-8") as fh:
+            for line_no, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    self.errors.append(f"{self.path}:{line_no}: invalid JSON ({exc.msg})")
+                    continue
+                if not isinstance(record, dict):
+                    self.errors.append(f"{self.path}:{line_no}: expected a JSON object")
+                    continue
+                self._add(line_no, {k: v if not isinstance(v, (list, dict)) else json.dumps(v) for k, v in record.items()})
+
+    # -- lookup -------------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def record(self, gtin: str) -> dict[str, str] | None:
+        norm = _norm(gtin)
+        return self._records.get(norm) if norm else None
+
+    def documents(self, sku: SKU) -> list[Document]:
+        if not sku.gtin:
+            return []
+        norm = _norm(sku.gtin)
+        fields = self._records.get(norm) if norm else None
+        if not fields:
+            return []
+        text = "\n".join(f"{k}: {v}" for k, v in fields.items())
+        return [
+            Document(source="syndicated", source_type="hq", source_ref=f"{self.path.name}#{norm}", text=text,
+                     title=fields.get("title", fields.get("name", "")), metadata={"gtin": norm, "feed": str(self.path)})
+        ]
