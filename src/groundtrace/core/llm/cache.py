@@ -25,7 +25,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 CACHE_DIR_ENV = "GROUNDTRACE_CACHE_DIR"
 CACHE_FILE_NAME = "llm.sqlite"
@@ -120,7 +120,9 @@ class ResponseCache:
                 "UPDATE responses SET hits = hits + 1, last_hit_at = ? WHERE key = ?", (time.time(), key)
             )
             self._conn.commit()
-        return CachedResponse(text=row[0], finish_reason=row[1], prompt_tokens=row[2], completion_tokens=row[3])
+        return CachedResponse(
+            text=row[0], finish_reason=row[1], prompt_tokens=row[2], completion_tokens=row[3]
+        )
 
     def put(
         self,
@@ -141,8 +143,16 @@ class ResponseCache:
                 " ON CONFLICT(key) DO UPDATE SET text = excluded.text, finish_reason = excluded.finish_reason,"
                 " prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens,"
                 " created_at = excluded.created_at",
-                (key, model, canonical_json(request), text, finish_reason, prompt_tokens, completion_tokens,
-                 time.time()),
+                (
+                    key,
+                    model,
+                    canonical_json(request),
+                    text,
+                    finish_reason,
+                    prompt_tokens,
+                    completion_tokens,
+                    time.time(),
+                ),
             )
             self._conn.commit()
 
@@ -188,7 +198,7 @@ class ResponseCache:
         with self._lock:
             self._conn.close()
 
-    def __enter__(self) -> ResponseCache:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

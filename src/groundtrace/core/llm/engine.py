@@ -131,7 +131,11 @@ def build_payload(
         body["messages"] = messages
         body["response_format"] = {
             "type": "json_schema",
-            "json_schema": {"name": schema.name, "strict": True, "schema": strict_json_schema(schema.json_schema())},
+            "json_schema": {
+                "name": schema.name,
+                "strict": True,
+                "schema": strict_json_schema(schema.json_schema()),
+            },
         }
         return body
     body["messages"] = [{"role": "system", "content": schema_instruction(schema)}, *messages]
@@ -267,11 +271,18 @@ class StructuredLLMClient(ABC):
             asyncio.get_running_loop()
         except RuntimeError:
             return asyncio.run(self.acomplete_many(requests, return_exceptions=return_exceptions))
-        raise RuntimeError("complete_many() called inside a running event loop; await acomplete_many() instead")
+        raise RuntimeError(
+            "complete_many() called inside a running event loop; await acomplete_many() instead"
+        )
 
     # -- the shared loop -------------------------------------------------------------------------------
     def _start(
-        self, messages: Messages, schema: SchemaArg, temperature: float, max_tokens: int | None, seed: int | None
+        self,
+        messages: Messages,
+        schema: SchemaArg,
+        temperature: float,
+        max_tokens: int | None,
+        seed: int | None,
     ) -> _Call:
         msgs = normalise_messages(messages)
         out_schema = as_output_schema(schema)
@@ -297,7 +308,12 @@ class StructuredLLMClient(ABC):
         usage = Usage(cache_hits=1)
         self.ledger.record(self.model, usage)
         return Completion(
-            model=self.model, text=hit.text, parsed=parsed, usage=usage, cached=True, finish_reason=hit.finish_reason
+            model=self.model,
+            text=hit.text,
+            parsed=parsed,
+            usage=usage,
+            cached=True,
+            finish_reason=hit.finish_reason,
         )
 
     @staticmethod
@@ -349,15 +365,22 @@ class StructuredLLMClient(ABC):
             self.cache.put(
                 call.key,
                 model=self.model,
-                request={"messages": call.messages, "options": call.options,
-                         "schema": call.schema.name if call.schema else None},
+                request={
+                    "messages": call.messages,
+                    "options": call.options,
+                    "schema": call.schema.name if call.schema else None,
+                },
                 text=answer.text,
                 finish_reason=answer.finish_reason,
                 prompt_tokens=answer.prompt_tokens,
                 completion_tokens=answer.completion_tokens,
             )
         return Completion(
-            model=self.model, text=answer.text, parsed=parsed, usage=call.usage, finish_reason=answer.finish_reason
+            model=self.model,
+            text=answer.text,
+            parsed=parsed,
+            usage=call.usage,
+            finish_reason=answer.finish_reason,
         )
 
     def _account(self, call: _Call, answer: WireAnswer, retries: int) -> None:
@@ -388,7 +411,7 @@ class StructuredLLMClient(ABC):
             mode = self._mode
             payload = build_payload(messages, call.schema, call.options, mode)
 
-            def attempt() -> WireAnswer:
+            def attempt(payload: dict[str, Any] = payload) -> WireAnswer:
                 with self._thread_slots:
                     return self._post(payload)
 
@@ -417,7 +440,7 @@ class StructuredLLMClient(ABC):
             mode = self._mode
             payload = build_payload(messages, call.schema, call.options, mode)
 
-            async def attempt() -> WireAnswer:
+            async def attempt(payload: dict[str, Any] = payload) -> WireAnswer:
                 async with semaphore:
                     return await self._apost(payload)
 

