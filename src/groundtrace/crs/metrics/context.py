@@ -1,0 +1,236 @@
+"""Per-run, per-dialogue and per-turn views the metric kernels read (lazy, computed once each).
+
+Conventions shared by every metric (documented in docs/crs-metrics.md):
+
+* **Ranking** — the prediction's ``ranking`` with repeats after the first occurrence removed; ids outside
+  the pool are kept (they are simply never relevant).
+* **Recommended set** — the first :data:`RECOMMENDED_K` (= 3) distinct ids of the ranking that exist in
+  the KB: the POIs a response is taken to recommend or compare.
+* **Tag resolution** — a tag resolves through the dialogue's ``review_refs`` (closed setting) or through
+  ``groundtrace.crs.kb.open_review_refs(kb, review_refs, gold.open_pool)`` (open setting).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cached_property
+
+from groundtrace.core.tokens import token_spans
+from groundtrace.crs.kb import KnowledgeBase, open_review_refs
+from groundtrace.crs.metrics._evidence import QuotedCitation, TagGroup, find_quoted_citations, find_tag_groups
+from groundtrace.crs.metrics._evidence import quote_score as _quote_score
+from groundtrace.crs.metrics.lexicon import Lexicon, Mention
+from groundtrace.crs.predictions import Prediction
+from groundtrace.crs.schema import POI, Dialogue, ReviewRef, Turn, TurnGold
+
+RECOMMENDED_K = 3
+
+# End of a sentence: terminal punctuation, closing quotes/brackets, then any tag groups that follow it
+# (so `... upscale." [R1]` keeps its tag), then whitespace or the end of the text.
+_SENTENCE_END = re.compile(r"[.!?]+[\"'”’)]*(?:\s*\[[^\[\]\n]{1,60}\])*(?=\s|$)")
+_QUOTE_MARKS = re.compile(r"[\"“”]")
+_SPACES = re.compile(r"\s+")
+_SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?])")
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each sentence (trailing tag groups stay with the sentence they follow)."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for m in _SENTENCE_END.finditer(text):
+        if text[start : m.end()].strip():
+            spans.append((start, m.end()))
+        start = m.end()
+    if text[start:].strip():
+        spans.append((start, len(text)))
+    out = []
+    for s, e in spans:  # trim surrounding whitespace
+        while s < e and text[s].isspace():
+            s += 1
+        while e > s and text[e - 1].isspace():
+            e -= 1
+        out.append((s, e))
+    return out
+
+
+class RunState:
+    """What is shared by all turns of one scoring run: the KB, the lexicon and the caches."""
+
+    def __init__(self, kb: KnowledgeBase, lexicon: Lexicon, setting: str) -> None:
+        self.kb = kb
+        self.lexicon = lexicon
+        self.setting = setting
+        self.quote_cache: dict[tuple[str, str], float] = {}
+        self._poi_review_terms: dict[str, frozenset[str]] = {}
+        self.entailment: dict[tuple[str, str], float] | None = None
+
+    def quote_score(self, quote: str, review_id: str) -> float:
+        """``quote_score(quote, review.text)``, cached per (quote, review_id) for the run."""
+        key = (quote, review_id)
+        score = self.quote_cache.get(key)
+        if score is None:
+            score = _quote_score(quote, self.kb.reviews[review_id].text)
+            self.quote_cache[key] = score
+        return score
+
+    def review_terms(self, poi_id: str) -> frozenset[str]:
+        """Lexicon terms mentioned by any KB review of ``poi_id`` (cached)."""
+        terms = self._poi_review_terms.get(poi_id)
+        if terms is None:
+            found: set[str] = set()
+            for review in self.kb.reviews_of(poi_id):
+                found |= self.lexicon.term_ids_in(review.text)
+            terms = frozenset(found)
+            self._poi_review_terms[poi_id] = terms
+        return terms
+
+    def supports(self, poi: POI, term_id: str) -> bool:
+        """The KB supports ``term_id`` for ``poi``: by an attribute/category rule or by one of its reviews."""
+        return self.lexicon.terms[term_id].supported_by_kb(poi) or term_id in self.review_terms(poi.poi_id)
+
+
+class DialogueState:
+    """Per-dialogue lookups: the tag table of the setting (cached per open pool)."""
+
+    def __init__(self, dialogue: Dialogue, run: RunState) -> None:
+        self.dialogue = dialogue
+        self.run = run
+        self._open_refs: dict[tuple[str, ...], dict[str, ReviewRef]] = {}
+
+    def refs(self, gold: TurnGold) -> dict[str, ReviewRef]:
+        if self.run.setting != "open":
+            return self.dialogue.review_refs
+        key = tuple(gold.open_pool)
+        refs = self._open_refs.get(key)
+        if refs is None:
+            refs = open_review_refs(self.run.kb, self.dialogue.review_refs, list(key))
+            self._open_refs[key] = refs
+        return refs
+
+
+class TurnContext:
+    """One recommendation turn with its prediction (``None`` when missing or errored = unscorable)."""
+
+    def __init__(self, dstate: DialogueState, turn: Turn, position: int, prediction: Prediction | None) -> None:
+        assert turn.gold is not None
+        self.dstate = dstate
+        self.run = dstate.run
+        self.dialogue = dstate.dialogue
+        self.turn = turn
+        self.gold: TurnGold = turn.gold
+        self.position = position
+        self.prediction = prediction
+
+    @property
+    def scorable(self) -> bool:
+        return self.prediction is not None
+
+    # -- ranking -----------------------------------------------------------------------------------
+    @cached_property
+    def ranking(self) -> tuple[str, ...]:
+        if self.prediction is None:
+            return ()
+        return tuple(dict.fromkeys(self.prediction.ranking))
+
+    @property
+    def top1(self) -> str | None:
+        return self.ranking[0] if self.ranking else None
+
+    @cached_property
+    def top1_poi(self) -> POI | None:
+        top = self.top1
+        return self.run.kb.pois.get(top) if top is not None else None
+
+    @cached_property
+    def recommended(self) -> tuple[str, ...]:
+        """First RECOMMENDED_K ranked ids that exist in the KB."""
+        pois = self.run.kb.pois
+        return tuple([p for p in self.ranking if p in pois][:RECOMMENDED_K])
+
+    def rank_of(self, poi_id: str) -> int | None:
+        """1-based rank of ``poi_id`` in the ranking, or None."""
+        try:
+            return self.ranking.index(poi_id) + 1
+        except ValueError:
+            return None
+
+    # -- response analysis -------------------------------------------------------------------------
+    @property
+    def response(self) -> str:
+        return self.prediction.response if self.prediction is not None else ""
+
+    @cached_property
+    def tag_groups(self) -> list[TagGroup]:
+        return find_tag_groups(self.response)
+
+    @cached_property
+    def quoted_citations(self) -> list[QuotedCitation]:
+        return find_quoted_citations(self.response)
+
+    @cached_property
+    def mentions(self) -> list[Mention]:
+        return self.run.lexicon.mentions(self.response)
+
+    @cached_property
+    def token_spans(self) -> list[tuple[int, int]]:
+        return token_spans(self.response)
+
+    @cached_property
+    def refs(self) -> dict[str, ReviewRef]:
+        return self.dstate.refs(self.gold)
+
+    def resolve(self, tag: str) -> ReviewRef | None:
+        """The review a tag points to, when it exists in the tag table and in the KB."""
+        ref = self.refs.get(tag)
+        if ref is None or ref.review_id not in self.run.kb.reviews:
+            return None
+        return ref
+
+    @cached_property
+    def claims(self) -> list[tuple[str, tuple[str, ...]]]:
+        """NLI claims: ``(hypothesis, review_ids)`` for each sentence carrying at least one tag group.
+
+        The hypothesis is the sentence without its tag groups and quote marks, whitespace collapsed
+        (and none left before punctuation);
+        ``review_ids`` are the distinct resolvable reviews its tags cite (possibly none).
+        """
+        text = self.response
+        groups = self.tag_groups
+        out = []
+        for s, e in split_sentences(text):
+            inside = [g for g in groups if g.start >= s and g.end <= e]
+            if not inside:
+                continue
+            pieces, cursor = [], s
+            for g in inside:
+                pieces.append(text[cursor : g.start])
+                cursor = g.end
+            pieces.append(text[cursor:e])
+            hypothesis = _SPACES.sub(" ", _QUOTE_MARKS.sub("", "".join(pieces))).strip()
+            hypothesis = _SPACE_BEFORE_PUNCT.sub(r"\1", hypothesis)
+            review_ids: list[str] = []
+            for g in inside:
+                for tag in g.tags:
+                    ref = self.resolve(tag)
+                    if ref is not None and ref.review_id not in review_ids:
+                        review_ids.append(ref.review_id)
+            out.append((hypothesis, tuple(review_ids)))
+        return out
+
+
+class DialogueContext:
+    """One dialogue with the turn contexts of its recommendation turns, in order."""
+
+    def __init__(self, dstate: DialogueState, turns: list[TurnContext]) -> None:
+        self.dstate = dstate
+        self.dialogue = dstate.dialogue
+        self.run = dstate.run
+        self.turns = turns
+        self._by_index = {t.turn.index: t for t in turns}
+
+    def turn_context(self, index: int) -> TurnContext | None:
+        return self._by_index.get(index)
+
+    @property
+    def scorable(self) -> bool:
+        return all(t.scorable for t in self.turns)

@@ -1,0 +1,297 @@
+"""Grounding metrics (8): GS, CD, PC, CGS, NLI entailment, citation validity, citation rate, hallucination.
+
+Definitions used by several of them (see :mod:`.context` and :mod:`._evidence`):
+
+* *tag group* — one ``[R1]`` / ``[R1, R3]`` occurrence; *tag* — one id inside a group;
+* *quoted citation* — an explicit quote (``"..."``) directly followed by tag groups;
+* *mention* — a match of one of the 41 attribute-lexicon terms (:mod:`.lexicon`);
+* *recommended set* — the first 3 ranked ids that are KB POIs.
+"""
+
+from __future__ import annotations
+
+from groundtrace.crs.metrics._evidence import GROUNDED_AT
+from groundtrace.crs.metrics.base import Metric, MetricFamily, register
+from groundtrace.crs.metrics.context import TurnContext
+
+PC_WINDOW_CHARS = 80
+CD_SATURATION = 0.05
+NLI_THRESHOLD = 0.5
+
+
+# -- kernels (plain functions of one turn) -------------------------------------------------------
+def citation_grounded(ctx: TurnContext, quote: str, tags: tuple[str, ...]) -> bool:
+    """A quoted citation is grounded when its quote scores >= 0.80 against at least one cited review."""
+    for tag in tags:
+        ref = ctx.resolve(tag)
+        if ref is not None and ctx.run.quote_score(quote, ref.review_id) >= GROUNDED_AT:
+            return True
+    return False
+
+
+def gs_value(ctx: TurnContext) -> float:
+    cites = ctx.quoted_citations
+    if not cites:
+        return 1.0
+    return sum(citation_grounded(ctx, c.quote, c.tags) for c in cites) / len(cites)
+
+
+def citation_regions(ctx: TurnContext) -> list[tuple[int, int]]:
+    """Character regions whose tokens are citation tokens: tagged quotes' inner text and every tag group."""
+    regions = [(c.start, c.end) for c in ctx.quoted_citations]
+    regions += [(g.start, g.end) for g in ctx.tag_groups]
+    regions.sort()
+    merged: list[tuple[int, int]] = []
+    for s, e in regions:
+        if merged and s <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], e))
+        else:
+            merged.append((s, e))
+    return merged
+
+
+def cd_value(ctx: TurnContext) -> float:
+    spans = ctx.token_spans
+    if not spans:
+        return 0.0
+    regions = citation_regions(ctx)
+    inside, r = 0, 0
+    for s, e in spans:  # both sorted: two pointers
+        while r < len(regions) and regions[r][1] <= s:
+            r += 1
+        if r < len(regions) and regions[r][0] <= s and e <= regions[r][1]:
+            inside += 1
+    return inside / len(spans)
+
+
+def pc_value(ctx: TurnContext) -> float:
+    mentions = ctx.mentions
+    if not mentions:
+        return 1.0
+    groups = ctx.tag_groups
+    covered = 0
+    for m in mentions:
+        if any(max(0, g.start - m.end, m.start - g.end) <= PC_WINDOW_CHARS for g in groups):
+            covered += 1
+    return covered / len(mentions)
+
+
+def cgs_value(ctx: TurnContext) -> float:
+    return gs_value(ctx) * min(1.0, cd_value(ctx) / CD_SATURATION) * (0.5 + 0.5 * pc_value(ctx))
+
+
+def _gs(metric: Metric, ctx: TurnContext) -> float:
+    return gs_value(ctx)
+
+
+def _cd(metric: Metric, ctx: TurnContext) -> float:
+    return cd_value(ctx)
+
+
+def _pc(metric: Metric, ctx: TurnContext) -> float:
+    return pc_value(ctx)
+
+
+def _cgs(metric: Metric, ctx: TurnContext) -> float:
+    return cgs_value(ctx)
+
+
+def _nli(metric: Metric, ctx: TurnContext) -> tuple[float, float]:
+    scores = ctx.run.entailment
+    if scores is None:
+        raise RuntimeError("NLI entailment needs an entailment scorer (the run marks it unavailable)")
+    entailed = 0
+    for hypothesis, review_ids in ctx.claims:
+        best = max((scores[(ctx.run.kb.reviews[r].text, hypothesis)] for r in review_ids), default=0.0)
+        entailed += best >= NLI_THRESHOLD
+    return float(entailed), float(len(ctx.claims))
+
+
+def _citation_validity(metric: Metric, ctx: TurnContext) -> float | None:
+    tags = [tag for g in ctx.tag_groups for tag in g.tags]
+    if not tags:
+        return None
+    recommended = set(ctx.recommended)
+    valid = 0
+    for tag in tags:
+        ref = ctx.resolve(tag)
+        valid += ref is not None and ref.poi_id in recommended
+    return valid / len(tags)
+
+
+def _citation_rate(metric: Metric, ctx: TurnContext) -> float:
+    return 1.0 if ctx.tag_groups else 0.0
+
+
+def support_pois(ctx: TurnContext) -> list[str]:
+    """POIs a response's attribute claims may be about: the recommended set plus POIs of cited reviews."""
+    pois = list(ctx.recommended)
+    for g in ctx.tag_groups:
+        for tag in g.tags:
+            ref = ctx.resolve(tag)
+            if ref is not None and ref.poi_id in ctx.run.kb.pois and ref.poi_id not in pois:
+                pois.append(ref.poi_id)
+    return pois
+
+
+def _hallucinated(metric: Metric, ctx: TurnContext) -> float:
+    mentions = ctx.mentions
+    if not mentions:
+        return 0.0
+    kb, run = ctx.run.kb, ctx.run
+    pois = [kb.pois[p] for p in support_pois(ctx)]
+    verdict: dict[str, bool] = {}
+    unsupported = 0
+    for m in mentions:
+        ok = verdict.get(m.term)
+        if ok is None:
+            ok = verdict[m.term] = any(run.supports(p, m.term) for p in pois)
+        unsupported += not ok
+    return unsupported / len(mentions)
+
+
+# -- registrations -------------------------------------------------------------------------------
+GS = register(
+    MetricFamily(
+        name="gs",
+        axis="grounding",
+        level="turn",
+        aggregation="turn-mean",
+        higher_is_better=True,
+        default=0.0,
+        kernel=_gs,
+        formula=(
+            "Grounding score: GS = |{quoted citations q : max_{tag t of q, t resolves} quote_score(q, review(t)) >= 0.80}|\n"
+            "/ |quoted citations|. A quoted citation is an explicit quote directly followed by [Rn] tag(s);\n"
+            "unresolvable tags score 0. Vacuously 1.0 when the response has no quoted citation (the known\n"
+            "loophole CGS closes). Missing prediction: 0."
+        ),
+    ),
+    aliases=("grounding_score",),
+)
+
+CD = register(
+    MetricFamily(
+        name="cd",
+        axis="grounding",
+        level="turn",
+        aggregation="turn-mean",
+        higher_is_better=True,
+        default=0.0,
+        kernel=_cd,
+        formula=(
+            "Citation density: CD = citation tokens / response tokens (groundtrace.core.tokens).\n"
+            "Citation tokens = response tokens lying inside the inner text of a quoted citation (quote marks\n"
+            "excluded) or inside a tag group ('[', 'R1', ',', 'R3', ']'); counted once, so CD ∈ [0, 1].\n"
+            "0 for an empty response. Missing prediction: 0."
+        ),
+    ),
+    aliases=("citation_density",),
+)
+
+PC = register(
+    MetricFamily(
+        name="pc",
+        axis="grounding",
+        level="turn",
+        aggregation="turn-mean",
+        higher_is_better=True,
+        default=0.0,
+        kernel=_pc,
+        formula=(
+            "Provenance coverage: PC = |{attribute-term mentions m : some tag group g has\n"
+            "max(0, g.start - m.end, m.start - g.end) <= 80 characters}| / |mentions| (41-term lexicon).\n"
+            "1.0 when the response mentions no attribute term. Missing prediction: 0."
+        ),
+    ),
+    aliases=("provenance_coverage",),
+)
+
+CGS = register(
+    MetricFamily(
+        name="cgs",
+        axis="grounding",
+        level="turn",
+        aggregation="turn-mean",
+        higher_is_better=True,
+        default=0.0,
+        kernel=_cgs,
+        formula=(
+            "Composite grounding score, per turn: CGS = GS × min(1, CD / 0.05) × (0.5 + 0.5 × PC);\n"
+            "mean over turns. Missing prediction: 0."
+        ),
+    ),
+    aliases=("composite_grounding",),
+)
+
+NLI = register(
+    MetricFamily(
+        name="nli_entailment",
+        axis="grounding",
+        level="turn",
+        aggregation="pooled",
+        higher_is_better=True,
+        default=0.0,
+        requires="entailment",
+        kernel=_nli,
+        formula=(
+            "NLI entailment rate, pooled over claims: Σ entailed claims / Σ claims. A claim is a sentence\n"
+            "carrying >= 1 tag group; hypothesis = the sentence without tags and quote marks; it is entailed\n"
+            "when max over its resolvable cited reviews of P(entail | review text, hypothesis) >= 0.5\n"
+            "(claims citing no resolvable review are not entailed). Needs an EntailmentScorer; without one\n"
+            "the metric is reported unavailable, never 0. A missing prediction counts as one unentailed claim."
+        ),
+    ),
+    aliases=("nli", "entailment"),
+)
+
+CITATION_VALIDITY = register(
+    MetricFamily(
+        name="citation_validity",
+        axis="grounding",
+        level="turn",
+        aggregation="turn-mean",
+        higher_is_better=True,
+        default=0.0,
+        kernel=_citation_validity,
+        formula=(
+            "Citation validity: CV = |{tag occurrences t : t resolves (review_refs; open: open_review_refs) to a\n"
+            "review whose POI is in the recommended set (first 3 ranked KB POIs)}| / |tag occurrences|.\n"
+            "Not applicable (left out) when the response has no tag. Missing prediction: 0."
+        ),
+    ),
+    aliases=("cv", "valid_citations"),
+)
+
+CITATION_RATE = register(
+    MetricFamily(
+        name="citation_rate",
+        axis="grounding",
+        level="turn",
+        aggregation="turn-mean",
+        higher_is_better=True,
+        default=0.0,
+        kernel=_citation_rate,
+        formula="Citation rate: share of responses with >= 1 [Rn] tag group. Missing prediction: 0.",
+    ),
+    aliases=("cr",),
+)
+
+HALLUCINATED = register(
+    MetricFamily(
+        name="hallucinated_attribute_rate",
+        axis="grounding",
+        level="turn",
+        aggregation="turn-mean",
+        higher_is_better=False,
+        default=1.0,
+        kernel=_hallucinated,
+        formula=(
+            "Hallucinated-attribute rate: |{mentions m : no POI p in S supports term(m)}| / |mentions|, where\n"
+            "S = recommended set ∪ POIs of the response's resolvable cited reviews, and p supports a term when\n"
+            "a lexicon support rule holds on p's KB record or any KB review of p mentions the term.\n"
+            "0.0 when there is no mention. Lower is better. Missing prediction: 1.0 (worst)."
+        ),
+    ),
+    aliases=("har", "hallucination_rate", "hallucinated"),
+)

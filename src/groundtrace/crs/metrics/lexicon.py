@@ -1,0 +1,175 @@
+"""The 41-term attribute lexicon (``crs/data/attribute_lexicon.yaml``): mention finding and KB support.
+
+A *mention* is a non-overlapping, leftmost-longest, case-insensitive, word-bounded match of one of a
+term's surface patterns (``-`` and a space in a pattern also match each other and nothing, so "wi-fi"
+matches "wifi", "Wi Fi", "Wi-Fi"). A POI *supports* a term when one of the term's support rules holds on
+its KB record, or when any KB review of the POI mentions the term.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from groundtrace.crs.schema import ATTRIBUTE_KEYS, POI
+
+LEXICON_SIZE = 41
+_RULE_OPS = ("equals", "in", "contains")
+
+
+class LexiconError(ValueError):
+    """The lexicon file is malformed (message names the entry)."""
+
+
+@dataclass(frozen=True)
+class SupportRule:
+    """One KB test: a category label match, or an attribute ``equals`` / ``in`` / ``contains`` test."""
+
+    category_any: tuple[str, ...] = ()
+    attribute: str = ""
+    op: str = ""
+    value: Any = None
+
+    def holds(self, poi: POI) -> bool:
+        if self.category_any:
+            cats = {c.strip().lower() for c in poi.categories}
+            return any(label.lower() in cats for label in self.category_any)
+        got = poi.attributes.get(self.attribute)
+        if got is None:
+            return False
+        if self.op == "equals":
+            return bool(got == self.value)
+        if self.op == "in":
+            return got in self.value
+        return isinstance(got, (list, tuple, set)) and self.value in got
+
+
+@dataclass(frozen=True)
+class Term:
+    """One lexicon entry."""
+
+    id: str
+    group: str
+    patterns: tuple[str, ...]
+    support: tuple[SupportRule, ...]
+
+    def supported_by_kb(self, poi: POI) -> bool:
+        return any(rule.holds(poi) for rule in self.support)
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A term found in a text at ``[start, end)``."""
+
+    term: str
+    start: int
+    end: int
+
+
+def pattern_regex(pattern: str) -> str:
+    """Regex source for one surface pattern ('-' and ' ' are interchangeable or absent)."""
+    parts = re.split(r"[-\s]+", pattern.strip().lower())
+    return r"[-\s]?".join(re.escape(p) for p in parts if p)
+
+
+class Lexicon:
+    """The loaded lexicon with one compiled alternation for fast scanning."""
+
+    def __init__(self, terms: list[Term]) -> None:
+        self.terms: dict[str, Term] = {t.id: t for t in terms}
+        alternatives: list[tuple[str, str]] = []
+        for term in terms:
+            for pattern in term.patterns:
+                alternatives.append((pattern_regex(pattern), term.id))
+        # Longest pattern first so that the alternation is leftmost-longest ("bike parking" over "parking").
+        alternatives.sort(key=lambda a: -len(a[0]))
+        self._group_term: list[str] = []
+        groups = []
+        for regex, term_id in alternatives:
+            groups.append(f"({regex})")
+            self._group_term.append(term_id)
+        self.regex = re.compile(r"(?<!\w)(?:" + "|".join(groups) + r")(?!\w)", re.IGNORECASE)
+
+    def __len__(self) -> int:
+        return len(self.terms)
+
+    def mentions(self, text: str) -> list[Mention]:
+        """Every mention in ``text``, in order."""
+        out = []
+        for m in self.regex.finditer(text):
+            term = self._group_term[m.lastindex - 1] if m.lastindex else ""
+            out.append(Mention(term, m.start(), m.end()))
+        return out
+
+    def term_ids_in(self, text: str) -> frozenset[str]:
+        """The set of terms mentioned in ``text``."""
+        return frozenset(m.term for m in self.mentions(text))
+
+
+def _parse_rule(raw: Any, where: str) -> SupportRule:
+    if not isinstance(raw, dict):
+        raise LexiconError(f"{where}: a support rule must be a mapping, got {raw!r}")
+    if "category_any" in raw:
+        labels = raw["category_any"]
+        if not isinstance(labels, list) or not labels:
+            raise LexiconError(f"{where}: category_any needs a non-empty list")
+        return SupportRule(category_any=tuple(str(x) for x in labels))
+    key = raw.get("attribute")
+    if key not in ATTRIBUTE_KEYS:
+        raise LexiconError(f"{where}: unknown attribute key {key!r} (see schema.ATTRIBUTE_KEYS)")
+    ops = [op for op in _RULE_OPS if op in raw]
+    if len(ops) != 1:
+        raise LexiconError(f"{where}: exactly one of {_RULE_OPS} is required")
+    value = raw[ops[0]]
+    if ops[0] == "in":
+        if not isinstance(value, list):
+            raise LexiconError(f"{where}: 'in' needs a list")
+        value = tuple(value)
+    return SupportRule(attribute=key, op=ops[0], value=value)
+
+
+def parse_lexicon(data: Any, source: str = "attribute_lexicon.yaml") -> Lexicon:
+    """Validate raw YAML data into a :class:`Lexicon` (errors name the entry)."""
+    if not isinstance(data, dict) or not isinstance(data.get("terms"), list):
+        raise LexiconError(f"{source}: top level must be a mapping with a 'terms' list")
+    terms: list[Term] = []
+    seen: set[str] = set()
+    for i, raw in enumerate(data["terms"]):
+        where = f"{source}: terms[{i}]"
+        if not isinstance(raw, dict) or not raw.get("id"):
+            raise LexiconError(f"{where}: each term needs an 'id'")
+        tid = str(raw["id"])
+        where = f"{where} ({tid})"
+        if tid in seen:
+            raise LexiconError(f"{where}: duplicate id")
+        seen.add(tid)
+        patterns = raw.get("patterns")
+        if not isinstance(patterns, list) or not patterns or not all(isinstance(p, str) and p.strip() for p in patterns):
+            raise LexiconError(f"{where}: 'patterns' must be a non-empty list of strings")
+        rules = raw.get("support")
+        if not isinstance(rules, list) or not rules:
+            raise LexiconError(f"{where}: 'support' must be a non-empty list")
+        terms.append(
+            Term(
+                id=tid,
+                group=str(raw.get("group", "")),
+                patterns=tuple(patterns),
+                support=tuple(_parse_rule(r, where) for r in rules),
+            )
+        )
+    return Lexicon(terms)
+
+
+@lru_cache(maxsize=1)
+def load_lexicon() -> Lexicon:
+    """The packaged lexicon (cached). Raises :class:`LexiconError` unless it has exactly 41 terms."""
+    text = resources.files("groundtrace.crs").joinpath("data/attribute_lexicon.yaml").read_text("utf-8")
+    lexicon = parse_lexicon(yaml.safe_load(text))
+    if len(lexicon) != LEXICON_SIZE:
+        raise LexiconError(f"attribute_lexicon.yaml: expected {LEXICON_SIZE} terms, found {len(lexicon)}")
+    return lexicon

@@ -1,0 +1,288 @@
+"""``score_predictions``: compute metrics for one run and aggregate them into a :class:`ScoreTable`.
+
+Contract
+--------
+* Only recommendation turns (system turns with ``gold``) are scored. A turn whose prediction is
+  missing, or has ``error`` set, is *unscorable*: each turn metric takes its documented default for it
+  (pooled metrics: ``(default, 1)``) and the turn is counted under ``unscorable`` — never NaN, never
+  dropped. Dialogue metrics see such a turn as having no top-1 (see :mod:`.recovery`).
+* A value of ``None`` means *not applicable* (e.g. price alignment without a price constraint); it is
+  left out of the mean and counted under ``not_applicable``. A metric with no value at all aggregates
+  to ``None``.
+* Metrics of the other setting (``recall@k`` in an open run, ``open_recall@k`` in a closed run) and the
+  NLI metric without an ``entailment`` scorer are listed in ``unavailable`` with the reason.
+* Predictions for another setting are ignored; predictions that match no recommendation turn are
+  orphans; repeated (dialogue_id, turn_index) keep the first. All three are counted.
+* The NLI scorer is called once per run with every distinct (premise, hypothesis) pair.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from groundtrace.crs.kb import KnowledgeBase
+from groundtrace.crs.metrics.base import Metric, parse_metric
+from groundtrace.crs.metrics.context import DialogueContext, DialogueState, RunState, TurnContext
+from groundtrace.crs.metrics.lexicon import Lexicon, load_lexicon
+from groundtrace.crs.predictions import Prediction
+from groundtrace.crs.schema import Dialogue
+
+
+class EntailmentLike(Protocol):
+    """What the NLI metric needs: ``score([(premise, hypothesis), ...]) -> [P(entailment), ...]``."""
+
+    def score(self, pairs: Sequence[tuple[str, str]]) -> list[float]: ...
+
+
+@dataclass
+class MetricCounts:
+    """How a metric's aggregate was formed (units are turns or dialogues, see ``unit``)."""
+
+    unit: str
+    scored: int = 0
+    unscorable: int = 0
+    not_applicable: int = 0
+
+
+@dataclass
+class TurnRecord:
+    dialogue_id: str
+    turn_index: int
+    scorable: bool
+    error: str | None
+    values: dict[str, float | None]
+
+
+@dataclass
+class DialogueRecord:
+    dialogue_id: str
+    unscorable_turns: int
+    values: dict[str, float | None]
+
+
+@dataclass
+class PredictionStats:
+    used: int = 0
+    missing: int = 0
+    errored: int = 0
+    other_setting: int = 0
+    orphan: int = 0
+    duplicate: int = 0
+
+
+@dataclass
+class ScoreTable:
+    """Per-turn and per-dialogue values, aggregates, counts and unavailable metrics of one run."""
+
+    setting: str
+    metrics: list[str]
+    aggregate: dict[str, float | None]
+    counts: dict[str, MetricCounts]
+    unavailable: dict[str, str]
+    turns: list[TurnRecord] = field(default_factory=list)
+    dialogues: list[DialogueRecord] = field(default_factory=list)
+    predictions: PredictionStats = field(default_factory=PredictionStats)
+    n_dialogues: int = 0
+    n_turns: int = 0
+
+    def value(self, metric: str | Metric) -> float | None:
+        """The aggregate of ``metric`` (any alias); ``KeyError`` when it was not requested or unavailable."""
+        return self.aggregate[str(parse_metric(metric))]
+
+    def to_dict(self, *, records: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "setting": self.setting,
+            "n_dialogues": self.n_dialogues,
+            "n_turns": self.n_turns,
+            "metrics": list(self.metrics),
+            "aggregate": dict(self.aggregate),
+            "counts": {k: asdict(v) for k, v in self.counts.items()},
+            "unavailable": dict(self.unavailable),
+            "predictions": asdict(self.predictions),
+        }
+        if records:
+            out["turns"] = [asdict(t) for t in self.turns]
+            out["dialogues"] = [asdict(d) for d in self.dialogues]
+        return out
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def score_predictions(
+    dialogues: Iterable[Dialogue],
+    predictions: Iterable[Prediction],
+    kb: KnowledgeBase,
+    *,
+    setting: str = "closed",
+    metrics: Iterable[str | Metric] | None = None,
+    entailment: EntailmentLike | None = None,
+    lexicon: Lexicon | None = None,
+) -> ScoreTable:
+    """Score ``predictions`` of one run on ``dialogues`` (see the module docstring for the contract)."""
+    from groundtrace.crs.metrics.defaults import DEFAULT_METRICS
+
+    if setting not in ("closed", "open"):
+        raise ValueError(f"setting must be 'closed' or 'open', got {setting!r}")
+    requested = list(dict.fromkeys(parse_metric(m) for m in (DEFAULT_METRICS if metrics is None else metrics)))
+    unavailable: dict[str, str] = {}
+    active: list[Metric] = []
+    for metric in requested:
+        if metric.setting not in ("any", setting):
+            unavailable[str(metric)] = f"{metric.setting}-set metric; this run's setting is {setting!r}"
+        elif metric.requires == "entailment" and entailment is None:
+            unavailable[str(metric)] = "no entailment scorer given (pass entailment=EntailmentScorer)"
+        else:
+            active.append(metric)
+
+    dialogues = list(dialogues)
+    run = RunState(kb, lexicon or load_lexicon(), setting)
+    stats = PredictionStats()
+
+    # -- index predictions ---------------------------------------------------------------------------
+    index: dict[tuple[str, int], Prediction] = {}
+    for p in predictions:
+        if p.setting != setting:
+            stats.other_setting += 1
+            continue
+        key = (p.dialogue_id, p.turn_index)
+        if key in index:
+            stats.duplicate += 1
+            continue
+        index[key] = p
+
+    # -- contexts ------------------------------------------------------------------------------------
+    dctxs: list[DialogueContext] = []
+    errors: dict[tuple[str, int], str | None] = {}
+    matched = 0
+    for dialogue in dialogues:
+        dstate = DialogueState(dialogue, run)
+        tctxs = []
+        for position, turn in enumerate(dialogue.recommendation_turns()):
+            key = (dialogue.dialogue_id, turn.index)
+            pred = index.get(key)
+            if pred is None:
+                stats.missing += 1
+            else:
+                matched += 1
+                if pred.error is not None:
+                    stats.errored += 1
+                    errors[key] = pred.error
+                    pred = None
+                else:
+                    stats.used += 1
+            tctxs.append(TurnContext(dstate, turn, position, pred))
+        dctxs.append(DialogueContext(dstate, tctxs))
+    stats.orphan = len(index) - matched
+    all_turns = [t for d in dctxs for t in d.turns]
+
+    # -- NLI: one batched scorer call per run -----------------------------------------------------------
+    if entailment is not None and any(m.requires == "entailment" for m in active):
+        pairs: dict[tuple[str, str], None] = {}
+        for t in all_turns:
+            if t.scorable:
+                for hypothesis, review_ids in t.claims:
+                    for rid in review_ids:
+                        pairs[(kb.reviews[rid].text, hypothesis)] = None
+        unique = list(pairs)
+        scores = list(entailment.score(unique)) if unique else []
+        if len(scores) != len(unique):
+            raise ValueError(f"entailment scorer returned {len(scores)} scores for {len(unique)} pairs")
+        run.entailment = dict(zip(unique, (float(s) for s in scores), strict=True))
+
+    # -- turn metrics --------------------------------------------------------------------------------
+    turn_metrics = [m for m in active if m.level == "turn"]
+    dialogue_metrics = [m for m in active if m.level == "dialogue"]
+    counts = {str(m): MetricCounts(unit=m.level) for m in active}
+    aggregate: dict[str, float | None] = {}
+    turn_values: list[dict[str, float | None]] = [{} for _ in all_turns]
+    for metric in turn_metrics:
+        name, kernel, count = str(metric), metric.family.kernel, counts[str(metric)]
+        applies = metric.family.applies
+        pooled = metric.aggregation == "pooled"
+        values: list[float] = []
+        num_sum = den_sum = 0.0
+        for i, t in enumerate(all_turns):
+            value: float | None
+            if not t.scorable:
+                if applies is not None and not applies(t):
+                    count.not_applicable += 1
+                    value = None
+                else:
+                    count.unscorable += 1
+                    value = metric.default
+                    assert value is not None
+                    num_sum += value
+                    den_sum += 1.0
+            elif pooled:
+                num, den = kernel(metric, t)
+                num_sum += num
+                den_sum += den
+                if den > 0:
+                    count.scored += 1
+                    value = num / den
+                else:
+                    count.not_applicable += 1
+                    value = None
+            else:
+                value = kernel(metric, t)
+                if value is None:
+                    count.not_applicable += 1
+                else:
+                    count.scored += 1
+            if value is not None and not pooled:
+                values.append(value)
+            turn_values[i][name] = value
+        aggregate[name] = (num_sum / den_sum if den_sum else None) if pooled else _mean(values)
+
+    # -- dialogue metrics ----------------------------------------------------------------------------
+    dialogue_values: list[dict[str, float | None]] = [{} for _ in dctxs]
+    for metric in dialogue_metrics:
+        name, kernel, count = str(metric), metric.family.kernel, counts[str(metric)]
+        values = []
+        for j, d in enumerate(dctxs):
+            value = kernel(metric, d)
+            if value is None:
+                count.not_applicable += 1
+            else:
+                values.append(value)
+                if d.scorable:
+                    count.scored += 1
+                else:
+                    count.unscorable += 1
+            dialogue_values[j][name] = value
+        aggregate[name] = _mean(values)
+
+    turn_records = [
+        TurnRecord(
+            dialogue_id=t.dialogue.dialogue_id,
+            turn_index=t.turn.index,
+            scorable=t.scorable,
+            error=errors.get((t.dialogue.dialogue_id, t.turn.index), None if t.scorable else "missing prediction"),
+            values=turn_values[i],
+        )
+        for i, t in enumerate(all_turns)
+    ]
+    dialogue_records = [
+        DialogueRecord(
+            dialogue_id=d.dialogue.dialogue_id,
+            unscorable_turns=sum(not t.scorable for t in d.turns),
+            values=dialogue_values[j],
+        )
+        for j, d in enumerate(dctxs)
+    ]
+    return ScoreTable(
+        setting=setting,
+        metrics=[str(m) for m in requested],
+        aggregate={str(m): aggregate[str(m)] for m in requested if str(m) in aggregate},
+        counts=counts,
+        unavailable=unavailable,
+        turns=turn_records,
+        dialogues=dialogue_records,
+        predictions=stats,
+        n_dialogues=len(dctxs),
+        n_turns=len(all_turns),
+    )

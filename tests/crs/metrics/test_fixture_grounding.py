@@ -1,0 +1,165 @@
+"""Grounding metrics on the fixture runs, computed by hand.
+
+Token counts use groundtrace.core.tokens (each quote mark, bracket, comma and period is one token).
+Character offsets below were counted on the response strings of predictions_closed.jsonl.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from groundtrace.crs.metrics import score_predictions
+
+
+@pytest.fixture(scope="module")
+def table(dialogues, closed_predictions, kb):
+    return score_predictions(dialogues, closed_predictions, kb, setting="closed")
+
+
+def per_turn(table, metric):
+    return {(t.dialogue_id, t.turn_index): t.values[metric] for t in table.turns}
+
+
+def test_d1_1_fully_grounded(table):
+    # 'Try Sakura Sushi: "the room feels elegant" [R3].'
+    # 14 tokens: Try Sakura Sushi : " the room feels elegant " [ R3 ] .
+    v = {m: per_turn(table, m)[("d1", 1)] for m in table.aggregate}
+    assert v["gs"] == 1.0  # "the room feels elegant" is verbatim in V3 (R3)
+    assert v["cd"] == pytest.approx(7 / 14)  # the room feels elegant (4) + [ R3 ] (3)
+    # mentions: "Sushi" (japanese) ends at 16, "elegant" (classy) ends at 41; [R3] spans 43-47 -> both within 80
+    assert v["pc"] == 1.0
+    assert v["cgs"] == 1.0  # 1 × min(1, 0.5/0.05) × (0.5 + 0.5 × 1)
+    assert v["citation_validity"] == 1.0  # R3 -> V3 of P2, P2 is ranked first
+    assert v["citation_rate"] == 1.0
+    # japanese: P2 categories include Japanese; classy: P2 ambience includes classy -> 0 of 2 unsupported
+    assert v["hallucinated_attribute_rate"] == 0.0
+
+
+def test_d1_3_no_citation_loophole(table):
+    # 'Trattoria Roma is quiet and Italian.' — 7 tokens, no tag, no quote
+    v = {m: per_turn(table, m)[("d1", 3)] for m in table.aggregate}
+    assert v["gs"] == 1.0  # vacuous: no quoted citation (the known loophole)
+    assert v["cd"] == 0.0
+    assert v["pc"] == 0.0  # mentions Trattoria (italian), quiet, Italian: none has a tag nearby -> 0/3
+    assert v["cgs"] == 0.0  # 1 × min(1, 0/0.05) × 0.5 — CGS closes the loophole
+    assert v["citation_validity"] is None  # no tag: not applicable
+    assert v["citation_rate"] == 0.0
+    assert v["hallucinated_attribute_rate"] == 0.0  # P4 is Italian and quiet
+
+
+def test_d2_1_partly_grounded(table):
+    # 'Burger Barn has "good burgers" [R6] and "huge portions" [R6, R9]. It also has free wifi.'
+    # 27 tokens; citation tokens: good burgers (2) + [ R6 ] (3) + huge portions (2) + [ R6 , R9 ] (5) = 12
+    v = {m: per_turn(table, m)[("d2", 1)] for m in table.aggregate}
+    assert v["gs"] == 0.5  # "good burgers" in V6 yes; "huge portions" not in V6 and R9 does not resolve -> 1/2
+    assert v["cd"] == pytest.approx(12 / 27)
+    assert v["pc"] == 1.0  # "wifi" at 83-87; [R6, R9] ends at 64 -> gap 19 <= 80
+    assert v["cgs"] == pytest.approx(0.5)  # 0.5 × min(1, 0.444/0.05) × (0.5 + 0.5)
+    assert v["citation_validity"] == pytest.approx(2 / 3)  # tags R6 R6 R9: R6 -> P5 (ranked 1st) twice, R9 unknown
+    # wifi: support set = recommended {P5, P3, P1} ∪ cited {P5}; none has wifi, none of their reviews
+    # mentions it (V5 does, but P4 is not in the set) -> 1/1 hallucinated
+    assert v["hallucinated_attribute_rate"] == 1.0
+
+
+def test_d3_1_mention_out_of_window(table):
+    # 'Olive Grove is romantic: "Classy and upscale without being stuffy" [R1]. Regulars ... glass of wine.'
+    # 37 tokens; citation tokens: 6 quoted words + [ R1 ] = 9
+    v = {m: per_turn(table, m)[("d3", 1)] for m in table.aggregate}
+    assert v["cd"] == pytest.approx(9 / 37)
+    # mentions romantic (15-23), Classy (26-32), upscale (37-44) near [R1] (67-71); "wine" at 159: gap 159-71 = 88 > 80
+    assert v["pc"] == pytest.approx(3 / 4)
+    assert v["cgs"] == pytest.approx(0.875)  # 1 × min(1, 0.243/0.05) × (0.5 + 0.5 × 0.75)
+    # romantic, classy: P1 ambience; upscale: not a P1 attribute but V1 (a P1 review) says it; wine: P1 full bar
+    assert v["hallucinated_attribute_rate"] == 0.0
+
+
+def test_unscorable_defaults_and_aggregates(table):
+    # d1/5 (error) and d2/3 (missing) take the defaults: 0 for every grounding metric, 1 for hallucination
+    for key in (("d1", 5), ("d2", 3)):
+        assert per_turn(table, "gs")[key] == 0.0
+        assert per_turn(table, "hallucinated_attribute_rate")[key] == 1.0
+    agg = table.aggregate
+    assert agg["gs"] == pytest.approx((1 + 1 + 0 + 0.5 + 0 + 1 + 1) / 7)  # d3/3 "Quiet enough to talk" ∈ V2
+    # d3/3: 14 tokens, 4 quoted + 3 tag tokens -> 0.5
+    assert agg["cd"] == pytest.approx((0.5 + 0 + 0 + 12 / 27 + 0 + 9 / 37 + 0.5) / 7)
+    assert agg["pc"] == pytest.approx((1 + 0 + 0 + 1 + 0 + 0.75 + 1) / 7)
+    assert agg["cgs"] == pytest.approx((1 + 0 + 0 + 0.5 + 0 + 0.875 + 1) / 7)
+    # citation validity: d1/3 not applicable -> mean over 6 = (1 + 0 + 2/3 + 0 + 1 + 1) / 6
+    assert agg["citation_validity"] == pytest.approx((1 + 2 / 3 + 1 + 1) / 6)
+    assert agg["citation_rate"] == pytest.approx(4 / 7)
+    assert agg["hallucinated_attribute_rate"] == pytest.approx((0 + 0 + 1 + 1 + 1 + 0 + 0) / 7)
+    assert table.counts["gs"].unscorable == 2 and table.counts["gs"].scored == 5
+
+
+def test_open_setting_resolves_extended_tags(dialogues, open_predictions, kb):
+    # d1/1 open: '"The salsa bar is the best in town" [R7].' — R7 exists only in the open numbering:
+    # review_refs has R1-R6 (V1-V6); open_review_refs appends P3's untagged V7 as R7.
+    table = score_predictions(dialogues, open_predictions, kb, setting="open", metrics=["gs", "citation_validity"])
+    v = {(t.dialogue_id, t.turn_index): t.values for t in table.turns}
+    assert v[("d1", 1)] == {"gs": 1.0, "citation_validity": 1.0}  # V7 is a review of P3, ranked first
+    # the same response scored as closed: R7 does not resolve -> ungrounded, invalid
+    closed = [p.model_copy(update={"setting": "closed"}) for p in open_predictions]
+    table = score_predictions(dialogues, closed, kb, setting="closed", metrics=["gs", "citation_validity"])
+    v = {(t.dialogue_id, t.turn_index): t.values for t in table.turns}
+    assert v[("d1", 1)] == {"gs": 0.0, "citation_validity": 0.0}
+
+
+class FakeEntailment:
+    """Entails when every word of the hypothesis (lower-cased, letters only) occurs in the premise."""
+
+    name = "fake"
+
+    def __init__(self) -> None:
+        self.calls: list[list[tuple[str, str]]] = []
+
+    def score(self, pairs):
+        self.calls.append(list(pairs))
+        out = []
+        for premise, hypothesis in pairs:
+            words = {w.strip(".,:;!?").lower() for w in hypothesis.split()}
+            out.append(0.9 if words <= {w.strip(".,:;!?").lower() for w in premise.split()} else 0.1)
+        return out
+
+
+def test_nli_unavailable_without_scorer(table):
+    assert "nli_entailment" in table.unavailable
+    assert "nli_entailment" not in table.aggregate
+    assert "entailment" in table.unavailable["nli_entailment"]
+
+
+def test_nli_with_fake_scorer(dialogues, closed_predictions, kb):
+    scorer = FakeEntailment()
+    table = score_predictions(dialogues, closed_predictions, kb, metrics=["nli"], entailment=scorer)
+    assert len(scorer.calls) == 1  # one batched call per run
+    pairs = scorer.calls[0]
+    assert len(pairs) == len(set(pairs))
+    # Claims (sentences with a tag), hypothesis = sentence without tags/quote marks:
+    # d1/1 "Try Sakura Sushi: the room feels elegant." vs V3            -> "try", "sakura" not in V3: 0.1
+    # d2/1 "Burger Barn has good burgers and huge portions." vs V6 (R9 unresolved) -> 0.1
+    # d3/1 "Olive Grove is romantic: Classy and upscale without being stuffy." vs V1 -> 0.1
+    # d3/3 "Olive Grove again: Quiet enough to talk." vs V2              -> 0.1
+    # d1/3 has no tag -> no claim. Pooled: 0 entailed / (4 claims + 2 unscorable turns as 1 claim each)
+    assert ("Quiet enough to talk, and the lamb was perfect.", "Olive Grove again: Quiet enough to talk.") in pairs
+    assert len(pairs) == 4
+    assert table.aggregate["nli_entailment"] == 0.0
+    values = {(t.dialogue_id, t.turn_index): t.values["nli_entailment"] for t in table.turns}
+    assert values[("d1", 3)] is None  # no claim: not applicable
+    assert table.counts["nli_entailment"].not_applicable == 1
+
+
+def test_nli_pooled_counts_entailed_claims(dialogues, kb):
+    from groundtrace.crs.predictions import Prediction
+
+    preds = [
+        # two claims: the first is entailed by V1 (all its words are in V1), the second cites nothing resolvable
+        Prediction(dialogue_id="d3", turn_index=1, ranking=["P1"],
+                   response='"Classy and upscale without being stuffy" [R1]. It is very romantic [R99].'),
+        # one claim entailed by V5
+        Prediction(dialogue_id="d3", turn_index=3, ranking=["P4"], response='"homemade pasta" [R5].'),
+    ]  # fmt: skip
+    scorer = FakeEntailment()
+    table = score_predictions([d for d in dialogues if d.dialogue_id == "d3"], preds, kb, metrics=["nli"],
+                              entailment=scorer)  # fmt: skip
+    # d3/1: 1 entailed of 2; d3/3: 1 of 1 -> pooled (1 + 1) / (2 + 1) = 2/3 (the turn mean would be 0.75)
+    assert table.aggregate["nli_entailment"] == pytest.approx(2 / 3)
+    assert len(scorer.calls[0]) == 2  # the [R99] claim has no premise and is never sent
