@@ -1,0 +1,252 @@
+"""The five-stage TRACE-CRS dataset builder behind ``groundtrace crs build``.
+
+For dialogue ``i`` of a build with seed ``S``:
+
+1. persona, 2. pools, 3. plan (``groundtrace.crs.planner``) with ``random.Random(f"{S}:{i}:{a}:{p}")``
+   for QC attempt ``a`` and planning try ``p`` (an infeasible draw moves to the next ``p``);
+   realise it (template or LLM); 4. QC (``groundtrace.crs.qc``): on failure retry with ``a + 1`` up to
+   ``max_attempts``, then drop; every failed attempt is counted by reason; 5. tiers (``groundtrace.crs.tiers``).
+
+Rejection share: the dialogues that get a ``reject_and_refine`` turn are the first
+``round(share · N)`` indices of a seeded permutation of ``0..N-1``, so the realised share is exact
+up to dropped dialogues. Split: ``u = int(sha256(dialogue_id)[:8], 16) / 16**8``; train ``u < 0.8``,
+validation ``u < 0.9``, test otherwise.
+
+Outputs (all deterministic for a seed — no timestamps): ``train.jsonl``, ``validation.jsonl``,
+``test.jsonl``, ``schema.json``, ``manifest.json``, ``build_report.json``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from groundtrace import __version__
+from groundtrace.core.registry import Registry
+from groundtrace.crs.dataset_io import write_dialogues, write_json_schema
+from groundtrace.crs.kb import KnowledgeBase
+from groundtrace.crs.planner import PlanConfig, PlanContext, PlanningError, plan_dialogue
+from groundtrace.crs.qc import REASONS, check_dialogue
+from groundtrace.crs.realise import Realiser, TemplateRealiser
+from groundtrace.crs.schema import SCHEMA_VERSION, Dialogue
+from groundtrace.crs.tiers import TIERS, assign_tier
+
+DEFAULT_REJECTION_SHARE = 0.294
+SPLIT_BOUNDS = (("train", 0.8), ("validation", 0.9), ("test", 1.0))
+
+#: Dialogue realisers by name; the LLM one is imported only when asked for.
+REALISERS: Registry[Any] = Registry("realiser")
+REALISERS.add("template", TemplateRealiser, aliases=("offline",))
+REALISERS.register_lazy("llm", "groundtrace.crs.llm_realiser:LLMRealiser")
+
+
+@dataclass
+class BuildConfig:
+    """Builder knobs: rejection share, QC/planning attempt bounds, planner config, LLM spec."""
+
+    rejection_share: float = DEFAULT_REJECTION_SHARE
+    max_attempts: int = 3
+    max_plan_tries: int = 25
+    plan: PlanConfig = field(default_factory=PlanConfig)
+    llm: str | None = None
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.rejection_share <= 1.0:
+            raise ValueError(f"rejection_share must be in [0, 1], got {self.rejection_share}")
+        if self.max_attempts < 1 or self.max_plan_tries < 1:
+            raise ValueError("max_attempts and max_plan_tries must be >= 1")
+
+
+class BuildReport(BaseModel):
+    """What a build produced and what it rejected, by reason."""
+
+    kb_name: str
+    kb_hash: str
+    seed: int
+    realiser: str
+    requested: int
+    built: int = 0
+    dropped: int = 0
+    attempts: int = 0
+    planning_failures: int = 0
+    qc_failures: dict[str, int] = Field(default_factory=dict, description="Failed attempts per QC reason.")
+    dropped_by_reason: dict[str, int] = Field(default_factory=dict, description="Dropped dialogues per last reason.")
+    target_rejection_share: float = DEFAULT_REJECTION_SHARE
+    rejection_share: float = 0.0
+    tiers: dict[str, int] = Field(default_factory=dict)
+    splits: dict[str, int] = Field(default_factory=dict)
+    distinct_reviews_quoted: int = 0
+    mean_turns: float = 0.0
+    mean_citations_per_system_turn: float = 0.0
+    realiser_fallback_turns: int = 0
+
+    def summary_rows(self) -> list[tuple[str, str]]:
+        """``(label, value)`` rows of the printed summary."""
+        rows = [
+            ("KB", f"{self.kb_name} ({self.kb_hash[:12]})"),
+            ("realiser", self.realiser),
+            ("dialogues", f"{self.built} built / {self.requested} requested ({self.dropped} dropped)"),
+            ("splits", ", ".join(f"{k} {v}" for k, v in self.splits.items())),
+            ("with rejection", f"{self.rejection_share:.3f} (target {self.target_rejection_share:.3f})"),
+            ("tiers", ", ".join(f"{k} {v}" for k, v in self.tiers.items())),
+            ("mean turns", f"{self.mean_turns:.2f}"),
+            ("distinct reviews quoted", str(self.distinct_reviews_quoted)),
+            ("QC failures (attempts)", ", ".join(f"{k} {v}" for k, v in self.qc_failures.items()) or "none"),
+            ("planning retries", str(self.planning_failures)),
+        ]
+        if self.realiser_fallback_turns:
+            rows.append(("LLM turns replaced by templates", str(self.realiser_fallback_turns)))
+        return rows
+
+    def print_summary(self, console: Any = None) -> None:
+        """Print a rich table of :meth:`summary_rows`."""
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title="TRACE-CRS build", show_header=False)
+        table.add_column(style="bold")
+        table.add_column()
+        for label, value in self.summary_rows():
+            table.add_row(label, value)
+        (console or Console()).print(table)
+
+
+def split_of(dialogue_id: str) -> str:
+    """train / validation / test from the sha256 of the id (≈ 80/10/10)."""
+    u = int(hashlib.sha256(dialogue_id.encode("utf-8")).hexdigest()[:8], 16) / 16**8
+    return next(name for name, bound in SPLIT_BOUNDS if u < bound)
+
+
+def rejection_indices(n: int, share: float, seed: int) -> set[int]:
+    """The first ``round(share · n)`` indices of a seeded permutation of ``range(n)``."""
+    order = list(range(n))
+    random.Random(f"{seed}:rejection").shuffle(order)
+    return set(order[: round(share * n)])
+
+
+def make_realiser(realiser: str | Realiser, config: BuildConfig) -> Realiser:
+    """A realiser instance from a name (``template``, ``llm``) or pass an instance through."""
+    if not isinstance(realiser, str):
+        return realiser
+    target = REALISERS.get(realiser)
+    if REALISERS.canonical(realiser) == "llm":
+        from groundtrace.core.llm.factory import make_llm
+
+        return target(make_llm(config.llm))
+    return target()
+
+
+def build_dialogues(kb: KnowledgeBase, n_dialogues: int, seed: int, *, realiser: str | Realiser = "template",
+                    config: BuildConfig | None = None,
+                    progress: Callable[[int], None] | None = None) -> tuple[list[Dialogue], BuildReport]:
+    """Build ``n_dialogues`` (fewer if some are dropped) and the report; nothing is written."""
+    config = config or BuildConfig()
+    real = make_realiser(realiser, config)
+    ctx = PlanContext(kb, config.plan)
+    report = BuildReport(kb_name=kb.name, kb_hash=kb.content_hash, seed=seed, realiser=real.name,
+                         requested=n_dialogues, target_rejection_share=config.rejection_share)
+    with_rejection = rejection_indices(n_dialogues, config.rejection_share, seed)
+    qc_fail: Counter[str] = Counter()
+    dropped: Counter[str] = Counter()
+    out: list[Dialogue] = []
+    for i in range(n_dialogues):
+        dialogue_id = f"trace-s{seed}-{i:06d}"
+        kept: Dialogue | None = None
+        last_reason = "planning"
+        for attempt in range(config.max_attempts):
+            report.attempts += 1
+            plan = None
+            for p in range(config.max_plan_tries):
+                rng = random.Random(f"{seed}:{i}:{attempt}:{p}")
+                try:
+                    plan = plan_dialogue(ctx, dialogue_id, rng, with_rejection=i in with_rejection, seed=seed)
+                    break
+                except PlanningError:
+                    report.planning_failures += 1
+            if plan is None:
+                last_reason = "planning"
+                continue
+            dialogue = real.realise(plan, rng)
+            issues = check_dialogue(dialogue, kb, pool_size=config.plan.pool_size, open_min=config.plan.open_min,
+                                    open_max=config.plan.open_max)
+            report.realiser_fallback_turns += int(dialogue.features.get("realiser_fallback_turns", 0))
+            if not issues:
+                kept = dialogue
+                break
+            reasons = sorted({x.reason for x in issues})
+            qc_fail.update(reasons)
+            last_reason = reasons[0]
+        if kept is None:
+            dropped[last_reason] += 1
+        else:
+            fallbacks = kept.features.get("realiser_fallback_turns")
+            assign_tier(kept, kb)
+            if fallbacks is not None:
+                kept.features["realiser_fallback_turns"] = fallbacks
+            kept.split = split_of(dialogue_id)  # type: ignore[assignment]
+            out.append(kept)
+        if progress is not None:
+            progress(1)
+    _fill_stats(report, out, qc_fail, dropped)
+    return out, report
+
+
+def _fill_stats(report: BuildReport, dialogues: list[Dialogue], qc_fail: Counter[str], dropped: Counter[str]) -> None:
+    report.built = len(dialogues)
+    report.dropped = report.requested - report.built
+    report.qc_failures = {r: qc_fail[r] for r in REASONS if qc_fail[r]}
+    report.dropped_by_reason = dict(sorted(dropped.items()))
+    if not dialogues:
+        return
+    report.rejection_share = round(sum(d.has_rejection for d in dialogues) / len(dialogues), 6)
+    tiers = Counter(d.difficulty for d in dialogues)
+    report.tiers = {t: tiers[t] for t in TIERS}
+    splits = Counter(d.split for d in dialogues)
+    report.splits = {s: splits[s] for s in ("train", "validation", "test")}
+    quoted = {span.review_id for d in dialogues for t in d.turns for span in t.quote_spans}
+    report.distinct_reviews_quoted = len(quoted)
+    report.mean_turns = round(sum(len(d.turns) for d in dialogues) / len(dialogues), 4)
+    system_turns = [t for d in dialogues for t in d.turns if t.role == "system"]
+    report.mean_citations_per_system_turn = round(sum(len(t.cited_tags) for t in system_turns) / len(system_turns), 4)
+
+
+def build_dataset(kb: KnowledgeBase, n_dialogues: int, seed: int, out_dir: str | Path, *,
+                  realiser: str | Realiser = "template", config: BuildConfig = BuildConfig(),  # noqa: B008
+                  progress: Callable[[int], None] | None = None) -> BuildReport:
+    """Build and write the dataset folder (see module docstring); returns the report."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    dialogues, report = build_dialogues(kb, n_dialogues, seed, realiser=realiser, config=config, progress=progress)
+    for split in ("train", "validation", "test"):
+        write_dialogues(out / f"{split}.jsonl", (d for d in dialogues if d.split == split))
+    write_json_schema(out / "schema.json")
+    manifest = {
+        "name": "TRACE-CRS",
+        "schema_version": SCHEMA_VERSION,
+        "generator": f"groundtrace {__version__}",
+        "kb_name": kb.name,
+        "kb_hash": kb.content_hash,
+        "seed": seed,
+        "realiser": report.realiser,
+        "counts": {**report.splits, "total": report.built},
+        "rejection_share": report.rejection_share,
+        "tiers": report.tiers,
+        "config": _config_dict(config),
+    }
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    (out / "build_report.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return report
+
+
+def _config_dict(config: BuildConfig) -> dict[str, Any]:
+    data = asdict(config)
+    data["plan"]["initial_constraint_weights"] = list(config.plan.initial_constraint_weights)
+    return data
