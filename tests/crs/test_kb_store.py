@@ -1,0 +1,126 @@
+"""SQLite KB store: round trip, hash verification, clear errors, summary without loading."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from groundtrace.crs.kb import KnowledgeBase
+from groundtrace.crs.kb_select import SelectionConfig, select_kb
+from groundtrace.crs.kb_store import (
+    MIGRATIONS,
+    KBIntegrityError,
+    NotAKnowledgeBaseError,
+    kb_summary,
+    load_kb,
+    read_meta,
+    save_kb,
+)
+from groundtrace.crs.schema import POI, Review
+from groundtrace.crs.yelp import BUSINESS_FILE, REVIEW_FILE
+from tests.conftest import FIXTURES
+
+YELP = FIXTURES / "yelp"
+
+
+@pytest.fixture(scope="module")
+def fixture_kb() -> KnowledgeBase:
+    cfg = SelectionConfig(n_cities=2, per_type={"restaurant": 3, "hotel": 2, "attraction": 1}, min_reviews=1, min_review_chars=0)
+    kb, _ = select_kb(YELP / BUSINESS_FILE, YELP / REVIEW_FILE, cfg, name="fixture")
+    return kb
+
+
+def test_round_trip_keeps_content_and_hash(fixture_kb: KnowledgeBase, tmp_path: Path) -> None:
+    path = save_kb(fixture_kb, tmp_path / "kb.sqlite", source="fixtures/yelp", selection={"seed": 0})
+    loaded = load_kb(path)
+    assert loaded.content_hash == fixture_kb.content_hash
+    assert loaded.pois == fixture_kb.pois and loaded.reviews == fixture_kb.reviews
+    assert loaded.name == "fixture"
+    meta = read_meta(path)
+    assert meta["format"] == "groundtrace-kb" and meta["source"] == "fixtures/yelp"
+    assert meta["selection"] == {"seed": 0}
+    with sqlite3.connect(path) as conn:
+        assert [r[0] for r in conn.execute("SELECT name FROM migrations")] == [m[0] for m in MIGRATIONS]
+
+
+def test_save_is_idempotent(fixture_kb: KnowledgeBase, tmp_path: Path) -> None:
+    path = tmp_path / "kb.sqlite"
+    save_kb(fixture_kb, path, created="2026-01-01T00:00:00+00:00")
+    first = path.read_bytes()
+    save_kb(fixture_kb, path, created="2026-01-01T00:00:00+00:00")
+    assert path.read_bytes() == first
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_summary_without_loading(fixture_kb: KnowledgeBase, tmp_path: Path) -> None:
+    path = save_kb(fixture_kb, tmp_path / "kb.sqlite", source="s")
+    summary = kb_summary(path)
+    assert summary["pois"] == len(fixture_kb.pois) and summary["reviews"] == len(fixture_kb.reviews)
+    assert summary["content_hash"] == fixture_kb.content_hash
+    assert summary["cities"] == fixture_kb.summary()["cities"]
+    assert summary["source"] == "s" and summary["created"]
+
+
+def test_tampered_file_fails_the_hash_check(fixture_kb: KnowledgeBase, tmp_path: Path) -> None:
+    path = save_kb(fixture_kb, tmp_path / "kb.sqlite")
+    rid = sorted(fixture_kb.reviews)[0]
+    record = json.loads(fixture_kb.reviews[rid].model_dump_json())
+    record["text"] = "edited after the fact"
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE reviews SET record = ? WHERE review_id = ?", (json.dumps(record), rid))
+    with pytest.raises(KBIntegrityError, match="content hash mismatch"):
+        load_kb(path)
+    assert load_kb(path, verify=False).reviews[rid].text == "edited after the fact"
+
+
+def test_not_a_kb_errors(tmp_path: Path) -> None:
+    text = tmp_path / "notes.txt"
+    text.write_text("hello", encoding="utf-8")
+    with pytest.raises(NotAKnowledgeBaseError, match="not an SQLite file"):
+        load_kb(text)
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    with pytest.raises(NotAKnowledgeBaseError, match="not a groundtrace KB"):
+        load_kb(other)
+    with pytest.raises(FileNotFoundError):
+        load_kb(tmp_path / "missing.sqlite")
+
+
+_ids = st.text(alphabet="abcdefghij0123456789_-", min_size=1, max_size=8)
+
+
+@st.composite
+def _kbs(draw: st.DrawFn) -> KnowledgeBase:
+    poi_ids = draw(st.lists(_ids, min_size=1, max_size=5, unique=True))
+    pois = [
+        POI(
+            poi_id=pid, name=draw(st.text(max_size=10)), city=draw(st.sampled_from(["A", "Bé"])),
+            poi_type=draw(st.sampled_from(["restaurant", "hotel", "attraction"])),
+            lat=draw(st.floats(-80, 80)), lon=draw(st.floats(-179, 179)), stars=draw(st.sampled_from([1.0, 3.5, 5.0])),
+            review_count=draw(st.integers(0, 100)), price_level=draw(st.none() | st.integers(1, 4)),
+            attributes=draw(st.dictionaries(st.sampled_from(["noise", "wifi", "has_tv"]), st.text(max_size=5) | st.booleans(), max_size=3)),
+        )
+        for pid in poi_ids
+    ]
+    review_ids = draw(st.lists(_ids, max_size=6, unique=True))
+    reviews = [
+        Review(review_id="r" + rid, poi_id=draw(st.sampled_from(poi_ids)), stars=3.0, text=draw(st.text(max_size=40)))
+        for rid in review_ids
+    ]
+    return KnowledgeBase(pois, reviews)
+
+
+@settings(max_examples=25, deadline=None)
+@given(_kbs())
+def test_store_round_trips_any_kb(kb: KnowledgeBase) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        loaded = load_kb(save_kb(kb, Path(tmp) / "kb.sqlite"))
+    assert loaded.pois == kb.pois and loaded.reviews == kb.reviews
+    assert loaded.content_hash == kb.content_hash
