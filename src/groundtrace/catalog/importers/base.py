@@ -125,7 +125,7 @@ def run_import(
 ) -> tuple[ImportReport, list[ImportedRecord]]:
     """Run ``importer`` on ``path``; write ``out_dir/skus.jsonl`` and ``out_dir/gold.jsonl`` when given.
 
-    Records after the first ``limit`` SKUs are not read. A repeated ``sku_id`` is an error (first kept).
+    Records after the first ``limit`` SKUs are not read (nor are their issues reported). A repeated ``sku_id`` is an error (first kept).
     Returns the report and the records (kept in memory only when ``out_dir`` is None).
     """
     path = Path(path)
@@ -151,13 +151,18 @@ def run_import(
         if len(report.issues) < max_issues:
             report.issues.append(str(issue))
 
+    pending: list[ImportIssue] = []  # issues are reported only for lines read before the limit is hit
     try:
         for item in importer.records(path):
             if isinstance(item, ImportIssue):
-                note(item)
+                pending.append(item)
                 continue
             if limit is not None and report.skus >= limit:
+                pending = [i for i in pending if i.line < item.line]
                 break
+            for issue in pending:
+                note(issue)
+            pending = []
             if item.sku.sku_id in seen:
                 note(ImportIssue(str(path), item.line, f"duplicate sku_id {item.sku.sku_id!r}; first kept"))
                 continue
@@ -177,6 +182,8 @@ def run_import(
                     gold_file.write(label.model_dump_json() + "\n")
             else:
                 kept.append(item)
+        for issue in pending:
+            note(issue)
     finally:
         if sku_file is not None:
             sku_file.close()

@@ -1,0 +1,362 @@
+"""Evaluation of enrichment results against gold labels (seed §4.2), overall, per attribute and per category.
+
+Each (SKU, attribute) pair is reduced to a :class:`PairOutcome`; every metric is a :class:`RatioMetric`
+(``numerator / denominator`` over outcomes, ``None`` when the denominator is empty), registered in
+:data:`METRICS`. Definitions (``E`` = extracted: status ``extracted`` with a non-null value):
+
+* ``accuracy`` = correct / E-with-gold. An extracted value on n/a gold is wrong; E without any gold is
+  *unjudged* (counted, not in the denominator).
+* ``coverage`` = E / all pairs; ``coverage_gold`` = E / pairs whose gold has a value.
+* ``abstention_accuracy`` = not-E / pairs with n/a gold.
+* ``judge_supported_rate`` = (PASS + UNVERIFIED) / E.
+* ``write_share``, ``block_share``, ``review_share`` = action / E.
+* ``publish_coverage`` = (E and WRITE) / all pairs.
+* ``pass_precision`` = correct / (PASS and E-with-gold).
+* ``judge_agreement`` = (PASS and correct, or not PASS and wrong) / E-with-gold.
+* ``false_reject_share`` = (not PASS and correct) / disagreements; ``false_accept_share`` = (PASS and
+  wrong) / disagreements (the seed's 87.8 % / 12.2 % split; "accept" means PASS, anything else rejects).
+
+Correctness: values compare with ``groundtrace.core.normalize.values_equal`` (booleans, units, abbreviations,
+2 % / 0.5 numeric tolerance); a single-valued gold accepts its ``value`` or any ``alternatives``; a list gold
+(multi-valued attribute) needs set equality — every predicted item equals some gold item and vice versa.
+"All pairs" is the union of result pairs and gold pairs (``scope="union"``; a gold pair with no result is a
+miss, counted in ``missing_results``), or only the result pairs (``scope="results"``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from groundtrace.catalog.model import AttributeResult, CandidateStatus, GoldLabel
+from groundtrace.core.registry import Registry
+
+Equal = Callable[[str, str], bool]
+UNKNOWN_CATEGORY = "(unknown)"
+SUPPORTED = frozenset({"PASS", "UNVERIFIED"})
+
+
+# -- value comparison ------------------------------------------------------------------------------------
+_BOOL = {"true": "true", "yes": "true", "y": "true", "1": "true", "false": "false", "no": "false", "n": "false",
+         "0": "false"}
+
+
+def basic_equal(a: str, b: str) -> bool:
+    """Stand-in comparator used only when ``core.normalize`` is unavailable: case, ``_``/``-``, whitespace and
+    punctuation ignored, boolean synonyms, and numbers with the same unit text within 2 % or 0.5."""
+    def norm(text: str) -> str:
+        return " ".join(re.findall(r"[0-9a-z.%]+", text.lower().replace("_", " ").replace("-", " ")))
+
+    x, y = norm(a), norm(b)
+    if x == y or (_BOOL.get(x) is not None and _BOOL.get(x) == _BOOL.get(y)):
+        return True
+    mx, my = re.fullmatch(r"(\d+(?:\.\d+)?) ?(.*)", x), re.fullmatch(r"(\d+(?:\.\d+)?) ?(.*)", y)
+    if mx and my and mx.group(2) == my.group(2):
+        u, v = float(mx.group(1)), float(my.group(1))
+        return abs(u - v) <= max(0.5, 0.02 * max(abs(u), abs(v)))
+    return False
+
+
+def default_comparator() -> tuple[Equal, str]:
+    """``(values_equal, name)`` from ``groundtrace.core.normalize``, else :func:`basic_equal`."""
+    try:
+        from groundtrace.core.normalize import values_equal
+    except ImportError:
+        return basic_equal, "basic_equal (groundtrace.core.normalize unavailable)"
+    return (lambda a, b: bool(values_equal(a, b))), "groundtrace.core.normalize.values_equal"
+
+
+def _items(value: str | list[str] | None) -> list[str]:
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else [v for v in value if v is not None]
+
+
+def value_matches(predicted: str | list[str], gold: GoldLabel, equal: Equal) -> bool:
+    """Is ``predicted`` right for ``gold`` (which must carry a value)? Rules in the module docstring."""
+    preds = _items(predicted)
+    if not preds:
+        return False
+    if isinstance(gold.value, list):
+        wanted = _items(gold.value)
+        return all(any(equal(p, g) for g in wanted) for p in preds) and all(
+            any(equal(p, g) for p in preds) for g in wanted
+        )
+    accepted = _items(gold.value) + list(gold.alternatives)
+    return all(any(equal(p, g) for g in accepted) for p in preds)
+
+
+# -- outcomes and metrics -----------------------------------------------------------------------------
+GoldKind = Literal["value", "na", "none"]
+
+
+@dataclass(frozen=True)
+class PairOutcome:
+    """Everything the metrics need about one (SKU, attribute) pair."""
+
+    sku_id: str
+    attribute: str
+    category: str
+    has_result: bool
+    extracted: bool
+    gold: GoldKind
+    correct: bool | None  # None unless extracted and gold is value/na
+    verdict: str | None
+    action: str | None
+
+    @property
+    def judged(self) -> bool:
+        return self.correct is not None
+
+
+@dataclass(frozen=True)
+class RatioMetric:
+    """``value = #numerator / #denominator`` over pair outcomes; None when the denominator is empty."""
+
+    name: str
+    formula: str
+    numerator: Callable[[PairOutcome], bool]
+    denominator: Callable[[PairOutcome], bool]
+    higher_is_better: bool = True
+
+    def compute(self, outcomes: Iterable[PairOutcome]) -> MetricValue:
+        num = den = 0
+        for o in outcomes:
+            if self.denominator(o):
+                den += 1
+                num += bool(self.numerator(o))
+        return MetricValue(value=num / den if den else None, numerator=num, denominator=den)
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class MetricValue(BaseModel):
+    value: float | None
+    numerator: int
+    denominator: int
+
+
+METRICS: Registry[RatioMetric] = Registry("catalog metric", base=RatioMetric)
+
+
+def _metric(name: str, formula: str, num: Callable[[PairOutcome], bool], den: Callable[[PairOutcome], bool],
+            *, higher_is_better: bool = True, aliases: tuple[str, ...] = ()) -> None:
+    METRICS.add(name, RatioMetric(name, formula, num, den, higher_is_better), aliases=aliases)
+
+
+def _not_pass(o: PairOutcome) -> bool:
+    return o.verdict != "PASS"
+
+
+def _disagree(o: PairOutcome) -> bool:
+    return o.extracted and o.judged and o.verdict is not None and ((o.verdict == "PASS") != bool(o.correct))
+
+
+_metric("accuracy", "correct / extracted-with-gold", lambda o: bool(o.correct), lambda o: o.extracted and o.judged,
+        aliases=("extraction_accuracy",))
+_metric("coverage", "extracted / all pairs", lambda o: o.extracted, lambda o: True, aliases=("coverage_all",))
+_metric("coverage_gold", "extracted / pairs with a gold value", lambda o: o.extracted, lambda o: o.gold == "value")
+_metric("abstention_accuracy", "not extracted / pairs with n/a gold", lambda o: not o.extracted,
+        lambda o: o.gold == "na")
+_metric("judge_supported_rate", "(PASS + UNVERIFIED) / extracted", lambda o: o.verdict in SUPPORTED,
+        lambda o: o.extracted and o.has_result)
+_metric("write_share", "WRITE / extracted", lambda o: o.action == "WRITE", lambda o: o.extracted and o.has_result)
+_metric("block_share", "BLOCK / extracted", lambda o: o.action == "BLOCK", lambda o: o.extracted and o.has_result,
+        higher_is_better=False)
+_metric("review_share", "REVIEW / extracted", lambda o: o.action == "REVIEW",
+        lambda o: o.extracted and o.has_result, higher_is_better=False)
+_metric("publish_coverage", "extracted and WRITE / all pairs", lambda o: o.extracted and o.action == "WRITE",
+        lambda o: True)
+_metric("pass_precision", "correct / PASS with gold", lambda o: bool(o.correct),
+        lambda o: o.extracted and o.judged and o.verdict == "PASS")
+_metric("judge_agreement", "(PASS and correct) + (not PASS and wrong) / extracted-with-gold",
+        lambda o: not _disagree(o), lambda o: o.extracted and o.judged and o.verdict is not None)
+_metric("false_reject_share", "(not PASS and correct) / disagreements", lambda o: _not_pass(o) and bool(o.correct),
+        _disagree, higher_is_better=False)
+_metric("false_accept_share", "(PASS and wrong) / disagreements", lambda o: o.verdict == "PASS" and not o.correct,
+        _disagree, higher_is_better=False)
+
+
+# -- report ----------------------------------------------------------------------------------------------
+class GroupReport(BaseModel):
+    """Metrics and mixes over one group of pairs."""
+
+    pairs: int
+    metrics: dict[str, MetricValue]
+    verdicts_extracted: dict[str, int] = Field(default_factory=dict, description="Verdict counts on extracted.")
+    verdicts_all: dict[str, int] = Field(default_factory=dict, description="Verdict counts on every result.")
+    actions: dict[str, int] = Field(default_factory=dict, description="Action counts on every result.")
+
+
+class EvaluationReport(BaseModel):
+    """Output of :func:`evaluate`."""
+
+    comparator: str
+    scope: str
+    counts: dict[str, int]
+    overall: GroupReport
+    per_category: dict[str, GroupReport]
+    per_attribute: dict[str, GroupReport]
+    issues: list[str] = Field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return self.model_dump(mode="json")
+
+    def print(self, console: Any = None) -> None:
+        """Rich tables: overall metrics, then per category and per attribute."""
+        from rich.console import Console
+        from rich.table import Table
+
+        console = console or Console()
+
+        def pct(m: MetricValue) -> str:
+            return "—" if m.value is None else f"{100 * m.value:.1f}% ({m.numerator}/{m.denominator})"
+
+        overall = Table(title="TRACE-Catalog evaluation (overall)")
+        overall.add_column("metric")
+        overall.add_column("value", justify="right")
+        overall.add_column("formula")
+        for name, value in self.overall.metrics.items():
+            overall.add_row(name, pct(value), METRICS.get(name).formula)
+        console.print(overall)
+        console.print("counts: " + ", ".join(f"{k}={v}" for k, v in self.counts.items()))
+        console.print("verdicts (extracted): " + (", ".join(f"{k}={v}" for k, v in
+                                                         self.overall.verdicts_extracted.items()) or "none"))
+        console.print("actions: " + (", ".join(f"{k}={v}" for k, v in self.overall.actions.items()) or "none"))
+        shown = ("accuracy", "coverage", "coverage_gold", "abstention_accuracy", "judge_supported_rate",
+                 "publish_coverage", "pass_precision")
+        for title, groups in (("category", self.per_category), ("attribute", self.per_attribute)):
+            table = Table(title=f"per {title}")
+            table.add_column(title)
+            table.add_column("pairs", justify="right")
+            for name in shown:
+                table.add_column(name, justify="right")
+            for key, group in groups.items():
+                table.add_row(key, str(group.pairs), *(
+                    "—" if group.metrics[n].value is None else f"{100 * group.metrics[n].value:.1f}" for n in shown
+                ))
+            console.print(table)
+        for issue in self.issues[:20]:
+            console.print(f"[yellow]{issue}[/yellow]", markup=True, highlight=False)
+
+
+def _extracted(result: AttributeResult) -> bool:
+    candidate = result.candidate
+    return candidate.status == CandidateStatus.EXTRACTED and candidate.value is not None
+
+
+def build_outcomes(
+    results: Iterable[AttributeResult],
+    gold: Iterable[GoldLabel],
+    *,
+    equal: Equal,
+    categories: Mapping[str, str] | None = None,
+    scope: Literal["union", "results"] = "union",
+) -> tuple[list[PairOutcome], dict[str, int], list[str]]:
+    """Join results and gold on (sku_id, attribute); first occurrence of a duplicate wins (reported)."""
+    issues: list[str] = []
+    by_pair: dict[tuple[str, str], AttributeResult] = {}
+    sku_category: dict[str, str] = dict(categories or {})
+    for result in results:
+        key = (result.sku_id, result.attribute)
+        if key in by_pair:
+            issues.append(f"duplicate result for {key}; first kept")
+            continue
+        by_pair[key] = result
+        sku_category.setdefault(result.sku_id, result.category)
+    gold_by_pair: dict[tuple[str, str], GoldLabel] = {}
+    for label in gold:
+        key = (label.sku_id, label.attribute)
+        if key in gold_by_pair:
+            issues.append(f"duplicate gold for {key}; first kept")
+            continue
+        gold_by_pair[key] = label
+    keys = list(by_pair) + ([k for k in gold_by_pair if k not in by_pair] if scope == "union" else [])
+    counts = Counter(results=len(by_pair), gold=len(gold_by_pair))
+    outcomes: list[PairOutcome] = []
+    for key in keys:
+        result = by_pair.get(key)
+        label = gold_by_pair.get(key)
+        extracted = result is not None and _extracted(result)
+        if label is None:
+            kind: GoldKind = "none"
+        elif label.not_applicable or label.value is None or label.value == []:
+            kind = "na"
+        else:
+            kind = "value"
+        correct: bool | None = None
+        if extracted and kind == "value":
+            assert result is not None and label is not None
+            correct = value_matches(result.candidate.value or [], label, equal)
+        elif extracted and kind == "na":
+            correct = False
+        outcomes.append(PairOutcome(
+            sku_id=key[0], attribute=key[1],
+            category=(result.category if result else sku_category.get(key[0], UNKNOWN_CATEGORY)),
+            has_result=result is not None, extracted=extracted, gold=kind, correct=correct,
+            verdict=result.verdict.verdict.value if result else None,
+            action=result.decision.action.value if result else None,
+        ))
+        counts["pairs"] += 1
+        counts[f"gold_{kind}"] += 1
+        counts["extracted"] += extracted
+        counts["missing_results"] += result is None
+        counts["unjudged_extracted"] += extracted and kind == "none"
+    return outcomes, dict(counts), issues
+
+
+def summarise(outcomes: list[PairOutcome]) -> GroupReport:
+    """Every registered metric and the verdict/action mixes over ``outcomes``."""
+    return GroupReport(
+        pairs=len(outcomes),
+        metrics={name: METRICS.get(name).compute(outcomes) for name in _metric_order()},
+        verdicts_extracted=dict(Counter(o.verdict for o in outcomes if o.extracted and o.verdict).most_common()),
+        verdicts_all=dict(Counter(o.verdict for o in outcomes if o.verdict).most_common()),
+        actions=dict(Counter(o.action for o in outcomes if o.action).most_common()),
+    )
+
+
+def _metric_order() -> list[str]:
+    builtin = ["accuracy", "coverage", "coverage_gold", "abstention_accuracy", "judge_supported_rate",
+               "write_share", "block_share", "review_share", "publish_coverage", "pass_precision",
+               "judge_agreement", "false_reject_share", "false_accept_share"]
+    return builtin + [n for n in METRICS.names() if n not in builtin]
+
+
+def evaluate(
+    results: Iterable[AttributeResult],
+    gold: Iterable[GoldLabel],
+    *,
+    equal: Equal | None = None,
+    categories: Mapping[str, str] | None = None,
+    scope: Literal["union", "results"] = "union",
+) -> EvaluationReport:
+    """Score ``results`` against ``gold`` overall, per category and per attribute (see module docstring).
+
+    ``categories`` (sku_id → category) names the category of SKUs that have gold but no result.
+    """
+    comparator_name = "custom"
+    if equal is None:
+        equal, comparator_name = default_comparator()
+    outcomes, counts, issues = build_outcomes(results, gold, equal=equal, categories=categories, scope=scope)
+    per_category: dict[str, list[PairOutcome]] = defaultdict(list)
+    per_attribute: dict[str, list[PairOutcome]] = defaultdict(list)
+    for o in outcomes:
+        per_category[o.category].append(o)
+        per_attribute[o.attribute].append(o)
+    return EvaluationReport(
+        comparator=comparator_name,
+        scope=scope,
+        counts=counts,
+        overall=summarise(outcomes),
+        per_category={k: summarise(v) for k, v in sorted(per_category.items())},
+        per_attribute={k: summarise(v) for k, v in sorted(per_attribute.items())},
+        issues=issues,
+    )
