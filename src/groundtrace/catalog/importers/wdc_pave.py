@@ -150,12 +150,14 @@ class WDCPaveImporter(Importer):
 
 
 # -- templates from descriptions.csv ---------------------------------------------------------------------
+#: unit spelling in example values → canonical unit of its family (pint syntax), so "2TB" and "40GB"
+#: both vote for GB and the values stay convertible.
 _UNIT_MAP = {
-    "gb": "GB", "gigabytes": "GB", "tb": "TB", "terabytes": "TB", "mb": "MB", "megabytes": "MB",
-    "w": "W", "watts": "W", "watt": "W", "v": "V", "volts": "V", "volt": "V", "mhz": "MHz", "ghz": "GHz",
-    "rpm": "rpm", "k": None, '"': "in", "in": "in", "inch": "in", "inches": "in", "mm": "mm", "cm": "cm",
-    "ft": "ft", "oz": "oz", "lb": "lb", "lbs": "lb", "qt": "quart", "gal": "gallon", "ct": "carat",
-    "ctw": "carat", "l": "L", "ml": "mL", "g": "g", "kg": "kg",
+    "gb": "GB", "gigabytes": "GB", "tb": "GB", "terabytes": "GB", "mb": "GB", "megabytes": "GB",
+    "w": "W", "watts": "W", "watt": "W", "v": "V", "volts": "V", "volt": "V", "mhz": "MHz", "ghz": "MHz",
+    "rpm": "rpm", '"': "in", "in": "in", "inch": "in", "inches": "in", "ft": "in", "mm": "mm", "cm": "mm",
+    "oz": "oz", "lb": "oz", "lbs": "oz", "g": "g", "kg": "g", "qt": "L", "gal": "L", "l": "L", "ml": "L",
+    "ct": "carat", "ctw": "carat",
 }
 _UNIT_RE = re.compile(r"\d\s*-?\s*([A-Za-z\"]+)")
 _NUMERIC_TYPES = ("numeric",)
@@ -173,13 +175,11 @@ def _majority_unit(values: list[str]) -> str | None:
     for value in values:
         match = _UNIT_RE.search(value)
         if match and match.group(1).lower() in _UNIT_MAP:
-            unit = _UNIT_MAP[match.group(1).lower()]
-            if unit:
-                units[unit] += 1
+            units[_UNIT_MAP[match.group(1).lower()]] += 1
     if not units:
         return None
     unit, count = units.most_common(1)[0]
-    return unit if count * 2 >= sum(units.values()) else None
+    return unit if count * 2 > sum(units.values()) else None  # a strict majority, else no unit
 
 
 def templates_from_wdc(csv_path: Path) -> tuple[list[CategoryTemplate], list[ImportIssue]]:
