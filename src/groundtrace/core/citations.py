@@ -1,0 +1,268 @@
+"""Citation parsing: ``[Rn]`` tags, the quoted text they attach to, and the claims they support.
+
+Contract (all offsets are character offsets into the text given):
+
+* **Tags.** A tag group is ``[`` + labels separated by ``,`` or ``;`` + ``]`` with optional spaces
+  (``[R3]``, ``[R1, R3]``, ``[R1,R3]``, ``[ R2 ]``; ``[R1][R3]`` is two groups). A label is the prefix
+  (case-sensitive, default ``R``) and 1–6 ASCII digits; each label gets its own :class:`Tag` span.
+* **Quotes** (:func:`find_quotes`). ``"..."``, ``“...”``, ``„...“``, ``«...»`` and single quotes
+  ``'...'`` / ``‘...’`` on one line. An opening mark must not follow a letter or digit and must be
+  followed by a non-space; a closing mark must follow a non-space and must not be followed by a letter
+  or digit. This keeps apostrophes (``don't``, ``'90s decor``, ``chefs'``) out unless they form an
+  unambiguous pair; single-quoted spans are at most 300 characters. Nested quotes stay inside the outer one.
+* **Sentences** (:func:`split_sentences`). A sentence ends at a newline, or after ``.``/``!``/``?``/``…``
+  plus any closing quotes/brackets plus any bracket groups that follow (``great." [R1]`` keeps its tag),
+  when whitespace and then a character that is not a lowercase letter come next (or the text ends).
+  Not an end: inside a quote, with no word before it in the sentence (``!!!``, a list number ``1.``), a decimal point (``4.5``), a single-letter initial (``J.``), a title
+  (``Dr.``, ``St.``, ``Mr.`` ... — :data:`TITLE_ABBREVIATIONS`), ``e.g.``/``i.e.``/``vs.``/``approx.``
+  (:data:`INNER_ABBREVIATIONS`), ``No.``/``p.`` before a digit.
+* **Claims** (:func:`parse_citations`). Within a sentence, each tag group closes a claim that starts at
+  the sentence start or at the end of the previous tag group; every quote inside that stretch is cited by
+  the group's tags (so in ``"great" [R1], and "cheap" [R2]`` R1 cites "great" and R2 cites "cheap").
+  Groups separated only by punctuation/space (``[R1][R3]``, ``[R1], [R3]``) join the same claim. Text
+  after the last group of a sentence joins the last claim, unless it contains a quote: then it is its own
+  claim with ``tags=[]``; a sentence without any tag is one claim with ``tags=[]``. Every tag found by
+  :func:`find_tags` ends up in exactly one claim. ``CitedClaim.text`` is the claim with its tag groups
+  removed (:func:`strip_tags`) and leading ``,;:``, spaces and list markers (``-``, ``*``, ``•``,
+  ``1.``) dropped; ``start``/``end`` span the claim in
+  the original text, tags included.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import NamedTuple
+
+TITLE_ABBREVIATIONS = frozenset(
+    "mr mrs ms mx dr prof st mt ft rev fr sr jr gen col capt lt sgt hon pres gov sen rep mme mlle messrs".split()
+)
+"""Abbreviations that precede a name: a period after them never ends a sentence."""
+
+INNER_ABBREVIATIONS = frozenset("e.g i.e cf vs viz approx incl esp ca resp".split())
+"""Abbreviations that never end a sentence."""
+
+NUMBER_ABBREVIATIONS = frozenset("no nos vol pp p fig ch sec".split())
+"""Abbreviations that do not end a sentence when a digit follows (``No. 5``, ``p. 12``)."""
+
+MAX_SINGLE_QUOTE = 300
+
+_QUOTE_CLOSERS = {
+    '"': '"”',
+    "“": '”"',
+    "„": "“”",
+    "«": "»",
+    "'": "'’",
+    "‘": "’'",
+}
+_SINGLE_OPENERS = "'‘"
+
+
+class Tag(NamedTuple):
+    """One citation label: ``text[start:end] == label``; ``number`` is its integer part."""
+
+    label: str
+    number: int
+    start: int
+    end: int
+
+
+class QuotedSpan(NamedTuple):
+    """Quoted text without its marks: ``text[start:end]`` of the parsed string."""
+
+    text: str
+    start: int
+    end: int
+
+
+class CitedClaim(NamedTuple):
+    """A claim (a sentence or the part of one a tag group closes) with the quotes it cites and its tags."""
+
+    text: str
+    start: int
+    end: int
+    quotes: list[QuotedSpan]
+    tags: list[Tag]
+
+    @property
+    def numbers(self) -> list[int]:
+        """Tag numbers in order of appearance (duplicates kept)."""
+        return [t.number for t in self.tags]
+
+
+@lru_cache(maxsize=16)
+def _group_re(prefix: str) -> re.Pattern[str]:
+    label = rf"{re.escape(prefix)}[0-9]{{1,6}}"
+    sep = r"[^\S\n]*[,;][^\S\n]*"
+    return re.compile(rf"\[[^\S\n]*{label}(?:{sep}{label})*[^\S\n]*\]")
+
+
+@lru_cache(maxsize=16)
+def _label_re(prefix: str) -> re.Pattern[str]:
+    return re.compile(rf"{re.escape(prefix)}([0-9]{{1,6}})")
+
+
+@lru_cache(maxsize=16)
+def _strip_re(prefix: str) -> re.Pattern[str]:
+    return re.compile(rf"[^\S\n]*{_group_re(prefix).pattern}")
+
+
+def _groups(text: str, prefix: str) -> list[tuple[int, int, list[Tag]]]:
+    """``(start, end, tags)`` of every tag group."""
+    label_re = _label_re(prefix)
+    out = []
+    for group in _group_re(prefix).finditer(text):
+        tags = [
+            Tag(m.group(0), int(m.group(1)), m.start(), m.end())
+            for m in label_re.finditer(text, group.start(), group.end())
+        ]
+        out.append((group.start(), group.end(), tags))
+    return out
+
+
+def find_tags(text: str, prefix: str = "R") -> list[Tag]:
+    """Every citation label of every tag group in ``text``, in order."""
+    return [tag for _, _, tags in _groups(text, prefix) for tag in tags]
+
+
+def strip_tags(text: str, prefix: str = "R") -> str:
+    """``text`` without its tag groups and the spaces before them (``great [R1].`` → ``great.``)."""
+    return _strip_re(prefix).sub("", text)
+
+
+def _find_close(text: str, i: int, closers: str, limit: int) -> int:
+    """Index of the first valid closing mark for the opener at ``i``, or -1."""
+    stop = min(len(text), i + 1 + limit)
+    for k in range(i + 2, stop + 1):
+        if k == len(text) or text[k] == "\n":
+            return -1
+        ch = text[k]
+        if ch in closers and not text[k - 1].isspace() and not (k + 1 < len(text) and text[k + 1].isalnum()):
+            return k
+    return -1
+
+
+def find_quotes(text: str) -> list[QuotedSpan]:
+    """Quoted spans of ``text`` in order, outermost only (rules in the module docstring)."""
+    spans: list[QuotedSpan] = []
+    i, n = 0, len(text)
+    while i < n - 1:
+        ch = text[i]
+        closers = _QUOTE_CLOSERS.get(ch)
+        if closers is None or (i > 0 and text[i - 1].isalnum()) or text[i + 1].isspace():
+            i += 1
+            continue
+        limit = MAX_SINGLE_QUOTE if ch in _SINGLE_OPENERS else n
+        k = _find_close(text, i, closers, limit)
+        if k < 0:
+            i += 1
+            continue
+        spans.append(QuotedSpan(text[i + 1 : k], i + 1, k))
+        i = k + 1
+    return spans
+
+
+_END_RE = re.compile(r"[.!?…]+[\"'”“’»)\]]*(?:[^\S\n]*\[[^\[\]\n]{1,200}\])*")
+_WORD_BEFORE_RE = re.compile(r"([A-Za-z]+(?:\.[A-Za-z]+)*)$")
+
+
+def _is_abbreviation(line: str, dot: int, after: str) -> bool:
+    """True when the single period at ``line[dot]`` belongs to an abbreviation, not a sentence end."""
+    m = _WORD_BEFORE_RE.search(line, 0, dot)
+    if not m:
+        return False
+    word = m.group(1)
+    lower = word.lower()
+    if len(word) == 1 and word.isupper():
+        return True  # an initial: "J. K. Rowling"
+    if lower in TITLE_ABBREVIATIONS or lower in INNER_ABBREVIATIONS:
+        return True
+    return lower in NUMBER_ABBREVIATIONS and after[:1].isdigit()
+
+
+def _line_sentences(line: str, offset: int) -> list[tuple[int, int]]:
+    protected = [(q.start, q.end) for q in find_quotes(line)]
+    spans = []
+    start = 0
+    for m in _END_RE.finditer(line):
+        end = m.end()
+        rest = line[end:]
+        if rest and not rest[0].isspace():
+            continue
+        after = rest.lstrip()
+        if after and after[0].islower():
+            continue
+        before = line[start : m.start()].strip()
+        if not _has_words(before) or before.isdigit():  # "!!!" or a list number "1."
+            continue
+        if any(a < end <= b for a, b in protected):
+            continue
+        if m.group(0).startswith(".") and not m.group(0).startswith("..") and _is_abbreviation(line, m.start(), after):
+            continue
+        spans.append((start, end))
+        start = end
+    spans.append((start, len(line)))
+    out = []
+    for a, b in spans:
+        piece = line[a:b]
+        stripped = piece.strip()
+        if stripped:
+            lead = len(piece) - len(piece.lstrip())
+            out.append((offset + a + lead, offset + a + lead + len(stripped)))
+    return out
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each sentence, stripped of surrounding whitespace (rules in the module docstring)."""
+    out: list[tuple[int, int]] = []
+    offset = 0
+    for line in text.split("\n"):
+        out.extend(_line_sentences(line, offset))
+        offset += len(line) + 1
+    return out
+
+
+_LEAD_RE = re.compile(r"(?:[\s,;:]|[-*•](?=\s)|[0-9]{1,3}[.)](?=\s))*")
+
+
+def _has_words(fragment: str) -> bool:
+    return any(ch.isalnum() for ch in fragment)
+
+
+def _claim(text: str, a: int, b: int, quotes: list[QuotedSpan], tags: list[Tag], prefix: str) -> CitedClaim:
+    a += _LEAD_RE.match(text, a, b).end() - a  # type: ignore[union-attr]
+    while b > a and text[b - 1].isspace():
+        b -= 1
+    inner = [q for q in quotes if a <= q.start < b]
+    return CitedClaim(strip_tags(text[a:b], prefix).strip(), a, b, inner, tags)
+
+
+def parse_citations(text: str, prefix: str = "R") -> list[CitedClaim]:
+    """Claims of ``text`` with their quotes and tags (rules in the module docstring)."""
+    groups = _groups(text, prefix)
+    quotes = find_quotes(text)
+    claims: list[CitedClaim] = []
+    for s0, s1 in split_sentences(text):
+        segments: list[list] = []  # [start, end, tags]
+        pending: list[Tag] = []
+        cursor = s0
+        for g0, g1, tags in groups:
+            if g0 < s0 or g1 > s1:
+                continue
+            if not _has_words(strip_tags(text[cursor:g0], prefix)):
+                if segments:
+                    segments[-1][1] = g1
+                    segments[-1][2].extend(tags)
+                else:
+                    pending.extend(tags)
+            else:
+                segments.append([cursor, g1, pending + tags])
+                pending = []
+            cursor = g1
+        trailing_quote = any(cursor <= q.start < s1 for q in quotes)
+        if segments and not trailing_quote:
+            segments[-1][1] = s1
+        elif _has_words(text[cursor:s1]) or trailing_quote or pending:
+            segments.append([cursor if segments else s0, s1, pending])
+        claims.extend(_claim(text, a, b, quotes, tags, prefix) for a, b, tags in segments)
+    return claims
