@@ -2,8 +2,9 @@
 
 ``html_to_text(html) -> PageText(title, text, meta)``: drops ``script``, ``style``, ``nav``, ``header``,
 ``footer``, ``noscript``, ``template``, ``svg``, ``iframe``, ``form`` and ``aside`` subtrees; block
-elements (p, div, li, tr, h1-h6, br ...) end a line; table cells in a row are joined by one space, so a
-row "Net Wt | 16 oz" becomes the line "Net Wt 16 oz"; whitespace is collapsed per line. The page
+elements (p, div, li, tr, h1-h6, br ...) end a line; the cells of a table row are joined with ``": "``,
+so a row "Net Wt | 16 oz" becomes the line "Net Wt: 16 oz" (a field a reader can quote); whitespace is
+collapsed per line. The page
 ``<title>`` and ``<meta name|property|itemprop=... content=...>`` pairs (description, og:*, gtin, mpn ...)
 are kept in ``meta`` (plus ``canonical`` from ``<link rel="canonical">``); the title and the meta
 description are prepended to ``text`` so they can be quoted too.
@@ -41,6 +42,7 @@ class _Extractor(HTMLParser):
         self.meta: dict[str, str] = {}
         self._drop_depth = 0
         self._in_title = False
+        self._cell = 0
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         tag = tag.lower()
@@ -64,8 +66,11 @@ class _Extractor(HTMLParser):
             return
         if tag == "title":
             self._in_title = True
+        if tag == "tr":
+            self._cell = 0
         if tag in ("td", "th") and not self._drop_depth:
-            self.parts.append(" ")
+            self.parts.append(": " if self._cell else " ")
+            self._cell += 1
         if tag in _BLOCK and not self._drop_depth:
             self.parts.append("\n")
 

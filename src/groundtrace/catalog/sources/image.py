@@ -4,9 +4,10 @@
   image of the SKU. Local paths are resolved against ``base_dir``; ``http(s)`` URLs are downloaded with
   httpx only when ``allow_http=True`` (else they are skipped and noted in ``errors``). A missing binary
   raises :class:`~groundtrace.catalog.sources.base.SourceError` with an install hint.
-* :class:`VLMImageSource` sends each image (base64 data URL, OpenAI ``image_url`` content part) to an
-  :class:`~groundtrace.core.llm.LLMClient` and asks for a literal transcription of the printed text and
-  label marks. The answer becomes a Document with ``source="image"``.
+* :class:`VLMImageSource` sends each image (base64 data URL, OpenAI ``image_url`` content part) to a
+  vision model on an OpenAI-compatible endpoint (``VLMImageSource.from_llm(client)`` reuses a
+  configured client's endpoint) and asks for a literal transcription of the printed text and label
+  marks. The answer becomes a Document with ``source="image"``.
 
 Both produce ``source_type="image"`` Documents with ``source_ref="image:<path or URL>#ocr|#vlm"``.
 Images rank third in the evidence priority (catalog > syndicated > image > web).
@@ -122,15 +123,35 @@ VLM_PROMPT = (
 
 @EVIDENCE_SOURCES.register("image_vlm", aliases=("vlm",), description="Images described by a vision LLM.")
 class VLMImageSource(EvidenceSource):
-    """Evidence tier 3 through a vision-language model (OpenAI ``image_url`` content parts)."""
+    """Evidence tier 3 through a vision-language model on an OpenAI-compatible endpoint.
+
+    The core :class:`~groundtrace.core.llm.LLMClient` contract carries text-only messages, so this source
+    speaks the OpenAI chat-completions wire format itself (httpx ``POST {base_url}/chat/completions``
+    with an ``image_url`` content part holding a base64 data URL). :meth:`from_llm` reuses the base URL
+    and model of a configured OpenAI client.
+    """
 
     name = "image_vlm"
 
-    def __init__(self, llm: Any, base_dir: str | Path | None = None, *, allow_http: bool = False,
-                 prompt: str = VLM_PROMPT, timeout_s: float = 60.0) -> None:
-        self.llm = llm
+    def __init__(self, base_url: str, model: str, api_key: str | None = None, base_dir: str | Path | None = None, *,
+                 allow_http: bool = False, prompt: str = VLM_PROMPT, timeout_s: float = 60.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.api_key = api_key
         self.prompt = prompt
+        self.timeout_s = timeout_s
         self._loader = _ImageLoader(base_dir, allow_http, timeout_s)
+
+    @classmethod
+    def from_llm(cls, llm: Any, **kw: Any) -> VLMImageSource:
+        """Use the endpoint of an OpenAI-compatible client (needs ``base_url`` and ``model``)."""
+        base_url = getattr(llm, "base_url", None)
+        if not base_url:
+            raise SourceError(f"{llm!r} has no base_url; the VLM image source needs an OpenAI-compatible endpoint")
+        import os
+
+        key = kw.pop("api_key", None) or os.environ.get("GROUNDTRACE_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        return cls(base_url, llm.model, key, **kw)
 
     @property
     def errors(self) -> list[str]:
@@ -145,16 +166,28 @@ class VLMImageSource(EvidenceSource):
                                           {"type": "image_url", "image_url": {"url": url}}]},
         ]
 
+    def describe(self, ref: str, data: bytes) -> str:
+        """The model's transcription of one image (raises SourceError on HTTP/format errors)."""
+        import httpx
+
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        body = {"model": self.model, "messages": self.messages_for(ref, data), "temperature": 0}
+        try:
+            response = httpx.post(f"{self.base_url}/chat/completions", json=body, headers=headers,
+                                  timeout=self.timeout_s)
+            response.raise_for_status()
+            return str(response.json()["choices"][0]["message"]["content"] or "")
+        except (httpx.HTTPError, KeyError, IndexError, ValueError) as exc:
+            raise SourceError(f"VLM request for {ref} failed at {self.base_url}: {exc}") from exc
+
     def documents(self, sku: SKU) -> list[Document]:
         docs: list[Document] = []
         for ref in sku.images:
             data = self._loader.load(ref)
             if data is None:
                 continue
-            completion = self.llm.complete(self.messages_for(ref, data))
-            text = (completion.text or "").strip()
+            text = self.describe(ref, data).strip()
             if text:
                 docs.append(Document(source="image", source_type="image", source_ref=f"image:{ref}#vlm", text=text,
-                                     title=sku.title,
-                                     metadata={"method": "vlm", "model": getattr(completion, "model", ""), "image": ref}))
+                                     title=sku.title, metadata={"method": "vlm", "model": self.model, "image": ref}))
         return docs
