@@ -41,8 +41,18 @@ def make_pois() -> list[POI]:
     def poi(pid, name, cats, price, pos, **attrs):
         lat, lon = at(*pos)
         return POI(
-            poi_id=pid, name=name, city="Tucson", state="AZ", poi_type="restaurant", lat=lat, lon=lon,
-            stars=4.0, review_count=10, price_level=price, categories=cats, attributes=attrs,
+            poi_id=pid,
+            name=name,
+            city="Tucson",
+            state="AZ",
+            poi_type="restaurant",
+            lat=lat,
+            lon=lon,
+            stars=4.0,
+            review_count=10,
+            price_level=price,
+            categories=cats,
+            attributes=attrs,
         )
 
     return [
@@ -70,7 +80,9 @@ REVIEW_TEXTS = {
 
 
 def make_kb() -> KnowledgeBase:
-    reviews = [Review(review_id=rid, poi_id=pid, stars=4.0, text=text) for rid, (pid, text) in REVIEW_TEXTS.items()]
+    reviews = [
+        Review(review_id=rid, poi_id=pid, stars=4.0, text=text) for rid, (pid, text) in REVIEW_TEXTS.items()
+    ]
     return KnowledgeBase(make_pois(), reviews, name="metrics-fixture")
 
 

@@ -16,6 +16,10 @@ def table(dialogues, closed_predictions, kb):
     return score_predictions(dialogues, closed_predictions, kb, setting="closed")
 
 
+def values_of(table, dialogue_id, turn_index):
+    return next(t.values for t in table.turns if (t.dialogue_id, t.turn_index) == (dialogue_id, turn_index))
+
+
 def per_turn(table, metric):
     return {(t.dialogue_id, t.turn_index): t.values[metric] for t in table.turns}
 
@@ -23,7 +27,7 @@ def per_turn(table, metric):
 def test_d1_1_fully_grounded(table):
     # 'Try Sakura Sushi: "the room feels elegant" [R3].'
     # 14 tokens: Try Sakura Sushi : " the room feels elegant " [ R3 ] .
-    v = {m: per_turn(table, m)[("d1", 1)] for m in table.aggregate}
+    v = values_of(table, "d1", 1)
     assert v["gs"] == 1.0  # "the room feels elegant" is verbatim in V3 (R3)
     assert v["cd"] == pytest.approx(7 / 14)  # the room feels elegant (4) + [ R3 ] (3)
     # mentions: "Sushi" (japanese) ends at 16, "elegant" (classy) ends at 41; [R3] spans 43-47 -> both within 80
@@ -37,7 +41,7 @@ def test_d1_1_fully_grounded(table):
 
 def test_d1_3_no_citation_loophole(table):
     # 'Trattoria Roma is quiet and Italian.' — 7 tokens, no tag, no quote
-    v = {m: per_turn(table, m)[("d1", 3)] for m in table.aggregate}
+    v = values_of(table, "d1", 3)
     assert v["gs"] == 1.0  # vacuous: no quoted citation (the known loophole)
     assert v["cd"] == 0.0
     assert v["pc"] == 0.0  # mentions Trattoria (italian), quiet, Italian: none has a tag nearby -> 0/3
@@ -50,12 +54,16 @@ def test_d1_3_no_citation_loophole(table):
 def test_d2_1_partly_grounded(table):
     # 'Burger Barn has "good burgers" [R6] and "huge portions" [R6, R9]. It also has free wifi.'
     # 27 tokens; citation tokens: good burgers (2) + [ R6 ] (3) + huge portions (2) + [ R6 , R9 ] (5) = 12
-    v = {m: per_turn(table, m)[("d2", 1)] for m in table.aggregate}
-    assert v["gs"] == 0.5  # "good burgers" in V6 yes; "huge portions" not in V6 and R9 does not resolve -> 1/2
+    v = values_of(table, "d2", 1)
+    assert (
+        v["gs"] == 0.5
+    )  # "good burgers" in V6 yes; "huge portions" not in V6 and R9 does not resolve -> 1/2
     assert v["cd"] == pytest.approx(12 / 27)
     assert v["pc"] == 1.0  # "wifi" at 83-87; [R6, R9] ends at 64 -> gap 19 <= 80
     assert v["cgs"] == pytest.approx(0.5)  # 0.5 × min(1, 0.444/0.05) × (0.5 + 0.5)
-    assert v["citation_validity"] == pytest.approx(2 / 3)  # tags R6 R6 R9: R6 -> P5 (ranked 1st) twice, R9 unknown
+    assert v["citation_validity"] == pytest.approx(
+        2 / 3
+    )  # tags R6 R6 R9: R6 -> P5 (ranked 1st) twice, R9 unknown
     # wifi: support set = recommended {P5, P3, P1} ∪ cited {P5}; none has wifi, none of their reviews
     # mentions it (V5 does, but P4 is not in the set) -> 1/1 hallucinated
     assert v["hallucinated_attribute_rate"] == 1.0
@@ -64,7 +72,7 @@ def test_d2_1_partly_grounded(table):
 def test_d3_1_mention_out_of_window(table):
     # 'Olive Grove is romantic: "Classy and upscale without being stuffy" [R1]. Regulars ... glass of wine.'
     # 37 tokens; citation tokens: 6 quoted words + [ R1 ] = 9
-    v = {m: per_turn(table, m)[("d3", 1)] for m in table.aggregate}
+    v = values_of(table, "d3", 1)
     assert v["cd"] == pytest.approx(9 / 37)
     # mentions romantic (15-23), Classy (26-32), upscale (37-44) near [R1] (67-71); "wine" at 159: gap 159-71 = 88 > 80
     assert v["pc"] == pytest.approx(3 / 4)
@@ -94,7 +102,9 @@ def test_unscorable_defaults_and_aggregates(table):
 def test_open_setting_resolves_extended_tags(dialogues, open_predictions, kb):
     # d1/1 open: '"The salsa bar is the best in town" [R7].' — R7 exists only in the open numbering:
     # review_refs has R1-R6 (V1-V6); open_review_refs appends P3's untagged V7 as R7.
-    table = score_predictions(dialogues, open_predictions, kb, setting="open", metrics=["gs", "citation_validity"])
+    table = score_predictions(
+        dialogues, open_predictions, kb, setting="open", metrics=["gs", "citation_validity"]
+    )
     v = {(t.dialogue_id, t.turn_index): t.values for t in table.turns}
     assert v[("d1", 1)] == {"gs": 1.0, "citation_validity": 1.0}  # V7 is a review of P3, ranked first
     # the same response scored as closed: R7 does not resolve -> ungrounded, invalid
@@ -133,14 +143,19 @@ def test_nli_with_fake_scorer(dialogues, closed_predictions, kb):
     assert len(scorer.calls) == 1  # one batched call per run
     pairs = scorer.calls[0]
     assert len(pairs) == len(set(pairs))
-    # Claims (sentences with a tag), hypothesis = sentence without tags/quote marks:
+    # Tagged claims (core.citations: the stretch a tag group closes), hypothesis = claim without tags/quote marks:
     # d1/1 "Try Sakura Sushi: the room feels elegant." vs V3            -> "try", "sakura" not in V3: 0.1
-    # d2/1 "Burger Barn has good burgers and huge portions." vs V6 (R9 unresolved) -> 0.1
+    # d2/1 "Burger Barn has good burgers" vs V6                          -> 0.1
+    # d2/1 "and huge portions." vs V6 (R9 does not resolve)              -> 0.1
     # d3/1 "Olive Grove is romantic: Classy and upscale without being stuffy." vs V1 -> 0.1
     # d3/3 "Olive Grove again: Quiet enough to talk." vs V2              -> 0.1
-    # d1/3 has no tag -> no claim. Pooled: 0 entailed / (4 claims + 2 unscorable turns as 1 claim each)
-    assert ("Quiet enough to talk, and the lamb was perfect.", "Olive Grove again: Quiet enough to talk.") in pairs
-    assert len(pairs) == 4
+    # d1/3 has no tag -> no claim. Pooled: 0 entailed / (5 claims + 2 unscorable turns as 1 claim each)
+    assert (
+        "Quiet enough to talk, and the lamb was perfect.",
+        "Olive Grove again: Quiet enough to talk.",
+    ) in pairs
+    assert ("Big screens everywhere, good burgers.", "and huge portions.") in pairs
+    assert len(pairs) == 5
     assert table.aggregate["nli_entailment"] == 0.0
     values = {(t.dialogue_id, t.turn_index): t.values["nli_entailment"] for t in table.turns}
     assert values[("d1", 3)] is None  # no claim: not applicable

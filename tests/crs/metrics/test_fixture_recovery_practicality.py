@@ -38,7 +38,7 @@ def test_t2r(table):
     # d3: #1 P1 == P1 -> 1
     assert per_dialogue(table, "t2r") == {"d1": 2.0, "d2": 3.0, "d3": 1.0}
     assert table.aggregate["t2r"] == 2.0  # (2 + 3 + 1) / 3
-    assert not table.counts["t2r"].unit == "turn"
+    assert table.counts["t2r"].unit == "dialogue"
 
 
 def test_task_success(table):

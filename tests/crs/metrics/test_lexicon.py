@@ -32,8 +32,12 @@ def test_mentions_are_case_insensitive_word_bounded_and_longest(lexicon):
     text = "Quiet patio, free Wi-Fi and bike parking; not a divey dive-bar. Quietly? Pastaria no."
     found = [(m.term, text[m.start : m.end]) for m in lexicon.mentions(text)]
     assert found == [
-        ("quiet", "Quiet"), ("outdoor_seating", "patio"), ("wifi", "Wi-Fi"), ("bike_parking", "bike parking"),
-        ("divey", "divey"), ("divey", "dive-bar"),
+        ("quiet", "Quiet"),
+        ("outdoor_seating", "patio"),
+        ("wifi", "Wi-Fi"),
+        ("bike_parking", "bike parking"),
+        ("divey", "divey"),
+        ("divey", "dive-bar"),
     ]  # fmt: skip  ("Quietly" and "Pastaria" are not words of the lexicon)
 
 
@@ -43,7 +47,9 @@ def test_hyphen_space_variants(lexicon, variant):
 
 
 def _poi(**kw):
-    base = dict(poi_id="X", name="X", city="C", poi_type="restaurant", lat=0.0, lon=0.0, stars=4, review_count=1)
+    base = {
+        "poi_id": "X", "name": "X", "city": "C", "poi_type": "restaurant", "lat": 0.0, "lon": 0.0, "stars": 4, "review_count": 1
+    }
     return POI(**(base | kw))
 
 
@@ -51,7 +57,9 @@ def test_support_rules(lexicon):
     t = lexicon.terms
     italian = _poi(categories=["Pizza"])
     assert t["italian"].supported_by_kb(italian) and not t["mexican"].supported_by_kb(italian)
-    quiet = _poi(attributes={"noise": "quiet", "wifi": "free", "ambience": ["romantic"], "good_for_kids": True})
+    quiet = _poi(
+        attributes={"noise": "quiet", "wifi": "free", "ambience": ["romantic"], "good_for_kids": True}
+    )
     assert t["quiet"].supported_by_kb(quiet) and not t["noisy"].supported_by_kb(quiet)
     assert t["wifi"].supported_by_kb(quiet) and t["romantic"].supported_by_kb(quiet)
     assert t["kid_friendly"].supported_by_kb(quiet) and not t["dog_friendly"].supported_by_kb(quiet)

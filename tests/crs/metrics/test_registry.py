@@ -7,7 +7,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from groundtrace.core.registry import Registry, UnknownNameError
-from groundtrace.crs.metrics import AXES, DEFAULT_METRICS, METRICS, Metric, MetricParseError, metrics_by_axis, parse_metric
+from groundtrace.crs.metrics import (
+    AXES,
+    DEFAULT_METRICS,
+    METRICS,
+    Metric,
+    MetricParseError,
+    metrics_by_axis,
+    parse_metric,
+)
 
 
 def test_registry_type_and_contents():
@@ -49,7 +57,10 @@ def test_parse_errors(text, message):
         parse_metric(text)
 
 
-@given(st.sampled_from(["recall", "ndcg", "multi_ref_hit", "open_recall", "R", "nDCG", "oR"]), st.integers(1, 1000))
+@given(
+    st.sampled_from(["recall", "ndcg", "multi_ref_hit", "open_recall", "R", "nDCG", "oR"]),
+    st.integers(1, 1000),
+)
 def test_parametric_round_trip(name, k):
     metric = parse_metric(f"{name}@{k}")
     assert metric.k == k and metric.params == {"k": k}
@@ -64,7 +75,14 @@ def test_default_metrics_are_the_25_in_report_order():
     # report order: accuracy, grounding, recovery, practicality — never interleaved
     order = [AXES.index(m.axis) for m in DEFAULT_METRICS]
     assert order == sorted(order)
-    assert [str(m) for m in by_axis["accuracy"][:6]] == ["recall@1", "recall@3", "recall@5", "mrr", "ndcg@3", "multi_ref_hit@1"]
+    assert [str(m) for m in by_axis["accuracy"][:6]] == [
+        "recall@1",
+        "recall@3",
+        "recall@5",
+        "mrr",
+        "ndcg@3",
+        "multi_ref_hit@1",
+    ]
 
 
 @pytest.mark.parametrize("metric", DEFAULT_METRICS, ids=str)

@@ -3,8 +3,9 @@
 Metrics need, for one response text:
 
 * tag groups — every ``[Rn]`` / ``[R1, R3]`` occurrence with its character span and tag ids;
-* quoted citations — every explicitly quoted span (``"..."`` or ``“...”``) directly followed by one or
-  more tag groups, with the quote's text (quote marks excluded), its span and its tags.
+* claims — the stretches of text that tag groups close (``core.citations.parse_citations``);
+* quoted citations — every quoted span (``"..."``, ``“...”`` ...) inside a claim that carries tags,
+  with the quote's text (quote marks excluded), its span and the claim's tags.
 
 Both come from ``groundtrace.core.citations`` (``find_tags`` / ``parse_citations``); quote matching
 comes from ``groundtrace.core.quotes.quote_score``. This module is the only place that knows their
@@ -50,26 +51,63 @@ class QuotedCitation:
 
 
 def find_tag_groups(text: str) -> list[TagGroup]:
-    """Every tag group of ``text``, in order (via ``core.citations.find_tags``)."""
-    return [TagGroup(int(g.start), int(g.end), tuple(g.tags)) for g in _core("citations").find_tags(text)]
+    """Every tag group of ``text``, in order, with its bracket-to-bracket span.
+
+    ``core.citations.find_tags`` returns one span per label; the labels of one group are separated only
+    by spaces, ``,`` or ``;`` inside one pair of brackets, so each label's group is the nearest ``[``
+    before it and ``]`` after it.
+    """
+    groups: list[TagGroup] = []
+    current: tuple[int, int] | None = None
+    labels: list[str] = []
+    for tag in _core("citations").find_tags(text):
+        span = (text.rfind("[", 0, tag.start), text.find("]", tag.end) + 1)
+        if span != current:
+            if current is not None:
+                groups.append(TagGroup(current[0], current[1], tuple(labels)))
+            current, labels = span, []
+        labels.append(tag.label)
+    if current is not None:
+        groups.append(TagGroup(current[0], current[1], tuple(labels)))
+    return groups
 
 
-def find_quoted_citations(text: str) -> list[QuotedCitation]:
-    """Every explicitly quoted span that carries tags (via ``core.citations.parse_citations``).
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A claim carrying tags: its text without tag groups (``core.citations.CitedClaim.text``)."""
 
-    Citations whose text is the sentence before the tag (no quote marks) are not *quoted* citations
-    and are left out: GS and CD only count explicit quotes.
+    text: str
+    start: int
+    end: int
+    tags: tuple[str, ...]
+    quotes: tuple[QuotedCitation, ...]
+
+
+def find_claims(text: str) -> list[Claim]:
+    """Claims of ``text`` that carry at least one tag (``core.citations.parse_citations``).
+
+    A claim is a sentence, or the stretch of one that a tag group closes; every quote inside it is
+    cited by the claim's tags.
     """
     out = []
     for c in _core("citations").parse_citations(text):
-        if not getattr(c, "quoted", False) or not c.tags:
+        if not c.tags:
             continue
-        out.append(QuotedCitation(str(c.quote), int(c.start), int(c.end), tuple(c.tags)))
+        tags = tuple(t.label for t in c.tags)
+        quotes = tuple(QuotedCitation(q.text, q.start, q.end, tags) for q in c.quotes)
+        out.append(Claim(c.text, c.start, c.end, tags, quotes))
     return out
+
+
+def find_quoted_citations(text: str) -> list[QuotedCitation]:
+    """Every quoted span (quote marks excluded) inside a claim that carries tags, with those tags.
+
+    Quotes in untagged claims are not citations; tags whose claim has no quote are *unquoted*
+    citations: GS and CD only count quoted ones.
+    """
+    return [q for c in find_claims(text) for q in c.quotes]
 
 
 def quote_score(quote: str, source: str) -> float:
     """Best fuzzy alignment of ``quote`` inside ``source`` in [0, 1] (``core.quotes.quote_score``)."""
-    result = _core("quotes").quote_score(quote, source)
-    score = getattr(result, "score", result)
-    return float(score)  # type: ignore[arg-type]
+    return float(_core("quotes").quote_score(quote, source))

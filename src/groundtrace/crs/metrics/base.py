@@ -167,7 +167,9 @@ _METRIC_RE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_\-]*)\s*(?:@\s*(\S+))?\s*$")
 
 def register(family: MetricFamily, aliases: tuple[str, ...] = ()) -> MetricFamily:
     """Register ``family`` in :data:`METRICS` under its name and ``aliases``."""
-    METRICS.add(family.name, family, aliases=aliases, axis=family.axis, description=family.formula.split("\n")[0])
+    METRICS.add(
+        family.name, family, aliases=aliases, axis=family.axis, description=family.formula.split("\n")[0]
+    )
     return family
 
 
@@ -183,6 +185,8 @@ def parse_metric(text: str | Metric) -> Metric:
     k: int | None = None
     if raw_k is not None:
         if not raw_k.isdigit():
-            raise MetricParseError(f"cannot parse metric {text!r}: cutoff {raw_k!r} is not a positive integer")
+            raise MetricParseError(
+                f"cannot parse metric {text!r}: cutoff {raw_k!r} is not a positive integer"
+            )
         k = int(raw_k)
     return family.bind(k)

@@ -17,7 +17,7 @@ from functools import cached_property
 
 from groundtrace.core.tokens import token_spans
 from groundtrace.crs.kb import KnowledgeBase, open_review_refs
-from groundtrace.crs.metrics._evidence import QuotedCitation, TagGroup, find_quoted_citations, find_tag_groups
+from groundtrace.crs.metrics._evidence import Claim, QuotedCitation, TagGroup, find_claims, find_tag_groups
 from groundtrace.crs.metrics._evidence import quote_score as _quote_score
 from groundtrace.crs.metrics.lexicon import Lexicon, Mention
 from groundtrace.crs.predictions import Prediction
@@ -25,32 +25,8 @@ from groundtrace.crs.schema import POI, Dialogue, ReviewRef, Turn, TurnGold
 
 RECOMMENDED_K = 3
 
-# End of a sentence: terminal punctuation, closing quotes/brackets, then any tag groups that follow it
-# (so `... upscale." [R1]` keeps its tag), then whitespace or the end of the text.
-_SENTENCE_END = re.compile(r"[.!?]+[\"'”’)]*(?:\s*\[[^\[\]\n]{1,60}\])*(?=\s|$)")
-_QUOTE_MARKS = re.compile(r"[\"“”]")
+_QUOTE_MARKS = re.compile(r"[\"“”„«»]")
 _SPACES = re.compile(r"\s+")
-_SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?])")
-
-
-def split_sentences(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of each sentence (trailing tag groups stay with the sentence they follow)."""
-    spans: list[tuple[int, int]] = []
-    start = 0
-    for m in _SENTENCE_END.finditer(text):
-        if text[start : m.end()].strip():
-            spans.append((start, m.end()))
-        start = m.end()
-    if text[start:].strip():
-        spans.append((start, len(text)))
-    out = []
-    for s, e in spans:  # trim surrounding whitespace
-        while s < e and text[s].isspace():
-            s += 1
-        while e > s and text[e - 1].isspace():
-            e -= 1
-        out.append((s, e))
-    return out
 
 
 class RunState:
@@ -111,7 +87,9 @@ class DialogueState:
 class TurnContext:
     """One recommendation turn with its prediction (``None`` when missing or errored = unscorable)."""
 
-    def __init__(self, dstate: DialogueState, turn: Turn, position: int, prediction: Prediction | None) -> None:
+    def __init__(
+        self, dstate: DialogueState, turn: Turn, position: int, prediction: Prediction | None
+    ) -> None:
         assert turn.gold is not None
         self.dstate = dstate
         self.run = dstate.run
@@ -164,8 +142,12 @@ class TurnContext:
         return find_tag_groups(self.response)
 
     @cached_property
+    def tagged_claims(self) -> list[Claim]:
+        return find_claims(self.response)
+
+    @cached_property
     def quoted_citations(self) -> list[QuotedCitation]:
-        return find_quoted_citations(self.response)
+        return [q for c in self.tagged_claims for q in c.quotes]
 
     @cached_property
     def mentions(self) -> list[Mention]:
@@ -188,32 +170,20 @@ class TurnContext:
 
     @cached_property
     def claims(self) -> list[tuple[str, tuple[str, ...]]]:
-        """NLI claims: ``(hypothesis, review_ids)`` for each sentence carrying at least one tag group.
+        """NLI claims: ``(hypothesis, review_ids)`` for each claim carrying at least one tag.
 
-        The hypothesis is the sentence without its tag groups and quote marks, whitespace collapsed
-        (and none left before punctuation);
-        ``review_ids`` are the distinct resolvable reviews its tags cite (possibly none).
+        The hypothesis is the claim text (tag groups removed by ``core.citations``) without double quote
+        marks, whitespace collapsed; ``review_ids`` are the distinct resolvable reviews its tags cite
+        (possibly none: such a claim is never entailed).
         """
-        text = self.response
-        groups = self.tag_groups
         out = []
-        for s, e in split_sentences(text):
-            inside = [g for g in groups if g.start >= s and g.end <= e]
-            if not inside:
-                continue
-            pieces, cursor = [], s
-            for g in inside:
-                pieces.append(text[cursor : g.start])
-                cursor = g.end
-            pieces.append(text[cursor:e])
-            hypothesis = _SPACES.sub(" ", _QUOTE_MARKS.sub("", "".join(pieces))).strip()
-            hypothesis = _SPACE_BEFORE_PUNCT.sub(r"\1", hypothesis)
+        for claim in self.tagged_claims:
+            hypothesis = _SPACES.sub(" ", _QUOTE_MARKS.sub("", claim.text)).strip()
             review_ids: list[str] = []
-            for g in inside:
-                for tag in g.tags:
-                    ref = self.resolve(tag)
-                    if ref is not None and ref.review_id not in review_ids:
-                        review_ids.append(ref.review_id)
+            for tag in claim.tags:
+                ref = self.resolve(tag)
+                if ref is not None and ref.review_id not in review_ids:
+                    review_ids.append(ref.review_id)
             out.append((hypothesis, tuple(review_ids)))
         return out
 

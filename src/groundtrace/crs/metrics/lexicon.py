@@ -149,7 +149,11 @@ def parse_lexicon(data: Any, source: str = "attribute_lexicon.yaml") -> Lexicon:
             raise LexiconError(f"{where}: duplicate id")
         seen.add(tid)
         patterns = raw.get("patterns")
-        if not isinstance(patterns, list) or not patterns or not all(isinstance(p, str) and p.strip() for p in patterns):
+        if (
+            not isinstance(patterns, list)
+            or not patterns
+            or not all(isinstance(p, str) and p.strip() for p in patterns)
+        ):
             raise LexiconError(f"{where}: 'patterns' must be a non-empty list of strings")
         rules = raw.get("support")
         if not isinstance(rules, list) or not rules:

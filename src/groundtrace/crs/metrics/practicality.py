@@ -18,7 +18,9 @@ def _has_price_constraint(ctx: TurnContext) -> bool:
 
 
 def _has_distance_constraint(ctx: TurnContext) -> bool:
-    return ctx.dialogue.anchor is not None and any(c.kind == "max_distance_km" for c in ctx.gold.active_constraints)
+    return ctx.dialogue.anchor is not None and any(
+        c.kind == "max_distance_km" for c in ctx.gold.active_constraints
+    )
 
 
 def _spatial(metric: Metric, ctx: TurnContext) -> float | None:

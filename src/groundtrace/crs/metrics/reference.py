@@ -49,7 +49,11 @@ def difflib_quote_score(quote: str, source: str) -> float:
 
 def reference_mentions(text: str, lexicon: Lexicon) -> list[tuple[str, int, int]]:
     """Leftmost-longest lexicon matches by scanning every position (slow on purpose)."""
-    patterns = [(re.compile(pattern_regex(p), re.IGNORECASE), t.id) for t in lexicon.terms.values() for p in t.patterns]
+    patterns = [
+        (re.compile(pattern_regex(p), re.IGNORECASE), t.id)
+        for t in lexicon.terms.values()
+        for p in t.patterns
+    ]
     out: list[tuple[str, int, int]] = []
     i = 0
     while i < len(text):
@@ -89,7 +93,9 @@ def reference_turn_values(
         ref = refs.get(tag)
         return ref if ref is not None and ref.review_id in kb.reviews else None
 
-    groups = [(m.start(), m.end(), [t.strip() for t in m.group(1).split(",")]) for m in TAG_GROUP.finditer(response)]
+    groups = [
+        (m.start(), m.end(), [t.strip() for t in m.group(1).split(",")]) for m in TAG_GROUP.finditer(response)
+    ]
     quotes = []
     for m in QUOTED.finditer(response):
         tags = [t for g in TAG_GROUP.finditer(m.group(2)) for t in (x.strip() for x in g.group(1).split(","))]
@@ -99,7 +105,9 @@ def reference_turn_values(
     if quotes:
         grounded = 0
         for quote, _s, _e, tags in quotes:
-            scores = [difflib_quote_score(quote, kb.reviews[r.review_id].text) for r in map(resolve, tags) if r]
+            scores = [
+                difflib_quote_score(quote, kb.reviews[r.review_id].text) for r in map(resolve, tags) if r
+            ]
             grounded += any(s >= 0.80 for s in scores)
         gs = grounded / len(quotes)
     else:
@@ -158,7 +166,8 @@ def reference_turn_values(
             for pid in support:
                 poi = kb.pois[pid]
                 in_reviews = any(
-                    term_id in {m[0] for m in reference_mentions(rv.text, lexicon)} for rv in kb.reviews_of(pid)
+                    term_id in {m[0] for m in reference_mentions(rv.text, lexicon)}
+                    for rv in kb.reviews_of(pid)
                 )
                 ok_term = ok_term or term.supported_by_kb(poi) or in_reviews
             bad += not ok_term

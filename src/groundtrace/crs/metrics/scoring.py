@@ -127,7 +127,9 @@ def score_predictions(
 
     if setting not in ("closed", "open"):
         raise ValueError(f"setting must be 'closed' or 'open', got {setting!r}")
-    requested = list(dict.fromkeys(parse_metric(m) for m in (DEFAULT_METRICS if metrics is None else metrics)))
+    requested = list(
+        dict.fromkeys(parse_metric(m) for m in (DEFAULT_METRICS if metrics is None else metrics))
+    )
     unavailable: dict[str, str] = {}
     active: list[Metric] = []
     for metric in requested:
@@ -261,7 +263,9 @@ def score_predictions(
             dialogue_id=t.dialogue.dialogue_id,
             turn_index=t.turn.index,
             scorable=t.scorable,
-            error=errors.get((t.dialogue.dialogue_id, t.turn.index), None if t.scorable else "missing prediction"),
+            error=errors.get(
+                (t.dialogue.dialogue_id, t.turn.index), None if t.scorable else "missing prediction"
+            ),
             values=turn_values[i],
         )
         for i, t in enumerate(all_turns)

@@ -1,0 +1,106 @@
+"""Hypothesis invariants of the metrics on generated rankings and responses over the fixture KB."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from groundtrace.crs.metrics import DEFAULT_METRICS, score_predictions
+from groundtrace.crs.predictions import Prediction
+from groundtrace.crs.schema import Dialogue
+from tests.crs.metrics.conftest import REVIEW_TEXTS, make_kb, read_jsonl
+
+KB = make_kb()
+DIALOGUES = [Dialogue.model_validate(row) for row in read_jsonl("dialogues.jsonl")]
+TURNS = [(d.dialogue_id, t.index) for d in DIALOGUES for t in d.recommendation_turns()]
+POIS = ["P1", "P2", "P3", "P4", "P5", "ghost"]
+METRICS = [m for m in DEFAULT_METRICS if m.setting != "open" and m.requires is None]
+
+fragment = st.one_of(
+    st.sampled_from([text for _pid, text in REVIEW_TEXTS.values()]).flatmap(
+        lambda text: st.tuples(st.integers(0, len(text) - 1), st.integers(1, 40)).map(
+            lambda ij: text[ij[0] : ij[0] + ij[1]]
+        )
+    ),
+    st.sampled_from(["quiet", "romantic", "free wifi", "sushi", "cheap tacos", "patio", "zebra quantum", ""]),
+)
+tag = st.lists(st.sampled_from(["R1", "R2", "R3", "R4", "R5", "R6", "R7", "R9"]), min_size=1, max_size=3).map(
+    lambda tags: "[" + ", ".join(tags) + "]"
+)
+piece = st.one_of(
+    st.tuples(fragment, tag).map(lambda ft: f'"{ft[0]}" {ft[1]}'),
+    fragment,
+    tag,
+    st.text(alphabet=st.sampled_from('abc .,!?"[]R1'), max_size=20),
+)
+response = st.lists(piece, max_size=6).map(" ".join)
+ranking = st.lists(st.sampled_from(POIS), max_size=8)
+answer = st.one_of(st.none(), st.tuples(ranking, response))
+
+
+def _predictions(answers):
+    out = []
+    for (did, idx), ans in zip(TURNS, answers, strict=True):
+        if ans is not None:
+            out.append(Prediction(dialogue_id=did, turn_index=idx, ranking=ans[0], response=ans[1]))
+    return out
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(answer, min_size=len(TURNS), max_size=len(TURNS)))
+def test_turn_invariants(answers):
+    table = score_predictions(DIALOGUES, _predictions(answers), KB, metrics=METRICS)
+    for rec in table.turns:
+        v = rec.values
+        for name, value in v.items():
+            assert value is None or (0.0 <= value <= 1.0 and not math.isnan(value)), (name, value)
+        assert v["recall@1"] <= v["recall@3"] <= v["recall@5"]  # recall@k monotone in k
+        assert v["mrr"] >= v["recall@1"]
+        assert v["recall@1"] <= v["ndcg@3"] <= v["recall@3"]
+        assert v["multi_ref_hit@1"] >= v["recall@1"]
+        assert v["cgs"] <= v["gs"] + 1e-12
+        if v["cd"] == 0.0:
+            assert v["cgs"] == 0.0
+    for rec in table.dialogues:
+        n_rec = len(next(d for d in DIALOGUES if d.dialogue_id == rec.dialogue_id).recommendation_turns())
+        assert 1.0 <= rec.values["t2r"] <= n_rec + 1
+    for name, value in table.aggregate.items():
+        assert value is not None and not math.isnan(value), name
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.permutations(["P2", "P3", "P5", "ghost", "P4"]), st.integers(1, 5), st.randoms(use_true_random=False)
+)
+def test_permuting_non_gold_below_k_keeps_recall(order, k, rnd):
+    # gold of d3/1 is P1: place it anywhere, then permute the non-gold items at ranks > k among themselves
+    dialogue = [d for d in DIALOGUES if d.dialogue_id == "d3"]
+    pos = rnd.randint(0, len(order))
+    ranking = list(order[:pos]) + ["P1"] + list(order[pos:])
+    slots = [i for i in range(k, len(ranking)) if ranking[i] != "P1"]
+    items = [ranking[i] for i in slots]
+    rnd.shuffle(items)
+    other = list(ranking)
+    for i, poi in zip(slots, items, strict=True):
+        other[i] = poi
+    metric = f"recall@{k}"
+
+    def value(r):
+        preds = [Prediction(dialogue_id="d3", turn_index=1, ranking=r, response="")]
+        table = score_predictions(dialogue, preds, KB, metrics=[metric, "mrr"])
+        return next(t.values for t in table.turns if t.turn_index == 1)
+
+    a, b = value(ranking), value(other)
+    assert a[metric] == b[metric]
+    assert a["mrr"] == b["mrr"]  # the gold kept its rank
+
+
+@settings(max_examples=40, deadline=None)
+@given(ranking, response)
+def test_single_turn_score_is_deterministic(r, text):
+    preds = [Prediction(dialogue_id="d3", turn_index=3, ranking=r, response=text)]
+    a = score_predictions(DIALOGUES, preds, KB, metrics=METRICS).to_dict()
+    b = score_predictions(DIALOGUES, list(reversed(preds)), KB, metrics=METRICS).to_dict()
+    assert a == b
