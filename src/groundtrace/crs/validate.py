@@ -16,7 +16,8 @@ Checks (code → what)
   each ``review_refs`` entry names a review *of that POI*.
 * ``quote``: every quoted snippet attached to a tag (``groundtrace.core.citations.parse_citations``)
   matches the cited review with ``quote_score >= 0.80`` (``groundtrace.core.quotes``); ``quote-span``:
-  each ``quote_spans`` entry is in range, names the review its tag points to, and matches at >= 0.80.
+  each ``quote_spans`` entry is in range, names the review its tag points to, and matches at >= 0.80;
+  ``quote-uncovered`` (warning): a cited quote that no ``quote_spans`` entry covers cannot be redacted.
 * ``gold``: gold POI and multi-reference POIs inside ``candidates``; ``open-pool``: 50–100 ids with the
   gold one included (a warning instead when the KB city × type has fewer than 50 POIs, or without a KB);
 * ``recommendations`` (>= 3 unique recommended POIs), ``comparison`` (>= 1 system ``compare`` turn),
@@ -26,7 +27,6 @@ Checks (code → what)
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -41,8 +41,6 @@ from groundtrace.crs.schema import Dialogue, SystemAct, Turn, UserAct
 QUOTE_THRESHOLD = 0.80
 OPEN_POOL_MIN, OPEN_POOL_MAX = 50, 100
 MIN_UNIQUE_RECOMMENDATIONS = 3
-TAG_RE = re.compile(r"R\d+")
-_BRACKET_TAGS = re.compile(r"\[\s*(R\d+(?:\s*[,;]\s*R\d+)*)\s*\]")
 
 USER_ACTS = frozenset(get_args(UserAct))
 SYSTEM_ACTS = frozenset(get_args(SystemAct))
@@ -79,24 +77,21 @@ def _schema_validator() -> Any:
 
 
 def text_tags(text: str) -> list[str]:
-    """Distinct ``Rn`` tags written in ``text`` as ``[Rn]`` or ``[Rn, Rm]``, in order of first use."""
-    seen: dict[str, None] = {}
-    for match in _BRACKET_TAGS.finditer(text):
-        for tag in TAG_RE.findall(match.group(1)):
-            seen.setdefault(tag, None)
-    return list(seen)
+    """Distinct ``Rn`` tags written in ``text`` (``[Rn]``, ``[Rn, Rm]``...), in order of first use."""
+    from groundtrace.core.citations import find_tags
+
+    return list(dict.fromkeys(tag.label for tag in find_tags(text)))
 
 
-def quoted_snippets(text: str) -> list[tuple[str, list[str]]]:
-    """``(snippet, tags)`` for every quoted snippet attached to ``[Rn]`` tags, via ``parse_citations``."""
+def quoted_snippets(text: str) -> list[tuple[str, list[str], int, int]]:
+    """``(snippet, tags, start, end)`` for every quoted snippet of a claim that carries ``[Rn]`` tags."""
     from groundtrace.core.citations import parse_citations
 
-    out: list[tuple[str, list[str]]] = []
-    for citation in parse_citations(text):
-        quote = getattr(citation, "quote", None)
-        tags = list(getattr(citation, "tags", ()) or ())
-        if quote and tags:
-            out.append((quote, tags))
+    out: list[tuple[str, list[str], int, int]] = []
+    for claim in parse_citations(text):
+        labels = list(dict.fromkeys(tag.label for tag in claim.tags))
+        if labels:
+            out.extend((quote.text, labels, quote.start, quote.end) for quote in claim.quotes)
     return out
 
 
@@ -164,7 +159,10 @@ class _Checker:
     def quotes(self, turn: Turn) -> None:
         from groundtrace.core.quotes import quote_score
 
-        for snippet, tags in quoted_snippets(turn.text):
+        spans = [(s.start, s.end) for s in turn.quote_spans]
+        for snippet, tags, q_start, q_end in quoted_snippets(turn.text):
+            if not any(a < q_end and q_start < b for a, b in spans):
+                self.add("quote-uncovered", f"quote {_short(snippet)!r} has no quote_spans entry: a redacted release would keep its text", turn.index, "warning")
             texts = [(t, self._review_text(t)) for t in tags]
             known = [(t, txt) for t, txt in texts if txt is not None]
             if not known:
