@@ -1,0 +1,121 @@
+"""Differential test: the fast metrics against the slow difflib reference on a generated corpus.
+
+Corpus (seeded random.Random): responses stitched from pieces — verbatim review snippets (>= 4 words)
+tagged with their own review, with another POI's review, or with an unknown tag; long (>= 36 chars)
+snippets with one letter substituted; unrelated quotes; unquoted tagged sentences; attribute words;
+tag lists ``[R1, R3]`` and adjacent groups ``[R1][R3]``. Untagged quotes only close a response.
+
+Tolerance: none on the outcome — every quote here scores >= 0.9 or < 0.6 under both quote matchers
+(difflib window ratio vs. rapidfuzz partial alignment), so every grounding decision and therefore every
+value must be equal (compared to 1e-12, the float noise of the ratios).
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from groundtrace.crs.metrics import score_predictions
+from groundtrace.crs.metrics.lexicon import load_lexicon
+from groundtrace.crs.metrics.reference import difflib_quote_score, reference_turn_values
+from groundtrace.crs.predictions import Prediction
+from tests.crs.metrics.conftest import REVIEW_TEXTS
+
+COMPARED = (
+    "gs", "cd", "pc", "cgs", "citation_validity", "citation_rate", "hallucinated_attribute_rate", "spatial_coherence",
+)  # fmt: skip
+TAG_OF = {f"V{i}": f"R{i}" for i in range(1, 7)}  # the fixture dialogues' review_refs
+ATTRIBUTE_SENTENCES = [
+    "The patio is lovely.", "It is quiet and romantic.", "Free wifi and parking.", "Great sushi and wine.",
+    "A cozy spot for brunch.", "Loud but fun, with TVs.", "Kid-friendly with a kids menu.", "No attributes here.",
+]  # fmt: skip
+
+
+def _snippet(rng: random.Random, text: str, min_words: int = 4) -> str:
+    words = text.split()
+    n = rng.randint(min(min_words, len(words)), len(words))
+    start = rng.randint(0, len(words) - n)
+    return " ".join(words[start : start + n]).strip(".,")
+
+
+def _piece(rng: random.Random) -> str:
+    rid = rng.choice(list(TAG_OF))
+    text = REVIEW_TEXTS[rid][1]
+    kind = rng.randrange(8)
+    if kind == 0:  # verbatim, right tag
+        return f'"{_snippet(rng, text)}" [{TAG_OF[rid]}].'
+    if kind == 1:  # verbatim, tag list with a wrong and an unknown review
+        other = rng.choice([r for r in TAG_OF if r != rid])
+        tags = [TAG_OF[rid], TAG_OF[other], "R42"]
+        rng.shuffle(tags)
+        return f'As one guest put it, "{_snippet(rng, text)}" [{", ".join(tags)}].'
+    if kind == 2:  # verbatim quote cited only by another POI's review
+        other = rng.choice([r for r in TAG_OF if REVIEW_TEXTS[r][0] != REVIEW_TEXTS[rid][0]])
+        return f'"{_snippet(rng, text, 5)}" [{TAG_OF[other]}]'
+    if kind == 3:  # long quote with one letter substituted
+        long_ids = [r for r in TAG_OF if len(REVIEW_TEXTS[r][1]) >= 40]
+        rid = rng.choice(long_ids)
+        text = REVIEW_TEXTS[rid][1]
+        start = rng.randint(0, len(text) - 36)
+        quote = text[start : start + 36 + rng.randint(0, len(text) - start - 36)]
+        pos = rng.choice([i for i, ch in enumerate(quote) if ch.isalpha()])
+        quote = quote[:pos] + ("x" if quote[pos] != "x" else "y") + quote[pos + 1 :]
+        return f'"{quote.strip()}" [{TAG_OF[rid]}][{rng.choice(list(TAG_OF.values()))}]'
+    if kind == 4:  # unrelated quote
+        return f'"zebra quantum xylophone jukebox" [{TAG_OF[rid]}].'
+    if kind == 5:  # unquoted tagged sentence
+        return f"{rng.choice(ATTRIBUTE_SENTENCES)[:-1]} [{TAG_OF[rid]}]."
+    if kind == 6:
+        return rng.choice(ATTRIBUTE_SENTENCES)
+    return "Filler words to push tags further away from attribute mentions in the text."
+
+
+def corpus(dialogues, n_copies: int, seed: int):
+    rng = random.Random(seed)
+    pool = ["P1", "P2", "P3", "P4", "P5", "ghost"]
+    out_dialogues, preds = [], []
+    for c in range(n_copies):
+        for d in dialogues:
+            copy = d.model_copy(update={"dialogue_id": f"{d.dialogue_id}-{c}"})
+            out_dialogues.append(copy)
+            for t in copy.recommendation_turns():
+                ranking = rng.sample(pool, rng.randint(0, len(pool)))
+                pieces = [_piece(rng) for _ in range(rng.randint(0, 5))]
+                if rng.random() < 0.2:
+                    pieces.append(f'"{_snippet(rng, REVIEW_TEXTS["V2"][1])}".')  # untagged quote, last
+                preds.append(Prediction(dialogue_id=copy.dialogue_id, turn_index=t.index, ranking=ranking,
+                                        response=" ".join(pieces)))  # fmt: skip
+    return out_dialogues, preds
+
+
+def test_difflib_quote_score_basics():
+    source = "Classy and upscale without being stuffy."
+    assert difflib_quote_score("upscale without", source) == 1.0
+    assert difflib_quote_score("Classy and upscalx without being stuffy", source) == pytest.approx(1 - 1 / 39)
+    assert difflib_quote_score("zebra quantum", source) < 0.6
+    assert difflib_quote_score("", source) == 0.0
+
+
+def test_fast_equals_reference(dialogues, kb):
+    lexicon = load_lexicon()
+    gen_dialogues, preds = corpus(dialogues, n_copies=25, seed=7)  # 75 dialogues, 175 answered turns
+    table = score_predictions(gen_dialogues, preds, kb, metrics=list(COMPARED))
+    by_key = {(p.dialogue_id, p.turn_index): p for p in preds}
+    refs = dialogues[0].review_refs
+    grounded_seen = {True: 0, False: 0}
+    compared = 0
+    for rec in table.turns:
+        pred = by_key[(rec.dialogue_id, rec.turn_index)]
+        expected = reference_turn_values(pred.response, pred.ranking, refs, kb, lexicon)
+        for name in COMPARED:
+            got, want = rec.values[name], expected[name]
+            assert (got is None) == (want is None), (name, pred.response)
+            if got is not None:
+                assert got == pytest.approx(want, abs=1e-12), (name, pred.response, got, want)
+        compared += 1
+        if expected["gs"] is not None and '"' in pred.response:
+            grounded_seen[expected["gs"] > 0] += 1
+    assert compared == len(preds) == 175
+    # the corpus really exercises both grounded and ungrounded quotes
+    assert grounded_seen[True] > 20 and grounded_seen[False] > 5
