@@ -1,0 +1,220 @@
+"""Importers: fixtures with hand-checked expectations, malformed lines with file:line, real samples, CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from groundtrace.catalog.importers import IMPORTERS, Importer, import_file, read_jsonl_models, slugify
+from groundtrace.catalog.model import SKU, GoldLabel
+from groundtrace.cli import app
+from groundtrace.core.registry import UnknownNameError
+from tests.conftest import FIXTURES, shared_path
+
+runner = CliRunner()
+FIX = FIXTURES / "catalog"
+
+
+def gold_map(records) -> dict[tuple[str, str], GoldLabel]:
+    return {(g.sku_id, g.attribute): g for r in records for g in r.gold}
+
+
+def test_registry_names_aliases_and_suggestions() -> None:
+    assert IMPORTERS.names() == ["ae-110k", "oa-mine", "openfoodfacts", "wdc-pave"]
+    assert IMPORTERS.canonical("off") == "openfoodfacts"
+    assert issubclass(IMPORTERS.get("wdc"), Importer)
+    with pytest.raises(UnknownNameError, match="did you mean|Did you mean"):
+        IMPORTERS.get("wdc-pav")
+
+
+def test_slugify() -> None:
+    assert slugify("Color(s)") == "color_s"
+    assert slugify("Back / Side Material") == "back_side_material"
+    assert slugify("Sleeve Length(cm)") == "sleeve_length_cm"
+
+
+# -- WDC-PAVE ---------------------------------------------------------------------------------------------
+def test_wdc_fixture() -> None:
+    report, records = import_file("wdc-pave", FIX / "wdc_sample.jsonl")
+    assert [r.sku.sku_id for r in records] == ["wdc:101", "wdc:102", "wdc:105"]
+    juice = records[0].sku
+    assert juice.gtin == "031200259240" and juice.mpn == "OCS25924" and juice.brand == "Ocean Spray"
+    assert juice.category == "Grocery And Gourmet Food" and juice.url == "www.example-shop.com"
+    gold = gold_map(records)
+    assert gold[("wdc:101", "product_type")].value == "Juice"
+    assert gold[("wdc:101", "product_type")].alternatives == ["juice"]
+    assert gold[("wdc:101", "net_content")].value == "32 oz"  # Size/Weight → net_content
+    assert gold[("wdc:101", "pack_count")].value == "12/Carton"
+    assert gold[("wdc:101", "packaging_type")].not_applicable
+    # identifiers are SKU fields, never gold
+    assert ("wdc:101", "gtin") not in gold and ("wdc:101", "mpn") not in gold
+    # Manufacturer → brand; an invalid UPC is reported and not used
+    assert records[1].sku.brand == "Regency" and records[1].sku.gtin is None
+    assert gold[("wdc:105", "color")].value == "Manila"  # Color(s) → color
+    text = "\n".join(report.issues)
+    path = str(FIX / "wdc_sample.jsonl")
+    assert f"{path}:2: warning: Retail UPC '040036684183' fails the GTIN check digit" in text
+    assert f"{path}:3: error: invalid JSON" in text
+    assert f"{path}:4: error: missing field(s): input_title" in text
+    assert f"{path}:7: error: duplicate sku_id 'wdc:101'" in text
+    assert (report.skus, report.errors, report.warnings) == (3, 3, 1)
+    # 101: brand, product_type, flavor, net_content, pack_count, packaging_type (n/a) = 6 (UPC/MPN excluded)
+    # 102: brand, material, width, color (n/a) = 4;  105: brand, color, pack_count = 3  → 13 = 11 + 2 n/a
+    assert (report.gold, report.gold_with_value, report.gold_not_applicable) == (13, 11, 2)
+
+
+def test_limit_stops_early_and_drops_later_issues(tmp_path: Path) -> None:
+    report, _ = import_file("wdc-pave", FIX / "wdc_sample.jsonl", tmp_path, limit=1)
+    assert report.skus == 1 and report.errors == 0 and report.warnings == 0
+    assert len((tmp_path / "skus.jsonl").read_text().splitlines()) == 1
+
+
+def test_written_files_round_trip(tmp_path: Path) -> None:
+    report, kept = import_file("wdc-pave", FIX / "wdc_sample.jsonl", tmp_path)
+    assert kept == []  # written, not kept in memory
+    skus, sku_issues = read_jsonl_models(tmp_path / "skus.jsonl", SKU)
+    gold, gold_issues = read_jsonl_models(tmp_path / "gold.jsonl", GoldLabel)
+    assert not sku_issues and not gold_issues
+    assert len(skus) == report.skus and len(gold) == report.gold
+
+
+def test_read_jsonl_models_reports_bad_lines(tmp_path: Path) -> None:
+    path = tmp_path / "gold.jsonl"
+    path.write_text('{"sku_id": "a", "attribute": "brand", "value": "X"}\n{"sku_id": "b"}\n\n', encoding="utf-8")
+    items, issues = read_jsonl_models(path, GoldLabel)
+    assert len(items) == 1 and len(issues) == 1
+    assert issues[0].line == 2 and "attribute" in issues[0].message
+
+
+# -- ExtractGPT formats ---------------------------------------------------------------------------------
+def test_oa_mine_fixture_implicit_na_and_diet_mapping() -> None:
+    report, records = import_file("oa-mine", FIX / "oa_mine_sample.jsonl")
+    ids = [r.sku.sku_id for r in records]
+    assert ids == ["oa-mine:oa_mine_sample:1", "oa-mine:oa_mine_sample:2", "oa-mine:oa_mine_sample:3",
+                   "oa-mine:oa_mine_sample:4", "oa-mine:oa_mine_sample:6"]
+    assert records[0].sku.title.startswith("Lavazza") and records[0].sku.brand is None
+    gold = gold_map(records)
+    # Coffee attributes in the file: Brand, Item form, Net content, Roast type. Line 4 lacks Roast type → n/a
+    assert gold[("oa-mine:oa_mine_sample:4", "roast_type")].not_applicable
+    assert gold[("oa-mine:oa_mine_sample:4", "net_content")].value == "30.5 Ounce"
+    assert gold[("oa-mine:oa_mine_sample:2", "pack_count")].value == "Pack of 6"
+    # Specialty "Organic" adds organic=true; Diet "Vegan & Gluten Free" → enum list
+    assert gold[("oa-mine:oa_mine_sample:2", "organic")].value == "true"
+    assert gold[("oa-mine:oa_mine_sample:3", "dietary_labels")].value == ["gluten_free", "vegan"]
+    # unmappable diet wording stays raw under 'diet'
+    assert gold[("oa-mine:oa_mine_sample:6", "diet")].value == "Paleo & Carnivore"
+    # Vitamin attributes: Brand, Diet, Item form, Net content; line 6 lacks Item form and Net content
+    assert gold[("oa-mine:oa_mine_sample:6", "item_form")].not_applicable
+    assert report.counters == {"diet_unmapped": 1, "implicit_na": 3, "organic_from_specialty": 1}
+    assert report.errors == 1 and "oa_mine_sample.jsonl:5: error: invalid JSON" in report.issues[0]
+
+
+def test_ae_110k_fixture_alternatives_and_html() -> None:
+    report, records = import_file("ae-110k", FIX / "ae_110k_sample.jsonl")
+    assert len(records) == 2
+    gold = gold_map(records)
+    assert gold[("ae-110k:ae_110k_sample:1", "model_number")].value == "YA180"  # a gold target here
+    assert gold[("ae-110k:ae_110k_sample:1", "brand")].value == "SEAPESCA"
+    assert records[1].sku.title == "Taddlee Brand Men's Swimwear Briefs"
+    description = gold[("ae-110k:ae_110k_sample:2", "description")]
+    assert description.value == "Men's Swimwear" and description.alternatives == ["Men Briefs"]
+    assert gold[("ae-110k:ae_110k_sample:2", "pattern")].not_applicable
+    assert ("ae-110k:ae_110k_sample:1", "pattern") not in gold  # no implicit n/a for AE-110K
+    assert report.counters == {"na_mixed": 1}
+    assert "ae_110k_sample.jsonl:3: error: empty input" in report.issues[0]
+
+
+# -- Open Food Facts ----------------------------------------------------------------------------------------
+def test_openfoodfacts_fixture() -> None:
+    report, records = import_file("openfoodfacts", FIX / "off_sample.tsv")
+    by_id = {r.sku.sku_id: r for r in records}
+    assert list(by_id) == ["off:0036000291452", "off:0036000291453", "off:3017620422003", "off:7610000000004"]
+    cereal = by_id["off:0036000291452"].sku
+    assert cereal.gtin == "0036000291452" and cereal.brand == "Acme"
+    assert cereal.category == "Grocery > Breakfast cereals" and cereal.specs == {"packaging": "box"}
+    assert cereal.description.startswith("Whole grain oats")
+    assert by_id["off:7610000000004"].sku.category == "Alcohol > Red wines"
+    assert by_id["off:0036000291453"].sku.gtin is None  # bad check digit: kept, gtin empty
+    gold = gold_map(records)
+    assert gold[("off:0036000291452", "allergens")].value == ["soybeans"]  # traces (nuts) are not allergens
+    assert gold[("off:0036000291452", "dietary_labels")].value == ["gluten_free", "vegan", "vegetarian"]
+    assert gold[("off:0036000291452", "organic")].value == "true"
+    assert gold[("off:0036000291452", "net_content")].value == "350 g"
+    # unmappable allergen tag → allergen gold dropped; vegan label contradicted by analysis → dropped
+    assert ("off:0036000291453", "allergens") not in gold
+    assert gold[("off:0036000291453", "dietary_labels")].value == ["vegetarian"]
+    assert ("off:0036000291453", "net_content") not in gold  # a serving, not the net content
+    assert gold[("off:3017620422003", "allergens")].value == ["milk", "tree_nuts"]
+    assert ("off:3017620422003", "dietary_labels") not in gold  # positive-only gold
+    assert gold[("off:7610000000004", "allergens")].value == ["sulphites"]
+    text = "\n".join(report.issues)
+    assert "off_sample.tsv:3: warning: code '0036000291453' fails the GTIN check digit" in text
+    assert "off_sample.tsv:3: warning: allergen tag(s) ['de:molkenpulver']" in text
+    assert "off_sample.tsv:3: warning: label(s) ['vegan'] contradicted" in text
+    assert "off_sample.tsv:4: error: product 4006381333931: no product_name" in text
+    assert "off_sample.tsv:5: error: 2 fields, header has 14" in text
+    assert report.counters == {"allergens_dropped_unmapped": 1, "dietary_contradictions": 1, "invalid_gtin": 1}
+
+
+def test_openfoodfacts_header_check(tmp_path: Path) -> None:
+    path = tmp_path / "x.tsv"
+    path.write_text("code\tproduct_name\n1\tA\n", encoding="utf-8")
+    report, records = import_file("openfoodfacts", path)
+    assert records == [] and report.errors == 1 and "x.tsv:1: error: header lacks column(s)" in report.issues[0]
+
+
+def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        import_file("wdc-pave", tmp_path / "absent.jsonl")
+
+
+# -- real samples ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("fmt", "parts", "skus", "categories"),
+    [
+        ("wdc-pave", ("wdc_pave", "train_large.jsonl"), 1066, 5),
+        ("oa-mine", ("oa_mine", "validation.jsonl"), 245, 10),
+        ("ae-110k", ("ae_110k", "validation.jsonl"), 261, 10),
+        ("openfoodfacts", ("openfoodfacts", "products.tsv"), 491, None),
+    ],
+)
+def test_real_samples_import(fmt: str, parts: tuple[str, str], skus: int, categories: int | None) -> None:
+    report, records = import_file(fmt, shared_path("catalog", *parts))
+    assert report.skus == len(records) == skus
+    if categories is not None:
+        assert len(report.categories) == categories
+    assert report.gold_with_value > 0
+    assert all(g.sku_id == r.sku.sku_id for r in records for g in r.gold)
+
+
+def test_real_wdc_gold_shape() -> None:
+    report, records = import_file("wdc-pave", shared_path("catalog", "wdc_pave", "train_large.jsonl"))
+    first = records[0]
+    assert first.sku.sku_id == "wdc:16828130" and first.sku.gtin == "095205742466" and first.sku.brand == "Xerox"
+    assert first.sku.mpn == "XER106R01409"
+    gold = {g.attribute: g for g in first.gold}
+    assert gold["page_yield"].value == "25K" and gold["pack_count"].not_applicable
+    assert report.counters.get("invalid_upc", 0) == report.warnings  # the only warnings are bad UPCs
+
+
+def test_real_openfoodfacts_gold() -> None:
+    report, records = import_file("openfoodfacts", shared_path("catalog", "openfoodfacts", "products.tsv"))
+    allergen_values = {v for r in records for g in r.gold if g.attribute == "allergens" for v in g.value}
+    assert {"milk", "soybeans", "gluten", "eggs"} <= allergen_values
+    assert report.attributes["organic"] > 0 and report.attributes["dietary_labels"] > 0
+    assert report.errors == 500 - report.skus  # every skipped row was reported
+
+
+def test_cli_import(tmp_path: Path) -> None:
+    out = tmp_path / "wdc"
+    result = runner.invoke(app, ["catalog", "import", "--format", "wdc-pave", str(FIX / "wdc_sample.jsonl"),
+                                 "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["skus"] == 3 and (out / "gold.jsonl").exists()
+    bad = runner.invoke(app, ["catalog", "import", "--format", "wdcpave", str(FIX / "wdc_sample.jsonl"),
+                              "--out", str(out)])
+    assert bad.exit_code != 0 and "wdc-pave" in bad.output
