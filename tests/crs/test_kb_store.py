@@ -124,3 +124,38 @@ def test_store_round_trips_any_kb(kb: KnowledgeBase) -> None:
         loaded = load_kb(save_kb(kb, Path(tmp) / "kb.sqlite"))
     assert loaded.pois == kb.pois and loaded.reviews == kb.reviews
     assert loaded.content_hash == kb.content_hash
+
+
+# -- CLI ------------------------------------------------------------------------------------------------
+
+
+def test_cli_build_info_and_demo(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from groundtrace.cli import app
+
+    runner = CliRunner()
+    out = tmp_path / "kb.sqlite"
+    result = runner.invoke(
+        app,
+        ["crs", "kb", "build", "--yelp-dir", str(YELP), "--out", str(out), "--cities", "Tucson", "--per-type", "1",
+         "--min-reviews", "2", "--min-review-chars", "0", "--no-progress"],
+    )
+    assert result.exit_code == 0, result.output
+    flat = result.output.replace("\n", "")
+    assert "Tucson" in flat and "POIs: 3" in flat
+    assert "yelp_academic_dataset_business.json:9: invalid JSON" in flat  # problems printed as file:line
+    summary = json.loads((tmp_path / "kb.sqlite.summary.json").read_text(encoding="utf-8"))
+    assert summary["pois"] == 3 and len(summary["problems"]) == 5
+    assert summary["selection_report"]["cities"] == ["Tucson"]
+    info = runner.invoke(app, ["crs", "kb", "info", str(out), "--verify"])
+    assert info.exit_code == 0 and "content hash verified" in info.output
+    as_json = runner.invoke(app, ["crs", "kb", "info", str(out), "--json"])
+    assert json.loads(as_json.output)["selection"]["cities"] == ["Tucson"]
+    bad = runner.invoke(app, ["crs", "kb", "info", str(YELP / BUSINESS_FILE)])
+    assert bad.exit_code == 1
+    missing = runner.invoke(app, ["crs", "kb", "build", "--yelp-dir", str(tmp_path), "--out", str(out)])
+    assert missing.exit_code == 2
+    demo = runner.invoke(app, ["crs", "kb", "demo", "--out", str(tmp_path / "demo.sqlite"), "--seed", "3"])
+    assert demo.exit_code == 0, demo.output
+    assert load_kb(tmp_path / "demo.sqlite").content_hash == kb_summary(tmp_path / "demo.sqlite")["content_hash"]

@@ -58,14 +58,14 @@ def _canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _migrate(conn: sqlite3.Connection) -> None:
+def _migrate(conn: sqlite3.Connection, stamp: str) -> None:
     conn.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied TEXT NOT NULL)")
     done = {row[0] for row in conn.execute("SELECT name FROM migrations")}
     for name, sql in MIGRATIONS:
         if name in done:
             continue
         conn.executescript(sql)
-        conn.execute("INSERT INTO migrations VALUES (?, ?)", (name, datetime.now(UTC).isoformat(timespec="seconds")))
+        conn.execute("INSERT INTO migrations VALUES (?, ?)", (name, stamp))
 
 
 def save_kb(
@@ -81,9 +81,10 @@ def save_kb(
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)
+    created = created or datetime.now(UTC).isoformat(timespec="seconds")
     conn = sqlite3.connect(tmp)
     try:
-        _migrate(conn)
+        _migrate(conn, created)
         with conn:
             conn.executemany(
                 "INSERT INTO pois VALUES (?, ?, ?, ?, ?, ?)",
@@ -104,7 +105,7 @@ def save_kb(
                 "format_version": str(FORMAT_VERSION),
                 "name": kb.name,
                 "content_hash": kb.content_hash,
-                "created": created or datetime.now(UTC).isoformat(timespec="seconds"),
+                "created": created,
                 "source": source,
                 "selection": _canonical(selection),
                 "summary": _canonical(kb.summary()),
