@@ -90,7 +90,7 @@ CUISINES: tuple[Kind, ...] = (
     )),
     Kind("Vegan", ("Greenhouse", "Plant Kitchen", "Sprout"), (
         "Creative vegan dishes that even my carnivore friends loved.",
-        "Entirely plant-based menu and nothing felt like a compromise.",
+        "Entirely plant-based menu and every dish felt generous.",
         "The vegan tasting menu was inventive.",
     ), (1, 2, 3)),
     Kind("Chinese", ("Dumpling House", "Noodle Bar", "Jade Palace"), (
@@ -129,7 +129,7 @@ HOTEL_KINDS: tuple[Kind, ...] = (
     Kind("Resorts", ("Resort", "Resort & Spa", "Beach Resort"), (
         "A proper resort with a big pool and spa.",
         "The resort grounds are beautiful and well kept.",
-        "Everything you want from a resort, we never wanted to leave.",
+        "Everything you want from a resort, we wanted to stay forever.",
     ), (3, 4)),
     Kind("Hostels", ("Hostel", "Backpackers", "Bunkhouse"), (
         "A friendly hostel with clean dorms and lockers.",
@@ -349,7 +349,7 @@ BOOLEANS: dict[str, dict[bool, tuple[str, ...]]] = {
 PRICE = {
     1: ("Cheap and cheerful, great value for money.", "Very affordable, a real budget find.",
         "Inexpensive and generous, a bargain."),
-    2: ("Reasonably priced for the quality.", "Fair prices and decent portions.", "Good value, not cheap but fair."),
+    2: ("Reasonably priced for the quality.", "Fair prices and decent portions.", "Good value for what you get."),
     3: ("A bit pricey, but worth it.", "On the expensive side, but the quality justifies it."),
     4: ("A splurge, expensive but unforgettable.", "High-end prices to match the experience.",
         "Very expensive, save it for a special occasion."),
