@@ -1,0 +1,243 @@
+"""Evaluation metrics on a hand-computed scenario, matching rules, invariants and the CLI."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from groundtrace.catalog.evaluate import METRICS, basic_equal, default_comparator, evaluate, value_matches
+from groundtrace.catalog.model import (
+    Action,
+    AttributeResult,
+    Candidate,
+    CandidateStatus,
+    Decision,
+    GoldLabel,
+    Verdict,
+    VerdictLabel,
+)
+from groundtrace.cli import app
+
+runner = CliRunner()
+
+
+def result(sku: str, category: str, attribute: str, value: str | list[str] | None, verdict: str,
+           action: str) -> AttributeResult:
+    status = CandidateStatus.EXTRACTED if value is not None else CandidateStatus.NOT_FOUND
+    return AttributeResult(
+        sku_id=sku, category=category, attribute=attribute,
+        candidate=Candidate(sku_id=sku, attribute=attribute, value=value, status=status,
+                            confidence=0.9 if value is not None else 0.0),
+        verdict=Verdict(sku_id=sku, attribute=attribute, verdict=VerdictLabel(verdict)),
+        decision=Decision(sku_id=sku, attribute=attribute, action=Action(action), reason="test"),
+    )
+
+
+def gold(sku: str, attribute: str, value: str | list[str] | None = None, *, alternatives: tuple[str, ...] = (),
+         na: bool = False) -> GoldLabel:
+    return GoldLabel(sku_id=sku, attribute=attribute, value=value, alternatives=list(alternatives), not_applicable=na)
+
+
+# The scenario (pair number: result → gold; verdict, action):
+#  1 s1/brand       "Acme"             → "ACME"                      correct   PASS        WRITE
+#  2 s1/flavor      "vanilla"          → "chocolate"                 wrong     PASS        WRITE  (false accept)
+#  3 s1/allergens   [milk, soybeans]   → [soybeans, milk]            correct   UNVERIFIED  REVIEW (false reject)
+#  4 s1/organic     abstain            → n/a                         abstain ok PASS       BLOCK
+#  5 s2/brand       "Bolt"             → "Bolt Foods" alt ["Bolt"]   correct   FAIL        BLOCK  (false reject)
+#  6 s2/net_content "12 oz"            → n/a                         wrong     UNCERTAIN   REVIEW
+#  7 s2/flavor      abstain            → "mint"                      miss      PASS        BLOCK
+#  8 s3/voltage     "120"              → (no gold)                   unjudged  PASS        WRITE
+#  9 s3/color       (no result)        → "black"                     missing result (category from s3: electronics)
+# 10 s4/brand       (no result)        → n/a                         missing result, category unknown
+RESULTS = [
+    result("s1", "grocery", "brand", "Acme", "PASS", "WRITE"),
+    result("s1", "grocery", "flavor", "vanilla", "PASS", "WRITE"),
+    result("s1", "grocery", "allergens", ["milk", "soybeans"], "UNVERIFIED", "REVIEW"),
+    result("s1", "grocery", "organic", None, "PASS", "BLOCK"),
+    result("s2", "grocery", "brand", "Bolt", "FAIL", "BLOCK"),
+    result("s2", "grocery", "net_content", "12 oz", "UNCERTAIN", "REVIEW"),
+    result("s2", "grocery", "flavor", None, "PASS", "BLOCK"),
+    result("s3", "electronics", "voltage", "120", "PASS", "WRITE"),
+]
+GOLD = [
+    gold("s1", "brand", "ACME"),
+    gold("s1", "flavor", "chocolate"),
+    gold("s1", "allergens", ["soybeans", "milk"]),
+    gold("s1", "organic", na=True),
+    gold("s2", "brand", "Bolt Foods", alternatives=("Bolt",)),
+    gold("s2", "net_content", na=True),
+    gold("s2", "flavor", "mint"),
+    gold("s3", "color", "black"),
+    gold("s4", "brand", na=True),
+]
+
+
+@pytest.fixture(scope="module")
+def report():
+    return evaluate(RESULTS, GOLD, equal=basic_equal)
+
+
+def metric(group, name: str) -> tuple[int, int]:
+    value = group.metrics[name]
+    return value.numerator, value.denominator
+
+
+def test_overall_hand_computed(report) -> None:
+    o = report.overall
+    assert o.pairs == 10
+    assert metric(o, "accuracy") == (3, 5)  # extracted with gold: 1,2,3,5,6; correct 1,3,5
+    assert o.metrics["accuracy"].value == pytest.approx(0.6)
+    assert metric(o, "coverage") == (6, 10)  # extracted: 1,2,3,5,6,8
+    assert metric(o, "coverage_gold") == (4, 6)  # gold values 1,2,3,5,7,9; extracted 1,2,3,5
+    assert metric(o, "abstention_accuracy") == (2, 3)  # n/a gold 4,6,10; not extracted 4,10
+    assert metric(o, "judge_supported_rate") == (4, 6)  # PASS 1,2,8 + UNVERIFIED 3
+    assert metric(o, "write_share") == (3, 6)  # 1,2,8
+    assert metric(o, "block_share") == (1, 6)  # 5
+    assert metric(o, "review_share") == (2, 6)  # 3,6
+    assert metric(o, "publish_coverage") == (3, 10)
+    assert metric(o, "pass_precision") == (1, 2)  # PASS with gold: 1 (right), 2 (wrong); 8 is unjudged
+    assert metric(o, "judge_agreement") == (2, 5)  # agree: 1 (PASS, right), 6 (UNCERTAIN, wrong)
+    assert metric(o, "false_reject_share") == (2, 3)  # disagreements 2 (FA), 3 and 5 (FR)
+    assert metric(o, "false_accept_share") == (1, 3)
+
+
+def test_mixes_and_counts(report) -> None:
+    o = report.overall
+    assert o.verdicts_extracted == {"PASS": 3, "UNVERIFIED": 1, "FAIL": 1, "UNCERTAIN": 1}
+    assert o.verdicts_all["PASS"] == 5
+    assert o.actions == {"WRITE": 3, "BLOCK": 3, "REVIEW": 2}
+    assert report.counts == {"results": 8, "gold": 9, "pairs": 10, "gold_value": 6, "gold_na": 3, "gold_none": 1,
+                             "extracted": 6, "missing_results": 2, "unjudged_extracted": 1}
+    assert report.comparator == "custom"
+
+
+def test_per_category_and_attribute(report) -> None:
+    assert set(report.per_category) == {"grocery", "electronics", "(unknown)"}
+    grocery = report.per_category["grocery"]
+    assert grocery.pairs == 7 and metric(grocery, "accuracy") == (3, 5) and metric(grocery, "coverage") == (5, 7)
+    electronics = report.per_category["electronics"]
+    assert electronics.pairs == 2 and electronics.metrics["accuracy"].value is None  # nothing judged
+    assert metric(electronics, "coverage_gold") == (0, 1)
+    assert metric(report.per_category["(unknown)"], "abstention_accuracy") == (1, 1)
+    brand = report.per_attribute["brand"]
+    assert brand.pairs == 3 and metric(brand, "accuracy") == (2, 2) and metric(brand, "coverage") == (2, 3)
+
+
+def test_category_mapping_and_results_scope() -> None:
+    mapped = evaluate(RESULTS, GOLD, equal=basic_equal, categories={"s4": "grocery"})
+    assert "(unknown)" not in mapped.per_category and mapped.per_category["grocery"].pairs == 8
+    scoped = evaluate(RESULTS, GOLD, equal=basic_equal, scope="results")
+    assert metric(scoped.overall, "coverage") == (6, 8)
+    assert metric(scoped.overall, "publish_coverage") == (3, 8)
+    assert metric(scoped.overall, "abstention_accuracy") == (1, 2)  # n/a gold 4, 6
+
+
+def test_duplicates_are_reported_first_kept() -> None:
+    dup = evaluate(RESULTS + [result("s1", "grocery", "brand", "Wrong", "PASS", "WRITE")],
+                   GOLD + [gold("s1", "brand", "Other")], equal=basic_equal)
+    assert metric(dup.overall, "accuracy") == (3, 5)
+    assert any("duplicate result" in i for i in dup.issues) and any("duplicate gold" in i for i in dup.issues)
+
+
+@pytest.mark.parametrize(
+    ("predicted", "label", "expected"),
+    [
+        ("Acme", gold("x", "a", "acme"), True),
+        ("Bolt", gold("x", "a", "Bolt Foods", alternatives=("Bolt",)), True),
+        ("Bolt Inc", gold("x", "a", "Bolt Foods", alternatives=("Bolt",)), False),
+        (["milk"], gold("x", "a", ["milk", "eggs"]), False),  # set equality: missing eggs
+        (["milk", "eggs", "fish"], gold("x", "a", ["milk", "eggs"]), False),  # extra fish
+        (["eggs", "milk"], gold("x", "a", ["milk", "eggs"]), True),
+        (["Gluten Free"], gold("x", "a", ["gluten_free"]), True),
+        (["Bolt", "bolt"], gold("x", "a", "Bolt"), True),  # a list for a single value: every item must match
+        (["Bolt", "Acme"], gold("x", "a", "Bolt"), False),
+        ([], gold("x", "a", "Bolt"), False),
+    ],
+)
+def test_value_matches(predicted, label, expected) -> None:
+    assert value_matches(predicted, label, basic_equal) is expected
+
+
+def test_basic_equal() -> None:
+    assert basic_equal("Yes", "true") and not basic_equal("yes", "false")
+    assert basic_equal("100 W", "100.4 w")  # within 0.5
+    assert basic_equal("1000 mAh", "1015 mAh")  # within 2 %
+    assert not basic_equal("1000 mAh", "1030 mAh")
+    assert not basic_equal("12 oz", "16 oz")
+
+
+def test_default_comparator_is_named() -> None:
+    _equal, name = default_comparator()
+    assert name.startswith(("groundtrace.core.normalize.values_equal", "basic_equal"))
+    assert evaluate(RESULTS, GOLD).comparator == name
+
+
+def test_every_metric_has_a_formula() -> None:
+    for name in METRICS.names():
+        assert METRICS.get(name).formula and repr(METRICS.get(name)) == name
+
+
+_VERDICTS = ["PASS", "FAIL", "UNVERIFIED", "UNCERTAIN"]
+_ACTIONS = ["WRITE", "BLOCK", "REVIEW"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(min_value=0, max_value=10_000))
+def test_metric_invariants(seed: int) -> None:
+    rng = random.Random(seed)
+    values = ["a", "b", "c"]
+    results, labels = [], []
+    for i in range(rng.randint(0, 25)):
+        sku, attribute = f"s{i % 5}", f"attr{i}"
+        if rng.random() < 0.8:
+            value = rng.choice([None, *values])
+            results.append(result(sku, rng.choice(["g", "e"]), attribute, value, rng.choice(_VERDICTS),
+                                  rng.choice(_ACTIONS)))
+        kind = rng.random()
+        if kind < 0.5:
+            labels.append(gold(sku, attribute, rng.choice(values)))
+        elif kind < 0.75:
+            labels.append(gold(sku, attribute, na=True))
+    report = evaluate(results, labels, equal=basic_equal)
+    o = report.overall
+    for value in o.metrics.values():
+        assert 0 <= value.numerator <= value.denominator
+        assert value.value is None or 0.0 <= value.value <= 1.0
+    assert o.metrics["coverage"].numerator == report.counts.get("extracted", 0)
+    assert o.metrics["publish_coverage"].numerator <= o.metrics["coverage"].numerator
+    shares = o.metrics["write_share"].numerator + o.metrics["block_share"].numerator + o.metrics[
+        "review_share"].numerator
+    assert shares == o.metrics["write_share"].denominator
+    fr, fa = o.metrics["false_reject_share"], o.metrics["false_accept_share"]
+    assert fr.denominator == fa.denominator and fr.numerator + fa.numerator == fr.denominator
+    assert sum(g.pairs for g in report.per_category.values()) == o.pairs == sum(
+        g.pairs for g in report.per_attribute.values())
+
+
+def test_to_dict_and_print(report) -> None:
+    data = report.to_dict()
+    assert json.loads(json.dumps(data))["overall"]["metrics"]["accuracy"]["value"] == pytest.approx(0.6)
+    from rich.console import Console
+
+    console = Console(record=True, width=200)
+    report.print(console)
+    text = console.export_text()
+    assert "60.0% (3/5)" in text and "per category" in text and "per attribute" in text
+
+
+def test_cli_evaluate(tmp_path: Path) -> None:
+    results_path, gold_path, out = tmp_path / "results.jsonl", tmp_path / "gold.jsonl", tmp_path / "report.json"
+    results_path.write_text("\n".join(r.model_dump_json() for r in RESULTS) + "\n{not json}\n", encoding="utf-8")
+    gold_path.write_text("\n".join(g.model_dump_json() for g in GOLD) + "\n", encoding="utf-8")
+    cli = runner.invoke(app, ["catalog", "evaluate", "--results", str(results_path), "--gold", str(gold_path),
+                              "--json", str(out)])
+    assert cli.exit_code == 0, cli.output
+    assert f"{results_path}:9: error: invalid AttributeResult" in cli.output
+    data = json.loads(out.read_text())
+    assert data["counts"]["pairs"] == 10 and data["overall"]["metrics"]["coverage"]["numerator"] == 6
