@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -16,27 +17,41 @@ llm_app = typer.Typer(
 )
 app.add_typer(llm_app, name="llm")
 
-_CACHE_HELP = "SQLite response cache (default: $GROUNDTRACE_CACHE_DIR/llm.sqlite or ~/.cache/groundtrace/llm.sqlite)."
+_CACHE_HELP = (
+    "SQLite response cache (default: $GROUNDTRACE_CACHE_DIR/llm.sqlite or ~/.cache/groundtrace/llm.sqlite)."
+)
 
 
 @llm_app.command("ask")
 def ask(
-    prompt: str = typer.Argument(..., help="The user message to send."),
-    llm: str | None = typer.Option(None, "--llm", help=LLM_OPTION_HELP, envvar="GROUNDTRACE_LLM"),
-    json_schema: Path | None = typer.Option(
-        None,
-        "--json-schema",
-        exists=True,
-        dir_okay=False,
-        help="JSON Schema file: the answer must be one JSON object valid against it (re-asked, then refused).",
-    ),
-    system: str | None = typer.Option(None, "--system", help="Optional system message."),
-    max_tokens: int | None = typer.Option(None, "--max-tokens", min=1, help="Limit on answer tokens."),
-    temperature: float = typer.Option(0.0, "--temperature", min=0.0, help="Sampling temperature (0 = greedy)."),
-    seed: int | None = typer.Option(None, "--seed", help="Sampling seed (makes temperature > 0 cacheable)."),
-    cache_path: Path | None = typer.Option(None, "--cache-path", help=_CACHE_HELP),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the response cache."),
-    as_json: bool = typer.Option(False, "--json", help="Print text, parsed object, usage and cache flag as JSON."),
+    prompt: Annotated[str, typer.Argument(help="The user message to send.")],
+    llm: Annotated[str | None, typer.Option("--llm", help=LLM_OPTION_HELP, envvar="GROUNDTRACE_LLM")] = None,
+    json_schema: Annotated[
+        Path | None,
+        typer.Option(
+            "--json-schema",
+            exists=True,
+            dir_okay=False,
+            help="JSON Schema file: the answer must be one JSON object valid against it (re-asked, then refused).",
+        ),
+    ] = None,
+    system: Annotated[str | None, typer.Option("--system", help="Optional system message.")] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option("--max-tokens", min=1, help="Limit on answer tokens.")
+    ] = None,
+    temperature: Annotated[
+        float, typer.Option("--temperature", min=0.0, help="Sampling temperature (0 = greedy).")
+    ] = 0.0,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Sampling seed (makes temperature > 0 cacheable).")
+    ] = None,
+    cache_path: Annotated[Path | None, typer.Option("--cache-path", help=_CACHE_HELP)] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print text, parsed object, usage and cache flag as JSON.")
+    ] = False,
 ) -> None:
     """Send one prompt to an LLM and print its answer (validated JSON when --json-schema is given)."""
     from groundtrace.core.llm.base import LLMError, SchemaMalformedError
@@ -53,10 +68,14 @@ def ask(
         if not isinstance(schema, dict):
             typer.echo(f"error: {json_schema}:1: a JSON Schema must be an object", err=True)
             raise typer.Exit(2)
-    messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
+    messages = ([{"role": "system", "content": system}] if system else []) + [
+        {"role": "user", "content": prompt}
+    ]
     try:
         client = make_llm(llm, cache_path=cache_path, no_cache=no_cache)
-        completion = client.complete(messages, schema, temperature=temperature, max_tokens=max_tokens, seed=seed)
+        completion = client.complete(
+            messages, schema, temperature=temperature, max_tokens=max_tokens, seed=seed
+        )
     except LLMConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
@@ -79,7 +98,9 @@ def ask(
         }
         typer.echo(json.dumps(out, ensure_ascii=False, indent=2))
         return
-    typer.echo(json.dumps(completion.parsed, ensure_ascii=False, indent=2) if schema is not None else completion.text)
+    typer.echo(
+        json.dumps(completion.parsed, ensure_ascii=False, indent=2) if schema is not None else completion.text
+    )
     typer.echo(
         f"[{completion.model}] {'cache hit' if completion.cached else f'{usage.calls} call(s)'}, "
         f"{usage.prompt_tokens}+{usage.completion_tokens} tokens, {usage.retries} retries, "
@@ -90,16 +111,23 @@ def ask(
 
 @llm_app.command("usage")
 def usage(
-    cache_path: Path | None = typer.Option(None, "--cache-path", help=_CACHE_HELP),
-    as_json: bool = typer.Option(False, "--json", help="Print the statistics as JSON."),
+    cache_path: Annotated[Path | None, typer.Option("--cache-path", help=_CACHE_HELP)] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the statistics as JSON.")] = False,
 ) -> None:
     """Print the response cache's statistics: entries, hits and tokens saved, per model."""
     from groundtrace.core.llm.cache import ResponseCache, default_cache_path
 
     path = cache_path or default_cache_path()
     if not path.exists():
-        stats = {"path": str(path), "size_bytes": 0, "entries": 0, "hits": 0, "prompt_tokens_saved": 0,
-                 "completion_tokens_saved": 0, "by_model": {}}
+        stats = {
+            "path": str(path),
+            "size_bytes": 0,
+            "entries": 0,
+            "hits": 0,
+            "prompt_tokens_saved": 0,
+            "completion_tokens_saved": 0,
+            "by_model": {},
+        }
     else:
         with ResponseCache(path) as cache:
             stats = cache.stats()

@@ -69,7 +69,9 @@ def serve() -> Iterator[Callable[[Responder], WireServer]]:
 
 @pytest.fixture
 def make_client(sleeper: SleepRecorder) -> Callable[..., OpenAIClient]:
-    def build(server: WireServer, *, model: str = "priced-test", max_retries: int = 3, **kw: object) -> OpenAIClient:
+    def build(
+        server: WireServer, *, model: str = "priced-test", max_retries: int = 3, **kw: object
+    ) -> OpenAIClient:
         retry = RetryPolicy(
             max_retries=max_retries, rng=random.Random(7), sleep=sleeper, asleep=sleeper.asleep
         )

@@ -2,8 +2,9 @@
 
 Contract of :func:`extract_json_object`:
 
-1. If the text contains a fenced block (```` ```json ... ``` ```` or plain ```` ``` ````), only the first
-   block's body is searched; an unclosed fence (truncated answer) searches the rest of the text.
+1. If the text contains a fenced block (```` ```json ... ``` ```` or plain ```` ``` ````), the first
+   block's body is searched first (an unclosed fence runs to the end of the text); when it holds no
+   object (e.g. a string inside the JSON contained backticks) the whole text is searched.
 2. The answer is the first ``{`` at which a complete JSON value decodes to an object (``dict``): that is
    the outermost object. ``{`` characters *inside* a failed attempt (before the position where decoding
    failed) are never tried, so a truncated outer object is an error — a nested fragment of it is not
@@ -34,6 +35,15 @@ def strip_fences(text: str) -> str:
 def extract_json_object(text: str) -> dict[str, Any]:
     """The outermost JSON object in ``text`` (see module docstring)."""
     body = strip_fences(text)
+    if body is text:
+        return _first_object(text)
+    try:
+        return _first_object(body)
+    except JSONExtractionError:
+        return _first_object(text)
+
+
+def _first_object(body: str) -> dict[str, Any]:
     pos = body.find("{")
     if pos < 0:
         raise JSONExtractionError("the answer contains no JSON object (no '{' found)")

@@ -1,0 +1,129 @@
+"""``groundtrace llm ask`` / ``llm usage`` end-to-end against a local WireServer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from groundtrace.cli import app
+from groundtrace.core.llm.wire_server import Reply, scripted
+
+runner = CliRunner()
+SCHEMA = {
+    "title": "Pick",
+    "type": "object",
+    "properties": {"colour": {"type": "string"}},
+    "required": ["colour"],
+}
+
+
+def _schema_file(tmp_path: Path) -> Path:
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps(SCHEMA))
+    return path
+
+
+def test_ask_plain_text(serve, tmp_path: Path) -> None:
+    server = serve(scripted(Reply(content="Blue [R1] <b>", prompt_tokens=5, completion_tokens=3)))
+    result = runner.invoke(
+        app,
+        [
+            "llm",
+            "ask",
+            "Name a colour",
+            "--llm",
+            f"{server.base_url}#tiny",
+            "--cache-path",
+            str(tmp_path / "c.sqlite"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "Blue [R1] <b>" in result.stdout
+    assert server.requests[0]["messages"] == [{"role": "user", "content": "Name a colour"}]
+
+
+def test_ask_with_schema_json_output_and_cache(serve, tmp_path: Path) -> None:
+    server = serve(scripted('{"colour": "red"}'))
+    args = [
+        "llm",
+        "ask",
+        "Pick",
+        "--llm",
+        f"{server.base_url}#tiny",
+        "--json-schema",
+        str(_schema_file(tmp_path)),
+        "--cache-path",
+        str(tmp_path / "c.sqlite"),
+        "--json",
+        "--system",
+        "Be brief.",
+    ]
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0, first.output
+    out = json.loads(first.stdout)
+    assert out["parsed"] == {"colour": "red"} and out["cached"] is False and out["usage"]["calls"] == 1
+    assert server.requests[0]["response_format"]["json_schema"]["name"] == "Pick"
+    assert server.requests[0]["messages"][0] == {"role": "system", "content": "Be brief."}
+    second = runner.invoke(app, args)
+    assert json.loads(second.stdout)["cached"] is True and len(server.requests) == 1
+
+    usage = runner.invoke(app, ["llm", "usage", "--cache-path", str(tmp_path / "c.sqlite"), "--json"])
+    assert usage.exit_code == 0, usage.output
+    stats = json.loads(usage.stdout)
+    assert stats["entries"] == 1 and stats["hits"] == 1 and stats["by_model"]["tiny"]["entries"] == 1
+    text = runner.invoke(app, ["llm", "usage", "--cache-path", str(tmp_path / "c.sqlite")])
+    assert "entries: 1  hits: 1" in text.stdout and "tiny: 1 entries" in text.stdout
+
+
+def test_ask_reports_schema_malformed(serve, tmp_path: Path) -> None:
+    serve_ = serve(scripted('{"shade": 3}'))
+    result = runner.invoke(
+        app,
+        [
+            "llm",
+            "ask",
+            "Pick",
+            "--llm",
+            f"{serve_.base_url}#tiny",
+            "--json-schema",
+            str(_schema_file(tmp_path)),
+            "--no-cache",
+        ],
+    )
+    assert result.exit_code == 1
+    assert "SCHEMA_MALFORMED" in result.stderr and '{"shade": 3}' in result.stderr
+    assert len(serve_.requests) == 3  # first answer + 2 re-asks
+
+
+def test_ask_without_configuration_exits_2() -> None:
+    result = runner.invoke(app, ["llm", "ask", "hello", "--no-cache"])
+    assert result.exit_code == 2 and "no LLM configured" in result.stderr
+
+
+def test_bad_schema_file_names_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text('{\n  "type": "object",\n  oops\n}')
+    result = runner.invoke(
+        app, ["llm", "ask", "x", "--llm", "http://127.0.0.1:9/v1#m", "--json-schema", str(path)]
+    )
+    assert result.exit_code == 2 and "bad.json:3: not valid JSON" in result.stderr
+
+
+def test_usage_on_empty_cache_does_not_create_it(tmp_path: Path) -> None:
+    path = tmp_path / "none.sqlite"
+    result = runner.invoke(app, ["llm", "usage", "--cache-path", str(path)])
+    assert result.exit_code == 0 and "entries: 0" in result.stdout and not path.exists()
+
+
+def test_llm_commands_have_help() -> None:
+    for path, expected in (
+        ([], "LLM client: ask a configured model"),
+        (["ask"], "Send one prompt to an LLM"),
+        (["usage"], "Print the response cache's statistics"),
+    ):
+        result = runner.invoke(app, ["llm", *path, "--help"])
+        assert result.exit_code == 0, result.output
+        assert expected in " ".join(result.stdout.split())
+    assert "--json-schema" in runner.invoke(app, ["llm", "ask", "--help"]).stdout
