@@ -106,3 +106,95 @@ def test_realisation_is_deterministic(ctx) -> None:
     a, b = _dialogue(ctx, "same"), _dialogue(ctx, "same")
     assert a.model_dump_json() == b.model_dump_json()
     assert a.model_dump_json() != _dialogue(ctx, "other").model_dump_json()
+
+
+# -- the LLM realiser, end to end over HTTP against the local OpenAI-wire server ----------------------
+
+
+def _turn_data(request: dict) -> dict:
+    import json
+
+    user = next(m for m in request["messages"] if m["role"] == "user")
+    return json.loads(user["content"])
+
+
+def _faithful(request: dict) -> str:
+    """A canned 'LLM' that phrases system turns with one allowed sentence, verbatim, and its tag."""
+    import json
+
+    data = _turn_data(request)
+    if data["speaker"] == "system" and data["allowed_evidence"]:
+        ev = data["allowed_evidence"][0]
+        main = data["pois"][0]["name"]
+        return json.dumps({"text": f'{main} should suit you: "{ev["sentence"]}" [{ev["tag"]}]'})
+    return json.dumps({"text": "(llm) " + data["draft"]})
+
+
+def _fabricating(request: dict) -> str:
+    import json
+
+    data = _turn_data(request)
+    if data["speaker"] == "system" and data["allowed_evidence"]:
+        main = data["pois"][0]["name"]
+        tag = data["allowed_evidence"][0]["tag"]
+        return json.dumps({"text": f'{main} is great: "Best rooftop jacuzzi in the state" [{tag}]'})
+    return json.dumps({"text": data["draft"]})
+
+
+@pytest.fixture(scope="module")
+def openai_client_cls():
+    mod = pytest.importorskip("groundtrace.core.llm.openai_client")
+    return mod.OpenAIClient
+
+
+def _llm_dialogues(ctx, responder, client_cls, n=3):
+    from groundtrace.core.llm.wire_server import WireServer
+    from groundtrace.crs.llm_realiser import LLMRealiser
+
+    out = []
+    with WireServer(responder) as server:
+        client = client_cls("test-model", base_url=server.base_url, api_key="x", cache=None, max_reasks=0,
+                            max_retries=0)
+        realiser = LLMRealiser(client)
+        for k in range(n):
+            for attempt in range(25):
+                rng = random.Random(f"llm{k}:{attempt}")
+                try:
+                    plan = plan_dialogue(ctx, f"llm{k}", rng, with_rejection=k % 2 == 0)
+                except PlanningError:
+                    continue
+                out.append(realiser.realise(plan, rng))
+                break
+        assert server.requests, "the realiser never called the server"
+    return out, realiser
+
+
+def test_llm_realiser_accepts_verbatim_quotes_over_http(ctx, openai_client_cls) -> None:
+    from groundtrace.crs.qc import check_dialogue
+
+    dialogues, realiser = _llm_dialogues(ctx, _faithful, openai_client_cls)
+    for d in dialogues:
+        assert d.realiser == "llm"
+        assert d.features["realiser_fallback_turns"] == 0, realiser.rejections
+        assert check_dialogue(d, ctx.kb) == []
+        cited = [t for t in d.turns if t.act in ("recommend", "compare", "explain")]
+        assert all(" should suit you: " in t.text for t in cited)
+        assert all(t.text.startswith("(llm) ") for t in d.turns if t.role == "user")
+
+
+def test_llm_realiser_falls_back_on_fabricated_quotes(ctx, openai_client_cls) -> None:
+    from groundtrace.crs.qc import check_dialogue
+
+    dialogues, realiser = _llm_dialogues(ctx, _fabricating, openai_client_cls)
+    for d in dialogues:
+        cited = [t for t in d.turns if t.act in ("recommend", "compare", "explain")]
+        assert d.features["realiser_fallback_turns"] == len(cited)
+        assert check_dialogue(d, ctx.kb) == []
+        assert not any("jacuzzi" in t.text for t in d.turns)
+    assert any("not verbatim" in r for r in realiser.rejections)
+
+
+def test_llm_realiser_falls_back_on_malformed_json(ctx, openai_client_cls) -> None:
+    dialogues, realiser = _llm_dialogues(ctx, lambda request: "this is not json", openai_client_cls, n=1)
+    (d,) = dialogues
+    assert d.features["realiser_fallback_turns"] == len(d.turns)

@@ -1,0 +1,105 @@
+"""The builder end to end: deterministic files, manifest, splits, rejection share, CLI, saved KBs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from groundtrace.crs.build import BuildConfig, build_dataset, build_dialogues, rejection_indices, split_of
+from groundtrace.crs.dataset_io import read_dataset
+from groundtrace.crs.demo_kb import generate_demo_kb
+
+FILES = ("train.jsonl", "validation.jsonl", "test.jsonl", "schema.json", "manifest.json", "build_report.json")
+
+
+@pytest.fixture(scope="module")
+def kb():
+    return generate_demo_kb(9, n_per_type=25, reviews_per_poi=4)
+
+
+def test_same_seed_gives_identical_files(kb, tmp_path) -> None:
+    build_dataset(kb, 40, 5, tmp_path / "a")
+    build_dataset(kb, 40, 5, tmp_path / "b")
+    build_dataset(kb, 40, 6, tmp_path / "c")
+    for name in FILES:
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+    assert (tmp_path / "a" / "train.jsonl").read_bytes() != (tmp_path / "c" / "train.jsonl").read_bytes()
+
+
+def test_manifest_report_and_splits(kb, tmp_path) -> None:
+    report = build_dataset(kb, 60, 3, tmp_path)
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["kb_name"] == kb.name and manifest["kb_hash"] == kb.content_hash
+    assert manifest["seed"] == 3 and manifest["schema_version"] == "1.0"
+    assert manifest["counts"]["total"] == report.built == 60
+    data = read_dataset(tmp_path)
+    assert not data.errors
+    for split, dialogues in data.splits.items():
+        assert manifest["counts"][split] == len(dialogues)
+        assert all(d.split == split == split_of(d.dialogue_id) for d in dialogues)
+        assert all(d.kb_hash == kb.content_hash and d.seed == 3 for d in dialogues)
+    ids = [d.dialogue_id for d in data.all_dialogues()]
+    assert len(set(ids)) == 60
+    saved = json.loads((tmp_path / "build_report.json").read_text())
+    assert saved["built"] == 60 and sum(saved["tiers"].values()) == 60
+    assert json.loads((tmp_path / "schema.json").read_text())["title"] == "Dialogue"
+
+
+def test_split_is_roughly_80_10_10() -> None:
+    counts = {"train": 0, "validation": 0, "test": 0}
+    for i in range(5000):
+        counts[split_of(f"trace-s0-{i:06d}")] += 1
+    assert abs(counts["train"] / 5000 - 0.8) < 0.03
+    assert abs(counts["validation"] / 5000 - 0.1) < 0.02
+
+
+def test_rejection_indices_exact_count() -> None:
+    assert len(rejection_indices(1000, 0.294, 1)) == 294
+    assert rejection_indices(1000, 0.294, 1) == rejection_indices(1000, 0.294, 1)
+    assert rejection_indices(1000, 0.294, 1) != rejection_indices(1000, 0.294, 2)
+    assert rejection_indices(10, 0.0, 1) == set()
+
+
+def test_rejection_share_on_1000_dialogues(kb) -> None:
+    dialogues, report = build_dialogues(kb, 1000, seed=11)
+    share = sum(d.has_rejection for d in dialogues) / len(dialogues)
+    assert abs(share - 0.294) <= 1 / 1000 + report.dropped / 1000
+    assert report.rejection_share == pytest.approx(share, abs=1e-6)
+    assert report.built + report.dropped == 1000
+    assert all(any(t.act == "reject_and_refine" for t in d.turns) == d.has_rejection for d in dialogues)
+    assert 9.0 <= report.mean_turns <= 12.0
+
+
+def test_custom_rejection_share(kb) -> None:
+    dialogues, _ = build_dialogues(kb, 50, seed=1, config=BuildConfig(rejection_share=0.5))
+    assert sum(d.has_rejection for d in dialogues) == 25
+
+
+def test_bad_config_is_refused() -> None:
+    with pytest.raises(ValueError, match="rejection_share"):
+        BuildConfig(rejection_share=1.5)
+
+
+def test_cli_build_on_a_saved_kb(kb, tmp_path) -> None:
+    from groundtrace.cli import app
+    from groundtrace.crs.kb_store import save_kb
+
+    path = save_kb(kb, tmp_path / "kb.sqlite")
+    result = CliRunner().invoke(app, ["crs", "build", "--kb", str(path), "--dialogues", "15", "--seed", "2",
+                                      "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "TRACE-CRS build" in result.output and "with rejection" in result.output
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["kb_hash"] == kb.content_hash and manifest["counts"]["total"] == 15
+
+
+def test_cli_rejects_unknown_realiser_and_missing_kb(tmp_path) -> None:
+    from groundtrace.cli import app
+
+    runner = CliRunner()
+    result = runner.invoke(app, ["crs", "build", "--kb", "demo", "--out", str(tmp_path), "--realiser", "gpt"])
+    assert result.exit_code != 0 and "unknown realiser" in result.output
+    result = runner.invoke(app, ["crs", "build", "--kb", str(tmp_path / "nope.sqlite"), "--out", str(tmp_path)])
+    assert result.exit_code != 0 and "no such KB file" in result.output
