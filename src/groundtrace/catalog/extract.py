@@ -2,7 +2,7 @@
 
 Contract (:class:`ExtractionEngine`)::
 
-    engine.extract(sku, attributes, documents) -> EngineOutput
+    engine.extract(sku, attributes, documents, template_attributes=None) -> EngineOutput
         .findings      list[Finding]  one proposed value with ONE Evidence (quote + span in its Document)
         .abstentions   {slug: Abstention}  engine-declared statuses (not_applicable ...) — LLM engines
         .flags         {slug: [flag]}      e.g. quote_not_found, injection_quote
@@ -90,7 +90,8 @@ class ExtractionEngine(Protocol):
 
     name: str
 
-    def extract(self, sku: SKU, attributes: list[AttributeSpec], documents: list[Document]) -> EngineOutput: ...
+    def extract(self, sku: SKU, attributes: list[AttributeSpec], documents: list[Document], *,
+                template_attributes: list[AttributeSpec] | None = None) -> EngineOutput: ...
 
 
 EXTRACTION_ENGINES: Registry[Any] = Registry("extraction engine")
@@ -293,7 +294,7 @@ _TRACE = re.compile(
     re.I,
 )
 _ALLERGEN_STMT = re.compile(
-    r"(?P<lead>\b(?:contains|allergens?|allergen\s+information|allergy\s+(?:information|advice))\b)\s*"
+    r"(?P<lead>\b(?:contains?|allergens?|allergen\s+information|allergy\s+(?:information|advice))\b)\s*"
     r"(?::|-|–)?\s*(?P<list>[^.;\n:]+)",
     re.I,
 )
@@ -331,7 +332,7 @@ _PACK = re.compile(
     re.I,
 )
 _PIECES = re.compile(r"\b(?P<a>\d+)\s*[-\s]?\s*(?:pieces?|pcs?|piece\s+set)\b|\bset\s+of\s+(?P<b>\d+)\b", re.I)
-_ORIGIN = re.compile(r"\b(?:product\s+of|made\s+in|produced\s+in|grown\s+in)\s+(?P<c>[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*){0,2})")
+_ORIGIN = re.compile(r"\b(?i:product\s+of|made\s+in|produced\s+in|grown\s+in)\s+(?P<c>[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*){0,2})")
 
 
 # -- quantities ----------------------------------------------------------------------------------------
@@ -340,22 +341,19 @@ def _unit_key(token: str) -> str | None:
     return _UNIT_TOKENS.get(t)
 
 
-def _convert(magnitude: float, unit: str, target: str) -> float | None:
-    """``magnitude unit`` in ``target`` units via core.normalize.parse_quantity/pint (None if incompatible)."""
-    from groundtrace.core.normalize import parse_quantity
+def _convert(raw: str, target: str) -> float | None:
+    """Magnitude of the quantity text ``raw`` in ``target`` units (``core.normalize.parse_quantity``;
+    None when unparseable, dimensionless or of another dimension)."""
+    from groundtrace.core.normalize import parse_quantity, parse_unit
 
-    try:
-        q = parse_quantity(f"{magnitude} {unit}")
-        return float(q.to(_pint_unit(target)).magnitude)
-    except Exception:  # noqa: BLE001 - pint raises several unrelated error types on bad units
+    q = parse_quantity(re.sub(r"\s*%$", " percent", raw.strip()))
+    unit = parse_unit(target)
+    if q is None or unit is None or q.unitless:
         return None
-
-
-def _pint_unit(unit: str) -> str:
-    return {"mAh": "milliampere_hour", "GB": "gigabyte", "TB": "terabyte", "MB": "megabyte", "W": "watt",
-            "V": "volt", "Hz": "hertz", "in": "inch", "g": "gram", "mL": "milliliter", "L": "liter",
-            "percent": "percent", "%": "percent", "oz": "ounce", "fl oz": "fluid_ounce", "lb": "pound",
-            "kg": "kilogram"}.get(unit, unit)
+    try:
+        return float(q.to(unit).magnitude)
+    except Exception:  # noqa: BLE001 - pint DimensionalityError and friends: incompatible units
+        return None
 
 
 def _fmt(x: float) -> str:
@@ -365,9 +363,10 @@ def _fmt(x: float) -> str:
 @dataclass(frozen=True)
 class _Qty:
     value: float
-    unit: str  # pint name
+    unit: str  # pint unit name from the token table (display symbol lookup)
     start: int
     end: int
+    raw: str  # the matched text, parsed by core.normalize.parse_quantity
 
 
 def quantities(text: str) -> list[_Qty]:
@@ -378,7 +377,8 @@ def quantities(text: str) -> list[_Qty]:
         key = _unit_key(unit)
         if key is None:
             continue
-        out.append(_Qty(float(num.replace(",", ".")), key, m.start(), m.end()))
+        raw = m.group(0).rstrip(".")
+        out.append(_Qty(float(num.replace(",", ".")), key, m.start(), m.start() + len(raw), raw))
     return out
 
 
@@ -392,10 +392,10 @@ def _dimension_units(spec: AttributeSpec) -> list[str]:
 def _accepts(spec: AttributeSpec, qty: _Qty) -> str | None:
     """The value string of ``qty`` for ``spec`` (converted to its unit), or None when incompatible."""
     if spec.unit:
-        converted = _convert(qty.value, qty.unit, spec.unit)
+        converted = _convert(qty.raw, spec.unit)
         return None if converted is None else f"{_fmt(converted)} {spec.unit}"
     for unit in _dimension_units(spec):
-        if _convert(qty.value, qty.unit, unit) is not None:
+        if _convert(qty.raw, unit) is not None:
             return f"{_fmt(qty.value)} {_DISPLAY.get(qty.unit, qty.unit)}"
     return None
 
@@ -427,7 +427,11 @@ class LexiconEngine:
 
     name = "offline"
 
-    def extract(self, sku: SKU, attributes: list[AttributeSpec], documents: list[Document]) -> EngineOutput:
+    def extract(self, sku: SKU, attributes: list[AttributeSpec], documents: list[Document], *,
+                template_attributes: list[AttributeSpec] | None = None) -> EngineOutput:
+        """Findings for ``attributes``; ``template_attributes`` (default: ``attributes``) is the whole
+        template, used to tell whether a bare quantity could belong to another attribute."""
+        context = template_attributes or attributes
         findings: list[Finding] = []
         flags: dict[str, list[str]] = {}
         ctxs = []
@@ -441,7 +445,7 @@ class LexiconEngine:
                         flags[spec.slug].append(note)
         for spec in attributes:
             for ctx in ctxs:
-                findings.extend(self.extract_one(spec, ctx, attributes))
+                findings.extend(self.extract_one(spec, ctx, context))
         return EngineOutput(findings=_dedupe(findings), flags={k: v for k, v in flags.items() if v})
 
     # -- dispatch -----------------------------------------------------------------------------------
@@ -590,10 +594,10 @@ class LexiconEngine:
                 continue
             s, e = ctx.sentence_of(q.start, q.end)
             sentence = ctx.text[s:e]
+            if _SERVING.search(sentence) or _INGREDIENTS.match(sentence):
+                continue  # serving sizes and nutrition rows are not the product's quantity
             if any(re.search(phrase_pattern(k), sentence, re.I) for k in keys):
                 out.append(self._finding(spec, ctx, value, (q.start, q.end), Q_NAMED))
-                continue
-            if _SERVING.search(sentence) or _INGREDIENTS.match(sentence):
                 continue
             if any(_accepts(other, q) is not None for other in siblings):
                 continue  # another attribute of the template shares this dimension: a bare number is ambiguous
@@ -606,6 +610,10 @@ class LexiconEngine:
         for m in _ALLERGEN_STMT.finditer(ctx.text):
             s, e = ctx.sentence_of(m.start(), m.end())
             before = ctx.text[max(s, m.start() - 12):m.start()].lower()
+            if re.search(r"(?:\bnot|n't|\bnever)\s*$", before) or (
+                m.group("lead").lower() == "contain" and not re.search(r"\b(?:may|might|can)\s*$", before)
+            ):
+                continue  # "does not contain milk" is no allergen claim
             is_trace = bool(re.search(r"\b(?:may|might|can)\s*$", before)) or bool(_TRACE.search(ctx.text[s:e]))
             if is_trace != traces or _INGREDIENTS.match(ctx.text[s:e]) and not m.group("lead"):
                 continue

@@ -74,18 +74,15 @@ def _kind(spec: AttributeSpec) -> str:
 
 
 def canonical(value: str, spec: AttributeSpec) -> str:
-    """``core.normalize.normalize_value`` of ``value`` for ``spec`` (the value itself when it cannot)."""
+    """The stored form of a value: ``core.normalize.normalize_value`` for enums, booleans and numbers
+    with a template unit; strings and unit-less numbers keep their surface form (brand casing,
+    "12 fl oz"), equality always goes through :func:`same_value`."""
+    if spec.type == "string" or (spec.type == "number" and not spec.unit):
+        return value.strip()
     from groundtrace.core.normalize import normalize_value
 
-    try:
-        out = normalize_value(value, _kind(spec), spec.unit, spec.allowed_values or None)
-    except (ValueError, TypeError, KeyError):
-        return value
-    if out is None:
-        return value
-    if isinstance(out, bool):
-        return "true" if out else "false"
-    return str(out)
+    out = normalize_value(value, spec.type, spec.unit, spec.allowed_values or None)
+    return value if out is None else out
 
 
 def same_value(a: str, b: str, spec: AttributeSpec) -> bool:
@@ -94,10 +91,7 @@ def same_value(a: str, b: str, spec: AttributeSpec) -> bool:
         return True
     from groundtrace.core.normalize import values_equal
 
-    try:
-        return bool(values_equal(a, b, _kind(spec), spec.unit))
-    except (ValueError, TypeError, KeyError):
-        return a.strip().lower() == b.strip().lower()
+    return bool(values_equal(a, b, _kind(spec), spec.unit))
 
 
 def _cluster(findings: list[Finding], spec: AttributeSpec) -> list[tuple[str, list[Finding]]]:

@@ -175,10 +175,12 @@ class ScoutAgent:
 
         unresolved = [a for a in attributes if candidates[a.slug].status == CandidateStatus.NOT_FOUND]
         if unresolved and self.search is not None:
-            matched, rejected = self._web(sku, unresolved, result)
-            web = self.engine.extract(sku, unresolved, matched) if matched else EngineOutput()
+            matched, rejected = self._web(sku, unresolved, attributes, result)
+            web = (self.engine.extract(sku, unresolved, matched, template_attributes=attributes) if matched
+                   else EngineOutput())
             self._absorb(result, web)
-            rejected_findings = self._probe.extract(sku, unresolved, rejected).findings if rejected else []
+            rejected_findings = (self._probe.extract(sku, unresolved, rejected, template_attributes=attributes).findings
+                                 if rejected else [])
             own_by_attr = [f for f in own.findings if f.attribute in {a.slug for a in unresolved}]
             abstentions = {**own.abstentions, **web.abstentions}
             candidates.update(reconcile(sku.sku_id, unresolved, own_by_attr + web.findings, rejected_findings,
@@ -216,7 +218,8 @@ class ScoutAgent:
             result.identity.engine_identity = out.identity
         result.llm_calls += out.calls
 
-    def _web(self, sku: SKU, unresolved: list[AttributeSpec], result: ScoutResult) -> tuple[list[Document], list[Document]]:
+    def _web(self, sku: SKU, unresolved: list[AttributeSpec], attributes: list[AttributeSpec],
+             result: ScoutResult) -> tuple[list[Document], list[Document]]:
         assert self.search is not None
         hits_cache: dict[str, list[Any]] = {}
         pages: dict[str, tuple[Document | None, bool]] = {}  # url -> (doc, matched)
@@ -270,7 +273,8 @@ class ScoutAgent:
                     if verdict.matched:
                         result.identity.pages_matched += 1
                         matched.append(doc)
-                        probe_findings.extend(self._probe.extract(sku, unresolved, [doc]).findings)
+                        probe_findings.extend(self._probe.extract(sku, unresolved, [doc],
+                                                                  template_attributes=attributes).findings)
                         decision.reason = verdict.reason
                     else:
                         result.identity.pages_rejected += 1
