@@ -11,9 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from groundtrace.catalog.evaluate import METRICS, basic_equal, default_comparator, evaluate, value_matches
+from groundtrace.catalog.evaluate import METRICS, equal_for, evaluate, value_matches
 from groundtrace.catalog.model import (
     Action,
+    AttributeSpec,
     AttributeResult,
     Candidate,
     CandidateStatus,
@@ -80,7 +81,7 @@ GOLD = [
 
 @pytest.fixture(scope="module")
 def report():
-    return evaluate(RESULTS, GOLD, equal=basic_equal)
+    return evaluate(RESULTS, GOLD)
 
 
 def metric(group, name: str) -> tuple[int, int]:
@@ -114,7 +115,7 @@ def test_mixes_and_counts(report) -> None:
     assert o.actions == {"WRITE": 3, "BLOCK": 3, "REVIEW": 2}
     assert report.counts == {"results": 8, "gold": 9, "pairs": 10, "gold_value": 6, "gold_na": 3, "gold_none": 1,
                              "extracted": 6, "missing_results": 2, "unjudged_extracted": 1}
-    assert report.comparator == "custom"
+    assert report.comparator == "groundtrace.core.normalize.values_equal (untyped)"
 
 
 def test_per_category_and_attribute(report) -> None:
@@ -130,9 +131,9 @@ def test_per_category_and_attribute(report) -> None:
 
 
 def test_category_mapping_and_results_scope() -> None:
-    mapped = evaluate(RESULTS, GOLD, equal=basic_equal, categories={"s4": "grocery"})
+    mapped = evaluate(RESULTS, GOLD, categories={"s4": "grocery"})
     assert "(unknown)" not in mapped.per_category and mapped.per_category["grocery"].pairs == 8
-    scoped = evaluate(RESULTS, GOLD, equal=basic_equal, scope="results")
+    scoped = evaluate(RESULTS, GOLD, scope="results")
     assert metric(scoped.overall, "coverage") == (6, 8)
     assert metric(scoped.overall, "publish_coverage") == (3, 8)
     assert metric(scoped.overall, "abstention_accuracy") == (1, 2)  # n/a gold 4, 6
@@ -140,7 +141,7 @@ def test_category_mapping_and_results_scope() -> None:
 
 def test_duplicates_are_reported_first_kept() -> None:
     dup = evaluate(RESULTS + [result("s1", "grocery", "brand", "Wrong", "PASS", "WRITE")],
-                   GOLD + [gold("s1", "brand", "Other")], equal=basic_equal)
+                   GOLD + [gold("s1", "brand", "Other")])
     assert metric(dup.overall, "accuracy") == (3, 5)
     assert any("duplicate result" in i for i in dup.issues) and any("duplicate gold" in i for i in dup.issues)
 
@@ -161,21 +162,36 @@ def test_duplicates_are_reported_first_kept() -> None:
     ],
 )
 def test_value_matches(predicted, label, expected) -> None:
-    assert value_matches(predicted, label, basic_equal) is expected
+    assert value_matches(predicted, label, equal_for(None)) is expected
 
 
-def test_basic_equal() -> None:
-    assert basic_equal("Yes", "true") and not basic_equal("yes", "false")
-    assert basic_equal("100 W", "100.4 w")  # within 0.5
-    assert basic_equal("1000 mAh", "1015 mAh")  # within 2 %
-    assert not basic_equal("1000 mAh", "1030 mAh")
-    assert not basic_equal("12 oz", "16 oz")
+def test_equal_for_untyped_and_typed() -> None:
+    untyped = equal_for(None)
+    assert untyped("Yes", "true") and not untyped("yes", "false")  # both boolean words
+    assert untyped("60Hz", "60 Hz") and untyped("16 oz", "1 lb")  # quantities
+    assert not untyped("12 oz", "16 oz")
+    assert not untyped("contains milk", "true")  # a phrase is not a boolean word
+    number = equal_for(AttributeSpec(slug="battery_capacity", name="Battery capacity", type="number", unit="mAh"))
+    assert number("1000 mAh", "1015 mAh") and not number("1000 mAh", "1030 mAh")  # 2 % of 1030 is 20.6
+    flag = equal_for(AttributeSpec(slug="organic", name="Organic", type="bool"))
+    assert flag("Yes", "true")
 
 
-def test_default_comparator_is_named() -> None:
-    _equal, name = default_comparator()
-    assert name.startswith(("groundtrace.core.normalize.values_equal", "basic_equal"))
-    assert evaluate(RESULTS, GOLD).comparator == name
+def test_templates_select_the_kind() -> None:
+    from groundtrace.catalog.templates import load_templates
+
+    rows = [result("e1", "electronics", "battery_capacity", "2000", "PASS", "WRITE")]
+    labels = [gold("e1", "battery_capacity", "2,000 mAh")]
+    # untyped: a bare number never equals a quantity with a unit; with the template, 2000 is read in mAh
+    assert evaluate(rows, labels).overall.metrics["accuracy"].value == 0.0
+    typed = evaluate(rows, labels, templates=load_templates())
+    assert typed.overall.metrics["accuracy"].value == 1.0 and "template kinds" in typed.comparator
+
+
+def test_custom_comparator_overrides() -> None:
+    strict = evaluate(RESULTS, GOLD, equal=lambda a, b: a == b)
+    assert strict.comparator == "custom"
+    assert strict.overall.metrics["accuracy"].numerator == 2  # "Acme" != "ACME" now; 3 and 5 still match
 
 
 def test_every_metric_has_a_formula() -> None:
@@ -204,7 +220,7 @@ def test_metric_invariants(seed: int) -> None:
             labels.append(gold(sku, attribute, rng.choice(values)))
         elif kind < 0.75:
             labels.append(gold(sku, attribute, na=True))
-    report = evaluate(results, labels, equal=basic_equal)
+    report = evaluate(results, labels)
     o = report.overall
     for value in o.metrics.values():
         assert 0 <= value.numerator <= value.denominator

@@ -17,7 +17,8 @@ Each (SKU, attribute) pair is reduced to a :class:`PairOutcome`; every metric is
   wrong) / disagreements (the seed's 87.8 % / 12.2 % split; "accept" means PASS, anything else rejects).
 
 Correctness: values compare with ``groundtrace.core.normalize.values_equal`` (booleans, units, abbreviations,
-2 % / 0.5 numeric tolerance); a single-valued gold accepts its ``value`` or any ``alternatives``; a list gold
+2 % / 0.5 numeric tolerance) using the attribute's template kind/unit when templates are given
+(:func:`equal_for`); a single-valued gold accepts its ``value`` or any ``alternatives``; a list gold
 (multi-valued attribute) needs set equality — every predicted item equals some gold item and vice versa.
 "All pairs" is the union of result pairs and gold pairs (``scope="union"``; a gold pair with no result is a
 miss, counted in ``missing_results``), or only the result pairs (``scope="results"``).
@@ -33,7 +34,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from groundtrace.catalog.model import AttributeResult, CandidateStatus, GoldLabel
+from groundtrace.catalog.model import AttributeResult, AttributeSpec, CandidateStatus, GoldLabel
+from groundtrace.catalog.templates import TemplateSet
+from groundtrace.core.normalize import parse_quantity, values_equal
 from groundtrace.core.registry import Registry
 
 Equal = Callable[[str, str], bool]
@@ -42,33 +45,27 @@ SUPPORTED = frozenset({"PASS", "UNVERIFIED"})
 
 
 # -- value comparison ------------------------------------------------------------------------------------
-_BOOL = {"true": "true", "yes": "true", "y": "true", "1": "true", "false": "false", "no": "false", "n": "false",
-         "0": "false"}
+_BOOL_WORDS = frozenset({"true", "false", "yes", "no", "y", "n"})
 
 
-def basic_equal(a: str, b: str) -> bool:
-    """Stand-in comparator used only when ``core.normalize`` is unavailable: case, ``_``/``-``, whitespace and
-    punctuation ignored, boolean synonyms, and numbers with the same unit text within 2 % or 0.5."""
-    def norm(text: str) -> str:
-        return " ".join(re.findall(r"[0-9a-z.%]+", text.lower().replace("_", " ").replace("-", " ")))
+def equal_for(spec: AttributeSpec | None) -> Equal:
+    """Comparator for one attribute: ``values_equal`` with the template's kind and unit when the attribute
+    is known; otherwise string equality, then number equality when both sides parse as quantities, then
+    boolean equality when both sides are yes/no/true/false words."""
+    if spec is not None:
+        kind, unit = spec.type, spec.unit
+        return lambda a, b: values_equal(a, b, kind, unit)
 
-    x, y = norm(a), norm(b)
-    if x == y or (_BOOL.get(x) is not None and _BOOL.get(x) == _BOOL.get(y)):
-        return True
-    mx, my = re.fullmatch(r"(\d+(?:\.\d+)?) ?(.*)", x), re.fullmatch(r"(\d+(?:\.\d+)?) ?(.*)", y)
-    if mx and my and mx.group(2) == my.group(2):
-        u, v = float(mx.group(1)), float(my.group(1))
-        return abs(u - v) <= max(0.5, 0.02 * max(abs(u), abs(v)))
-    return False
+    def untyped(a: str, b: str) -> bool:
+        if values_equal(a, b, "string"):
+            return True
+        if parse_quantity(a) is not None and parse_quantity(b) is not None:
+            return values_equal(a, b, "number")
+        if a.strip().lower() in _BOOL_WORDS and b.strip().lower() in _BOOL_WORDS:
+            return values_equal(a, b, "bool")
+        return False
 
-
-def default_comparator() -> tuple[Equal, str]:
-    """``(values_equal, name)`` from ``groundtrace.core.normalize``, else :func:`basic_equal`."""
-    try:
-        from groundtrace.core.normalize import values_equal
-    except ImportError:
-        return basic_equal, "basic_equal (groundtrace.core.normalize unavailable)"
-    return (lambda a, b: bool(values_equal(a, b))), "groundtrace.core.normalize.values_equal"
+    return untyped
 
 
 def _items(value: str | list[str] | None) -> list[str]:
@@ -256,11 +253,12 @@ def build_outcomes(
     results: Iterable[AttributeResult],
     gold: Iterable[GoldLabel],
     *,
-    equal: Equal,
+    equal: Callable[[str, str], Equal],
     categories: Mapping[str, str] | None = None,
     scope: Literal["union", "results"] = "union",
 ) -> tuple[list[PairOutcome], dict[str, int], list[str]]:
-    """Join results and gold on (sku_id, attribute); first occurrence of a duplicate wins (reported)."""
+    """Join results and gold on (sku_id, attribute); first occurrence of a duplicate wins (reported).
+    ``equal(category, attribute)`` gives the comparator of a pair."""
     issues: list[str] = []
     by_pair: dict[tuple[str, str], AttributeResult] = {}
     sku_category: dict[str, str] = dict(categories or {})
@@ -291,15 +289,15 @@ def build_outcomes(
             kind = "na"
         else:
             kind = "value"
+        category = result.category if result else sku_category.get(key[0], UNKNOWN_CATEGORY)
         correct: bool | None = None
         if extracted and kind == "value":
             assert result is not None and label is not None
-            correct = value_matches(result.candidate.value or [], label, equal)
+            correct = value_matches(result.candidate.value or [], label, equal(category, key[1]))
         elif extracted and kind == "na":
             correct = False
         outcomes.append(PairOutcome(
-            sku_id=key[0], attribute=key[1],
-            category=(result.category if result else sku_category.get(key[0], UNKNOWN_CATEGORY)),
+            sku_id=key[0], attribute=key[1], category=category,
             has_result=result is not None, extracted=extracted, gold=kind, correct=correct,
             verdict=result.verdict.verdict.value if result else None,
             action=result.decision.action.value if result else None,
@@ -335,17 +333,34 @@ def evaluate(
     gold: Iterable[GoldLabel],
     *,
     equal: Equal | None = None,
+    templates: TemplateSet | None = None,
     categories: Mapping[str, str] | None = None,
     scope: Literal["union", "results"] = "union",
 ) -> EvaluationReport:
     """Score ``results`` against ``gold`` overall, per category and per attribute (see module docstring).
 
+    ``equal`` overrides the comparator for every pair; by default each pair uses :func:`equal_for` with the
+    attribute's spec from ``templates`` (routed by the pair's category), or the untyped comparator.
     ``categories`` (sku_id → category) names the category of SKUs that have gold but no result.
     """
-    comparator_name = "custom"
-    if equal is None:
-        equal, comparator_name = default_comparator()
-    outcomes, counts, issues = build_outcomes(results, gold, equal=equal, categories=categories, scope=scope)
+    cache: dict[tuple[str, str], Equal] = {}
+
+    def resolve(category: str, attribute: str) -> Equal:
+        if equal is not None:
+            return equal
+        if (category, attribute) not in cache:
+            template = templates.for_category(category) if templates is not None else None
+            spec = next((a for a in template.attributes if a.slug == attribute), None) if template else None
+            cache[(category, attribute)] = equal_for(spec)
+        return cache[(category, attribute)]
+
+    if equal is not None:
+        comparator_name = "custom"
+    elif templates is not None:
+        comparator_name = "groundtrace.core.normalize.values_equal (template kinds)"
+    else:
+        comparator_name = "groundtrace.core.normalize.values_equal (untyped)"
+    outcomes, counts, issues = build_outcomes(results, gold, equal=resolve, categories=categories, scope=scope)
     per_category: dict[str, list[PairOutcome]] = defaultdict(list)
     per_attribute: dict[str, list[PairOutcome]] = defaultdict(list)
     for o in outcomes:

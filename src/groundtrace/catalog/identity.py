@@ -14,8 +14,9 @@ or MPN match confirms; near-variants are rejected. The decision, in order:
 Checks are ``True`` (agree), ``False`` (conflict) or ``None`` (not determinable). Page identity is read from
 ``doc.metadata`` keys ``gtin`` (str or list), ``mpn``, ``brand``, ``title``, ``size``, ``pack_count``,
 ``variant`` when present, else from the page title (the first line of the text when there is no title):
-body text lists other variants too often to decide size or variant from it. Sizes are compared with pint in
-grams / millilitres within 2 % (16 oz == 454 g; 16 oz != 12 oz; ounces never equal fluid ounces).
+body text lists other variants too often to decide size or variant from it. Sizes found in text are converted
+with the shared pint registry (``groundtrace.core.normalize.UREG``) to grams / millilitres and compared with
+``numbers_close`` (2 % or 0.5): 16 oz == 454 g; 16 oz != 12 oz; ounces never equal fluid ounces.
 """
 
 from __future__ import annotations
@@ -31,9 +32,9 @@ from rapidfuzz import fuzz
 from stdnum import ean
 
 from groundtrace.catalog.model import SKU, Document
+from groundtrace.core.normalize import UREG, numbers_close
 
 GTIN_LENGTHS = (8, 12, 13, 14)
-SIZE_TOLERANCE = 0.02  # relative, on the amount in grams or millilitres
 
 
 # -- GTIN ------------------------------------------------------------------------------------------------
@@ -87,16 +88,9 @@ _SIZE_RE = re.compile(
 _BASE_UNIT = {"mass": "gram", "volume": "milliliter"}
 
 
-@lru_cache(maxsize=1)
-def _ureg() -> Any:
-    import pint
-
-    return pint.UnitRegistry()
-
-
 @lru_cache(maxsize=64)
 def _factor(unit: str, dimension: str) -> float:
-    return float(_ureg().Quantity(1.0, unit).to(_BASE_UNIT[dimension]).magnitude)
+    return float(UREG.Quantity(1.0, unit).to(_BASE_UNIT[dimension]).magnitude)
 
 
 def _parse_number(text: str) -> float:
@@ -120,11 +114,11 @@ class Size:
     text: str
 
     def same_as(self, other: Size) -> bool | None:
-        """Equal within 2 %; None when dimensions differ (ounces vs fluid ounces are not comparable)."""
+        """Equal in grams / millilitres by :func:`groundtrace.core.normalize.numbers_close` (2 % or 0.5);
+        None when dimensions differ (ounces vs fluid ounces are not comparable)."""
         if self.dimension != other.dimension:
             return None
-        scale = max(abs(self.amount), abs(other.amount))
-        return abs(self.amount - other.amount) <= SIZE_TOLERANCE * scale
+        return numbers_close(self.amount, other.amount)
 
 
 def extract_sizes(text: str) -> list[Size]:

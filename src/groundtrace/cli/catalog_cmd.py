@@ -112,6 +112,9 @@ def evaluate_cmd(
     gold: Path = typer.Option(..., "--gold", exists=True, dir_okay=False, help="GoldLabel JSONL (import output)."),
     skus: Path = typer.Option(None, "--skus", exists=True, dir_okay=False,
                               help="skus.jsonl, to name the category of SKUs with gold but no result."),
+    templates: Path = typer.Option(None, "--templates", file_okay=False,
+                                   help="Template directory giving each attribute's kind/unit "
+                                        "(default: the built-in templates)."),
     scope: str = typer.Option("union", "--scope", help="union: gold pairs without result count as misses; "
                                                        "results: only pairs present in the results."),
     json_out: Path = typer.Option(None, "--json", help="Also write the full report as JSON here."),
@@ -120,6 +123,7 @@ def evaluate_cmd(
     from groundtrace.catalog.evaluate import evaluate
     from groundtrace.catalog.importers.base import read_jsonl_models
     from groundtrace.catalog.model import SKU, AttributeResult, GoldLabel
+    from groundtrace.catalog.templates import TemplateError, load_templates
 
     if scope not in ("union", "results"):
         raise typer.BadParameter("must be 'union' or 'results'", param_hint="--scope")
@@ -133,7 +137,12 @@ def evaluate_cmd(
         categories = {s.sku_id: s.category for s in sku_rows}
     for issue in issues:
         typer.echo(str(issue), err=True)
-    report = evaluate(result_rows, gold_rows, categories=categories, scope=scope)  # type: ignore[arg-type]
+    try:
+        template_set = load_templates(templates)
+    except TemplateError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--templates") from exc
+    report = evaluate(result_rows, gold_rows, templates=template_set, categories=categories,
+                      scope=scope)  # type: ignore[arg-type]
     report.issues = [str(i) for i in issues] + report.issues
     report.print()
     if json_out is not None:
