@@ -10,6 +10,8 @@ import typer
 
 from groundtrace.cli.apps import kb_app
 
+MAX_SHOWN = 200  # problems printed by `build`; all of them go to KB.summary.json
+
 
 def _print_summary(summary: dict[str, Any], title: str) -> None:
     from rich.console import Console
@@ -88,8 +90,10 @@ def build(
         out_console.print(f"[yellow]shortfall vs target:[/yellow] {report.shortfall}")
     if report.problems:
         out_console.print(f"[yellow]{len(report.problems)} problem(s) (lines skipped):[/yellow]")
-        for problem in report.problems:
+        for problem in report.problems[:MAX_SHOWN]:
             out_console.print(f"  {escape(str(problem))}", soft_wrap=True)
+        if len(report.problems) > MAX_SHOWN:
+            out_console.print(f"  ... {len(report.problems) - MAX_SHOWN} more in {escape(str(summary_path))}")
     out_console.print(f"wrote {escape(str(out))} and {escape(str(summary_path))}")
 
 
