@@ -188,7 +188,10 @@ def build_dialogues(kb: KnowledgeBase, n_dialogues: int, seed: int, *, realiser:
             dropped[last_reason] += 1
         else:
             fallbacks = kept.features.get("realiser_fallback_turns")
-            assign_tier(kept, kb)
+            final = kept.recommendation_turns()[-1].gold
+            assert final is not None and plan is not None
+            ok = ctx.sat_all(plan.city, plan.poi_type, final.active_constraints, kept.anchor)
+            assign_tier(kept, kb, n_open_satisfying=sum(1 for pid in final.open_pool if pid in ok))
             if fallbacks is not None:
                 kept.features["realiser_fallback_turns"] = fallbacks
             kept.split = split_of(dialogue_id)  # type: ignore[assignment]

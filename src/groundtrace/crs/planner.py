@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from groundtrace.crs.constraints import satisfies
 from groundtrace.crs.kb import KnowledgeBase
 from groundtrace.crs.personas import Persona, bundled_personas, constraint_order, sample_persona
-from groundtrace.crs.pools import build_closed_pool, build_open_pool, number_reviews
+from groundtrace.crs.pools import build_closed_pool, build_open_pool, number_reviews, stratum
 from groundtrace.crs.realise import EvidenceIndex, Quote, aspect_word
 from groundtrace.crs.schema import (
     POI_TYPES,
@@ -134,6 +134,7 @@ class PlanContext:
         self.evidence = EvidenceIndex(kb, max_reviews_per_poi=self.config.max_reviews_per_poi)
         self._ids: dict[tuple[str, str], frozenset[str]] = {}
         self._sat: dict[tuple, frozenset[str]] = {}
+        self.strata_of = {pid: stratum(poi) for pid, poi in kb.pois.items()}
         self.cities_for: dict[str, list[str]] = {}
         for poi_type in POI_TYPES:
             cities = [c for c in kb.cities() if len(kb.pois_in(c, poi_type)) >= self.config.pool_size]
@@ -269,7 +270,7 @@ def plan_dialogue(ctx: PlanContext, dialogue_id: str, rng: random.Random, *, wit
 
     # -- pools ---------------------------------------------------------------------------------------------
     candidates = build_closed_pool(ctx.kb, sorted(all_ids), [r1, r2, r3], s_final, rng, size=cfg.pool_size,
-                                   max_extra_satisfying=cfg.max_extra_satisfying)
+                                   max_extra_satisfying=cfg.max_extra_satisfying, strata_of=ctx.strata_of)
     open_pool = build_open_pool(sorted(all_ids), candidates, rng, min_size=cfg.open_min, max_size=cfg.open_max)
     refs, tag_of = number_reviews(ctx.evidence, candidates)
     uses_distance = any(c.kind == "max_distance_km" for c in (*c0, *([refinement] if refinement else [])))

@@ -47,12 +47,21 @@ def main_category(poi: POI) -> str:
     return next((c for c in poi.categories if c not in _GENERIC), "")
 
 
-def stratified_sample(kb: KnowledgeBase, ids: Iterable[str], k: int, rng: random.Random) -> list[str]:
-    """``k`` ids drawn round-robin over (star bin, main category) strata in a seeded order."""
+def stratum(poi: POI) -> tuple[int, str]:
+    """The (star bin, main category) stratum of a POI."""
+    return star_bin(poi.stars), main_category(poi)
+
+
+def stratified_sample(kb: KnowledgeBase, ids: Iterable[str], k: int, rng: random.Random,
+                      strata_of: dict[str, tuple[int, str]] | None = None) -> list[str]:
+    """``k`` ids drawn round-robin over (star bin, main category) strata in a seeded order.
+
+    ``strata_of`` may hold precomputed :func:`stratum` values by id (a speed-up; same result).
+    """
     strata: dict[tuple[int, str], list[str]] = defaultdict(list)
     for pid in sorted(ids):
-        poi = kb.poi(pid)
-        strata[(star_bin(poi.stars), main_category(poi))].append(pid)
+        key = strata_of[pid] if strata_of is not None and pid in strata_of else stratum(kb.poi(pid))
+        strata[key].append(pid)
     keys = sorted(strata)
     rng.shuffle(keys)
     for key in keys:
@@ -70,7 +79,8 @@ def stratified_sample(kb: KnowledgeBase, ids: Iterable[str], k: int, rng: random
 
 
 def build_closed_pool(kb: KnowledgeBase, all_ids: Sequence[str], required: Sequence[str], satisfying: Iterable[str],
-                      rng: random.Random, *, size: int = 8, max_extra_satisfying: int = 2) -> list[str]:
+                      rng: random.Random, *, size: int = 8, max_extra_satisfying: int = 2,
+                      strata_of: dict[str, tuple[int, str]] | None = None) -> list[str]:
     """The shuffled closed pool: ``required`` + a few extra satisfiers + stratified violators."""
     pool = list(dict.fromkeys(required))
     if len(pool) > size:
@@ -80,7 +90,7 @@ def build_closed_pool(kb: KnowledgeBase, all_ids: Sequence[str], required: Seque
     n_extra = min(len(extra_sat), rng.randint(0, max_extra_satisfying), size - len(pool))
     pool.extend(rng.sample(extra_sat, n_extra))
     violators = [pid for pid in all_ids if pid not in sat and pid not in pool]
-    pool.extend(stratified_sample(kb, violators, size - len(pool), rng))
+    pool.extend(stratified_sample(kb, violators, size - len(pool), rng, strata_of))
     if len(pool) < size:  # the city lacks violators: fill with remaining satisfiers
         rest = [pid for pid in extra_sat if pid not in pool]
         pool.extend(rng.sample(rest, min(len(rest), size - len(pool))))
@@ -105,8 +115,8 @@ def number_reviews(evidence: EvidenceIndex, candidates: Sequence[str]) -> tuple[
     refs: dict[str, ReviewRef] = {}
     tag_of: dict[str, str] = {}
     for pid in candidates:
-        for review in evidence.reviews(pid):
+        for ref in evidence.review_refs(pid):
             tag = f"R{len(refs) + 1}"
-            refs[tag] = ReviewRef(review_id=review.review_id, poi_id=pid)
-            tag_of[review.review_id] = tag
+            refs[tag] = ref
+            tag_of[ref.review_id] = tag
     return refs, tag_of

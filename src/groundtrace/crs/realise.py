@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from groundtrace.crs.kb import KnowledgeBase
-from groundtrace.crs.schema import POI, Constraint, Dialogue, QuoteSpan, Turn
+from groundtrace.crs.schema import POI, Constraint, Dialogue, QuoteSpan, ReviewRef, Turn
 
 if TYPE_CHECKING:
     from groundtrace.crs.planner import DialoguePlan, TurnPlan
@@ -201,10 +201,19 @@ class EvidenceIndex:
         self.max_reviews_per_poi = max_reviews_per_poi
         self._sentences: dict[str, list[Sentence]] = {}
         self._support: dict[tuple[str, str, str], list[Sentence]] = {}
+        self._refs: dict[str, list[ReviewRef]] = {}
 
     def reviews(self, poi_id: str) -> list:
         reviews = self.kb.reviews_of(poi_id)
         return reviews if self.max_reviews_per_poi is None else reviews[: self.max_reviews_per_poi]
+
+    def review_refs(self, poi_id: str) -> list[ReviewRef]:
+        """:class:`ReviewRef` of each of :meth:`reviews` (cached, shared: treat as read-only)."""
+        refs = self._refs.get(poi_id)
+        if refs is None:
+            refs = [ReviewRef(review_id=r.review_id, poi_id=poi_id) for r in self.reviews(poi_id)]
+            self._refs[poi_id] = refs
+        return refs
 
     def sentences(self, poi_id: str) -> list[Sentence]:
         """Quotable sentences (>= :data:`MIN_QUOTE_CHARS` chars, no double quote) of the POI's reviews."""

@@ -48,8 +48,9 @@ def tier_for(points: int) -> str:
     return "Easy"
 
 
-def dialogue_features(d: Dialogue, kb: KnowledgeBase | None = None) -> dict[str, float]:
-    """Measure the features of ``d`` (``n_open_satisfying`` only when ``kb`` is given)."""
+def dialogue_features(d: Dialogue, kb: KnowledgeBase | None = None, *,
+                      n_open_satisfying: int | None = None) -> dict[str, float]:
+    """Measure the features of ``d``; ``n_open_satisfying`` is counted with ``kb`` unless given."""
     recs = d.recommendation_turns()
     if not recs or recs[-1].gold is None:
         raise ValueError(f"dialogue {d.dialogue_id} has no gold recommendation turn")
@@ -60,16 +61,18 @@ def dialogue_features(d: Dialogue, kb: KnowledgeBase | None = None) -> dict[str,
         "n_satisfying": float(1 + len(gold.multi_ref)),
         "n_turns": float(len(d.turns)),
     }
-    if kb is not None:
+    if n_open_satisfying is not None:
+        features["n_open_satisfying"] = float(n_open_satisfying)
+    elif kb is not None:
         features["n_open_satisfying"] = float(sum(
             1 for pid in gold.open_pool if pid in kb.pois and satisfies_all(kb.poi(pid), gold.active_constraints, d.anchor)
         ))
     return features
 
 
-def assign_tier(d: Dialogue, kb: KnowledgeBase | None = None) -> Dialogue:
+def assign_tier(d: Dialogue, kb: KnowledgeBase | None = None, *, n_open_satisfying: int | None = None) -> Dialogue:
     """Fill ``d.features`` (plus ``tier_points``) and ``d.difficulty`` in place; returns ``d``."""
-    features = dialogue_features(d, kb)
+    features = dialogue_features(d, kb, n_open_satisfying=n_open_satisfying)
     points = tier_points(features)
     features["tier_points"] = float(points)
     d.features = features
