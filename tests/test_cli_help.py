@@ -14,7 +14,7 @@ runner = CliRunner()
 
 def _walk(command: click.Command, path: tuple[str, ...] = ()):
     yield path, command
-    if isinstance(command, click.Group):
+    if isinstance(command, click.Group) or hasattr(command, "commands"):  # typer >= 0.29 vendors click
         for name, sub in command.commands.items():
             yield from _walk(sub, (*path, name))
 
