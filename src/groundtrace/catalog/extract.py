@@ -509,6 +509,9 @@ class LexiconEngine:
             item = item.strip()
             if not item:
                 continue
+            origin = _ORIGIN.search(item) if spec.slug == "country_of_origin" else None
+            if origin:  # "Country of Origin: Product of Canada" -> "Canada"
+                item = origin.group("c").rstrip(".")
             mapped = _map_to_vocab(item, vocab)
             if mapped:
                 values.extend(v for v in mapped if v not in values)

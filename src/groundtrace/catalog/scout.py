@@ -60,6 +60,7 @@ class SearchStep(_Model):
     kind: QueryKind
     query: str
     hits: list[HitDecision] = Field(default_factory=list)
+    cached: bool = Field(default=False, description="Same query already ran for this SKU; hits not re-listed.")
     error: str = ""
 
 
@@ -245,6 +246,10 @@ class ScoutAgent:
                     except SourceError as exc:
                         hits_cache[query] = []
                         step.error = str(exc)
+                else:
+                    step.cached = True
+                    result.search_steps.append(step)
+                    continue
                 hits = sorted(hits_cache[query], key=lambda h: _rank(classify_url(h.url, sku.brand, self.policy)))
                 for hit in hits:
                     source_type = classify_url(hit.url, sku.brand, self.policy)

@@ -1,0 +1,204 @@
+"""ScoutAgent (Algorithm 1): own evidence first, web only for gaps, identity before use, UGC blocked."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from groundtrace.catalog.model import SKU, CandidateStatus
+from groundtrace.catalog.scout import ScoutAgent, ScoutResult, build_queries
+from groundtrace.catalog.sources import (
+    CatalogRecordSource,
+    LocalCorpusSearch,
+    SearchHit,
+    SearchProvider,
+    SourceError,
+    SourcePolicy,
+    SyndicatedFeedSource,
+)
+from groundtrace.catalog.templates import load_templates
+from tests.conftest import FIXTURES
+
+WEB = FIXTURES / "catalog_web"
+TEMPLATES = load_templates()
+
+
+def _sku(**kw: object) -> SKU:
+    base: dict[str, object] = dict(
+        sku_id="S1", title="Acme Crunch Granola, Vanilla, 16 oz", category="grocery", brand="Acme",
+        gtin="012345678905",
+        description="Crunchy oat clusters baked with honey. Contains: milk, almonds. May contain peanuts.",
+    )
+    base.update(kw)
+    return SKU(**base)  # type: ignore[arg-type]
+
+
+def _corpus(tmp_path: Path, *names: str) -> LocalCorpusSearch:
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for name in names:
+        shutil.copy(WEB / "pages" / name, folder / name)
+    return LocalCorpusSearch(folder)
+
+
+def _agent(search: SearchProvider | None, feed: bool = False) -> ScoutAgent:
+    sources = [CatalogRecordSource()]
+    if feed:
+        sources.append(SyndicatedFeedSource(WEB / "feed.csv"))  # type: ignore[arg-type]
+    return ScoutAgent(TEMPLATES, sources, search)
+
+
+def _check_judge_contract(result: ScoutResult) -> None:
+    """Every evidence quote sits verbatim at its span in a Document the result stores."""
+    for cand in result.candidates.values():
+        if cand.status != CandidateStatus.EXTRACTED:
+            assert cand.value is None
+        for ev in cand.evidence:
+            doc = result.document(ev.source_ref)
+            assert doc is not None, ev.source_ref
+            assert ev.span is not None and doc.text[ev.span[0]:ev.span[1]] == ev.quote
+
+
+def test_no_template_means_no_work() -> None:
+    result = _agent(None).scout(_sku(category="Gift Cards"))
+    assert result.template is None and result.candidates == {} and result.search_steps == []
+
+
+def test_own_evidence_only_without_search() -> None:
+    result = _agent(None, feed=True).scout(_sku())
+    c = result.candidates
+    assert result.template == "grocery" and list(c) == [a.slug for a in TEMPLATES.get("grocery").attributes]
+    assert c["allergens"].value == ["milk", "tree_nuts"]  # "may contain peanuts" is a trace
+    assert c["net_content"].value == "16 oz"
+    assert c["organic"].value == "true" and c["organic"].evidence[0].source == "syndicated"
+    assert c["country_of_origin"].value == "Canada"
+    assert c["brand"].value == "Acme" and c["brand"].evidence[0].source_ref == "catalog:brand"
+    assert c["storage"].status == CandidateStatus.NOT_FOUND
+    assert any("feed.csv:4:" in e for e in result.errors)
+    _check_judge_contract(result)
+
+
+def test_full_scout_web_fills_gaps_only(tmp_path: Path) -> None:
+    search = _corpus(tmp_path, "acme_official_16oz.html", "walmart_12oz.html", "target_6pack.html",
+                     "reddit_thread.html", "kroger_injection.html")
+    result = _agent(search, feed=True).scout(_sku())
+    c = result.candidates
+    storage = c["storage"]
+    assert storage.value == "shelf_stable"
+    assert storage.evidence[0].source_type == "official_web"
+    assert storage.evidence[0].url == "https://www.acme.com/products/crunch-granola-vanilla-16-oz"
+    searched = {s.attribute for s in result.search_steps}
+    resolved_own = {"brand", "flavor", "net_content", "allergens", "organic", "country_of_origin"}
+    assert searched and not searched & resolved_own  # web only for attributes own evidence left open
+    # the first unresolved attribute walks the seed's query order (no MPN on this SKU)
+    first = result.search_steps[0].attribute
+    kinds = [s.kind for s in result.search_steps if s.attribute == first]
+    assert kinds[0] == "gtin"
+    assert kinds == [k for k in ["gtin", "brand_name_variant", "manufacturer_site", "attribute"] if k in kinds]
+    decisions = {h.url: h for s in result.search_steps for h in s.hits}
+    reddit = next(h for u, h in decisions.items() if "reddit" in u)
+    assert reddit.decision == "blocked"
+    assert not any("reddit" in p.url for p in result.identity.pages)  # never fetched, never checked
+    # near-variants were fetched, identity-checked and rejected
+    rejected = {p.url: p for p in result.identity.pages if not p.matched}
+    assert any("walmart" in u for u in rejected) and any("target" in u for u in rejected)
+    assert result.identity.pages_matched == 2 and result.identity.gtin_valid is True
+    # rejected pages are not in the stored documents; matched ones are
+    refs = {d.source_ref for d in result.documents}
+    assert "https://www.acme.com/products/crunch-granola-vanilla-16-oz" in refs
+    assert not any("walmart" in r or "target" in r for r in refs)
+    _check_judge_contract(result)
+
+
+def test_near_variants_only_give_identity_mismatch(tmp_path: Path) -> None:
+    search = _corpus(tmp_path, "walmart_12oz.html", "target_6pack.html")
+    result = _agent(search).scout(_sku(description=""))
+    c = result.candidates
+    assert c["organic"].status == CandidateStatus.IDENTITY_MISMATCH and c["organic"].value is None
+    assert c["dietary_labels"].status == CandidateStatus.IDENTITY_MISMATCH
+    assert "walmart" in c["dietary_labels"].note
+    reasons = {p.url.split("/")[2]: p.reason for p in result.identity.pages}
+    assert "GTIN" in reasons["www.walmart.com"]  # 12 oz variant has another GTIN
+    assert "pack count" in reasons["www.target.com"]  # 6-pack of the same 16 oz bag
+    assert result.identity.pages_matched == 0
+    assert all(d.source == "catalog" for d in result.documents)
+    # an attribute the near-variants say nothing about is simply not found
+    assert c["caffeine_content"].status == CandidateStatus.NOT_FOUND
+
+
+def test_size_variant_without_gtin_rejected_by_title(tmp_path: Path) -> None:
+    folder = tmp_path / "c"
+    folder.mkdir()
+    (folder / "p.html").write_text(
+        '<html><head><title>Acme Crunch Granola, Vanilla, 12 oz</title>'
+        '<link rel="canonical" href="https://www.acme.com/p/12"></head>'
+        "<body><p>USDA Organic granola.</p></body></html>")
+    result = _agent(LocalCorpusSearch(folder)).scout(_sku(gtin=None, description=""))
+    assert result.candidates["organic"].status == CandidateStatus.IDENTITY_MISMATCH
+    assert "size" in result.identity.pages[0].reason
+
+
+def test_injection_page_gives_no_value(tmp_path: Path) -> None:
+    search = _corpus(tmp_path, "kroger_injection.html")
+    result = _agent(search).scout(_sku(description=""))
+    assert result.identity.pages_matched == 1  # the page IS about this SKU ...
+    labels = result.candidates["dietary_labels"]
+    assert labels.status == CandidateStatus.NOT_FOUND and labels.value is None  # ... but commands are not evidence
+    assert any("instruction-like" in f for f in result.flags["dietary_labels"])
+
+
+def test_catalog_answer_is_never_searched_or_overridden(tmp_path: Path) -> None:
+    search = _corpus(tmp_path, "acme_official_16oz.html")
+    result = _agent(search).scout(_sku(specs={"Organic": "No"}))
+    organic = result.candidates["organic"]
+    assert organic.value == "false" and organic.evidence[0].source_ref == "catalog:spec:Organic"
+    assert "organic" not in {s.attribute for s in result.search_steps}
+
+
+def test_build_queries_order_with_mpn_and_official_domain() -> None:
+    policy = SourcePolicy(official_domains={"Acme": ["acme.com"]})
+    spec = TEMPLATES.get("grocery").attribute("storage")
+    q = build_queries(_sku(mpn="AC-16V"), spec, policy)
+    assert q == [
+        ("gtin", "012345678905"),
+        ("brand_name_variant", "Acme Acme Crunch Granola, Vanilla, 16 oz".replace("Acme Acme", "Acme")),
+        ("mpn", "Acme AC-16V"),
+        ("manufacturer_site", "site:acme.com Acme Crunch Granola, Vanilla, 16 oz"),
+        ("attribute", "Acme Crunch Granola, Vanilla, 16 oz Storage"),
+    ]
+    q2 = build_queries(_sku(gtin="012345678906", brand=None, title="Granola 16 oz"), spec)
+    assert [k for k, _ in q2] == ["brand_name_variant", "attribute"]  # invalid GTIN is not searched
+
+
+class _Failing(SearchProvider):
+    name = "failing"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def search(self, query: str, k: int = 10) -> list[SearchHit]:
+        self.calls += 1
+        raise SourceError("search backend down")
+
+    def fetch(self, url: str):  # type: ignore[no-untyped-def]
+        raise AssertionError("nothing to fetch")
+
+
+def test_search_errors_are_logged_and_budget_respected() -> None:
+    failing = _Failing()
+    agent = ScoutAgent(TEMPLATES, [CatalogRecordSource()], failing, max_queries=3)
+    result = agent.scout(_sku(description=""))
+    assert failing.calls == 3
+    assert any("backend down" in s.error for s in result.search_steps)
+    assert any("budget" in s.error for s in result.search_steps)
+    assert result.candidates["storage"].status == CandidateStatus.NOT_FOUND
+
+
+@pytest.mark.parametrize("engine_name", ["offline"])
+def test_engine_from_registry(engine_name: str) -> None:
+    from groundtrace.catalog.extract import EXTRACTION_ENGINES
+
+    agent = ScoutAgent(TEMPLATES, [CatalogRecordSource()], None, EXTRACTION_ENGINES.get(engine_name)())
+    assert agent.scout(_sku()).engine == engine_name
