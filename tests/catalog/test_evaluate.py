@@ -257,3 +257,36 @@ def test_cli_evaluate(tmp_path: Path) -> None:
     assert f"{results_path}:9: error: invalid AttributeResult" in cli.output
     data = json.loads(out.read_text())
     assert data["counts"]["pairs"] == 10 and data["overall"]["metrics"]["coverage"]["numerator"] == 6
+
+
+def _oracle(records, shift: int = 0) -> list[AttributeResult]:
+    """Results that copy the gold (the last accepted surface form); ``shift`` takes the value of the
+    ``shift``-th next gold label of the same attribute instead (a wrong-but-plausible system)."""
+    labels = [(r.sku, g) for r in records for g in r.gold]
+    by_attribute: dict[str, list[GoldLabel]] = {}
+    for _sku, g in labels:
+        if not g.not_applicable:
+            by_attribute.setdefault(g.attribute, []).append(g)
+    out = []
+    for sku, g in labels:
+        source = g
+        if shift and not g.not_applicable:
+            pool = by_attribute[g.attribute]
+            source = pool[(pool.index(g) + shift) % len(pool)]
+        value = None if g.not_applicable else (source.alternatives[-1] if source.alternatives else source.value)
+        out.append(result(sku.sku_id, sku.category, g.attribute, value, "PASS", "WRITE"))
+    return out
+
+
+def test_oracle_on_real_gold_scores_perfectly_and_a_shifted_one_does_not() -> None:
+    from groundtrace.catalog.importers import import_file
+    from tests.conftest import shared_path
+
+    _report, records = import_file("oa-mine", shared_path("catalog", "oa_mine", "validation.jsonl"))
+    labels = [g for r in records for g in r.gold]
+    perfect = evaluate(_oracle(records), labels).overall.metrics
+    assert perfect["accuracy"].value == 1.0 and perfect["abstention_accuracy"].value == 1.0
+    assert perfect["coverage_gold"].value == 1.0
+    shifted = evaluate(_oracle(records, shift=1), labels).overall.metrics
+    assert shifted["accuracy"].denominator == perfect["accuracy"].denominator
+    assert shifted["accuracy"].value < 0.5  # neighbours rarely share a brand, size or flavour
