@@ -117,7 +117,7 @@ def _kbs(draw: st.DrawFn) -> KnowledgeBase:
     return KnowledgeBase(pois, reviews)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(_kbs())
 def test_store_round_trips_any_kb(kb: KnowledgeBase) -> None:
     with tempfile.TemporaryDirectory() as tmp:

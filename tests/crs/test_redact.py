@@ -184,3 +184,28 @@ def test_cli_export_and_hydrate(tmp_path: Path) -> None:
     assert (out / "train.jsonl").read_bytes() == (DATA / "train.jsonl").read_bytes()
     result = runner.invoke(app, ["crs", "hydrate", str(rel), "--yelp-reviews", str(IO / "yelp_reviews.json"), "--out", str(out), "--no-progress"])
     assert result.exit_code == 1 and "rv31" in result.output
+
+
+def test_quotes_without_spans_are_located_and_still_round_trip(tmp_path: Path) -> None:
+    """An LLM-realised turn may carry no quote_spans: its cited quotes are found in the reviews."""
+    from groundtrace.crs.dataset_io import write_dialogues
+
+    dialogues = []
+    for d in read_dialogues(DATA / "train.jsonl"):
+        turns = [t.model_copy(update={"quote_spans": []}) for t in d.turns]
+        made_up = turns[5].model_copy(update={"text": turns[5].text + ' Also "a hidden rooftop garden" [R5].'})
+        dialogues.append(d.model_copy(update={"turns": [*turns[:5], made_up, *turns[6:]]}))
+    src = tmp_path / "src"
+    write_dialogues(src / "train.jsonl", dialogues)
+    report = redact_dataset(src, tmp_path / "rel", _texts())
+    assert report.dialogues == 2 and report.quotes == 6 and report.near_verbatim == 2
+    # the invented quote is not review text: kept as written, and said so
+    assert [p.message for p in report.problems].count(
+        "d-train-1: turn 5: quote 'a hidden rooftop garden' matches no cited review; left as written"
+    ) == 1
+    released = (tmp_path / "rel" / "train.jsonl").read_text(encoding="utf-8")
+    assert "mezze platter" not in released and "Classy and upscale" not in released
+    rel = tmp_path / "rel"
+    report2 = hydrate_dataset(rel, collect_review_slices(IO / "yelp_reviews_full.json", needed_spans(rel), []), tmp_path / "h")
+    assert report2.ok and report2.identical == {"train.jsonl": True}
+    assert (tmp_path / "h" / "train.jsonl").read_bytes() == (src / "train.jsonl").read_bytes()

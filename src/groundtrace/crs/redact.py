@@ -20,8 +20,10 @@ an empty replacement a deletion), applied left to right.
 ``redaction.json`` (next to the redacted split files) holds the format version, the grammar, the edit
 scripts, a fingerprint per restored span (first 16 hex of ``sha256(review.text[start:end])``, to detect a
 different version of the review) and the sha256 of every original file, so hydration can prove it gave back
-byte-identical files. ``manifest.json`` is copied verbatim. Which snippets to redact comes from each turn's
-``quote_spans`` (turn offsets ``start``/``end``, review offsets ``review_start``/``review_end``).
+byte-identical files. ``manifest.json`` is copied verbatim. Which snippets to redact: each turn's
+``quote_spans`` (turn offsets ``start``/``end``, review offsets ``review_start``/``review_end``), plus any
+quoted snippet cited with ``[Rn]`` that no span covers, located in its cited review at >= 0.80
+(:meth:`Redactor.uncovered_spans`).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from groundtrace.crs.dataset_io import MANIFEST, LineError, dataset_files, dialogue_line, read_dialogues
-from groundtrace.crs.schema import Dialogue, Turn
+from groundtrace.crs.schema import Dialogue, QuoteSpan, Turn
 
 FORMAT = "groundtrace-redaction"
 FORMAT_VERSION = 1
@@ -151,10 +153,10 @@ class Redactor:
         self.quotes = 0
         self.near_verbatim = 0
 
-    def redact_turn(self, turn: Turn) -> str:
-        """The redacted text of ``turn`` (its ``quote_spans`` replaced by placeholders, the rest escaped)."""
+    def redact_turn(self, turn: Turn, extra_spans: Iterable[QuoteSpan] = ()) -> str:
+        """The redacted text of ``turn``: its ``quote_spans`` (plus ``extra_spans``) become placeholders."""
         text = turn.text
-        spans = sorted(turn.quote_spans, key=lambda s: (s.start, s.end))
+        spans = sorted([*turn.quote_spans, *extra_spans], key=lambda s: (s.start, s.end))
         out: list[str] = []
         pos = 0
         for span in spans:
@@ -187,10 +189,49 @@ class Redactor:
         out.append(escape_text(text[pos:]))
         return "".join(out)
 
-    def redact_dialogue(self, dialogue: Dialogue) -> Dialogue:
-        """A copy of ``dialogue`` with every turn text redacted."""
-        turns = [t.model_copy(update={"text": self.redact_turn(t)}) for t in dialogue.turns]
-        return dialogue.model_copy(update={"turns": turns})
+    def uncovered_spans(self, dialogue: Dialogue, turn: Turn) -> tuple[list[QuoteSpan], list[str]]:
+        """Spans for cited quotes that no ``quote_spans`` entry covers, located in their cited review.
+
+        Each quoted snippet attached to ``[Rn]`` tags (``groundtrace.core.citations``) that overlaps no
+        declared span is aligned with ``groundtrace.core.quotes.locate_quote`` against each cited review;
+        the best match at >= 0.80 becomes a span (used for redaction only; the dialogue is not changed).
+        Returns the spans and a note for every quote that matches no cited review (kept as written:
+        it is not review text).
+        """
+        from groundtrace.core.quotes import GROUNDED_THRESHOLD, locate_quote
+        from groundtrace.crs.validate import quoted_snippets
+
+        declared = [(s.start, s.end) for s in turn.quote_spans]
+        spans: list[QuoteSpan] = []
+        notes: list[str] = []
+        for snippet, tags, q_start, q_end in quoted_snippets(turn.text):
+            if any(a < q_end and q_start < b for a, b in declared):
+                continue
+            best: tuple[float, str, str, int, int] | None = None
+            for tag in tags:
+                ref = dialogue.review_refs.get(tag)
+                review = self.review_texts.get(ref.review_id) if ref is not None else None
+                if review is None:
+                    continue
+                match = locate_quote(snippet, review)
+                if best is None or match.score > best[0]:
+                    best = (match.score, tag, ref.review_id, match.start, match.end)  # type: ignore[union-attr]
+            if best is None or best[0] < GROUNDED_THRESHOLD:
+                notes.append(f"turn {turn.index}: quote {snippet[:40]!r} matches no cited review; left as written")
+                continue
+            _, tag, review_id, r_start, r_end = best
+            spans.append(QuoteSpan(tag=tag, review_id=review_id, start=q_start, end=q_end, review_start=r_start, review_end=r_end))
+        return spans, notes
+
+    def redact_dialogue(self, dialogue: Dialogue) -> tuple[Dialogue, list[str]]:
+        """A copy of ``dialogue`` with every turn text redacted, and notes on quotes left as written."""
+        turns = []
+        notes: list[str] = []
+        for turn in dialogue.turns:
+            extra, turn_notes = self.uncovered_spans(dialogue, turn)
+            notes.extend(turn_notes)
+            turns.append(turn.model_copy(update={"text": self.redact_turn(turn, extra)}))
+        return dialogue.model_copy(update={"turns": turns}), notes
 
 
 class RedactionReport(BaseModel):
@@ -235,10 +276,11 @@ def redact_dataset(source: Path, out_dir: Path, review_texts: Mapping[str, str])
                 if raw_lines[number - 1] + b"\n" != canonical:
                     problems.append(LineError(file=str(file), line=number, message="line is not in canonical form; hydration will give the canonical form"))
                 try:
-                    redacted = redactor.redact_dialogue(dialogue)
+                    redacted, notes = redactor.redact_dialogue(dialogue)
                 except RedactionError as exc:
                     problems.append(LineError(file=str(file), line=number, message=f"{dialogue.dialogue_id}: {exc} (dialogue left out)"))
                     continue
+                problems.extend(LineError(file=str(file), line=number, message=f"{dialogue.dialogue_id}: {n}") for n in notes)
                 out.write(dialogue_line(redacted))
                 n += 1
         problems.extend(reader.errors)
