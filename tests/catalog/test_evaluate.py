@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from groundtrace.catalog.evaluate import METRICS, equal_for, evaluate, value_matches
 from groundtrace.catalog.model import (
     Action,
-    AttributeSpec,
     AttributeResult,
+    AttributeSpec,
     Candidate,
     CandidateStatus,
     Decision,

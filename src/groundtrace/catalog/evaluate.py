@@ -26,7 +26,6 @@ miss, counted in ``missing_results``), or only the result pairs (``scope="result
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass

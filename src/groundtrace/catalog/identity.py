@@ -137,12 +137,12 @@ def extract_sizes(text: str) -> list[Size]:
 # -- pack count ------------------------------------------------------------------------------------------
 _WORD_NUMBERS = {"single": 1, "twin": 2, "double": 2, "triple": 3, "dual": 2}
 _PACK_PATTERNS = [
-    re.compile(r"\b(?:pack|case|box|set|lot|carton|bundle)\s+of\s+(\d+)\b", re.I),
-    re.compile(r"\b(\d+)\s*-?\s*(?:pack|pk|packs|pcs|ct|count)\b", re.I),
-    re.compile(r"\b(\d+)\s*/\s*(?:case|carton|box|pack|pk|ct|cs)\b", re.I),
-    re.compile(r"\b(\d+)\s*[x×]\s*" + _NUMBER + r"\s*(?:oz|fl|ml|l|g|kg|lb|cl)\b", re.I),
+    re.compile(r"\b(?:pack|case|box|set|lot|carton|bundle)\s+of\s+(\d+)\b", re.IGNORECASE),
+    re.compile(r"\b(\d+)\s*-?\s*(?:pack|pk|packs|pcs|ct|count)\b", re.IGNORECASE),
+    re.compile(r"\b(\d+)\s*/\s*(?:case|carton|box|pack|pk|ct|cs)\b", re.IGNORECASE),
+    re.compile(r"\b(\d+)\s*[x×]\s*" + _NUMBER + r"\s*(?:oz|fl|ml|l|g|kg|lb|cl)\b", re.IGNORECASE),
 ]
-_PACK_WORDS = re.compile(r"\b(single|twin|double|triple|dual)[\s-]*(?:pack|pk|bottle|can|unit|item)\b", re.I)
+_PACK_WORDS = re.compile(r"\b(single|twin|double|triple|dual)[\s-]*(?:pack|pk|bottle|can|unit|item)\b", re.IGNORECASE)
 
 
 def extract_pack_count(text: str) -> int | None:
@@ -192,7 +192,7 @@ VARIANT_LEXICON: dict[str, tuple[str, ...]] = {
 def _variant_patterns() -> list[tuple[str, str, re.Pattern[str]]]:
     items = [(family, word) for family, words in VARIANT_LEXICON.items() for word in words]
     items.sort(key=lambda fw: len(fw[1]), reverse=True)  # longest phrase first: "black cherry" before "black"
-    return [(f, w, re.compile(r"(?<![a-z])" + re.escape(w).replace(r"\ ", r"[\s-]+") + r"(?![a-z])", re.I))
+    return [(f, w, re.compile(r"(?<![a-z])" + re.escape(w).replace(r"\ ", r"[\s-]+") + r"(?![a-z])", re.IGNORECASE))
             for f, w in items]
 
 
@@ -201,7 +201,7 @@ def extract_variants(text: str, exclude: str | None = None) -> dict[str, set[str
     Longer phrases consume their text, so "dark chocolate" does not also yield "chocolate"."""
     text = text or ""
     if exclude:
-        text = re.sub(re.escape(exclude), " ", text, flags=re.I)
+        text = re.sub(re.escape(exclude), " ", text, flags=re.IGNORECASE)
     found: dict[str, set[str]] = {}
     consumed = list(text)
     for family, word, pattern in _variant_patterns():
@@ -227,7 +227,7 @@ class IdentityResult(BaseModel):
     confidence: float = Field(default=0.0, ge=0.0, le=1.0)
 
 
-_LABELLED_GTIN = re.compile(r"\b(?:upc|ean|gtin|barcode)(?:-?1[234]|-?a|-?8)?\b\D{0,12}(\d[\d \-]{6,18}\d)", re.I)
+_LABELLED_GTIN = re.compile(r"\b(?:upc|ean|gtin|barcode)(?:-?1[234]|-?a|-?8)?\b\D{0,12}(\d[\d \-]{6,18}\d)", re.IGNORECASE)
 _BARE_GTIN = re.compile(r"(?<!\d)(\d{12,14})(?!\d)")
 _SIZE_SPEC_KEYS = ("size", "net content", "net_content", "net weight", "volume", "weight", "size/weight")
 _PACK_SPEC_KEYS = ("pack", "pack_count", "pack count", "pack quantity", "pack size", "count")

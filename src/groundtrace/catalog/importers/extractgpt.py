@@ -12,10 +12,17 @@ first pass over the file). AE-110K lists its n/a explicitly and gets no implicit
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import ClassVar
 
-from groundtrace.catalog.importers.base import ImportedRecord, ImportIssue, Importer, clean_value, gold_from_scores
+from groundtrace.catalog.importers.base import (
+    ImportedRecord,
+    Importer,
+    ImportIssue,
+    clean_value,
+    gold_from_scores,
+)
 from groundtrace.catalog.importers.wdc_pave import _read_json_lines
 from groundtrace.catalog.model import SKU, GoldLabel
 
@@ -94,7 +101,7 @@ class OAMineImporter(ExtractGPTImporter):
     name = "oa-mine"
     description = "OA-Mine titles (ExtractGPT format); absent category attributes become n/a gold."
     implicit_na = True
-    attribute_map = {
+    attribute_map: ClassVar[Mapping[str, str]] = {
         "Brand": "brand",
         "Net content": "net_content",
         "Pack size": "pack_count",
@@ -128,7 +135,7 @@ class OAMineImporter(ExtractGPTImporter):
             out.append(label)
             if label.attribute == "specialty" and isinstance(label.value, str):
                 forms = [label.value, *label.alternatives]
-                if any(re.search(r"\borganic\b", f, re.I) and not re.search(r"\bmade with\b", f, re.I)
+                if any(re.search(r"\borganic\b", f, re.IGNORECASE) and not re.search(r"\bmade with\b", f, re.IGNORECASE)
                        for f in forms):
                     self.counters["organic_from_specialty"] += 1
                     out.append(GoldLabel(sku_id=sku_id, attribute="organic", value="true",
@@ -141,7 +148,7 @@ class AE110KImporter(ExtractGPTImporter):
 
     name = "ae-110k"
     description = "AE-110K AliExpress titles (ExtractGPT format) with explicit n/a gold."
-    attribute_map = {
+    attribute_map: ClassVar[Mapping[str, str]] = {
         "Brand Name": "brand",
         "Color": "color",
         "Material": "material",

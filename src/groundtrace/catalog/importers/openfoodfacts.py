@@ -25,11 +25,12 @@ from __future__ import annotations
 import csv
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import ClassVar
 
 from groundtrace.catalog.identity import extract_sizes, valid_gtin
-from groundtrace.catalog.importers.base import ImportedRecord, ImportIssue, Importer, iter_nonempty
+from groundtrace.catalog.importers.base import ImportedRecord, Importer, ImportIssue, iter_nonempty
 from groundtrace.catalog.model import SKU, GoldLabel
 
 ALLERGEN_MAP: dict[str, str] = {
@@ -92,7 +93,7 @@ class OpenFoodFactsImporter(Importer):
 
     name = "openfoodfacts"
     description = "Open Food Facts TSV export: grocery SKUs with allergen/dietary/organic/net-content gold."
-    attribute_map = {"allergens": "allergens", "labels_tags": "dietary_labels", "quantity": "net_content"}
+    attribute_map: ClassVar[Mapping[str, str]] = {"allergens": "allergens", "labels_tags": "dietary_labels", "quantity": "net_content"}
 
     def records(self, path: Path) -> Iterator[ImportedRecord | ImportIssue]:
         csv.field_size_limit(sys.maxsize)
@@ -179,7 +180,7 @@ class OpenFoodFactsImporter(Importer):
                                   source="openfoodfacts:labels_tags"))
 
         quantity = row.get("quantity", "").strip()
-        if quantity and not re.search(r"serving", quantity, re.I) and extract_sizes(quantity):
+        if quantity and not re.search(r"serving", quantity, re.IGNORECASE) and extract_sizes(quantity):
             gold.append(GoldLabel(sku_id=sku_id, attribute="net_content", value=quantity,
                                   source="openfoodfacts:quantity"))
         yield from issues

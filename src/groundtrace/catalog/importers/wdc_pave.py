@@ -19,12 +19,12 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from groundtrace.catalog.identity import normalize_gtin, valid_gtin
+from groundtrace.catalog.identity import valid_gtin
 from groundtrace.catalog.importers.base import (
     NA,
     ImportedRecord,
-    ImportIssue,
     Importer,
+    ImportIssue,
     clean_value,
     gold_from_scores,
     iter_nonempty,
