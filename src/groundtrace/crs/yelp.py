@@ -329,9 +329,9 @@ def iter_json_lines(
             if on_bytes is not None and pending >= 1 << 20:
                 on_bytes(pending)
                 pending = 0
-            if not raw.strip():
-                continue
             if prefilter is not None and not prefilter(raw):
+                continue
+            if len(raw) < 3 and not raw.strip():  # a JSON object line has at least 3 bytes with its newline
                 continue
             try:
                 obj = json.loads(raw)
@@ -365,19 +365,20 @@ def stream_businesses(
             yield poi
 
 
-_BUSINESS_ID_RE = re.compile(rb'"business_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
+_BUSINESS_ID_RE = re.compile(rb'"business_id" ?: ?"([^"\\]*)"')
 
 
 def business_id_prefilter(wanted: Container[str]) -> Callable[[bytes], bool]:
     """A cheap line test: False only when the line's ``business_id`` is found and is not in ``wanted``.
 
     Sound because an unescaped ``"business_id":"`` can only be a JSON key (quotes inside strings are
-    escaped). Lines where the key is not found are passed through to the full parser.
+    escaped), and the id group stops at the first quote or backslash: an id with an escape does not
+    match and goes, like any line where the key is not found, to the full parser.
     """
 
     def keep(raw: bytes) -> bool:
         match = _BUSINESS_ID_RE.search(raw)
-        if match is None or b"\\" in match.group(1):
+        if match is None:  # unusual spacing or an escaped id: let the full parser decide
             return True
         return match.group(1).decode("utf-8", errors="replace") in wanted
 
