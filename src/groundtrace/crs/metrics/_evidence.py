@@ -89,6 +89,8 @@ def find_claims(text: str) -> list[Claim]:
     A claim is a sentence, or the stretch of one that a tag group closes; every quote inside it is
     cited by the claim's tags.
     """
+    if "[" not in text:  # no tag group, hence no tagged claim: skip the parse
+        return []
     out = []
     for c in _core("citations").parse_citations(text):
         if not c.tags:

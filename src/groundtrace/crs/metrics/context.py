@@ -98,6 +98,7 @@ class TurnContext:
         self.gold: TurnGold = turn.gold
         self.position = position
         self.prediction = prediction
+        self.memo: dict[str, float] = {}  # per-turn values shared by metrics (GS, CD, PC feed CGS)
 
     @property
     def scorable(self) -> bool:

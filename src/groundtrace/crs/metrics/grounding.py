@@ -30,6 +30,13 @@ def citation_grounded(ctx: TurnContext, quote: str, tags: tuple[str, ...]) -> bo
 
 
 def gs_value(ctx: TurnContext) -> float:
+    value = ctx.memo.get("gs")
+    if value is None:
+        value = ctx.memo["gs"] = _gs_compute(ctx)
+    return value
+
+
+def _gs_compute(ctx: TurnContext) -> float:
     cites = ctx.quoted_citations
     if not cites:
         return 1.0
@@ -51,6 +58,13 @@ def citation_regions(ctx: TurnContext) -> list[tuple[int, int]]:
 
 
 def cd_value(ctx: TurnContext) -> float:
+    value = ctx.memo.get("cd")
+    if value is None:
+        value = ctx.memo["cd"] = _cd_compute(ctx)
+    return value
+
+
+def _cd_compute(ctx: TurnContext) -> float:
     spans = ctx.token_spans
     if not spans:
         return 0.0
@@ -65,6 +79,13 @@ def cd_value(ctx: TurnContext) -> float:
 
 
 def pc_value(ctx: TurnContext) -> float:
+    value = ctx.memo.get("pc")
+    if value is None:
+        value = ctx.memo["pc"] = _pc_compute(ctx)
+    return value
+
+
+def _pc_compute(ctx: TurnContext) -> float:
     mentions = ctx.mentions
     if not mentions:
         return 1.0

@@ -77,33 +77,53 @@ def pattern_regex(pattern: str) -> str:
     return r"[-\s]?".join(re.escape(p) for p in parts if p)
 
 
+_WORD_START = re.compile(r"(?<!\w)\w\w?")
+
+
 class Lexicon:
-    """The loaded lexicon with one compiled alternation for fast scanning."""
+    """The loaded lexicon, indexed for fast scanning.
+
+    Matching is leftmost-longest: at each word start (left to right) the longest pattern match that ends
+    on a word boundary wins, and scanning resumes after it. Patterns are bucketed by their first two
+    characters (lower-cased), so each word start tries only the few patterns that can match there.
+    """
 
     def __init__(self, terms: list[Term]) -> None:
         self.terms: dict[str, Term] = {t.id: t for t in terms}
-        alternatives: list[tuple[str, str]] = []
+        self._buckets: dict[str, list[tuple[re.Pattern[str], str]]] = {}
         for term in terms:
             for pattern in term.patterns:
-                alternatives.append((pattern_regex(pattern), term.id))
-        # Longest pattern first so that the alternation is leftmost-longest ("bike parking" over "parking").
-        alternatives.sort(key=lambda a: -len(a[0]))
-        self._group_term: list[str] = []
-        groups = []
-        for regex, term_id in alternatives:
-            groups.append(f"({regex})")
-            self._group_term.append(term_id)
-        self.regex = re.compile(r"(?<!\w)(?:" + "|".join(groups) + r")(?!\w)", re.IGNORECASE)
+                key = pattern.strip().lower()[:2]
+                if not re.fullmatch(r"\w\w?", key):
+                    raise LexiconError(
+                        f"pattern {pattern!r} of {term.id!r} must start with two word characters"
+                    )
+                regex = re.compile(pattern_regex(pattern) + r"(?!\w)", re.IGNORECASE)
+                self._buckets.setdefault(key, []).append((regex, term.id))
 
     def __len__(self) -> int:
         return len(self.terms)
 
     def mentions(self, text: str) -> list[Mention]:
-        """Every mention in ``text``, in order."""
-        out = []
-        for m in self.regex.finditer(text):
-            term = self._group_term[m.lastindex - 1] if m.lastindex else ""
-            out.append(Mention(term, m.start(), m.end()))
+        """Every mention in ``text``, in order (leftmost-longest, non-overlapping)."""
+        out: list[Mention] = []
+        buckets = self._buckets
+        resume = 0
+        for w in _WORD_START.finditer(text):
+            start = w.start()
+            if start < resume:
+                continue
+            candidates = buckets.get(w.group().lower())
+            if not candidates:
+                continue
+            best_end, best_term = -1, ""
+            for regex, term in candidates:
+                m = regex.match(text, start)
+                if m is not None and m.end() > best_end:
+                    best_end, best_term = m.end(), term
+            if best_end > 0:
+                out.append(Mention(best_term, start, best_end))
+                resume = best_end
         return out
 
     def term_ids_in(self, text: str) -> frozenset[str]:
