@@ -79,8 +79,8 @@ def test_500_twice_then_success_uses_seeded_backoff(serve, make_client, sleeper)
 
 
 def test_timeout_then_success(serve, make_client) -> None:
-    server = serve(scripted(Reply(content=VALID, delay_s=1.5), VALID))
-    done = make_client(server, timeout_s=0.3).complete(ASK, Place)
+    server = serve(scripted(Reply(content=VALID, delay_s=3.0), VALID))
+    done = make_client(server, timeout_s=1.0).complete(ASK, Place)
     assert done.parsed.name == "Oak Bistro"
     assert done.usage.retries == 1
     assert len(server.requests) == 2
