@@ -300,9 +300,6 @@ class Realiser(Protocol):
 TYPE_NOUN = {"restaurant": ("restaurant", "place to eat", "spot for a meal"),
              "hotel": ("hotel", "place to stay", "hotel room"),
              "attraction": ("attraction", "place to visit", "thing to see")}
-KIND_WORD = {"cuisine": "cuisine", "category": "type of place", "price_max": "budget", "price_min": "budget",
-             "noise_max": "noise level", "ambience": "atmosphere", "amenity": "facilities", "meal": "meal",
-             "alcohol": "drinks", "min_stars": "ratings", "max_distance_km": "location"}
 REQUEST = (
     "Hi! I'm in {city} and looking for a {noun}: {labels}.",
     "Can you suggest a {noun} in {city}? Ideally {labels}.",
@@ -386,13 +383,28 @@ def join_labels(labels: list[str]) -> str:
     return ", ".join(labels[:-1]) + " and " + labels[-1]
 
 
+_AMENITY_WORDS_SHORT = {
+    "wifi": "the wifi", "wheelchair_accessible": "accessibility", "good_for_kids": "how it is with kids",
+    "good_for_groups": "groups", "outdoor_seating": "outdoor seating", "takes_reservations": "reservations",
+    "dogs_allowed": "dogs", "parking": "parking", "bike_parking": "bike parking", "has_tv": "TVs",
+    "happy_hour": "happy hour", "delivery": "delivery", "takeout": "takeout",
+    "accepts_credit_cards": "paying by card", "by_appointment_only": "appointments",
+}
+_MEAL_NAMES = {"latenight": "late-night food"}
+
+
 def aspect_word(c: Constraint) -> str:
-    """A short noun for what a constraint is about (used in questions)."""
-    if c.kind in ("cuisine", "category"):
-        return "the food" if c.kind == "cuisine" else "the place itself"
+    """A short noun phrase for what a constraint is about (used in questions): "parking", "the noise"."""
+    if c.kind == "cuisine":
+        return "the food"
+    if c.kind == "category":
+        return "the place itself"
     if c.kind == "amenity":
-        return str(c.value).replace("_", " ").replace("good for", "").strip() or "facilities"
-    return KIND_WORD.get(c.kind, c.kind)
+        return _AMENITY_WORDS_SHORT.get(str(c.value), str(c.value).replace("_", " "))
+    if c.kind == "meal":
+        return _MEAL_NAMES.get(str(c.value), str(c.value))
+    return {"price_max": "prices", "price_min": "prices", "noise_max": "the noise", "ambience": "the atmosphere",
+            "alcohol": "the drinks", "min_stars": "overall quality", "max_distance_km": "the location"}.get(c.kind, c.kind)
 
 
 def render_quotes(builder: TextBuilder, quotes: list[Quote], rng: random.Random) -> None:
@@ -444,7 +456,8 @@ class TemplateRealiser:
                 reason = REJECT_REASON.get(new.kind, "it's not quite right for us")
                 reason = reason.format(old=(old.label if old else "that")) if "{old}" in reason else reason
                 if new.kind in ("amenity", "meal", "alcohol"):
-                    reason = f"I really need somewhere {new.label}"
+                    reason = rng.choice(("it's missing something I need", "it lacks one thing that matters to me",
+                                         "I just realised I need more than that"))
                 return rng.choice(REJECT).format(name=name_of[tp.rejected[0]], reason=reason, label=new.label)
             if act == "ask_detail":
                 return rng.choice(ASK_DETAIL).format(name=name_of[tp.about[0]], aspect=tp.aspect or "it")
