@@ -189,3 +189,31 @@ def test_page_without_title_uses_first_text_line() -> None:
                    text="Folgers Classic Roast Ground Coffee 12 oz\nOther sizes: 16 oz, 24 oz")
     result = identity_match(COFFEE, doc)
     assert not result.matched and result.checks["size"] is False
+
+
+# -- properties ----------------------------------------------------------------------------------------
+_UNITS = {"oz": 28.349523125, "lb": 453.59237, "g": 1.0, "kg": 1000.0, "ml": 1.0, "L": 1000.0,
+          "fl oz": 29.5735295625}
+
+
+@given(st.integers(min_value=1, max_value=9999), st.sampled_from(sorted(_UNITS)))
+def test_extract_sizes_reads_any_amount(amount: int, unit: str) -> None:
+    sizes = extract_sizes(f"Brand Product {amount} {unit} bag")
+    assert len(sizes) == 1
+    assert sizes[0].amount == pytest.approx(amount * _UNITS[unit], rel=1e-6)
+
+
+@given(st.integers(min_value=1, max_value=999),
+       st.sampled_from(["Pack of {n}", "{n}-Pack", "{n} pk", "{n} Count", "{n} ct", "Case of {n}", "{n}/Case"]))
+def test_extract_pack_count_reads_any_count(n: int, template: str) -> None:
+    assert extract_pack_count("Acme Sparkling Water, 12 fl oz, " + template.format(n=n)) == n
+
+
+@given(st.integers(min_value=1, max_value=500), st.integers(min_value=1, max_value=500),
+       st.sampled_from(["oz", "g", "ml"]))
+def test_size_decides_identity(mine: int, theirs: int, unit: str) -> None:
+    product = sku(f"Acme Roasted Almonds {mine} {unit}", brand="Acme")
+    result = identity_match(product, page(f"Acme Roasted Almonds {theirs} {unit}"))
+    close = abs(mine - theirs) <= max(0.5, 0.02 * max(mine, theirs))
+    assert result.matched is close
+    assert result.checks["size"] is close

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from groundtrace.catalog.importers import IMPORTERS, Importer, import_file, read_jsonl_models, slugify
@@ -218,3 +220,27 @@ def test_cli_import(tmp_path: Path) -> None:
     bad = runner.invoke(app, ["catalog", "import", "--format", "wdcpave", str(FIX / "wdc_sample.jsonl"),
                               "--out", str(out)])
     assert bad.exit_code != 0 and "wdc-pave" in bad.output
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.one_of(st.text(max_size=30), _JSON_VALUES.map(json.dumps),
+                          st.dictionaries(st.sampled_from(["id", "input", "input_title", "category",
+                                                           "target_scores"]), _JSON_VALUES).map(json.dumps)),
+                max_size=8),
+       st.sampled_from(["wdc-pave", "oa-mine", "ae-110k"]))
+def test_arbitrary_lines_never_crash(tmp_path: Path, lines: list[str], fmt: str) -> None:
+    path = tmp_path / "data.jsonl"
+    path.write_text("\n".join(line.replace("\n", " ").replace("\r", " ") for line in lines) + "\n",
+                    encoding="utf-8")
+    report, records = import_file(fmt, path)
+    nonblank = sum(1 for line in path.read_text(encoding="utf-8").split("\n") if line.strip())
+    # every non-blank line is either a SKU or at least one reported error (warnings come on kept lines)
+    assert report.skus == len(records) and report.skus + report.errors >= nonblank
+    assert all(issue.startswith(f"{path}:") for issue in report.issues)
