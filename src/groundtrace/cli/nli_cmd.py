@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -17,23 +16,41 @@ def _fmt(value: float | None, digits: int = 4) -> str:
 @app.command("nli-eval")
 def nli_eval(
     model: str = typer.Option(
-        "lexical", "--model", "-m", help="Registered scorer name (see --list) or a local checkpoint directory."
+        "lexical",
+        "--model",
+        "-m",
+        help="Registered scorer name (see --list) or a local checkpoint directory.",
     ),
-    data_dir: Optional[Path] = typer.Option(
+    data_dir: Path | None = typer.Option(
         None, "--data-dir", help="Folder with esnli/ and wice/ [default: ../shared/data/nli from the CWD]."
     ),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Score only the first N e-SNLI pairs."),
-    wice_limit: Optional[int] = typer.Option(None, "--wice-limit", min=1, help="Score only the first N WiCE claims."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Score only the first N e-SNLI pairs."),
+    wice_limit: int | None = typer.Option(
+        None, "--wice-limit", min=1, help="Score only the first N WiCE claims."
+    ),
     datasets: str = typer.Option("esnli,wice", "--datasets", help="Comma-separated subset of: esnli, wice."),
     wice_premise: str = typer.Option(
-        "retrieved", "--wice-premise", help="WiCE premise: retrieved (top-k sentences), chunks (max), oracle (leaks)."
+        "retrieved",
+        "--wice-premise",
+        help="WiCE premise: retrieved (top-k sentences), chunks (max), oracle (leaks).",
     ),
     top_k: int = typer.Option(5, "--top-k", min=1, help="Sentences kept by --wice-premise retrieved."),
-    chunk_sentences: int = typer.Option(5, "--chunk-sentences", min=1, help="Window size for --wice-premise chunks."),
+    chunk_sentences: int = typer.Option(
+        5, "--chunk-sentences", min=1, help="Window size for --wice-premise chunks."
+    ),
     device: str = typer.Option("auto", "--device", help="auto, cpu or cuda (checkpoint models)."),
-    batch_size: int = typer.Option(32, "--batch-size", min=1, help="Pairs per model forward pass."),
-    max_length: int = typer.Option(256, "--max-length", min=8, help="Max tokens per pair (checkpoint models)."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the full report as JSON to this file."),
+    batch_size: int | None = typer.Option(
+        None,
+        "--batch-size",
+        min=1,
+        help="Pairs per forward pass [default: the model's own, 32 for checkpoints].",
+    ),
+    max_length: int = typer.Option(
+        256, "--max-length", min=8, help="Max tokens per pair (checkpoint models)."
+    ),
+    json_out: Path | None = typer.Option(
+        None, "--json", help="Also write the full report as JSON to this file."
+    ),
     list_models: bool = typer.Option(False, "--list", help="List the registered scorers and exit."),
 ) -> None:
     """Evaluate an entailment scorer on e-SNLI dev and WiCE dev: accuracy@0.5, AUROC, n, pairs/s."""
@@ -52,9 +69,13 @@ def nli_eval(
         raise typer.Exit()
     chosen = [d.strip() for d in datasets.split(",") if d.strip()]
     if wice_premise not in ("retrieved", "chunks", "oracle"):
-        raise typer.BadParameter(f"{wice_premise!r}; use retrieved, chunks or oracle", param_hint="--wice-premise")
+        raise typer.BadParameter(
+            f"{wice_premise!r}; use retrieved, chunks or oracle", param_hint="--wice-premise"
+        )
     is_lexical = model in ENTAILMENT_SCORERS and ENTAILMENT_SCORERS.canonical(model) == "lexical"
-    options = {} if is_lexical else {"device": device, "batch_size": batch_size, "max_length": max_length}
+    options: dict[str, object] = {} if is_lexical else {"device": device, "max_length": max_length}
+    if batch_size is not None and not is_lexical:
+        options["batch_size"] = batch_size
     try:
         scorer = make_scorer(model, **options)
     except (FileNotFoundError, ImportError, ValueError, RuntimeError) as exc:
@@ -73,8 +94,15 @@ def nli_eval(
 
         try:
             report = run_nli_eval(
-                scorer, data_dir, chosen, limit, wice_limit, wice_premise,  # type: ignore[arg-type]
-                top_k, chunk_sentences, progress,
+                scorer,
+                data_dir,
+                chosen,
+                limit,
+                wice_limit,
+                wice_premise,  # type: ignore[arg-type]
+                top_k,
+                chunk_sentences,
+                progress,
             )
         except (NliDataError, ValueError) as exc:
             err.print(f"error: {exc}", markup=False)
@@ -87,11 +115,23 @@ def nli_eval(
         table.add_column(col)
     for r in report.results:
         table.add_row(
-            r.dataset, str(r.n), str(r.n_positive), _fmt(r.accuracy), _fmt(r.auroc), _fmt(r.accuracy_3way),
-            str(r.pairs_scored), f"{r.pairs_per_s:.1f}", r.premise or "-",
+            r.dataset,
+            str(r.n),
+            str(r.n_positive),
+            _fmt(r.accuracy),
+            _fmt(r.auroc),
+            _fmt(r.accuracy_3way),
+            str(r.pairs_scored),
+            f"{r.pairs_per_s:.1f}",
+            r.premise or "-",
         )
     console.print(table)
     for r in report.results:
+        if r.contradiction_auroc is not None:
+            console.print(
+                f"{r.dataset} contradiction vs rest: AUROC of P(contradiction) = {_fmt(r.contradiction_auroc)}",
+                markup=False,
+            )
         if r.partial_n:
             console.print(
                 f"{r.dataset} partially_supported: n={r.partial_n} mean score={_fmt(r.partial_mean_score)} "

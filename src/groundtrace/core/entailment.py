@@ -44,11 +44,13 @@ class EntailmentScorer(Protocol):
 class LabelledScorer(EntailmentScorer, Protocol):
     """Optional extension: a classifier that exposes its full label distribution.
 
-    ``label_names[i]`` names column ``i`` of ``probabilities(pairs)`` (rows sum to 1). ``nli-eval`` uses it
-    for 3-way SNLI accuracy when the labels are entailment / neutral / contradiction.
+    ``label_names[i]`` names column ``i`` of ``probabilities(pairs)`` (rows sum to 1) and
+    ``score(pairs)[j] == probabilities(pairs)[j][entailment_index]``. ``nli-eval`` uses it for 3-way SNLI
+    accuracy (labels entailment / neutral / contradiction) and for contradiction-vs-rest AUROC.
     """
 
     label_names: list[str]
+    entailment_index: int
 
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[list[float]]: ...
 
@@ -66,8 +68,10 @@ def check_pairs(pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
             raise TypeError(f"pair {i} must be a (premise, hypothesis) tuple, got {pair!r}")
         premise, hypothesis = pair
         if not isinstance(premise, str) or not isinstance(hypothesis, str):
-            raise TypeError(f"pair {i}: premise and hypothesis must be str, got {type(premise).__name__}, "
-                            f"{type(hypothesis).__name__}")
+            raise TypeError(
+                f"pair {i}: premise and hypothesis must be str, got {type(premise).__name__}, "
+                f"{type(hypothesis).__name__}"
+            )
         out.append((premise, hypothesis))
     return out
 
@@ -86,10 +90,13 @@ def entailment_column(id2label: Mapping[int, str] | None, entailment_index: int 
     labels = {int(k): str(v) for k, v in (id2label or {}).items()}
     if entailment_index is not None:
         if labels and entailment_index not in labels:
-            raise ValueError(f"entailment_index={entailment_index} is not a class of this model "
-                             f"(labels: {labels})")
+            raise ValueError(
+                f"entailment_index={entailment_index} is not a class of this model (labels: {labels})"
+            )
         return int(entailment_index)
-    hits = [i for i, lab in labels.items() if "entail" in lab.lower() and not _NEGATED_ENTAIL.search(lab.lower())]
+    hits = [
+        i for i, lab in labels.items() if "entail" in lab.lower() and not _NEGATED_ENTAIL.search(lab.lower())
+    ]
     if len(hits) == 1:
         return hits[0]
     what = "no label" if not hits else f"{len(hits)} labels"

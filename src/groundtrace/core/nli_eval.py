@@ -3,8 +3,10 @@
 Data (``<data_dir>`` = ``shared/data/nli``; see shared/data/SOURCES.md):
 
 * ``esnli/{s1,s2,labels}.dev`` — line-aligned premise / hypothesis / label. Binary task: entailment (1)
-  vs neutral + contradiction (0). When the scorer exposes 3 labels (entailment / neutral /
-  contradiction, :class:`LabelledScorer`) the 3-way argmax accuracy is reported too. ``limit`` keeps the
+  vs neutral + contradiction (0). When the scorer exposes its label distribution
+  (:class:`LabelledScorer`) with exactly entailment / neutral / contradiction labels, the 3-way argmax
+  accuracy is reported; when it has a contradiction column, the contradiction-vs-rest AUROC of
+  P(contradiction) too. ``limit`` keeps the
   first N pairs in file order (deterministic; the file is label-balanced in blocks of three).
 * ``wice/claim_dev.jsonl`` — Wikipedia claims with the sentences of their cited page. Binary task:
   ``supported`` (1) vs ``not_supported`` (0); ``partially_supported`` claims are scored and reported
@@ -27,6 +29,7 @@ throughput = scored pairs / seconds spent inside ``scorer.score``.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -72,7 +75,11 @@ def resolve_data_dir(data_dir: str | Path | None = None) -> Path:
     """``data_dir`` or ``../shared/data/nli`` relative to the CWD; ``NliDataError`` when missing."""
     path = Path(data_dir) if data_dir is not None else Path.cwd() / DEFAULT_DATA_DIR
     if not path.is_dir():
-        default = " (the default is ../shared/data/nli relative to the current directory)" if data_dir is None else ""
+        default = (
+            " (the default is ../shared/data/nli relative to the current directory)"
+            if data_dir is None
+            else ""
+        )
         raise NliDataError(f"NLI data directory not found: {path.resolve()}{default}; pass --data-dir")
     return path
 
@@ -122,7 +129,9 @@ def load_wice(data_dir: Path, limit: int | None = None) -> tuple[list[WiceClaim]
                 first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 problems.append(f"{path}:{lineno}: {first}")
                 continue
-            bad = [i for group in claim.supporting_sentences for i in group if not 0 <= i < len(claim.evidence)]
+            bad = [
+                i for group in claim.supporting_sentences for i in group if not 0 <= i < len(claim.evidence)
+            ]
             if bad:
                 problems.append(f"{path}:{lineno}: supporting sentence index {bad[0]} out of range")
                 continue
@@ -154,7 +163,9 @@ def wice_premises(claim: WiceClaim, mode: WicePremise, k: int = 5, chunk_sentenc
 
 
 # -------------------------------------------------------------------------------------------- metrics
-def accuracy_at(scores: Sequence[float], labels: Sequence[int], threshold: float = ENTAILMENT_THRESHOLD) -> float:
+def accuracy_at(
+    scores: Sequence[float], labels: Sequence[int], threshold: float = ENTAILMENT_THRESHOLD
+) -> float:
     """mean(1[score >= threshold] == label) over the pairs."""
     if len(scores) != len(labels) or not scores:
         raise ValueError(f"need equal, non-empty scores and labels (got {len(scores)} and {len(labels)})")
@@ -170,15 +181,24 @@ def auroc(scores: Sequence[float], labels: Sequence[int]) -> float | None:
     return float(roc_auc_score(list(labels), list(scores)))
 
 
+def label_column(label_names: Sequence[str], stem: str) -> int | None:
+    """The unique column whose name contains ``stem`` (case-insensitive) without a not/non negation."""
+    hits = [
+        col
+        for col, name in enumerate(label_names)
+        if stem in name.lower() and not re.search(r"\b(?:not|non)[\s_\-]*" + stem, name.lower())
+    ]
+    return hits[0] if len(hits) == 1 else None
+
+
 def snli_columns(label_names: Sequence[str]) -> dict[str, int] | None:
     """Map entailment/neutral/contradiction to columns of a 3-label model, or None if not exactly that."""
-    found: dict[str, int] = {}
-    for col, name in enumerate(label_names):
-        low = name.lower()
-        for canon, stem in (("entailment", "entail"), ("neutral", "neutral"), ("contradiction", "contradict")):
-            if stem in low and "not" not in low and "non" not in low:
-                found.setdefault(canon, col)
-    return found if len(label_names) == 3 and len(found) == 3 and len(set(found.values())) == 3 else None
+    if len(label_names) != 3:
+        return None
+    stems = ("entail", "neutral", "contradict")
+    found = {canon: label_column(label_names, stem) for canon, stem in zip(SNLI_LABELS, stems)}
+    cols = {k: v for k, v in found.items() if v is not None}
+    return cols if len(cols) == 3 and len(set(cols.values())) == 3 else None
 
 
 # -------------------------------------------------------------------------------------------- results
@@ -192,6 +212,7 @@ class BinaryResult(BaseModel):
     accuracy: float
     auroc: float | None
     accuracy_3way: float | None = None
+    contradiction_auroc: float | None = None
     pairs_scored: int
     seconds: float
     pairs_per_s: float
@@ -254,19 +275,25 @@ def evaluate_esnli(
     chunk: int = 256,
     threshold: float = ENTAILMENT_THRESHOLD,
 ) -> BinaryResult:
-    """Binary (and, for 3-label models, 3-way) e-SNLI results for ``examples``."""
+    """Binary e-SNLI results for ``examples`` (plus 3-way / contradiction metrics for labelled scorers)."""
     if not examples:
         raise NliDataError("no e-SNLI examples to score")
-    columns = snli_columns(scorer.label_names) if isinstance(scorer, LabelledScorer) else None
     pairs = [(e.premise, e.hypothesis) for e in examples]
-    entail_col = columns["entailment"] if columns else None
+    entail_col = scorer.entailment_index if isinstance(scorer, LabelledScorer) else None
     scores, probs, seconds = _timed_scores(scorer, pairs, "e-SNLI", progress, chunk, entail_col)
     y = [int(e.label == "entailment") for e in examples]
-    acc3 = None
-    if probs is not None and columns is not None:
-        by_col = {col: canon for canon, col in columns.items()}
-        pred = [by_col[max(range(3), key=row.__getitem__)] for row in probs]
-        acc3 = sum(p == e.label for p, e in zip(pred, examples)) / len(examples)
+    acc3 = contra_auroc = None
+    if probs is not None and isinstance(scorer, LabelledScorer):
+        columns = snli_columns(scorer.label_names)
+        if columns is not None:
+            by_col = {col: canon for canon, col in columns.items()}
+            pred = [by_col[max(range(3), key=row.__getitem__)] for row in probs]
+            acc3 = sum(p == e.label for p, e in zip(pred, examples)) / len(examples)
+        contra = label_column(scorer.label_names, "contradict")
+        if contra is not None:
+            contra_auroc = auroc(
+                [row[contra] for row in probs], [int(e.label == "contradiction") for e in examples]
+            )
     return BinaryResult(
         dataset="e-SNLI dev",
         n=len(examples),
@@ -275,6 +302,7 @@ def evaluate_esnli(
         accuracy=accuracy_at(scores, y, threshold),
         auroc=auroc(scores, y),
         accuracy_3way=acc3,
+        contradiction_auroc=contra_auroc,
         pairs_scored=len(pairs),
         seconds=seconds,
         pairs_per_s=len(pairs) / seconds if seconds > 0 else float("inf"),
@@ -319,12 +347,16 @@ def evaluate_wice(
     if not claims:
         raise NliDataError("no WiCE claims to score")
     scores, n_pairs, seconds = score_wice(scorer, claims, mode, k, chunk_sentences, progress)
-    binary = [(s, int(c.label == "supported")) for s, c in zip(scores, claims) if c.label != "partially_supported"]
+    binary = [
+        (s, int(c.label == "supported")) for s, c in zip(scores, claims) if c.label != "partially_supported"
+    ]
     partial = [s for s, c in zip(scores, claims) if c.label == "partially_supported"]
     if not binary:
         raise NliDataError("no supported / not_supported WiCE claims in the selection")
     b_scores, b_labels = [s for s, _ in binary], [y for _, y in binary]
-    premise = {"retrieved": f"retrieved top-{k}", "chunks": f"chunks of {chunk_sentences}, max"}.get(mode, mode)
+    premise = {"retrieved": f"retrieved top-{k}", "chunks": f"chunks of {chunk_sentences}, max"}.get(
+        mode, mode
+    )
     return BinaryResult(
         dataset="WiCE dev",
         n=len(binary),
@@ -369,5 +401,10 @@ def run_nli_eval(
         problems += bad
         results.append(evaluate_wice(scorer, claims, wice_premise, k, chunk_sentences, progress))
     return NliEvalReport(
-        model=scorer.name, data_dir=str(root), limit=limit, wice_limit=wice_limit, results=results, problems=problems
+        model=scorer.name,
+        data_dir=str(root),
+        limit=limit,
+        wice_limit=wice_limit,
+        results=results,
+        problems=problems,
     )

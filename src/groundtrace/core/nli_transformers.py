@@ -54,7 +54,9 @@ def check_checkpoint_dir(path: str | Path) -> Path:
             "sequence-classification NLI checkpoint (e.g. a DeBERTa-v3 MNLI model) and pass its local directory."
         )
     if not p.is_dir():
-        raise FileNotFoundError(f"NLI checkpoint path {p} is a file; pass the directory that holds config.json")
+        raise FileNotFoundError(
+            f"NLI checkpoint path {p} is a file; pass the directory that holds config.json"
+        )
     if not (p / "config.json").is_file():
         raise FileNotFoundError(f"{p} has no config.json; it is not a Hugging Face checkpoint directory")
     return p
@@ -89,10 +91,14 @@ class CrossEncoderNLI:
         )
         id2label = getattr(model.config, "id2label", None) or {}
         if model.config.num_labels < 2:
-            raise ValueError(f"{self.path}: a classifier with >= 2 labels is needed, got {model.config.num_labels}")
+            raise ValueError(
+                f"{self.path}: a classifier with >= 2 labels is needed, got {model.config.num_labels}"
+            )
         self.entailment_index = entailment_column(id2label, entailment_index)
         if self.entailment_index >= model.config.num_labels:
-            raise ValueError(f"entailment_index={self.entailment_index} >= num_labels={model.config.num_labels}")
+            raise ValueError(
+                f"entailment_index={self.entailment_index} >= num_labels={model.config.num_labels}"
+            )
         self.label_names = [str(id2label.get(i, f"LABEL_{i}")) for i in range(model.config.num_labels)]
         self.model = model.to(self.device).eval()
 
