@@ -250,3 +250,22 @@ def test_real_yelp_sample_loads_without_problems() -> None:
     assert len(matched) == 77 and errors == []
     noise = [p.attributes["noise"] for p in pois if "noise" in p.attributes]
     assert noise and set(noise) <= {"quiet", "average", "loud", "very_loud"}
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    business_id=st.text(min_size=1, max_size=25),
+    text=st.text(max_size=80).map(lambda t: t + ' "business_id":"decoy" '),
+    text_first=st.booleans(),
+    compact=st.booleans(),
+)
+def test_prefilter_never_drops_a_wanted_line(business_id: str, text: str, text_first: bool, compact: bool) -> None:
+    from groundtrace.crs.yelp import business_id_prefilter
+
+    fields = [("text", text), ("business_id", business_id)]
+    obj = dict(fields if text_first else fields[::-1])
+    line = json.dumps(obj, separators=(",", ":") if compact else None, ensure_ascii=False).encode("utf-8") + b"\n"
+    assert business_id_prefilter({business_id})(line)
+    # an unwanted plain id is skipped without parsing (the decoy inside the text is never taken for the key)
+    if compact and business_id.isalnum() and business_id.isascii():
+        assert not business_id_prefilter({"decoy"})(line)
