@@ -36,12 +36,71 @@ from difflib import SequenceMatcher
 
 from groundtrace.core.quotes import GROUNDED_THRESHOLD, normalize_text, quote_score
 
-WORDS = (
-    "the food was great service slow friendly staff patio quiet loud cozy pricey cheap tacos sushi wine "
-    "bar brunch dinner lunch parking easy hard wifi free kids loved it would come back again never "
-    "ambiance romantic classy divey trendy upscale casual décor café crème brûlée jalapeño room pool view "
-    "breakfast clean spacious bed comfy noisy street location downtown walk museum tour guide ticket"
-).split()
+WORDS = [
+    "the",
+    "food",
+    "was",
+    "great",
+    "service",
+    "slow",
+    "friendly",
+    "staff",
+    "patio",
+    "quiet",
+    "loud",
+    "cozy",
+    "pricey",
+    "cheap",
+    "tacos",
+    "sushi",
+    "wine",
+    "bar",
+    "brunch",
+    "dinner",
+    "lunch",
+    "parking",
+    "easy",
+    "hard",
+    "wifi",
+    "free",
+    "kids",
+    "loved",
+    "it",
+    "would",
+    "come",
+    "back",
+    "again",
+    "never",
+    "ambiance",
+    "romantic",
+    "classy",
+    "divey",
+    "trendy",
+    "upscale",
+    "casual",
+    "décor",
+    "café",
+    "crème",
+    "brûlée",
+    "jalapeño",
+    "room",
+    "pool",
+    "view",
+    "breakfast",
+    "clean",
+    "spacious",
+    "bed",
+    "comfy",
+    "noisy",
+    "street",
+    "location",
+    "downtown",
+    "walk",
+    "museum",
+    "tour",
+    "guide",
+    "ticket",
+]
 PUNCT = [".", ".", "!", ",", ",", " —", ";"]
 KINDS = ("exact", "edited", "heavy", "absent")
 
@@ -160,7 +219,9 @@ def main() -> None:
         agree[kind] += ga == gb
         grounded_ours[kind] += ga
         grounded_ref[kind] += gb
-    print(f"decision agreement on the {len(ref_cases)} shared cases: {sum(agree.values()) / len(ref_cases):.2%}")
+    print(
+        f"decision agreement on the {len(ref_cases)} shared cases: {sum(agree.values()) / len(ref_cases):.2%}"
+    )
     for kind in KINDS:
         print(
             f"  {kind:7s} agreement {agree[kind] / total[kind]:7.2%}   grounded: quote_score "

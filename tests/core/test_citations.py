@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -47,7 +49,10 @@ def test_custom_prefix() -> None:
 
 
 def test_strip_tags() -> None:
-    assert strip_tags('It was "great" [R1]. Staff [R2, R3] were nice. [R4]') == 'It was "great". Staff were nice.'
+    assert (
+        strip_tags('It was "great" [R1]. Staff [R2, R3] were nice. [R4]')
+        == 'It was "great". Staff were nice.'
+    )
 
 
 def test_find_quotes_marks_and_apostrophes() -> None:
@@ -89,7 +94,9 @@ def test_split_sentences_lines_and_lists() -> None:
 
 
 def test_parse_tag_placement_variants() -> None:
-    claims = parse_citations('The pasta was "great." [R1] The staff were friendly [R2]. Try the "tiramisu" [R3].')
+    claims = parse_citations(
+        'The pasta was "great." [R1] The staff were friendly [R2]. Try the "tiramisu" [R3].'
+    )
     assert [(c.text, [q.text for q in c.quotes], c.numbers) for c in claims] == [
         ('The pasta was "great."', ["great."], [1]),
         ("The staff were friendly.", [], [2]),
@@ -128,7 +135,20 @@ def test_empty_text() -> None:
     assert split_sentences("   \n ") == []
 
 
-WORDS = ["pasta", "staff", "view", "quiet", "cozy", "wine", "pool", "rooms", "clean", "great", "noisy", "cheap"]
+WORDS = [
+    "pasta",
+    "staff",
+    "view",
+    "quiet",
+    "cozy",
+    "wine",
+    "pool",
+    "rooms",
+    "clean",
+    "great",
+    "noisy",
+    "cheap",
+]
 words = st.lists(st.sampled_from(WORDS), min_size=1, max_size=5).map(" ".join)
 
 
@@ -166,7 +186,11 @@ def test_round_trip(specs: list[tuple]) -> None:
             body = f"{lead} {op}{quote}.{cl}{tags}"
             text, quotes = f"{lead} {op}{quote}.{cl}", [f"{quote}."]
         else:
-            body = f"{lead} {op}{quote}{cl}{tags}." if placement == "inside" else f"{lead} {op}{quote}{cl}.{tags}"
+            body = (
+                f"{lead} {op}{quote}{cl}{tags}."
+                if placement == "inside"
+                else f"{lead} {op}{quote}{cl}.{tags}"
+            )
             text, quotes = f"{lead} {op}{quote}{cl}.", [quote]
         rendered.append(body)
         expected.append((text, quotes, numbers))
@@ -179,18 +203,20 @@ def test_round_trip(specs: list[tuple]) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.sampled_from(list("ab .!?\"'“”‘’[]R12,;\n-:É")), max_size=120) | st.text(max_size=120))
+@given(
+    st.text(alphabet=st.sampled_from(list("ab .!?\"'“”‘’[]R12,;\n-:É")), max_size=120) | st.text(max_size=120)
+)
 def test_never_crashes_and_keeps_invariants(text: str) -> None:
     spans = split_sentences(text)
     assert all(0 <= a < b <= len(text) for a, b in spans)
-    assert all(b1 <= a2 for (_, b1), (a2, _) in zip(spans, spans[1:], strict=False))
+    assert all(b1 <= a2 for (_, b1), (a2, _) in itertools.pairwise(spans))
     assert all(text[a:b] == text[a:b].strip() for a, b in spans)
     covered = {i for a, b in spans for i in range(a, b)}
     assert all(i in covered for i, ch in enumerate(text) if not ch.isspace())
 
     claims = parse_citations(text)
     assert [t for c in claims for t in c.tags] == find_tags(text)  # every tag in exactly one claim
-    assert all(b1 <= a2 for c1, c2 in zip(claims, claims[1:], strict=False) for b1, a2 in [(c1.end, c2.start)])
+    assert all(b1 <= a2 for c1, c2 in itertools.pairwise(claims) for b1, a2 in [(c1.end, c2.start)])
     for claim in claims:
         assert 0 <= claim.start <= claim.end <= len(text)
         assert all(claim.start <= q.start <= q.end <= claim.end for q in claim.quotes)

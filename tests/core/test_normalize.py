@@ -21,12 +21,33 @@ from groundtrace.core.normalize import (
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("Yes", True), ("y", True), ("TRUE", True), ("1", True), ("✓", True), ("Contains milk", True),
-        ("contains", True), ("with lid", True), ("included", True),
-        ("no", False), ("N", False), ("false", False), ("0", False), ("none", False), ("without", False),
-        ("gluten-free", False), ("Free from nuts", False), ("free-from", False), ("does not contain soy", False),
-        ("Doesn't contain soy", False), ("non-GMO", False), ("no added sugar", False),
-        ("may contain nuts", None), ("N/A", None), ("unknown", None), ("", None), ("blue", None),
+        ("Yes", True),
+        ("y", True),
+        ("TRUE", True),
+        ("1", True),
+        ("✓", True),
+        ("Contains milk", True),
+        ("contains", True),
+        ("with lid", True),
+        ("included", True),
+        ("no", False),
+        ("N", False),
+        ("false", False),
+        ("0", False),
+        ("none", False),
+        ("without", False),
+        ("gluten-free", False),
+        ("Free from nuts", False),
+        ("free-from", False),
+        ("does not contain soy", False),
+        ("Doesn't contain soy", False),
+        ("non-GMO", False),
+        ("no added sugar", False),
+        ("may contain nuts", None),
+        ("N/A", None),
+        ("unknown", None),
+        ("", None),
+        ("blue", None),
     ],
 )
 def test_parse_bool(text: str, expected: bool | None) -> None:
@@ -36,13 +57,30 @@ def test_parse_bool(text: str, expected: bool | None) -> None:
 @pytest.mark.parametrize(
     ("text", "magnitude", "unit"),
     [
-        ("60 Hz", 60, "hertz"), ("60Hz", 60, "hertz"), ("60 hertz", 60, "hertz"),
-        ("12 oz", 12, "ounce"), ("12 fl oz", 12, "fluid_ounce"), ("12 fl. oz.", 12, "fluid_ounce"),
-        ("2000mAh", 2000, "milliampere_hour"), ("65 W", 65, "watt"), ("3.7V", 3.7, "volt"),
-        ("16 GB", 16, "gigabyte"), ('15"', 15, "inch"), ("15 inch", 15, "inch"), ("5 lbs", 5, "pound"),
-        ("500 ml", 500, "milliliter"), ("500 mL", 500, "milliliter"), ("2 L", 2, "liter"), ("1.5 kg", 1.5, "kilogram"),
-        ("1,5 kg", 1.5, "kilogram"), ("1,500 g", 1500, "gram"), ("1 1/2 in", 1.5, "inch"), ("12 ct", 12, "piece"),
-        ("2 x 150 ml", 300, "milliliter"), ("2×150ml", 300, "milliliter"), ("-5 °C", -5, "degree_Celsius"),
+        ("60 Hz", 60, "hertz"),
+        ("60Hz", 60, "hertz"),
+        ("60 hertz", 60, "hertz"),
+        ("12 oz", 12, "ounce"),
+        ("12 fl oz", 12, "fluid_ounce"),
+        ("12 fl. oz.", 12, "fluid_ounce"),
+        ("2000mAh", 2000, "milliampere_hour"),
+        ("65 W", 65, "watt"),
+        ("3.7V", 3.7, "volt"),
+        ("16 GB", 16, "gigabyte"),
+        ('15"', 15, "inch"),
+        ("15 inch", 15, "inch"),
+        ("5 lbs", 5, "pound"),
+        ("500 ml", 500, "milliliter"),
+        ("500 mL", 500, "milliliter"),
+        ("2 L", 2, "liter"),
+        ("1.5 kg", 1.5, "kilogram"),
+        ("1,5 kg", 1.5, "kilogram"),
+        ("1,500 g", 1500, "gram"),
+        ("1 1/2 in", 1.5, "inch"),
+        ("12 ct", 12, "piece"),
+        ("2 x 150 ml", 300, "milliliter"),
+        ("2×150ml", 300, "milliliter"),
+        ("-5 °C", -5, "degree_Celsius"),
         ("42", 42, "dimensionless"),
     ],
 )
@@ -93,7 +131,8 @@ def test_values_equal_numbers() -> None:
     assert values_equal("60 Hz", "60Hz", "number")
     assert values_equal("12 oz", "340 g", "number")  # 340.19 g vs 340 g; 12 oz vs 11.993 oz
     assert values_equal("0.5 L", "500 ml", "number")
-    assert not values_equal("1 kg", "1400 g", "number")  # close in kg (0.4 apart) but not in g: both must hold
+    # close in kg (0.4 apart) but not in g: both must hold
+    assert not values_equal("1 kg", "1400 g", "number")
     assert not values_equal("12 oz", "12 fl oz", "number")  # mass vs volume: never an exception
     assert not values_equal("5", "5 g", "number")  # bare number vs unit without a target unit
     assert values_equal("5", "5 g", "number", unit="g")
@@ -124,7 +163,10 @@ def test_normalize_enum_and_string() -> None:
 
 def test_expand_abbreviation() -> None:
     assert expand_abbreviation("NiMH battery") == "nickel-metal hydride battery"
-    assert expand_abbreviation("nimh, LI ION, w/lid, S/S bowl") == "nickel-metal hydride, lithium-ion, with lid, stainless steel bowl"
+    assert (
+        expand_abbreviation("nimh, LI ION, w/lid, S/S bowl")
+        == "nickel-metal hydride, lithium-ion, with lid, stainless steel bowl"
+    )
     assert expand_abbreviation("glass bowls") == "glass bowls"  # "ss" inside a word is not "SS"
 
 
@@ -145,12 +187,17 @@ quantity_text = st.builds(
     st.sampled_from(UNITS),
     st.booleans(),
 )
-free_text = st.text(alphabet=st.sampled_from(list("abs NIMHLi-ionw/o_.12,\"'ÉßＧ—")), max_size=30) | st.text(max_size=30)
+free_text = st.text(alphabet=st.sampled_from(list("abs NIMHLi-ionw/o_.12,\"'ÉßＧ—")), max_size=30) | st.text(
+    max_size=30
+)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.one_of(quantity_text, free_text), st.sampled_from(["bool", "number", "enum", "string"]),
-       st.sampled_from([None, "g", "ml", "Hz"]))
+@given(
+    st.one_of(quantity_text, free_text),
+    st.sampled_from(["bool", "number", "enum", "string"]),
+    st.sampled_from([None, "g", "ml", "Hz"]),
+)
 def test_normalize_value_idempotent(value: str, kind: str, unit: str | None) -> None:
     allowed = ["Stainless Steel", "NiMH", "red", "Li-ion"] if kind == "enum" else None
     once = normalize_value(value, kind, unit=unit, allowed=allowed)  # type: ignore[arg-type]
@@ -159,19 +206,28 @@ def test_normalize_value_idempotent(value: str, kind: str, unit: str | None) -> 
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.one_of(quantity_text, free_text), st.one_of(quantity_text, free_text),
-       st.sampled_from(["bool", "number", "enum", "string"]), st.sampled_from([None, "g", "in"]))
+@given(
+    st.one_of(quantity_text, free_text),
+    st.one_of(quantity_text, free_text),
+    st.sampled_from(["bool", "number", "enum", "string"]),
+    st.sampled_from([None, "g", "in"]),
+)
 def test_values_equal_reflexive_and_symmetric(a: str, b: str, kind: str, unit: str | None) -> None:
     assert values_equal(a, a, kind, unit)  # type: ignore[arg-type]
     assert values_equal(a, b, kind, unit) == values_equal(b, a, kind, unit)  # type: ignore[arg-type]
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.floats(0.01, 1e6), st.sampled_from([("oz", "g"), ("lb", "kg"), ("fl oz", "ml"), ("inch", "cm"), ("L", "ml")]))
+@given(
+    st.floats(0.01, 1e6),
+    st.sampled_from([("oz", "g"), ("lb", "kg"), ("fl oz", "ml"), ("inch", "cm"), ("L", "ml")]),
+)
 def test_unit_conversion_round_trip(x: float, units: tuple[str, str]) -> None:
     src, dst = units
     converted = normalize_value(f"{x} {src}", "number", unit=dst)
     assert converted is not None
     assert values_equal(f"{x} {src}", converted, "number", unit=dst)
-    expected = UREG.Quantity(x, UREG.Unit({"fl oz": "fluid_ounce", "L": "liter"}.get(src, src))).to(dst).magnitude
+    expected = (
+        UREG.Quantity(x, UREG.Unit({"fl oz": "fluid_ounce", "L": "liter"}.get(src, src))).to(dst).magnitude
+    )
     assert float(converted.split()[0]) == pytest.approx(expected, rel=1e-3, abs=1e-9)

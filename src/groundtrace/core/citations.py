@@ -35,14 +35,41 @@ from functools import lru_cache
 from typing import NamedTuple
 
 TITLE_ABBREVIATIONS = frozenset(
-    "mr mrs ms mx dr prof st mt ft rev fr sr jr gen col capt lt sgt hon pres gov sen rep mme mlle messrs".split()
+    [
+        "mr",
+        "mrs",
+        "ms",
+        "mx",
+        "dr",
+        "prof",
+        "st",
+        "mt",
+        "ft",
+        "rev",
+        "fr",
+        "sr",
+        "jr",
+        "gen",
+        "col",
+        "capt",
+        "lt",
+        "sgt",
+        "hon",
+        "pres",
+        "gov",
+        "sen",
+        "rep",
+        "mme",
+        "mlle",
+        "messrs",
+    ]
 )
 """Abbreviations that precede a name: a period after them never ends a sentence."""
 
-INNER_ABBREVIATIONS = frozenset("e.g i.e cf vs viz approx incl esp ca resp".split())
+INNER_ABBREVIATIONS = frozenset(["e.g", "i.e", "cf", "vs", "viz", "approx", "incl", "esp", "ca", "resp"])
 """Abbreviations that never end a sentence."""
 
-NUMBER_ABBREVIATIONS = frozenset("no nos vol pp p fig ch sec".split())
+NUMBER_ABBREVIATIONS = frozenset(["no", "nos", "vol", "pp", "p", "fig", "ch", "sec"])
 """Abbreviations that do not end a sentence when a digit follows (``No. 5``, ``p. 12``)."""
 
 MAX_SINGLE_QUOTE = 300
@@ -197,7 +224,11 @@ def _line_sentences(line: str, offset: int) -> list[tuple[int, int]]:
             continue
         if any(a < end <= b for a, b in protected):
             continue
-        if m.group(0).startswith(".") and not m.group(0).startswith("..") and _is_abbreviation(line, m.start(), after):
+        if (
+            m.group(0).startswith(".")
+            and not m.group(0).startswith("..")
+            and _is_abbreviation(line, m.start(), after)
+        ):
             continue
         spans.append((start, end))
         start = end

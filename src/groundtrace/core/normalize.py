@@ -35,12 +35,52 @@ UREG.define("piece = [count]")
 # ---------------------------------------------------------------------------------------------- bool
 
 _TRUE_WORDS = frozenset(
-    "yes y true t 1 on present contains contain included includes include available supported "
-    "enabled positive with has ✓ ✔ ☑".split()
+    [
+        "yes",
+        "y",
+        "true",
+        "t",
+        "1",
+        "on",
+        "present",
+        "contains",
+        "contain",
+        "included",
+        "includes",
+        "include",
+        "available",
+        "supported",
+        "enabled",
+        "positive",
+        "with",
+        "has",
+        "✓",
+        "✔",
+        "☑",
+    ]
 )
 _FALSE_WORDS = frozenset(
-    "no n false f 0 off none absent free without excluded unavailable unsupported disabled negative nil "
-    "✗ ✘ ☐".split()
+    [
+        "no",
+        "n",
+        "false",
+        "f",
+        "0",
+        "off",
+        "none",
+        "absent",
+        "free",
+        "without",
+        "excluded",
+        "unavailable",
+        "unsupported",
+        "disabled",
+        "negative",
+        "nil",
+        "✗",
+        "✘",
+        "☐",
+    ]
 )
 _UNKNOWN_RE = re.compile(r"^(?:n ?a|unknown|unsure|maybe|possibly|may (?:contain|have|include)|traces? of)\b")
 _FALSE_RE = re.compile(
@@ -53,7 +93,7 @@ _TRUE_RE = re.compile(r"^(?:yes|contains?|with|includes?|including|has|have|made
 def _bool_key(text: str) -> str:
     s = unicodedata.normalize("NFKC", text).casefold().translate(UNIFY_TABLE)
     s = re.sub(r"[-_/'’]", " ", s)
-    return " ".join(s.split()).strip(" .,;:!?\"()")
+    return " ".join(s.split()).strip(' .,;:!?"()')
 
 
 def parse_bool(text: str) -> bool | None:
@@ -163,7 +203,7 @@ def parse_unit(text: str) -> pint.Unit | None:
         return None
     try:
         return UREG.parse_units(text.strip().rstrip("."))
-    except Exception:  # pint raises many error types on odd input; an unknown unit is just "no unit"
+    except Exception:  # noqa: BLE001 - pint's parser also raises AssertionError, KeyError, ZeroDivisionError...
         return None
 
 
