@@ -90,11 +90,7 @@ def load_template_file(path: Path) -> CategoryTemplate:
 
 def dump_template(template: CategoryTemplate) -> str:
     """YAML text of a template (defaults omitted, key order kept) that :func:`load_template_file` reads back."""
-    data = template.model_dump(mode="json", exclude_defaults=True)
-    data["category"] = template.category
-    data["attributes"] = [spec.model_dump(mode="json", exclude_defaults=True) for spec in template.attributes]
-    for spec, dumped in zip(template.attributes, data["attributes"], strict=True):
-        dumped["slug"], dumped["name"] = spec.slug, spec.name
+    data = template.model_dump(mode="json", exclude_defaults=True)  # nested attributes too
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=110)
 
 
