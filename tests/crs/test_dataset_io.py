@@ -105,3 +105,13 @@ def test_any_turn_text_round_trips(text: str) -> None:
         write_dialogues(path, [dialogue])
         reader = read_dialogues(path)
         assert list(reader) == [dialogue] and reader.errors == []
+
+
+def test_reader_is_a_lazy_single_pass_iterator() -> None:
+    reader = read_dialogues(INVALID)
+    assert reader.errors == []  # nothing read yet
+    first = next(reader)
+    assert first.dialogue_id == "d-bad" and len(reader.errors) == 2
+    assert list(reader) == []  # exhausted
+    assert [n for n, _ in reader.iter_numbered()] == [3]  # a fresh numbered pass
+    assert len(reader.errors) == 2  # not doubled

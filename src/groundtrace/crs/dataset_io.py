@@ -59,12 +59,15 @@ def _validation_message(exc: ValidationError) -> str:
 
 
 class DialogueReader:
-    """Iterate the dialogues of one JSONL file; malformed lines land in :attr:`errors` (or raise if strict)."""
+    """An iterator over the dialogues of one JSONL file (single pass, lazy); malformed lines land in
+    :attr:`errors` (or raise :class:`DatasetFormatError` if strict). ``iter_numbered()`` starts a new pass
+    yielding ``(line_number, dialogue)``."""
 
     def __init__(self, path: Path | str, *, strict: bool = False) -> None:
         self.path = Path(path)
         self.strict = strict
         self.errors: list[LineError] = []
+        self._numbered: Iterator[tuple[int, Dialogue]] | None = None
 
     def _fail(self, line: int, message: str) -> None:
         error = LineError(file=str(self.path), line=line, message=message)
@@ -73,7 +76,8 @@ class DialogueReader:
         self.errors.append(error)
 
     def iter_numbered(self) -> Iterator[tuple[int, Dialogue]]:
-        """``(line_number, dialogue)`` pairs."""
+        """``(line_number, dialogue)`` pairs; a new pass (``errors`` restarts empty)."""
+        self.errors.clear()
         with open(self.path, "rb") as handle:  # binary: lines split on b"\n" only
             for number, line in enumerate(handle, start=1):
                 if not line.strip():
@@ -88,13 +92,17 @@ class DialogueReader:
                 except ValidationError as exc:
                     self._fail(number, f"not a valid Dialogue: {_validation_message(exc)}")
 
-    def __iter__(self) -> Iterator[Dialogue]:
-        for _, dialogue in self.iter_numbered():
-            yield dialogue
+    def __iter__(self) -> DialogueReader:
+        return self
+
+    def __next__(self) -> Dialogue:
+        if self._numbered is None:
+            self._numbered = self.iter_numbered()
+        return next(self._numbered)[1]
 
 
 def read_dialogues(path: Path | str, *, strict: bool = False) -> DialogueReader:
-    """An iterable over the dialogues of ``path``; see :class:`DialogueReader` (``.errors`` after iterating)."""
+    """An iterator over the dialogues of ``path``; see :class:`DialogueReader` (``.errors`` after iterating)."""
     return DialogueReader(path, strict=strict)
 
 
