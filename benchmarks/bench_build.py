@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 
-def _timed(fn):  # noqa: ANN001, ANN202 - tiny helper
+def _timed(fn):
     wall, cpu = time.perf_counter(), time.process_time()
     result = fn()
     return result, time.perf_counter() - wall, time.process_time() - cpu

@@ -30,7 +30,7 @@ def _first_quoting_turn(d):
 
 
 def test_tag_parsing_forms() -> None:
-    assert tags_in("a [R1] b [R3, R2] c [R1][R4] [R5,6]") == ["R1", "R3", "R2", "R4", "R5", "R6"]
+    assert tags_in("a [R1] b [R3, R2] c [R1][R4] [R5; R6]") == ["R1", "R3", "R2", "R4", "R5", "R6"]
     # offsets: 'x "' is 3 chars, so the first quote starts at 3; 'Quiet room." [R2] y "' adds 21 → 24
     assert quoted_citations('x "Quiet room." [R2] y "Nice" [R1, R3]') == [("Quiet room.", ["R2"], 3), ("Nice", ["R1", "R3"], 24)]
 

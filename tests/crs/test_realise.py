@@ -195,6 +195,6 @@ def test_llm_realiser_falls_back_on_fabricated_quotes(ctx, openai_client_cls) ->
 
 
 def test_llm_realiser_falls_back_on_malformed_json(ctx, openai_client_cls) -> None:
-    dialogues, realiser = _llm_dialogues(ctx, lambda request: "this is not json", openai_client_cls, n=1)
+    dialogues, _ = _llm_dialogues(ctx, lambda request: "this is not json", openai_client_cls, n=1)
     (d,) = dialogues
     assert d.features["realiser_fallback_turns"] == len(d.turns)

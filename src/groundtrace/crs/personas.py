@@ -20,7 +20,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from groundtrace.crs.schema import POI_TYPES, Constraint, ConstraintKind, PoiType
+from groundtrace.crs.schema import Constraint, ConstraintKind, PoiType
 
 N_ARCHETYPES = 47
 
@@ -93,7 +93,7 @@ def load_personas(path: str | Path | None = None, *, expected: int | None = N_AR
         text, name = source.read_text(encoding="utf-8"), "groundtrace/crs/data/personas.yaml"
     else:
         text, name = Path(path).read_text(encoding="utf-8"), str(path)
-    raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - a safe loader
+    raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     if not isinstance(raw, list):
         raise PersonaFileError(f"{name}:1: expected a list of personas, got {type(raw).__name__}")
     lines = _line_of_entries(text)

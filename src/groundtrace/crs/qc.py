@@ -23,17 +23,18 @@
 ``span_mismatch``      a ``QuoteSpan`` whose turn slice and review slice differ
 =====================  ===========================================================================
 
-Quoted snippets are ``"..."`` immediately followed (spaces allowed) by one or more tags; each is scored
-against every review its tags point to and must reach 0.80 for each.
+Tags and quoted snippets are parsed with :mod:`groundtrace.core.citations` (the same parser the metrics
+use); each quote a tagged claim cites is scored against every review its tags point to and must reach
+0.80 for each.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import get_args
 
+from groundtrace.core.citations import find_tags, parse_citations
 from groundtrace.core.quotes import GROUNDED_THRESHOLD, quote_score
 from groundtrace.crs.constraints import satisfies, satisfies_all
 from groundtrace.crs.kb import KnowledgeBase
@@ -45,8 +46,6 @@ REASONS: tuple[str, ...] = (
     "alternation", "unknown_act", "few_recommendations", "no_comparison", "rejection", "pool", "gold",
     "open_pool", "missing_citation", "bad_tag", "tag_wrong_poi", "cited_tags", "quote_mismatch", "span_mismatch",
 )
-TAG_RE = re.compile(r"\[\s*(R\d+(?:\s*,\s*R?\d+)*)\s*\]")
-QUOTED_RE = re.compile(r'"([^"\n]+)"((?:\s*\[\s*R\d+(?:\s*,\s*R?\d+)*\s*\])+)')
 CITING_ACTS = frozenset({"recommend", "compare", "explain"})
 
 
@@ -64,20 +63,23 @@ class QCIssue:
 
 
 def tags_in(text: str) -> list[str]:
-    """Distinct ``Rn`` tags of ``text`` in first-appearance order (``[R1, R3]`` and ``[R1][R3]`` forms)."""
-    out: list[str] = []
-    for m in TAG_RE.finditer(text):
-        for part in m.group(1).split(","):
-            part = part.strip()
-            tag = part if part.startswith("R") else f"R{part}"
-            if tag not in out:
-                out.append(tag)
-    return out
+    """Distinct ``Rn`` tags of ``text`` in first-appearance order (``groundtrace.core.citations.find_tags``)."""
+    return list(dict.fromkeys(tag.label for tag in find_tags(text)))
 
 
 def quoted_citations(text: str) -> list[tuple[str, list[str], int]]:
-    """``(quote, tags, start offset of the quote)`` for each ``"..." [Rn]`` in ``text``."""
-    return [(m.group(1), tags_in(m.group(2)), m.start(1)) for m in QUOTED_RE.finditer(text)]
+    """``(quote, tags, start offset of the quote)`` for each quote a tagged claim cites.
+
+    Claims and quotes come from :func:`groundtrace.core.citations.parse_citations`: in
+    ``"a" [R1], and "b" [R2]`` R1 cites "a" and R2 cites "b"; untagged quotes are not citations.
+    """
+    out: list[tuple[str, list[str], int]] = []
+    for claim in parse_citations(text):
+        if not claim.tags:
+            continue
+        labels = list(dict.fromkeys(tag.label for tag in claim.tags))
+        out.extend((quote.text, labels, quote.start) for quote in claim.quotes)
+    return out
 
 
 def check_dialogue(d: Dialogue, kb: KnowledgeBase, *, pool_size: int = 8, open_min: int = 50,

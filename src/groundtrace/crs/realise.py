@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 SENTENCE_RE = re.compile(r"[^\s.!?][^.!?]*[.!?]+")
 NEGATION_RE = re.compile(
-    r"\b(?:not|no|never|nothing|none|without any (?:ramp|wifi|parking)|cash only|lack(?:s|ed)?)\b|n't\b", re.I
+    r"\b(?:not|no|never|nothing|none|without any (?:ramp|wifi|parking)|cash only|lack(?:s|ed)?)\b|n't\b", re.IGNORECASE
 )
 MIN_QUOTE_CHARS = 12
 
@@ -126,7 +126,7 @@ _NEAR = r"walk|central|close to|nearby|location"
 
 
 def _compile(words: str) -> re.Pattern[str]:
-    return re.compile(rf"(?:{words})", re.I)
+    return re.compile(rf"(?:{words})", re.IGNORECASE)
 
 
 _PATTERN_CACHE: dict[tuple[str, str], re.Pattern[str] | None] = {}
