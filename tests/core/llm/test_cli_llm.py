@@ -102,6 +102,11 @@ def test_ask_without_configuration_exits_2() -> None:
     assert result.exit_code == 2 and "no LLM configured" in result.stderr
 
 
+def test_unknown_spec_exits_2_with_suggestion() -> None:
+    result = runner.invoke(app, ["llm", "ask", "hi", "--llm", "opneai", "--no-cache"])
+    assert result.exit_code == 2 and "Did you mean 'openai'" in result.stderr
+
+
 def test_bad_schema_file_names_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "bad.json"
     path.write_text('{\n  "type": "object",\n  oops\n}')

@@ -12,7 +12,6 @@ from groundtrace.core.llm.config import LLMConfigError, load_settings
 from groundtrace.core.llm.factory import LLM_OPTION_HELP, make_llm, parse_spec
 from groundtrace.core.llm.openai_client import OpenAIClient
 from groundtrace.core.llm.wire_server import scripted
-from groundtrace.core.registry import UnknownNameError
 
 
 def test_registry_has_lazy_openai_and_local() -> None:
@@ -76,7 +75,7 @@ def test_openai_without_model_is_an_error(monkeypatch) -> None:
 
 
 def test_unknown_spec_suggests_names() -> None:
-    with pytest.raises(UnknownNameError, match="Did you mean 'openai'"):
+    with pytest.raises(LLMConfigError, match="bad LLM spec 'opnai:gpt': .*Did you mean 'openai'"):
         make_llm("opnai:gpt", no_cache=True)
 
 

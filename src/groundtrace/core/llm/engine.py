@@ -25,6 +25,7 @@ drivers share every decision and differ only in how they wait.
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import weakref
 from abc import ABC, abstractmethod
@@ -47,6 +48,7 @@ from groundtrace.core.llm.schema import (
     strict_json_schema,
 )
 
+log = logging.getLogger("groundtrace.llm")
 StructuredMode = Literal["json_schema", "json_object", "prompt"]
 STRUCTURED_MODES: tuple[StructuredMode, ...] = ("json_schema", "json_object", "prompt")
 Messages = Sequence[ChatMessage] | Sequence[dict[str, str]]
@@ -350,6 +352,9 @@ class StructuredLLMClient(ABC):
                     {"role": "user", "content": reask},
                 ]
                 call.usage = call.usage + Usage(reasks=1)
+                log.info(
+                    "%s: re-ask %d/%d: %s", self.model, attempt + 1, self.max_reasks, error.splitlines()[0]
+                )
         assert answer is not None
         exc = SchemaMalformedError(
             f"{self.model}: answer did not validate against schema {call.schema.name!r} after "

@@ -22,6 +22,7 @@ from typing import Any
 from groundtrace.core.llm.base import LLM_CLIENTS, LLMClient
 from groundtrace.core.llm.cache import ResponseCache
 from groundtrace.core.llm.config import LLMConfigError, LLMSettings, load_settings
+from groundtrace.core.registry import UnknownNameError
 
 LLM_OPTION_HELP = (
     "LLM to use: 'local' (bundled SmolLM2-135M, offline), 'openai' or 'openai:MODEL' (OpenAI-compatible "
@@ -68,7 +69,10 @@ def make_llm(
             "or set GROUNDTRACE_LLM / GROUNDTRACE_LLM_BASE_URL + GROUNDTRACE_LLM_MODEL"
         )
     name, arg, extra = parse_spec(spec)
-    target = LLM_CLIENTS.get(name)
+    try:
+        target = LLM_CLIENTS.get(name)
+    except UnknownNameError as exc:
+        raise LLMConfigError(f"bad LLM spec {spec!r}: {exc}") from exc
     if not hasattr(target, "from_spec"):
         raise LLMConfigError(f"LLM client {name!r} cannot be built from a spec (it has no from_spec)")
     options = {**extra, **kw}

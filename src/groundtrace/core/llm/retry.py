@@ -13,6 +13,7 @@ so ``jitter = 0`` gives plain doubling and ``jitter = 1`` "full jitter". When th
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -23,6 +24,7 @@ from typing import TypeVar
 from groundtrace.core.llm.base import LLMError
 
 T = TypeVar("T")
+log = logging.getLogger("groundtrace.llm")
 
 
 class TransientError(LLMError):
@@ -98,7 +100,9 @@ class RetryPolicy:
                     raise RetriesExhaustedError(
                         f"gave up after {retry} retries: {exc}", retries=retry
                     ) from exc
-                self.sleep(self.delay(retry, exc.retry_after))
+                wait = self.delay(retry, exc.retry_after)
+                log.info("retry %d/%d in %.2fs: %s", retry + 1, self.max_retries, wait, exc)
+                self.sleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def arun(self, attempt: Callable[[], Awaitable[T]]) -> tuple[T, int]:
@@ -111,5 +115,7 @@ class RetryPolicy:
                     raise RetriesExhaustedError(
                         f"gave up after {retry} retries: {exc}", retries=retry
                     ) from exc
-                await self.asleep(self.delay(retry, exc.retry_after))
+                wait = self.delay(retry, exc.retry_after)
+                log.info("retry %d/%d in %.2fs: %s", retry + 1, self.max_retries, wait, exc)
+                await self.asleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover
