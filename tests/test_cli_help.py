@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import click
 import typer.main
 from typer.testing import CliRunner
 
