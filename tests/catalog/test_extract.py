@@ -202,3 +202,59 @@ def test_phrase_pattern_matches_its_own_separator_variants(phrase: str) -> None:
     for sep in (" ", "-", "_", ""):
         variant = re.sub(r"[ _-]", sep, phrase)
         assert re.search(phrase_pattern(phrase), f"x {variant.upper()} y", re.I)
+
+
+# -- real data: OA-Mine (Amazon titles with gold values) ---------------------------------------------------
+def _gold_net_equal(predicted: str, gold: str) -> bool:
+    """OA-Mine gold values are title spans ("12 Ounce Bag", "24-Count Boxes", "72"): compare the
+    leading quantity with core values_equal, or the count."""
+    import re
+
+    from groundtrace.catalog.extract import quantities
+    from groundtrace.core.normalize import values_equal
+
+    qs = quantities(gold)
+    if qs:
+        return values_equal(predicted, qs[0].raw, "number")
+    m = re.search(r"(\d+)\s*-?\s*(?:count|ct|capsules?|pods?|k-?cups?)", gold, re.I)
+    if m:
+        return predicted == f"{int(m.group(1))} count"
+    return gold.strip().isdigit() and predicted == f"{int(gold)} count"
+
+
+def test_oa_mine_net_content_and_pack_count_on_real_titles() -> None:
+    """Measured on 519 Coffee/Tea/Breakfast-Cereal titles (train+validation): net content accuracy
+    0.991 at coverage 0.903, pack count accuracy 1.000 at coverage 0.855 (see docs/catalog-scout.md)."""
+    import json
+
+    from groundtrace.catalog.reconcile import reconcile
+    from tests.conftest import shared_path
+
+    rows = []
+    for split in ("train", "validation"):
+        with shared_path("catalog", "oa_mine", f"{split}.jsonl").open(encoding="utf-8") as fh:
+            rows.extend(json.loads(line) for line in fh if line.strip())
+    rows = [r for r in rows if r["category"] in ("Coffee", "Tea", "Breakfast Cereal")]
+    engine = LexiconEngine()
+    counts = {"net": [0, 0, 0], "pack": [0, 0, 0]}  # gold, predicted, correct
+    for i, row in enumerate(rows):
+        doc = _doc(row["input"], ref="catalog:title")
+        sku = SKU(sku_id=str(i), title=row["input"], category="grocery")
+        cands = reconcile(sku.sku_id, GROCERY.attributes, engine.extract(sku, GROCERY.attributes, [doc]).findings)
+        for key, slug, gold_key, equal in (
+            ("net", "net_content", "Net content", _gold_net_equal),
+            ("pack", "pack_count", "Pack size", lambda p, g: p in g),
+        ):
+            gold = [g for g in (row["target_scores"].get(gold_key) or {}) if g != "n/a"]
+            if not gold:
+                continue
+            counts[key][0] += 1
+            value = cands[slug].value
+            if value is not None:
+                counts[key][1] += 1
+                counts[key][2] += any(equal(value, g) for g in gold)
+    net_gold, net_pred, net_ok = counts["net"]
+    pack_gold, pack_pred, pack_ok = counts["pack"]
+    assert len(rows) == 519 and net_gold == 487 and pack_gold == 159
+    assert net_ok / net_pred >= 0.98 and net_pred / net_gold >= 0.85
+    assert pack_ok / pack_pred >= 0.98 and pack_pred / pack_gold >= 0.8

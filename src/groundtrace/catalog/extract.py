@@ -25,7 +25,9 @@ substring of the Document text at ``span``.
 * **number+unit** — quantities (number + unit token) converted to the template unit; in a sentence that
   names the attribute → 0.85; a bare quantity → 0.6 only when no other number attribute of the template
   shares its dimension and the sentence is not about servings/nutrition. Unit-less numbers (pack
-  counts) come only from explicit fields and pack patterns ("6-pack", "pack of 6", "12 count").
+  counts) come only from explicit fields and pack patterns ("6-pack", "pack of 6", "6 x 12 oz"); a
+  count ("72 Count", "16 capsules") is the net content when the attribute's definition allows counts
+  and the document states no mass/volume.
 * **string** — the attribute's recommended vocabulary in free text (0.75) or an explicit field (1.0).
 * **multi-valued, safety-critical** (allergens, dietary labels) — allergens only from explicit
   statements ("Contains: milk, soy", "Allergens: ..."), split into items mapped to the allowed set.
@@ -320,15 +322,19 @@ _UNIT_TOKENS: dict[str, str] = {
 _DISPLAY = {"fluid_ounce": "fl oz", "ounce": "oz", "pound": "lb", "gram": "g", "kilogram": "kg", "milligram": "mg",
             "milliliter": "mL", "centiliter": "cL", "liter": "L", "gallon": "gal", "quart": "qt"}
 _QTY = re.compile(
-    r"(?<![\w.])(?P<num>\d+(?:[.,]\d+)?)\s*(?P<unit>fl\.?\s*oz|fluid\s+ounces?|oz|ounces?|lbs?|pounds?|kg|"
+    r"(?<![\w.])(?P<num>\d+(?:[.,]\d+)?)\s*-?\s*(?P<unit>fl\.?\s*oz|fluid\s+ounces?|oz|ounces?|lbs?|pounds?|kg|"
     r"kilograms?|mg|grams?|g|ml|millilit(?:er|re)s?|cl|lit(?:er|re)s?|l|gal(?:lons?)?|qt|quarts?|mah|kwh|wh|"
     r"kw|watts?|w|volts?|v|khz|mhz|ghz|hz|mm|cm|m|inch(?:es)?|in|ft|feet|gb|tb|mb|percent)(?![\w])\.?"
     r"|(?<![\w.])(?P<num2>\d+(?:\.\d+)?)\s*(?P<unit2>%|\"|”)",
     re.I,
 )
 _PACK = re.compile(
-    r"\b(?:pack|case|box|set|bundle)\s+of\s+(?P<a>\d+)\b|\b(?P<b>\d+)\s*[-\s]?\s*(?:pack|pk|count|ct)\b"
+    r"\b(?:pack|case|box|set|bundle)\s+of\s+(?P<a>\d+)\b|\b(?P<b>\d+)\s*[-\s]?\s*(?:pack|pk)\b"
     r"|\b(?P<c>\d+)\s*[x×]\s*\d+(?:\.\d+)?\s*(?:fl\.?\s*oz|oz|g|ml|l|cans?|bottles?)\b",
+    re.I,
+)
+_COUNT = re.compile(
+    r"\b(?P<n>\d+)\s*-?\s*(?:count|ct\b\.?|capsules?|pods?|k-?cups?|tea\s*bags|sachets|tablets|softgels)(?![\w-])",
     re.I,
 )
 _PIECES = re.compile(r"\b(?P<a>\d+)\s*[-\s]?\s*(?:pieces?|pcs?|piece\s+set)\b|\bset\s+of\s+(?P<b>\d+)\b", re.I)
@@ -378,7 +384,8 @@ def quantities(text: str) -> list[_Qty]:
         if key is None:
             continue
         raw = m.group(0).rstrip(".")
-        out.append(_Qty(float(num.replace(",", ".")), key, m.start(), m.start() + len(raw), raw))
+        raw_num = f"{num} {unit}"  # "2.2-Pound" -> "2.2 Pound" for parse_quantity
+        out.append(_Qty(float(num.replace(",", ".")), key, m.start(), m.start() + len(raw), raw_num))
     return out
 
 
@@ -605,6 +612,11 @@ class LexiconEngine:
             if any(_accepts(other, q) is not None for other in siblings):
                 continue  # another attribute of the template shares this dimension: a bare number is ambiguous
             out.append(self._finding(spec, ctx, value, (q.start, q.end), Q_BARE))
+        if not out and "count" in spec.definition.lower():  # "72 Count" K-cups: a count is the net content
+            for m in _COUNT.finditer(ctx.text):
+                s, e = ctx.sentence_of(m.start(), m.end())
+                if not _SERVING.search(ctx.text[s:e]):
+                    out.append(self._finding(spec, ctx, f"{int(m.group('n'))} count", m.span(), Q_BARE))
         return out
 
     # -- allergens ----------------------------------------------------------------------------------
