@@ -11,10 +11,12 @@ from groundtrace.cli import app
 runner = CliRunner()
 
 
-def _walk(command: click.Command, path: tuple[str, ...] = ()):
+def _walk(command, path: tuple[str, ...] = ()):
+    """Every (path, command) below ``command``; typer >= 0.29 vendors click, so duck-type groups."""
     yield path, command
-    if isinstance(command, click.Group) or hasattr(command, "commands"):  # typer >= 0.29 vendors click
-        for name, sub in command.commands.items():
+    subcommands = getattr(command, "commands", None)
+    if subcommands:
+        for name, sub in subcommands.items():
             yield from _walk(sub, (*path, name))
 
 
