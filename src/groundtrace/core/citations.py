@@ -31,6 +31,7 @@ Contract (all offsets are character offsets into the text given):
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -157,35 +158,46 @@ def strip_tags(text: str, prefix: str = "R") -> str:
     return _strip_re(prefix).sub("", text)
 
 
-def _find_close(text: str, i: int, closers: str, limit: int) -> int:
-    """Index of the first valid closing mark for the opener at ``i``, or -1."""
-    stop = min(len(text), i + 1 + limit)
-    for k in range(i + 2, stop + 1):
-        if k == len(text) or text[k] == "\n":
-            return -1
-        ch = text[k]
-        if ch in closers and not text[k - 1].isspace() and not (k + 1 < len(text) and text[k + 1].isalnum()):
-            return k
-    return -1
+_OPENER_RE = re.compile("[" + re.escape("".join(_QUOTE_CLOSERS)) + "]")
+_CLOSER_RE = re.compile("[" + re.escape("".join(set("".join(_QUOTE_CLOSERS.values())))) + "]")
+
+
+def _valid_closers(text: str) -> dict[str, list[int]]:
+    """Sorted positions of each closing mark that may close a quote (follows a non-space, is not
+    followed by a letter or digit)."""
+    out: dict[str, list[int]] = {}
+    for m in _CLOSER_RE.finditer(text):
+        k = m.start()
+        if k > 0 and not text[k - 1].isspace() and not (k + 1 < len(text) and text[k + 1].isalnum()):
+            out.setdefault(m.group(), []).append(k)
+    return out
 
 
 def find_quotes(text: str) -> list[QuotedSpan]:
-    """Quoted spans of ``text`` in order, outermost only (rules in the module docstring)."""
+    """Quoted spans of ``text`` in order, outermost only (rules in the module docstring).
+
+    Linear-logarithmic: closing candidates are indexed once, each opener looks its closer up by bisection.
+    """
+    closers_at = _valid_closers(text)
+    newlines = [m.start() for m in re.finditer("\n", text)]
     spans: list[QuotedSpan] = []
-    i, n = 0, len(text)
-    while i < n - 1:
-        ch = text[i]
-        closers = _QUOTE_CLOSERS.get(ch)
-        if closers is None or (i > 0 and text[i - 1].isalnum()) or text[i + 1].isspace():
-            i += 1
+    resume = 0
+    for m in _OPENER_RE.finditer(text):
+        i, ch = m.start(), m.group()
+        if i < resume or i + 1 >= len(text) or text[i + 1].isspace() or (i > 0 and text[i - 1].isalnum()):
             continue
-        limit = MAX_SINGLE_QUOTE if ch in _SINGLE_OPENERS else n
-        k = _find_close(text, i, closers, limit)
-        if k < 0:
-            i += 1
-            continue
-        spans.append(QuotedSpan(text[i + 1 : k], i + 1, k))
-        i = k + 1
+        after = bisect_right(newlines, i)
+        line_end = newlines[after] if after < len(newlines) else len(text)
+        limit = min(line_end, i + 2 + MAX_SINGLE_QUOTE) if ch in _SINGLE_OPENERS else line_end
+        candidates = [
+            positions[j]
+            for closer in _QUOTE_CLOSERS[ch]
+            if (positions := closers_at.get(closer)) and (j := bisect_left(positions, i + 2)) < len(positions)
+        ]
+        k = min(candidates, default=len(text))
+        if k < limit:
+            spans.append(QuotedSpan(text[i + 1 : k], i + 1, k))
+            resume = k + 1
     return spans
 
 
@@ -195,7 +207,7 @@ _WORD_BEFORE_RE = re.compile(r"([A-Za-z]+(?:\.[A-Za-z]+)*)$")
 
 def _is_abbreviation(line: str, dot: int, after: str) -> bool:
     """True when the single period at ``line[dot]`` belongs to an abbreviation, not a sentence end."""
-    m = _WORD_BEFORE_RE.search(line, 0, dot)
+    m = _WORD_BEFORE_RE.search(line, max(0, dot - 40), dot)
     if not m:
         return False
     word = m.group(1)
@@ -208,7 +220,8 @@ def _is_abbreviation(line: str, dot: int, after: str) -> bool:
 
 
 def _line_sentences(line: str, offset: int) -> list[tuple[int, int]]:
-    protected = [(q.start, q.end) for q in find_quotes(line)]
+    quotes = find_quotes(line)
+    quote_starts = [q.start for q in quotes]
     spans = []
     start = 0
     for m in _END_RE.finditer(line):
@@ -222,7 +235,8 @@ def _line_sentences(line: str, offset: int) -> list[tuple[int, int]]:
         before = line[start : m.start()].strip()
         if not _has_words(before) or before.isdigit():  # "!!!" or a list number "1."
             continue
-        if any(a < end <= b for a, b in protected):
+        inside = bisect_left(quote_starts, end) - 1  # the last quote opening before `end`
+        if inside >= 0 and end <= quotes[inside].end:
             continue
         if (
             m.group(0).startswith(".")
@@ -272,15 +286,19 @@ def parse_citations(text: str, prefix: str = "R") -> list[CitedClaim]:
     """Claims of ``text`` with their quotes and tags (rules in the module docstring)."""
     groups = _groups(text, prefix)
     quotes = find_quotes(text)
+    quote_starts = [q.start for q in quotes]
     claims: list[CitedClaim] = []
+    g = 0
     for s0, s1 in split_sentences(text):
+        while g < len(groups) and groups[g][0] < s0:  # cannot happen with our splitter; kept safe
+            g += 1
         segments: list[list] = []  # [start, end, tags]
         pending: list[Tag] = []
         cursor = s0
-        for g0, g1, tags in groups:
-            if g0 < s0 or g1 > s1:
-                continue
-            if not _has_words(strip_tags(text[cursor:g0], prefix)):
+        while g < len(groups) and groups[g][1] <= s1:
+            g0, g1, tags = groups[g]
+            g += 1
+            if not _has_words(text[cursor:g0]):
                 if segments:
                     segments[-1][1] = g1
                     segments[-1][2].extend(tags)
@@ -290,10 +308,20 @@ def parse_citations(text: str, prefix: str = "R") -> list[CitedClaim]:
                 segments.append([cursor, g1, pending + tags])
                 pending = []
             cursor = g1
-        trailing_quote = any(cursor <= q.start < s1 for q in quotes)
+        trailing_quote = bisect_left(quote_starts, cursor) < bisect_left(quote_starts, s1)
         if segments and not trailing_quote:
             segments[-1][1] = s1
         elif _has_words(text[cursor:s1]) or trailing_quote or pending:
             segments.append([cursor if segments else s0, s1, pending])
-        claims.extend(_claim(text, a, b, quotes, tags, prefix) for a, b, tags in segments)
+        for a, b, tags in segments:
+            claims.append(
+                _claim(
+                    text,
+                    a,
+                    b,
+                    quotes[bisect_left(quote_starts, a) : bisect_left(quote_starts, b)],
+                    tags,
+                    prefix,
+                )
+            )
     return claims

@@ -141,11 +141,12 @@ def _fold(text: str) -> tuple[str, list[int] | None, list[int] | None]:
     return "".join(pieces), starts, ends
 
 
-@lru_cache(maxsize=2048)
+@lru_cache(maxsize=256)
 def normalize_with_map(text: str) -> NormalizedText:
     """Normalise ``text`` (module docstring, steps 1–4) keeping the origin of every output character.
 
-    Cached (a source is typically scored against many quotes); treat the result as read-only.
+    Cached for the last 256 texts (a source is typically scored against several quotes in a row; the
+    offset lists cost ~70 bytes per character, so the cache stays small); treat the result as read-only.
     """
     folded, origin_starts, origin_ends = _fold(text)
     out: list[str] = []
