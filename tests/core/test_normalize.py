@@ -10,6 +10,7 @@ from groundtrace.core.normalize import (
     UREG,
     abbreviations,
     expand_abbreviation,
+    load_abbreviations,
     normalize_value,
     numbers_close,
     parse_bool,
@@ -168,6 +169,19 @@ def test_expand_abbreviation() -> None:
         == "nickel-metal hydride, lithium-ion, with lid, stainless steel bowl"
     )
     assert expand_abbreviation("glass bowls") == "glass bowls"  # "ss" inside a word is not "SS"
+
+
+def test_load_abbreviations_reports_bad_entries_by_line_and_keeps_the_rest() -> None:
+    text = "good one: [G1]\n42: [X]\nbad list: G2\nrepeat: [g-1, R2]\n"
+    with pytest.warns(UserWarning) as caught:
+        table = load_abbreviations(text, "custom.yaml")
+    assert table == {"good one": ["G1"], "repeat": ["R2"]}
+    messages = [str(w.message) for w in caught]
+    assert messages[0].startswith("custom.yaml:2: skipped")
+    assert messages[1].startswith("custom.yaml:3: skipped 'bad list'")
+    assert messages[2].startswith("custom.yaml:4: alias 'g-1' is listed twice")
+    with pytest.raises(ValueError, match="custom.yaml:1"):
+        load_abbreviations("- just a list", "custom.yaml")
 
 
 def test_abbreviation_data_file() -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+import warnings
 from decimal import Decimal
 from functools import lru_cache
 from importlib import resources
@@ -279,12 +280,59 @@ def _in_unit(quantity: pint.Quantity, unit: pint.Unit) -> float | None:
 # ------------------------------------------------------------------------------------- abbreviations
 
 
+def _alias_key(alias: str) -> str:
+    return re.sub(r"[-\s]+", "", alias.casefold())
+
+
+def load_abbreviations(text: str, name: str = "<abbreviations>") -> dict[str, list[str]]:
+    """Parse an abbreviation table (``canonical expansion: [alias, ...]`` YAML mapping).
+
+    Bad entries — a non-string key, aliases that are not a list of non-empty strings, an alias already
+    listed (hyphens/spaces/case ignored) — are skipped with a ``UserWarning`` naming ``name:line``; the
+    rest is loaded. A document that is not a mapping raises ``ValueError`` naming ``name``.
+    """
+    root = yaml.compose(text)
+    if root is None:
+        return {}
+    if not isinstance(root, yaml.MappingNode):
+        message = f"{name}:{root.start_mark.line + 1}: expected a mapping 'expansion: [aliases]'"
+        raise ValueError(message)  # noqa: TRY004 - bad file content, not a bad argument type
+    table: dict[str, list[str]] = {}
+    seen: set[str] = set()
+    for key_node, value_node in root.value:
+        where = f"{name}:{key_node.start_mark.line + 1}"
+        key, value = yaml.safe_load(yaml.serialize(key_node)), yaml.safe_load(yaml.serialize(value_node))
+        if not isinstance(key, str) or not key.strip():
+            warnings.warn(f"{where}: skipped: the expansion must be a non-empty string", stacklevel=2)
+            continue
+        if (
+            not isinstance(value, list)
+            or not value
+            or not all(isinstance(a, str) and a.strip() for a in value)
+        ):
+            warnings.warn(
+                f"{where}: skipped {key!r}: aliases must be a non-empty list of strings", stacklevel=2
+            )
+            continue
+        aliases = []
+        for alias in value:
+            if _alias_key(alias) in seen:
+                warnings.warn(f"{where}: alias {alias!r} is listed twice; first entry kept", stacklevel=2)
+                continue
+            seen.add(_alias_key(alias))
+            aliases.append(alias)
+        if aliases:
+            table[key.strip().casefold()] = aliases
+    return table
+
+
 @lru_cache(maxsize=1)
 def abbreviations() -> dict[str, list[str]]:
-    """``canonical expansion -> aliases`` from ``data/abbreviations.yaml``."""
-    text = resources.files("groundtrace.core").joinpath("data/abbreviations.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
-    return {str(k).casefold(): [str(a) for a in v] for k, v in data.items()}
+    """``canonical expansion -> aliases`` from the packaged ``core/data/abbreviations.yaml``."""
+    resource = resources.files("groundtrace.core").joinpath("data/abbreviations.yaml")
+    return load_abbreviations(
+        resource.read_text(encoding="utf-8"), "groundtrace/core/data/abbreviations.yaml"
+    )
 
 
 def _alias_pattern(alias: str) -> str:
@@ -300,7 +348,7 @@ def _abbreviation_re() -> tuple[re.Pattern[str], dict[str, str]]:
     lookup: dict[str, str] = {}
     for expansion, aliases in abbreviations().items():
         for alias in aliases:
-            lookup[re.sub(r"[-\s]+", "", alias.casefold())] = expansion
+            lookup[_alias_key(alias)] = expansion
     patterns = sorted(
         (_alias_pattern(a) for aliases in abbreviations().values() for a in aliases), key=len, reverse=True
     )
@@ -314,7 +362,7 @@ def expand_abbreviation(text: str) -> str:
     pattern, lookup = _abbreviation_re()
 
     def replace(m: re.Match[str]) -> str:
-        expansion = lookup[re.sub(r"[-\s]+", "", m.group(0).casefold())]
+        expansion = lookup[_alias_key(m.group(0))]
         follows = text[m.end() : m.end() + 1]
         return expansion + (" " if follows.isalnum() else "")
 
