@@ -58,3 +58,17 @@ def test_local_model_gives_a_schema_valid_answer(tmp_path: Path) -> None:
         assert done.usage.cost_usd == 0.0 and client.ledger.unpriced_models == set()
         again = client.complete(messages, Colour, max_tokens=48)
         assert again.cached and again.parsed == done.parsed
+
+
+@pytest.mark.model
+@pytest.mark.skipif(not AVAILABLE, reason=f"bundled local model unavailable: {WHY}")
+def test_local_model_async_path_shares_the_loaded_model() -> None:
+    import asyncio
+
+    client = LocalLlamaClient(cache=None, n_ctx=512)
+    done = asyncio.run(client.acomplete([{"role": "user", "content": "Say one word."}], max_tokens=4))
+    assert done.text and done.usage.completion_tokens <= 4
+    assert done.finish_reason in {"stop", "length"}
+    other = LocalLlamaClient(cache=None, n_ctx=512)
+    other.load()
+    assert other._loaded is client._loaded  # loaded once per process and settings

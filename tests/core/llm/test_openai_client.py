@@ -377,3 +377,24 @@ def test_complete_many_refuses_inside_a_running_loop(serve, make_client) -> None
 def test_missing_api_key_without_base_url_is_a_clear_error() -> None:
     with pytest.raises(LLMError, match="OPENAI_API_KEY"):
         OpenAIClient("gpt-4o-mini")
+
+
+def test_stale_cache_entry_that_no_longer_validates_is_replaced(serve, make_client, cache) -> None:
+    from groundtrace.core.llm.cache import cache_key
+
+    key = cache_key(
+        "priced-test", ASK, {"temperature": 0.0, "max_tokens": None, "seed": None}, Place.model_json_schema()
+    )
+    cache.put(
+        key,
+        model="priced-test",
+        request={},
+        text='{"name": "Old", "stars": 0}',
+        finish_reason="stop",
+        prompt_tokens=1,
+        completion_tokens=1,
+    )
+    server = serve(scripted(VALID))
+    done = make_client(server, cache=cache).complete(ASK, Place)
+    assert not done.cached and done.parsed.stars == 4 and len(server.requests) == 1
+    assert cache.get(key).text == VALID
