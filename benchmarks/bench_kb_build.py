@@ -28,11 +28,58 @@ import tempfile
 import time
 from pathlib import Path
 
-WORDS = (
-    "the food was great service slow friendly staff patio quiet loud cozy pricey cheap tacos sushi wine bar "
-    "brunch dinner lunch parking easy hard wifi free kids loved it would come back again never ambiance "
-    "romantic classy divey trendy upscale casual décor café naïve crème brûlée jalapeño \"amazing\" 5/5 $$"
-).split()
+WORDS = [
+    "the",
+    "food",
+    "was",
+    "great",
+    "service",
+    "slow",
+    "friendly",
+    "staff",
+    "patio",
+    "quiet",
+    "loud",
+    "cozy",
+    "pricey",
+    "cheap",
+    "tacos",
+    "sushi",
+    "wine",
+    "bar",
+    "brunch",
+    "dinner",
+    "lunch",
+    "parking",
+    "easy",
+    "hard",
+    "wifi",
+    "free",
+    "kids",
+    "loved",
+    "it",
+    "would",
+    "come",
+    "back",
+    "again",
+    "never",
+    "ambiance",
+    "romantic",
+    "classy",
+    "divey",
+    "trendy",
+    "upscale",
+    "casual",
+    "décor",
+    "café",
+    "naïve",
+    "crème",
+    "brûlée",
+    "jalapeño",
+    '"amazing"',
+    "5/5",
+    "$$",
+]
 ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
 
 
@@ -89,13 +136,22 @@ def run_stage(stage: str, path: Path, wanted: list[str]) -> dict[str, float]:
             raise SystemExit(f"unexpected problems: {errors[:3]}")
     seconds = time.perf_counter() - start
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-    return {"records": count, "seconds": seconds, "peak_rss_mib": peak_kib / 1024, "growth_mib": (peak_kib - base_kib) / 1024}
+    return {
+        "records": count,
+        "seconds": seconds,
+        "peak_rss_mib": peak_kib / 1024,
+        "growth_mib": (peak_kib - base_kib) / 1024,
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size-gb", type=float, default=2.0, help="Size of the synthetic review file (GB, 1e9 bytes).")
-    parser.add_argument("--tmp-dir", type=Path, default=None, help="Where to write it (default: system temp).")
+    parser.add_argument(
+        "--size-gb", type=float, default=2.0, help="Size of the synthetic review file (GB, 1e9 bytes)."
+    )
+    parser.add_argument(
+        "--tmp-dir", type=Path, default=None, help="Where to write it (default: system temp)."
+    )
     parser.add_argument("--stage", help=argparse.SUPPRESS)
     parser.add_argument("--file", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--wanted", type=Path, help=argparse.SUPPRESS)
@@ -116,18 +172,31 @@ def main() -> None:
         wanted_path.write_text(json.dumps(random.Random(1).sample(businesses, len(businesses) // 100)))
         results = {}
         for stage in ("reference", "loader", "selective"):
-            cmd = [sys.executable, __file__, "--stage", stage, "--file", str(path), "--wanted", str(wanted_path)]
+            cmd = [
+                sys.executable,
+                __file__,
+                "--stage",
+                stage,
+                "--file",
+                str(path),
+                "--wanted",
+                str(wanted_path),
+            ]
             out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
             results[stage] = json.loads(out.strip().splitlines()[-1])
         ref = results["reference"]
-        print(f"\n{'stage':<10} {'records':>11} {'seconds':>8} {'reviews/s':>11} {'MB/s':>7} {'vs ref':>7} {'peak RSS MiB':>13} {'growth MiB':>11}")
+        print(
+            f"\n{'stage':<10} {'records':>11} {'seconds':>8} {'reviews/s':>11} {'MB/s':>7} {'vs ref':>7} {'peak RSS MiB':>13} {'growth MiB':>11}"
+        )
         for stage, r in results.items():
             rate = lines / r["seconds"]
             print(
                 f"{stage:<10} {r['records']:>11,} {r['seconds']:>8.1f} {rate:>11,.0f} {size_mb / r['seconds']:>7.1f} "
                 f"{ref['seconds'] / r['seconds']:>6.2f}x {r['peak_rss_mib']:>13.1f} {r['growth_mib']:>11.1f}"
             )
-        print("\nreviews/s counts every line read (the selective stage yields ~1% of them); growth = peak RSS")
+        print(
+            "\nreviews/s counts every line read (the selective stage yields ~1% of them); growth = peak RSS"
+        )
         print("during the stage minus peak RSS after imports (constant memory: does not grow with the file).")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -33,7 +33,10 @@ def test_read_collects_errors_and_keeps_the_rest() -> None:
     dialogues = list(reader)
     # line 3 is schema-valid (its problems are semantic); lines 1 and 2 are not dialogues
     assert [d.dialogue_id for d in dialogues] == ["d-bad"]
-    assert [(e.line, e.message.split(":")[0]) for e in reader.errors] == [(1, "invalid JSON"), (2, "not a valid Dialogue")]
+    assert [(e.line, e.message.split(":")[0]) for e in reader.errors] == [
+        (1, "invalid JSON"),
+        (2, "not a valid Dialogue"),
+    ]
     assert "candidates" in reader.errors[1].message and "turns.0.role" in reader.errors[1].message
     assert str(reader.errors[0]).startswith(f"{INVALID}:1: invalid JSON")
 

@@ -63,13 +63,13 @@ def test_config_validation() -> None:
 
 
 def _fixture_config(**kw: object) -> SelectionConfig:
-    base = dict(
-        per_type={"restaurant": 2, "hotel": 1, "attraction": 1},
-        min_reviews=2,
-        max_reviews_per_poi=2,
-        min_review_chars=0,
-        seed=7,
-    )
+    base = {
+        "per_type": {"restaurant": 2, "hotel": 1, "attraction": 1},
+        "min_reviews": 2,
+        "max_reviews_per_poi": 2,
+        "min_review_chars": 0,
+        "seed": 7,
+    }
     base.update(kw)
     return SelectionConfig(**base)
 
@@ -88,13 +88,19 @@ def test_select_kb_on_the_fixture() -> None:
     assert all(len(kb.reviews_of(p)) == 2 for p in kb.pois)
     # malformed business lines, and the malformed review lines of candidate POIs, as file:line
     assert [(Path(p.file).name, p.line) for p in report.problems] == [
-        (BUSINESS_FILE, 9), (BUSINESS_FILE, 10), (BUSINESS_FILE, 12), (REVIEW_FILE, 8), (REVIEW_FILE, 13)
+        (BUSINESS_FILE, 9),
+        (BUSINESS_FILE, 10),
+        (BUSINESS_FILE, 12),
+        (REVIEW_FILE, 8),
+        (REVIEW_FILE, 13),
     ]
 
 
 def test_select_kb_city_names_match_case_insensitively_and_min_reviews_filters() -> None:
     # the cafe is spelled "reno" in the file; it gets the first spelling seen, "Reno"
-    kb, report = select_kb(YELP / BUSINESS_FILE, YELP / REVIEW_FILE, _fixture_config(cities=["RENO"], min_reviews=1))
+    kb, report = select_kb(
+        YELP / BUSINESS_FILE, YELP / REVIEW_FILE, _fixture_config(cities=["RENO"], min_reviews=1)
+    )
     assert report.cities == ["Reno"]
     assert {p.poi_id: p.city for p in kb.pois.values()} == {"b_casino": "Reno", "b_cafe": "Reno"}
     # min_reviews=2: the cafe has one review in the file, so it is not usable → restaurant shortfall 2
@@ -119,7 +125,9 @@ def test_select_kb_star_strata() -> None:
     # one restaurant wanted in Tucson: bands of sushi (4.5 → band 3) and taco (3.0 → band 1) are both
     # non-empty; proportional allocation of 1 over sizes [0,1,0,1] gives it to the lower band index.
     kb, _ = select_kb(
-        YELP / BUSINESS_FILE, YELP / REVIEW_FILE, _fixture_config(cities=["Tucson"], per_type={"restaurant": 1})
+        YELP / BUSINESS_FILE,
+        YELP / REVIEW_FILE,
+        _fixture_config(cities=["Tucson"], per_type={"restaurant": 1}),
     )
     assert sorted(kb.pois) == ["b_taco"]
 
@@ -127,7 +135,12 @@ def test_select_kb_star_strata() -> None:
 def test_select_kb_on_real_sample() -> None:
     business = shared_path("yelp", BUSINESS_FILE)
     review = shared_path("yelp", REVIEW_FILE)
-    cfg = SelectionConfig(n_cities=40, per_type={"restaurant": 50, "hotel": 50, "attraction": 50}, min_reviews=1, min_review_chars=0)
+    cfg = SelectionConfig(
+        n_cities=40,
+        per_type={"restaurant": 50, "hotel": 50, "attraction": 50},
+        min_reviews=1,
+        min_review_chars=0,
+    )
     kb, report = select_kb(business, review, cfg)
     assert report.problems == []
     assert 0 < len(kb.pois) <= 150 and len(kb.reviews) <= 77  # only 77 reviews of the file match a business

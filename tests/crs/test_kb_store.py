@@ -31,7 +31,9 @@ YELP = FIXTURES / "yelp"
 
 @pytest.fixture(scope="module")
 def fixture_kb() -> KnowledgeBase:
-    cfg = SelectionConfig(n_cities=2, per_type={"restaurant": 3, "hotel": 2, "attraction": 1}, min_reviews=1, min_review_chars=0)
+    cfg = SelectionConfig(
+        n_cities=2, per_type={"restaurant": 3, "hotel": 2, "attraction": 1}, min_reviews=1, min_review_chars=0
+    )
     kb, _ = select_kb(YELP / BUSINESS_FILE, YELP / REVIEW_FILE, cfg, name="fixture")
     return kb
 
@@ -69,7 +71,7 @@ def test_summary_without_loading(fixture_kb: KnowledgeBase, tmp_path: Path) -> N
 
 def test_tampered_file_fails_the_hash_check(fixture_kb: KnowledgeBase, tmp_path: Path) -> None:
     path = save_kb(fixture_kb, tmp_path / "kb.sqlite")
-    rid = sorted(fixture_kb.reviews)[0]
+    rid = min(fixture_kb.reviews)
     record = json.loads(fixture_kb.reviews[rid].model_dump_json())
     record["text"] = "edited after the fact"
     with sqlite3.connect(path) as conn:
@@ -101,17 +103,33 @@ def _kbs(draw: st.DrawFn) -> KnowledgeBase:
     poi_ids = draw(st.lists(_ids, min_size=1, max_size=5, unique=True))
     pois = [
         POI(
-            poi_id=pid, name=draw(st.text(max_size=10)), city=draw(st.sampled_from(["A", "Bé"])),
+            poi_id=pid,
+            name=draw(st.text(max_size=10)),
+            city=draw(st.sampled_from(["A", "Bé"])),
             poi_type=draw(st.sampled_from(["restaurant", "hotel", "attraction"])),
-            lat=draw(st.floats(-80, 80)), lon=draw(st.floats(-179, 179)), stars=draw(st.sampled_from([1.0, 3.5, 5.0])),
-            review_count=draw(st.integers(0, 100)), price_level=draw(st.none() | st.integers(1, 4)),
-            attributes=draw(st.dictionaries(st.sampled_from(["noise", "wifi", "has_tv"]), st.text(max_size=5) | st.booleans(), max_size=3)),
+            lat=draw(st.floats(-80, 80)),
+            lon=draw(st.floats(-179, 179)),
+            stars=draw(st.sampled_from([1.0, 3.5, 5.0])),
+            review_count=draw(st.integers(0, 100)),
+            price_level=draw(st.none() | st.integers(1, 4)),
+            attributes=draw(
+                st.dictionaries(
+                    st.sampled_from(["noise", "wifi", "has_tv"]),
+                    st.text(max_size=5) | st.booleans(),
+                    max_size=3,
+                )
+            ),
         )
         for pid in poi_ids
     ]
     review_ids = draw(st.lists(_ids, max_size=6, unique=True))
     reviews = [
-        Review(review_id="r" + rid, poi_id=draw(st.sampled_from(poi_ids)), stars=3.0, text=draw(st.text(max_size=40)))
+        Review(
+            review_id="r" + rid,
+            poi_id=draw(st.sampled_from(poi_ids)),
+            stars=3.0,
+            text=draw(st.text(max_size=40)),
+        )
         for rid in review_ids
     ]
     return KnowledgeBase(pois, reviews)
@@ -138,8 +156,24 @@ def test_cli_build_info_and_demo(tmp_path: Path) -> None:
     out = tmp_path / "kb.sqlite"
     result = runner.invoke(
         app,
-        ["crs", "kb", "build", "--yelp-dir", str(YELP), "--out", str(out), "--cities", "Tucson", "--per-type", "1",
-         "--min-reviews", "2", "--min-review-chars", "0", "--no-progress"],
+        [
+            "crs",
+            "kb",
+            "build",
+            "--yelp-dir",
+            str(YELP),
+            "--out",
+            str(out),
+            "--cities",
+            "Tucson",
+            "--per-type",
+            "1",
+            "--min-reviews",
+            "2",
+            "--min-review-chars",
+            "0",
+            "--no-progress",
+        ],
     )
     assert result.exit_code == 0, result.output
     flat = result.output.replace("\n", "")
@@ -158,4 +192,6 @@ def test_cli_build_info_and_demo(tmp_path: Path) -> None:
     assert missing.exit_code == 2
     demo = runner.invoke(app, ["crs", "kb", "demo", "--out", str(tmp_path / "demo.sqlite"), "--seed", "3"])
     assert demo.exit_code == 0, demo.output
-    assert load_kb(tmp_path / "demo.sqlite").content_hash == kb_summary(tmp_path / "demo.sqlite")["content_hash"]
+    assert (
+        load_kb(tmp_path / "demo.sqlite").content_hash == kb_summary(tmp_path / "demo.sqlite")["content_hash"]
+    )

@@ -38,8 +38,13 @@ DATA = IO / "dataset"
 
 
 def _kb() -> KnowledgeBase:
-    pois = [POI.model_validate_json(x) for x in (IO / "kb_pois.jsonl").read_text(encoding="utf-8").splitlines()]
-    reviews = [Review.model_validate_json(x) for x in (IO / "kb_reviews.jsonl").read_text(encoding="utf-8").splitlines()]
+    pois = [
+        POI.model_validate_json(x) for x in (IO / "kb_pois.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    reviews = [
+        Review.model_validate_json(x)
+        for x in (IO / "kb_reviews.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     return KnowledgeBase(pois, reviews, name="crs_io")
 
 
@@ -83,11 +88,20 @@ def test_edit_script_is_small_for_near_verbatim_quotes() -> None:
 
 def test_redact_turn_rejects_bad_spans() -> None:
     redactor = Redactor({"r1": "hello world"})
-    turn = Turn(index=1, role="system", act="recommend", text='"hello" [R1]',
-                quote_spans=[QuoteSpan(tag="R1", review_id="r1", start=1, end=6, review_start=0, review_end=99)])
+    turn = Turn(
+        index=1,
+        role="system",
+        act="recommend",
+        text='"hello" [R1]',
+        quote_spans=[QuoteSpan(tag="R1", review_id="r1", start=1, end=6, review_start=0, review_end=99)],
+    )
     with pytest.raises(RedactionError, match="outside review"):
         redactor.redact_turn(turn)
-    turn2 = turn.model_copy(update={"quote_spans": [QuoteSpan(tag="R1", review_id="zz", start=1, end=6, review_start=0, review_end=5)]})
+    turn2 = turn.model_copy(
+        update={
+            "quote_spans": [QuoteSpan(tag="R1", review_id="zz", start=1, end=6, review_start=0, review_end=5)]
+        }
+    )
     with pytest.raises(RedactionError, match="not in the KB"):
         redactor.redact_turn(turn2)
 
@@ -149,7 +163,11 @@ def test_changed_review_is_detected_by_fingerprint(tmp_path: Path) -> None:
     rel = tmp_path / "rel"
     redact_dataset(DATA, rel, _texts())
     changed = tmp_path / "changed.json"
-    lines = (IO / "yelp_reviews_full.json").read_text(encoding="utf-8").replace("Classy and upscale", "Classy and UPSCALE")
+    lines = (
+        (IO / "yelp_reviews_full.json")
+        .read_text(encoding="utf-8")
+        .replace("Classy and upscale", "Classy and UPSCALE")
+    )
     changed.write_text(lines, encoding="utf-8")
     slices = collect_review_slices(changed, needed_spans(rel), [])
     report = hydrate_dataset(rel, slices, tmp_path / "h")
@@ -173,16 +191,42 @@ def test_cli_export_and_hydrate(tmp_path: Path) -> None:
     data = tmp_path / "data"
     shutil.copytree(DATA, data)
     rel, out = tmp_path / "rel", tmp_path / "out"
-    result = runner.invoke(app, ["crs", "export", str(data), "--redact", "--kb", str(kb_path), "--out", str(rel)])
+    result = runner.invoke(
+        app, ["crs", "export", str(data), "--redact", "--kb", str(kb_path), "--out", str(rel)]
+    )
     assert result.exit_code == 0, result.output
     ids = json.loads((rel / "kb_ids.json").read_text(encoding="utf-8"))
     assert ids["reviews"]["rv11"] == "p1" and "text" not in json.dumps(ids)
     assert (rel / "dialogue.schema.json").is_file()
-    result = runner.invoke(app, ["crs", "hydrate", str(rel), "--yelp-reviews", str(IO / "yelp_reviews_full.json"), "--out", str(out), "--no-progress"])
+    result = runner.invoke(
+        app,
+        [
+            "crs",
+            "hydrate",
+            str(rel),
+            "--yelp-reviews",
+            str(IO / "yelp_reviews_full.json"),
+            "--out",
+            str(out),
+            "--no-progress",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "byte-identical" in result.output
     assert (out / "train.jsonl").read_bytes() == (DATA / "train.jsonl").read_bytes()
-    result = runner.invoke(app, ["crs", "hydrate", str(rel), "--yelp-reviews", str(IO / "yelp_reviews.json"), "--out", str(out), "--no-progress"])
+    result = runner.invoke(
+        app,
+        [
+            "crs",
+            "hydrate",
+            str(rel),
+            "--yelp-reviews",
+            str(IO / "yelp_reviews.json"),
+            "--out",
+            str(out),
+            "--no-progress",
+        ],
+    )
     assert result.exit_code == 1 and "rv31" in result.output
 
 
@@ -193,7 +237,9 @@ def test_quotes_without_spans_are_located_and_still_round_trip(tmp_path: Path) -
     dialogues = []
     for d in read_dialogues(DATA / "train.jsonl"):
         turns = [t.model_copy(update={"quote_spans": []}) for t in d.turns]
-        made_up = turns[5].model_copy(update={"text": turns[5].text + ' Also "a hidden rooftop garden" [R5].'})
+        made_up = turns[5].model_copy(
+            update={"text": turns[5].text + ' Also "a hidden rooftop garden" [R5].'}
+        )
         dialogues.append(d.model_copy(update={"turns": [*turns[:5], made_up, *turns[6:]]}))
     src = tmp_path / "src"
     write_dialogues(src / "train.jsonl", dialogues)
@@ -206,6 +252,8 @@ def test_quotes_without_spans_are_located_and_still_round_trip(tmp_path: Path) -
     released = (tmp_path / "rel" / "train.jsonl").read_text(encoding="utf-8")
     assert "mezze platter" not in released and "Classy and upscale" not in released
     rel = tmp_path / "rel"
-    report2 = hydrate_dataset(rel, collect_review_slices(IO / "yelp_reviews_full.json", needed_spans(rel), []), tmp_path / "h")
+    report2 = hydrate_dataset(
+        rel, collect_review_slices(IO / "yelp_reviews_full.json", needed_spans(rel), []), tmp_path / "h"
+    )
     assert report2.ok and report2.identical == {"train.jsonl": True}
     assert (tmp_path / "h" / "train.jsonl").read_bytes() == (src / "train.jsonl").read_bytes()

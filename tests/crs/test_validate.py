@@ -22,12 +22,19 @@ INVALID = IO / "invalid.jsonl"
 
 @pytest.fixture(scope="module")
 def kb() -> KnowledgeBase:
-    pois = [POI.model_validate_json(x) for x in (IO / "kb_pois.jsonl").read_text(encoding="utf-8").splitlines()]
-    reviews = [Review.model_validate_json(x) for x in (IO / "kb_reviews.jsonl").read_text(encoding="utf-8").splitlines()]
+    pois = [
+        POI.model_validate_json(x) for x in (IO / "kb_pois.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    reviews = [
+        Review.model_validate_json(x)
+        for x in (IO / "kb_reviews.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     return KnowledgeBase(pois, reviews, name="crs_io")
 
 
-def _codes(problems: list[Problem], severity: str = "error") -> list[tuple[int | None, str | None, int | None, str]]:
+def _codes(
+    problems: list[Problem], severity: str = "error"
+) -> list[tuple[int | None, str | None, int | None, str]]:
     return [(p.line, p.dialogue_id, p.turn, p.code) for p in problems if p.severity == severity]
 
 
@@ -87,7 +94,10 @@ def test_more_rules_on_edited_dialogues(kb: KnowledgeBase) -> None:
         (7, "d-val-1", None, "has-rejection"),
         (7, "d-val-1", None, "kb-review"),
     }
-    assert {(p.turn, p.code) for p in problems if p.severity == "warning"} >= {(1, "tag-unused"), (None, "kb-hash")}
+    assert {(p.turn, p.code) for p in problems if p.severity == "warning"} >= {
+        (1, "tag-unused"),
+        (None, "kb-hash"),
+    }
 
 
 def test_quote_span_checks(kb: KnowledgeBase) -> None:
@@ -95,16 +105,36 @@ def test_quote_span_checks(kb: KnowledgeBase) -> None:
     turns = list(base.turns)
     span = turns[1].quote_spans[0]
     turns[1] = turns[1].model_copy(
-        update={"quote_spans": [span.model_copy(update={"review_start": span.review_start + 10, "review_end": span.review_end + 10})]}
+        update={
+            "quote_spans": [
+                span.model_copy(
+                    update={"review_start": span.review_start + 10, "review_end": span.review_end + 10}
+                )
+            ]
+        }
     )
-    turns[3] = turns[3].model_copy(update={"quote_spans": [turns[3].quote_spans[0].model_copy(update={"end": 10_000})]})
+    turns[3] = turns[3].model_copy(
+        update={"quote_spans": [turns[3].quote_spans[0].model_copy(update={"end": 10_000})]}
+    )
     problems = check_dialogue(base.model_copy(update={"turns": turns}), kb)
-    assert [(p.turn, p.code) for p in problems if p.severity == "error"] == [(1, "quote-span"), (3, "quote-span")]
+    assert [(p.turn, p.code) for p in problems if p.severity == "error"] == [
+        (1, "quote-span"),
+        (3, "quote-span"),
+    ]
 
 
 def test_open_pool_too_small_for_a_big_city_is_an_error() -> None:
     pois = [
-        POI(poi_id=f"q{i}", name=f"Q{i}", city="Tucson", poi_type="restaurant", lat=32.0, lon=-110.0, stars=4.0, review_count=1)
+        POI(
+            poi_id=f"q{i}",
+            name=f"Q{i}",
+            city="Tucson",
+            poi_type="restaurant",
+            lat=32.0,
+            lon=-110.0,
+            stars=4.0,
+            review_count=1,
+        )
         for i in range(60)
     ]
     big = KnowledgeBase(pois, [])

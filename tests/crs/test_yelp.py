@@ -77,15 +77,17 @@ def test_parse_literal_never_raises_and_returns_a_literal_value(raw: str) -> Non
 
 
 @settings(max_examples=200, deadline=None)
-@given(
-    st.text(alphabet="{}[]()'\"uU:,.0123456789-+eE jNoneTrueFalse\\", max_size=80)
-)
+@given(st.text(alphabet="{}[]()'\"uU:,.0123456789-+eE jNoneTrueFalse\\", max_size=80))
 def test_parse_literal_never_raises_on_literal_like_noise(raw: str) -> None:
     assert _is_literal_value(parse_literal(raw))
 
 
 _literals = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
     max_leaves=12,
 )
@@ -199,7 +201,10 @@ def test_stream_reviews_filters_by_business_and_reports_problems() -> None:
     errors: list[LineError] = []
     reviews = list(stream_reviews(YELP / REVIEW_FILE, errors, business_ids={"b_taco", "b_hotel"}))
     assert [r.review_id for r in reviews] == ["r_t1", "r_t2", "r_t3", "r_h1", "r_h2", "r_h3"]
-    assert [(e.line, e.message.split(":")[0]) for e in errors] == [(8, "invalid JSON"), (13, "missing required field(s)")]
+    assert [(e.line, e.message.split(":")[0]) for e in errors] == [
+        (8, "invalid JSON"),
+        (13, "missing required field(s)"),
+    ]
     everything: list[LineError] = []
     all_reviews = list(stream_reviews(YELP / REVIEW_FILE, everything))
     assert len(all_reviews) == 19 and len(everything) == 2
@@ -210,7 +215,9 @@ def test_prefilter_skips_unwanted_lines_unparsed() -> None:
     """A malformed line of an unwanted business is skipped without being reported (documented)."""
     errors: list[LineError] = []
     list(stream_reviews(YELP / REVIEW_FILE, errors, business_ids={"b_hotel"}))  # line 8 (broken) is b_taco
-    assert errors == [LineError(file=str(YELP / REVIEW_FILE), line=13, message="missing required field(s): text")]
+    assert errors == [
+        LineError(file=str(YELP / REVIEW_FILE), line=13, message="missing required field(s): text")
+    ]
 
 
 def test_on_bytes_counts_every_byte(tmp_path: Path) -> None:
@@ -259,12 +266,17 @@ def test_real_yelp_sample_loads_without_problems() -> None:
     text_first=st.booleans(),
     compact=st.booleans(),
 )
-def test_prefilter_never_drops_a_wanted_line(business_id: str, text: str, text_first: bool, compact: bool) -> None:
+def test_prefilter_never_drops_a_wanted_line(
+    business_id: str, text: str, text_first: bool, compact: bool
+) -> None:
     from groundtrace.crs.yelp import business_id_prefilter
 
     fields = [("text", text), ("business_id", business_id)]
     obj = dict(fields if text_first else fields[::-1])
-    line = json.dumps(obj, separators=(",", ":") if compact else None, ensure_ascii=False).encode("utf-8") + b"\n"
+    line = (
+        json.dumps(obj, separators=(",", ":") if compact else None, ensure_ascii=False).encode("utf-8")
+        + b"\n"
+    )
     assert business_id_prefilter({business_id})(line)
     # an unwanted plain id is skipped without parsing (the decoy inside the text is never taken for the key)
     if compact and business_id.isalnum() and business_id.isascii():

@@ -10,7 +10,7 @@ import typer
 from groundtrace.cli.apps import crs_app
 
 
-def _load_kb_or_exit(kb: Path | None):  # noqa: ANN202 - returns KnowledgeBase | None
+def _load_kb_or_exit(kb: Path | None):  # returns KnowledgeBase | None
     if kb is None:
         return None
     from rich.console import Console
@@ -27,8 +27,12 @@ def _load_kb_or_exit(kb: Path | None):  # noqa: ANN202 - returns KnowledgeBase |
 
 @crs_app.command("validate")
 def validate(
-    path: Path = typer.Argument(..., help="A dataset JSONL file or a dataset folder (train/validation/test.jsonl)."),
-    kb: Path = typer.Option(None, "--kb", help="KB file: also check ids, review references and quotes against it."),
+    path: Path = typer.Argument(
+        ..., help="A dataset JSONL file or a dataset folder (train/validation/test.jsonl)."
+    ),
+    kb: Path = typer.Option(
+        None, "--kb", help="KB file: also check ids, review references and quotes against it."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the problems as JSON lines."),
 ) -> None:
     """Check a dataset against the JSON Schema and the KB; print every problem; exit 1 on any error."""
@@ -52,7 +56,10 @@ def validate(
         console = Console()
         for p in problems:
             colour = "red" if p.severity == "error" else "yellow"
-            console.print(f"{escape(p.location())}: [{colour}]{p.severity}[/{colour}] {p.code}: {escape(p.message)}", soft_wrap=True)
+            console.print(
+                f"{escape(p.location())}: [{colour}]{p.severity}[/{colour}] {p.code}: {escape(p.message)}",
+                soft_wrap=True,
+            )
         note = "" if knowledge is not None else " (no --kb: KB, reference and quote checks skipped)"
         console.print(f"{errors} error(s), {warnings} warning(s){note}")
     if errors:
@@ -60,7 +67,9 @@ def validate(
 
 
 @crs_app.command("schema")
-def schema(out: Path = typer.Option(..., "--out", help="Where to write the JSON Schema of a dataset line.")) -> None:
+def schema(
+    out: Path = typer.Option(..., "--out", help="Where to write the JSON Schema of a dataset line."),
+) -> None:
     """Write the versioned JSON Schema of TRACE-CRS dialogues (generated from the pydantic models)."""
     from groundtrace.crs.dataset_io import write_json_schema
 
@@ -72,7 +81,9 @@ def export(
     dataset: Path = typer.Argument(..., help="Dataset folder or JSONL file to release."),
     out: Path = typer.Option(..., "--out", help="Release folder to write."),
     kb: Path = typer.Option(..., "--kb", help="KB the dataset was built on (review texts for redaction)."),
-    redact: bool = typer.Option(True, "--redact/--no-redact", help="Replace quoted review text by placeholders (Yelp terms)."),
+    redact: bool = typer.Option(
+        True, "--redact/--no-redact", help="Replace quoted review text by placeholders (Yelp terms)."
+    ),
 ) -> None:
     """Write a release: redacted dialogues + redaction.json + schema + KB ids (never review text)."""
     from rich.console import Console
@@ -88,17 +99,25 @@ def export(
     if redact:
         report = redact_dataset(dataset, out, {rid: r.text for rid, r in knowledge.reviews.items()})
         problems = report.problems
-        console.print(f"redacted {report.dialogues} dialogue(s) in {', '.join(report.files)}: {report.quotes} quote(s), {report.near_verbatim} near-verbatim")
+        console.print(
+            f"redacted {report.dialogues} dialogue(s) in {', '.join(report.files)}: {report.quotes} quote(s), {report.near_verbatim} near-verbatim"
+        )
     else:
         data = read_dataset(dataset)
         for split, dialogues in data.splits.items():
             write_dialogues(out / f"{split}.jsonl", dialogues)
         if data.manifest:
-            (out / "manifest.json").write_text(json.dumps(data.manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            (out / "manifest.json").write_text(
+                json.dumps(data.manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+            )
         problems = data.errors
-        console.print("[yellow]not redacted: this folder contains review text and must not be redistributed[/yellow]")
+        console.print(
+            "[yellow]not redacted: this folder contains review text and must not be redistributed[/yellow]"
+        )
     write_json_schema(out / "dialogue.schema.json")
-    ids = kb_id_export({rid: r.poi_id for rid, r in knowledge.reviews.items()}, knowledge.pois, knowledge.content_hash)
+    ids = kb_id_export(
+        {rid: r.poi_id for rid, r in knowledge.reviews.items()}, knowledge.pois, knowledge.content_hash
+    )
     (out / "kb_ids.json").write_text(json.dumps(ids, indent=1) + "\n", encoding="utf-8")
     for p in problems:
         console.print(f"  {escape(str(p))}", soft_wrap=True)
@@ -112,7 +131,9 @@ def hydrate(
     release: Path = typer.Argument(..., help="Redacted release folder (with redaction.json)."),
     yelp_reviews: Path = typer.Option(..., "--yelp-reviews", help="Your yelp_academic_dataset_review.json."),
     out: Path = typer.Option(..., "--out", help="Folder for the hydrated dataset."),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar by bytes read."),
+    progress: bool = typer.Option(
+        True, "--progress/--no-progress", help="Show a progress bar by bytes read."
+    ),
 ) -> None:
     """Restore quoted review text into a redacted release from your own Yelp review file."""
     from rich.console import Console
@@ -128,16 +149,31 @@ def hydrate(
         raise typer.Exit(2)
     needed = needed_spans(release)
     errors: list[LineError] = []
-    with Progress("{task.description}", BarColumn(), DownloadColumn(), TransferSpeedColumn(), console=Console(stderr=True), disable=not progress) as bar:
+    with Progress(
+        "{task.description}",
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        console=Console(stderr=True),
+        disable=not progress,
+    ) as bar:
         task = bar.add_task("reviews", total=yelp_reviews.stat().st_size)
         slices = collect_review_slices(yelp_reviews, needed, errors, lambda n: bar.advance(task, n))
     report = hydrate_dataset(release, slices, out)
-    console.print(f"hydrated {report.dialogues} dialogue(s): {report.restored} quote(s) restored from {len(needed)} review(s)")
+    console.print(
+        f"hydrated {report.dialogues} dialogue(s): {report.restored} quote(s) restored from {len(needed)} review(s)"
+    )
     for line in [*report.missing, *report.mismatched, *map(str, report.problems), *map(str, errors)]:
         console.print(f"  [yellow]{escape(line)}[/yellow]", soft_wrap=True)
     for name, same in report.identical.items():
-        state = "byte-identical to the original" if same else ("DIFFERS from the original" if same is False else "no original hash")
+        state = (
+            "byte-identical to the original"
+            if same
+            else ("DIFFERS from the original" if same is False else "no original hash")
+        )
         console.print(f"  {escape(name)}: {state}")
     if not report.ok:
-        console.print(f"[red]{len(report.missing)} missing, {len(report.mismatched)} changed quote(s); see above[/red]")
+        console.print(
+            f"[red]{len(report.missing)} missing, {len(report.mismatched)} changed quote(s); see above[/red]"
+        )
         raise typer.Exit(1)

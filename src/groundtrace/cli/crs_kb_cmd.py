@@ -26,21 +26,38 @@ def _print_summary(summary: dict[str, Any], title: str) -> None:
     for city, counts in (summary.get("cities") or {}).items():
         table.add_row(escape(city), *(str(counts.get(t, 0)) for t in ("restaurant", "hotel", "attraction")))
     console.print(table)
-    console.print(f"POIs: {summary.get('pois')}  reviews: {summary.get('reviews')}  hash: {summary.get('content_hash')}", soft_wrap=True)
+    console.print(
+        f"POIs: {summary.get('pois')}  reviews: {summary.get('reviews')}  hash: {summary.get('content_hash')}",
+        soft_wrap=True,
+    )
 
 
 @kb_app.command("build")
 def build(
-    yelp_dir: Path = typer.Option(..., "--yelp-dir", help="Folder holding yelp_academic_dataset_{business,review}.json."),
-    out: Path = typer.Option(..., "--out", help="KB file to write (SQLite); a KB.summary.json is written next to it."),
-    cities: list[str] = typer.Option(None, "--cities", help="City to include (repeatable); default: top --n-cities."),
+    yelp_dir: Path = typer.Option(
+        ..., "--yelp-dir", help="Folder holding yelp_academic_dataset_{business,review}.json."
+    ),
+    out: Path = typer.Option(
+        ..., "--out", help="KB file to write (SQLite); a KB.summary.json is written next to it."
+    ),
+    cities: list[str] = typer.Option(
+        None, "--cities", help="City to include (repeatable); default: top --n-cities."
+    ),
     n_cities: int = typer.Option(8, "--n-cities", min=1, help="How many cities when --cities is not given."),
-    per_type: int = typer.Option(800, "--per-type", min=0, help="Target POIs per type (restaurant, hotel, attraction)."),
+    per_type: int = typer.Option(
+        800, "--per-type", min=0, help="Target POIs per type (restaurant, hotel, attraction)."
+    ),
     min_reviews: int = typer.Option(5, "--min-reviews", min=0, help="Minimum reviews kept per selected POI."),
-    max_reviews_per_poi: int = typer.Option(15, "--max-reviews-per-poi", min=1, help="Cap on reviews kept per POI."),
-    min_review_chars: int = typer.Option(40, "--min-review-chars", min=0, help="Skip reviews shorter than this."),
+    max_reviews_per_poi: int = typer.Option(
+        15, "--max-reviews-per-poi", min=1, help="Cap on reviews kept per POI."
+    ),
+    min_review_chars: int = typer.Option(
+        40, "--min-review-chars", min=0, help="Skip reviews shorter than this."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed of the stratified POI and review sampling."),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar by bytes read."),
+    progress: bool = typer.Option(
+        True, "--progress/--no-progress", help="Show a progress bar by bytes read."
+    ),
 ) -> None:
     """Build the KB from a Yelp Open Dataset download (two streaming passes; constant memory)."""
     from rich.console import Console
@@ -68,11 +85,17 @@ def build(
     )
     sizes = {"reviews": review.stat().st_size}
     with Progress(
-        "[progress.description]{task.description}", BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-        TimeRemainingColumn(), console=console, disable=not progress, transient=False,
+        "[progress.description]{task.description}",
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        disable=not progress,
+        transient=False,
     ) as bar:
 
-        def on_bytes(stage: str):  # noqa: ANN202 - a progress callback factory
+        def on_bytes(stage: str):  # a progress-callback factory
             total = sizes["reviews"] if stage == "reviews" else business.stat().st_size
             task = bar.add_task(stage, total=total)
             return lambda n: bar.advance(task, n)
@@ -138,5 +161,7 @@ def demo(
     kb = generate_demo_kb(seed=seed)
     save_kb(kb, out, source=f"groundtrace.crs.demo_kb seed={seed}")
     summary = kb.summary()
-    out.with_name(out.name + ".summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    out.with_name(out.name + ".summary.json").write_text(
+        json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     _print_summary(summary, f"demo KB {out}")

@@ -162,7 +162,9 @@ def read_dataset(dir_or_file: Path | str, *, strict: bool = False) -> Dataset:
         try:
             manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
-            errors.append(LineError(file=str(manifest_path), line=exc.lineno, message=f"invalid JSON: {exc.msg}"))
+            errors.append(
+                LineError(file=str(manifest_path), line=exc.lineno, message=f"invalid JSON: {exc.msg}")
+            )
     return Dataset(splits=splits, manifest=manifest, errors=errors)
 
 
@@ -181,5 +183,8 @@ def write_json_schema(path: Path | str) -> Path:
     """Write :func:`dialogue_json_schema` to ``path`` (pretty, sorted keys); returns the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(dialogue_json_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps(dialogue_json_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+        encoding="utf-8",
+    )
     return path

@@ -42,10 +42,13 @@ class SelectionConfig(BaseModel):
     """How the KB is cut out of Yelp. Paper scale: 8 cities, 800 POIs per type, 34,208 reviews."""
 
     model_config = ConfigDict(extra="forbid")
-    cities: list[str] | None = Field(default=None, description="Cities to use; None = top n_cities by eligible POIs.")
+    cities: list[str] | None = Field(
+        default=None, description="Cities to use; None = top n_cities by eligible POIs."
+    )
     n_cities: int = Field(default=8, ge=1)
     per_type: dict[str, int] = Field(
-        default_factory=lambda: {t: 800 for t in POI_TYPES}, description="Target POIs per type, over all cities."
+        default_factory=lambda: {t: 800 for t in POI_TYPES},
+        description="Target POIs per type, over all cities.",
     )
     star_bands: list[float] = Field(
         default_factory=lambda: [2.5, 3.5, 4.5],
@@ -57,7 +60,9 @@ class SelectionConfig(BaseModel):
     min_review_chars: int = Field(default=40, ge=0)
     max_review_chars: int = Field(default=5000, ge=1)
     require_open: bool = False
-    oversample: float = Field(default=1.5, ge=1.0, description="Candidates kept per stratum, as a multiple of its quota.")
+    oversample: float = Field(
+        default=1.5, ge=1.0, description="Candidates kept per stratum, as a multiple of its quota."
+    )
     seed: int = 0
 
     @field_validator("per_type")
@@ -113,7 +118,7 @@ def allocate(target: int, capacities: list[int], weights: list[float] | None = N
             weights = [1.0] * n
             total_w = float(len(open_idx))
         shares = {i: left * weights[i] / total_w for i in open_idx}
-        give = {i: int(math.floor(shares[i])) for i in open_idx}
+        give = {i: math.floor(shares[i]) for i in open_idx}
         rest = left - sum(give.values())
         for i in sorted(open_idx, key=lambda i: (-(shares[i] - give[i]), i))[:rest]:
             give[i] += 1
@@ -184,10 +189,14 @@ def select_kb(
     else:
         counts: Counter[str] = Counter()
         count_problems: list[LineError] = []  # the collecting read reports the same lines again
-        for poi in stream_businesses(business_path, count_problems, progress("businesses (count cities)"), cfg.require_open):
+        for poi in stream_businesses(
+            business_path, count_problems, progress("businesses (count cities)"), cfg.require_open
+        ):
             if eligible(poi):
                 counts[poi.city] += 1
-        chosen_lower = {c.lower() for c, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[: cfg.n_cities]}
+        chosen_lower = {
+            c.lower() for c, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[: cfg.n_cities]
+        }
     # pass 1b: collect eligible POIs of the chosen cities, per stratum
     strata: dict[tuple[str, str, int], list[tuple[bytes, POI]]] = defaultdict(list)
     eligible_counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
@@ -199,7 +208,9 @@ def select_kb(
         if city != poi.city:
             poi = poi.model_copy(update={"city": city})
         eligible_counts[city][poi.poi_type] += 1
-        strata[(city, poi.poi_type, star_band(poi.stars, cfg.star_bands))].append((seeded_key(cfg.seed, poi.poi_id), poi))
+        strata[(city, poi.poi_type, star_band(poi.stars, cfg.star_bands))].append(
+            (seeded_key(cfg.seed, poi.poi_id), poi)
+        )
     cities = sorted(canonical_city.values())
     n_bands = len(cfg.star_bands) + 1
 

@@ -131,7 +131,9 @@ def _connect_kb(path: Path) -> sqlite3.Connection:
         raise NotAKnowledgeBaseError(f"{path} is not a groundtrace KB ({exc})") from None
     if row is None or row[0] != FORMAT:
         conn.close()
-        raise NotAKnowledgeBaseError(f"{path} is not a groundtrace KB (meta.format is {row[0] if row else None!r})")
+        raise NotAKnowledgeBaseError(
+            f"{path} is not a groundtrace KB (meta.format is {row[0] if row else None!r})"
+        )
     return conn
 
 
@@ -156,9 +158,16 @@ def load_kb(path: Path | str, *, verify: bool = True) -> KnowledgeBase:
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         version = int(meta.get("format_version", "0"))
         if version > FORMAT_VERSION:
-            raise NotAKnowledgeBaseError(f"{path}: KB format version {version} is newer than supported ({FORMAT_VERSION})")
-        pois = [POI.model_validate_json(r[0]) for r in conn.execute("SELECT record FROM pois ORDER BY poi_id")]
-        reviews = [Review.model_validate_json(r[0]) for r in conn.execute("SELECT record FROM reviews ORDER BY review_id")]
+            raise NotAKnowledgeBaseError(
+                f"{path}: KB format version {version} is newer than supported ({FORMAT_VERSION})"
+            )
+        pois = [
+            POI.model_validate_json(r[0]) for r in conn.execute("SELECT record FROM pois ORDER BY poi_id")
+        ]
+        reviews = [
+            Review.model_validate_json(r[0])
+            for r in conn.execute("SELECT record FROM reviews ORDER BY review_id")
+        ]
     finally:
         conn.close()
     kb = KnowledgeBase(pois, reviews, name=meta.get("name", path.stem))

@@ -47,7 +47,9 @@ FORMAT = "groundtrace-redaction"
 FORMAT_VERSION = 1
 SIDECAR = "redaction.json"
 OPEN, CLOSE = "⟦", "⟧"
-PLACEHOLDER_GRAMMAR = "⟦Q:<review_id>:<start>-<end>⟧ or ⟦Q:<review_id>:<start>-<end>~<edit index>⟧; literal ⟦ is ⟦⟦"
+PLACEHOLDER_GRAMMAR = (
+    "⟦Q:<review_id>:<start>-<end>⟧ or ⟦Q:<review_id>:<start>-<end>~<edit index>⟧; literal ⟦ is ⟦⟦"
+)
 
 _PLACEHOLDER = re.compile(r"⟦Q:(?P<rid>[^⟦⟧]+):(?P<start>\d+)-(?P<end>\d+)(?:~(?P<k>\d+))?⟧")
 
@@ -82,7 +84,9 @@ def apply_edits(source: str, ops: Iterable[EditOp | list[Any]]) -> str:
     pos = 0
     for i1, i2, replacement in ops:
         if i1 < pos or i2 < i1 or i2 > len(source):
-            raise RedactionError(f"invalid edit op {[i1, i2, replacement]!r} for a span of length {len(source)}")
+            raise RedactionError(
+                f"invalid edit op {[i1, i2, replacement]!r} for a span of length {len(source)}"
+            )
         out.append(source[pos:i1])
         out.append(replacement)
         pos = i2
@@ -120,14 +124,16 @@ def split_redacted(text: str) -> list[str | Placeholder]:
             continue
         match = _PLACEHOLDER.match(text, i)
         if match is None:
-            raise RedactionError(f"malformed placeholder at character {i}: {text[i:i + 40]!r}")
+            raise RedactionError(f"malformed placeholder at character {i}: {text[i : i + 40]!r}")
         if buf:
             parts.append("".join(buf))
             buf = []
         k = match.group("k")
         parts.append(
             Placeholder(
-                review_id=match.group("rid"), start=int(match.group("start")), end=int(match.group("end")),
+                review_id=match.group("rid"),
+                start=int(match.group("start")),
+                end=int(match.group("end")),
                 edit=None if k is None else int(k),
             )
         )
@@ -217,10 +223,21 @@ class Redactor:
                 if best is None or match.score > best[0]:
                     best = (match.score, tag, ref.review_id, match.start, match.end)  # type: ignore[union-attr]
             if best is None or best[0] < GROUNDED_THRESHOLD:
-                notes.append(f"turn {turn.index}: quote {snippet[:40]!r} matches no cited review; left as written")
+                notes.append(
+                    f"turn {turn.index}: quote {snippet[:40]!r} matches no cited review; left as written"
+                )
                 continue
             _, tag, review_id, r_start, r_end = best
-            spans.append(QuoteSpan(tag=tag, review_id=review_id, start=q_start, end=q_end, review_start=r_start, review_end=r_end))
+            spans.append(
+                QuoteSpan(
+                    tag=tag,
+                    review_id=review_id,
+                    start=q_start,
+                    end=q_end,
+                    review_start=r_start,
+                    review_end=r_end,
+                )
+            )
         return spans, notes
 
     def redact_dialogue(self, dialogue: Dialogue) -> tuple[Dialogue, list[str]]:
@@ -274,13 +291,28 @@ def redact_dataset(source: Path, out_dir: Path, review_texts: Mapping[str, str])
             for number, dialogue in reader.iter_numbered():
                 canonical = dialogue_line(dialogue).encode("utf-8")
                 if raw_lines[number - 1] + b"\n" != canonical:
-                    problems.append(LineError(file=str(file), line=number, message="line is not in canonical form; hydration will give the canonical form"))
+                    problems.append(
+                        LineError(
+                            file=str(file),
+                            line=number,
+                            message="line is not in canonical form; hydration will give the canonical form",
+                        )
+                    )
                 try:
                     redacted, notes = redactor.redact_dialogue(dialogue)
                 except RedactionError as exc:
-                    problems.append(LineError(file=str(file), line=number, message=f"{dialogue.dialogue_id}: {exc} (dialogue left out)"))
+                    problems.append(
+                        LineError(
+                            file=str(file),
+                            line=number,
+                            message=f"{dialogue.dialogue_id}: {exc} (dialogue left out)",
+                        )
+                    )
                     continue
-                problems.extend(LineError(file=str(file), line=number, message=f"{dialogue.dialogue_id}: {n}") for n in notes)
+                problems.extend(
+                    LineError(file=str(file), line=number, message=f"{dialogue.dialogue_id}: {n}")
+                    for n in notes
+                )
                 out.write(dialogue_line(redacted))
                 n += 1
         problems.extend(reader.errors)
@@ -299,7 +331,11 @@ def redact_dataset(source: Path, out_dir: Path, review_texts: Mapping[str, str])
     }
     (out_dir / SIDECAR).write_text(json.dumps(sidecar, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return RedactionReport(
-        files=sorted(files), dialogues=n, quotes=redactor.quotes, near_verbatim=redactor.near_verbatim, problems=problems
+        files=sorted(files),
+        dialogues=n,
+        quotes=redactor.quotes,
+        near_verbatim=redactor.near_verbatim,
+        problems=problems,
     )
 
 
@@ -346,7 +382,9 @@ def collect_review_slices(
         if not isinstance(rid, str) or rid not in needed:
             continue
         if not isinstance(text, str):
-            errors.append(LineError(file=str(review_file), line=number, message=f"review {rid!r} has no text"))
+            errors.append(
+                LineError(file=str(review_file), line=number, message=f"review {rid!r} has no text")
+            )
             continue
         for start, end in needed[rid]:
             if end <= len(text):
@@ -389,12 +427,16 @@ def hydrate_text(
         key = f"{part.review_id}:{part.start}-{part.end}"
         source = slices.get((part.review_id, part.start, part.end))
         if source is None:
-            missing.append(f"{where}: review {part.review_id} ({part.start}-{part.end}) not found in the review file")
+            missing.append(
+                f"{where}: review {part.review_id} ({part.start}-{part.end}) not found in the review file"
+            )
             out.append(placeholder_text(part))
             continue
         expected = fingerprints.get(key)
         if expected is not None and fingerprint(source) != expected:
-            mismatched.append(f"{where}: review {part.review_id} text differs from the one redacted (fingerprint)")
+            mismatched.append(
+                f"{where}: review {part.review_id} text differs from the one redacted (fingerprint)"
+            )
             out.append(placeholder_text(part))
             continue
         if part.edit is not None:
@@ -421,7 +463,9 @@ def hydrate_dataset(
         raise FileNotFoundError(f"{sidecar_path} not found: not a redacted release")
     sidecar = json.loads(sidecar_path.read_text(encoding="utf-8"))
     if sidecar.get("format") != FORMAT or int(sidecar.get("format_version", 0)) > FORMAT_VERSION:
-        raise RedactionError(f"{sidecar_path}: unsupported redaction format {sidecar.get('format')!r} v{sidecar.get('format_version')}")
+        raise RedactionError(
+            f"{sidecar_path}: unsupported redaction format {sidecar.get('format')!r} v{sidecar.get('format_version')}"
+        )
     edits, fingerprints = sidecar.get("edits", []), sidecar.get("fingerprints", {})
     originals: dict[str, str] = sidecar.get("original_sha256", {})
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -439,7 +483,9 @@ def hydrate_dataset(
                 for turn in dialogue.turns:
                     where = f"{file.name}:{number} {dialogue.dialogue_id} turn {turn.index}"
                     try:
-                        text, k = hydrate_text(turn.text, slices, edits, fingerprints, missing, mismatched, where)
+                        text, k = hydrate_text(
+                            turn.text, slices, edits, fingerprints, missing, mismatched, where
+                        )
                     except RedactionError as exc:
                         problems.append(LineError(file=str(file), line=number, message=str(exc)))
                         text, k = turn.text, 0
@@ -448,13 +494,20 @@ def hydrate_dataset(
                 out.write(dialogue_line(dialogue.model_copy(update={"turns": turns})))
                 n += 1
         problems.extend(reader.errors)
-        identical[file.name] = (_sha256_file(target) == originals[file.name]) if file.name in originals else None
+        identical[file.name] = (
+            (_sha256_file(target) == originals[file.name]) if file.name in originals else None
+        )
     manifest = redacted_dir / MANIFEST
     if manifest.is_file():
         shutil.copyfile(manifest, out_dir / MANIFEST)
     return HydrationReport(
-        files=sorted(identical), dialogues=n, restored=restored, missing=missing, mismatched=mismatched,
-        identical=identical, problems=problems,
+        files=sorted(identical),
+        dialogues=n,
+        restored=restored,
+        missing=missing,
+        mismatched=mismatched,
+        identical=identical,
+        problems=problems,
     )
 
 

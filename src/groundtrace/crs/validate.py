@@ -100,9 +100,23 @@ class _Checker:
         self.d, self.kb, self.file, self.line = dialogue, kb, file, line
         self.problems: list[Problem] = []
 
-    def add(self, code: str, message: str, turn: int | None = None, severity: Literal["error", "warning"] = "error") -> None:
+    def add(
+        self,
+        code: str,
+        message: str,
+        turn: int | None = None,
+        severity: Literal["error", "warning"] = "error",
+    ) -> None:
         self.problems.append(
-            Problem(severity=severity, code=code, file=self.file, line=self.line, dialogue_id=self.d.dialogue_id, turn=turn, message=message)
+            Problem(
+                severity=severity,
+                code=code,
+                file=self.file,
+                line=self.line,
+                dialogue_id=self.d.dialogue_id,
+                turn=turn,
+                message=message,
+            )
         )
 
     def run(self) -> list[Problem]:
@@ -127,12 +141,20 @@ class _Checker:
                 self.add("turn-index", f"turn at position {pos} has index {turn.index}", turn.index)
             expected = "user" if pos % 2 == 0 else "system"
             if turn.role != expected:
-                self.add("alternation", f"expected a {expected} turn at position {pos} (strict alternation starting with the user), got {turn.role}", turn.index)
+                self.add(
+                    "alternation",
+                    f"expected a {expected} turn at position {pos} (strict alternation starting with the user), got {turn.role}",
+                    turn.index,
+                )
             acts = USER_ACTS if turn.role == "user" else SYSTEM_ACTS
             if turn.act not in acts:
                 self.add("act", f"{turn.role} act {turn.act!r} is not one of {sorted(acts)}", turn.index)
             if turn.role == "user" and (turn.recommended or turn.cited_tags or turn.quote_spans or turn.gold):
-                self.add("act", "a user turn carries system fields (recommended/cited_tags/quote_spans/gold)", turn.index)
+                self.add(
+                    "act",
+                    "a user turn carries system fields (recommended/cited_tags/quote_spans/gold)",
+                    turn.index,
+                )
             if turn.role == "system" and (turn.constraints_added or turn.rejected):
                 self.add("act", "a system turn carries user fields (constraints_added/rejected)", turn.index)
 
@@ -141,9 +163,13 @@ class _Checker:
         used = text_tags(turn.text)
         for tag in used:
             if tag not in self.d.review_refs:
-                self.add("tag-unknown", f"[{tag}] is used in the text but not defined in review_refs", turn.index)
+                self.add(
+                    "tag-unknown", f"[{tag}] is used in the text but not defined in review_refs", turn.index
+                )
             if tag not in turn.cited_tags:
-                self.add("tag-not-listed", f"[{tag}] is used in the text but missing from cited_tags", turn.index)
+                self.add(
+                    "tag-not-listed", f"[{tag}] is used in the text but missing from cited_tags", turn.index
+                )
         for tag in turn.cited_tags:
             if tag not in self.d.review_refs:
                 self.add("tag-unknown", f"cited tag {tag} is not defined in review_refs", turn.index)
@@ -162,33 +188,60 @@ class _Checker:
         spans = [(s.start, s.end) for s in turn.quote_spans]
         for snippet, tags, q_start, q_end in quoted_snippets(turn.text):
             if not any(a < q_end and q_start < b for a, b in spans):
-                self.add("quote-uncovered", f"quote {_short(snippet)!r} has no quote_spans entry: a redacted release would keep its text", turn.index, "warning")
+                self.add(
+                    "quote-uncovered",
+                    f"quote {_short(snippet)!r} has no quote_spans entry: a redacted release would keep its text",
+                    turn.index,
+                    "warning",
+                )
             texts = [(t, self._review_text(t)) for t in tags]
             known = [(t, txt) for t, txt in texts if txt is not None]
             if not known:
                 continue  # unknown tags / reviews are reported by the tag and KB checks
-            best_tag, best = max(((t, quote_score(snippet, txt)) for t, txt in known), key=lambda x: x[1])
+            _, best = max(((t, quote_score(snippet, txt)) for t, txt in known), key=lambda x: x[1])
             if best < QUOTE_THRESHOLD:
-                self.add("quote", f"quote {_short(snippet)!r} matches its cited review(s) {', '.join(t for t, _ in known)} only at {best:.2f} (< {QUOTE_THRESHOLD})", turn.index)
+                self.add(
+                    "quote",
+                    f"quote {_short(snippet)!r} matches its cited review(s) {', '.join(t for t, _ in known)} only at {best:.2f} (< {QUOTE_THRESHOLD})",
+                    turn.index,
+                )
         for span in turn.quote_spans:
             ref = self.d.review_refs.get(span.tag)
             if span.tag not in turn.cited_tags:
                 self.add("quote-span", f"quote span tag {span.tag} is not among cited_tags", turn.index)
             if ref is not None and ref.review_id != span.review_id:
-                self.add("quote-span", f"quote span of {span.tag} names review {span.review_id} but {span.tag} points to {ref.review_id}", turn.index)
+                self.add(
+                    "quote-span",
+                    f"quote span of {span.tag} names review {span.review_id} but {span.tag} points to {ref.review_id}",
+                    turn.index,
+                )
             if not 0 <= span.start < span.end <= len(turn.text):
-                self.add("quote-span", f"span {span.start}-{span.end} outside the turn text (length {len(turn.text)})", turn.index)
+                self.add(
+                    "quote-span",
+                    f"span {span.start}-{span.end} outside the turn text (length {len(turn.text)})",
+                    turn.index,
+                )
                 continue
             review = self.kb.reviews.get(span.review_id) if self.kb else None
             if review is None:
                 self.add("kb-review", f"quote span review {span.review_id} is not in the KB", turn.index)
                 continue
             if not 0 <= span.review_start <= span.review_end <= len(review.text):
-                self.add("quote-span", f"review span {span.review_start}-{span.review_end} outside review {span.review_id} (length {len(review.text)})", turn.index)
+                self.add(
+                    "quote-span",
+                    f"review span {span.review_start}-{span.review_end} outside review {span.review_id} (length {len(review.text)})",
+                    turn.index,
+                )
                 continue
-            score = quote_score(turn.text[span.start : span.end], review.text[span.review_start : span.review_end])
+            score = quote_score(
+                turn.text[span.start : span.end], review.text[span.review_start : span.review_end]
+            )
             if score < QUOTE_THRESHOLD:
-                self.add("quote-span", f"span text {_short(turn.text[span.start:span.end])!r} matches review {span.review_id}[{span.review_start}:{span.review_end}] only at {score:.2f}", turn.index)
+                self.add(
+                    "quote-span",
+                    f"span text {_short(turn.text[span.start : span.end])!r} matches review {span.review_id}[{span.review_start}:{span.review_end}] only at {score:.2f}",
+                    turn.index,
+                )
 
     # -- gold labels -------------------------------------------------------------------------------
     def gold(self, turn: Turn) -> None:
@@ -211,18 +264,36 @@ class _Checker:
         elif n < OPEN_POOL_MIN:
             available = len(self.kb.pois_in(self.d.city, self.d.poi_type)) if self.kb is not None else None
             if available is None:
-                self.add("open-pool", f"open_pool has {n} POIs (< {OPEN_POOL_MIN}); no KB to tell whether the city is small", turn.index, "warning")
+                self.add(
+                    "open-pool",
+                    f"open_pool has {n} POIs (< {OPEN_POOL_MIN}); no KB to tell whether the city is small",
+                    turn.index,
+                    "warning",
+                )
             elif available < OPEN_POOL_MIN:
-                self.add("open-pool", f"open_pool has {n} POIs: the KB has only {available} {self.d.poi_type} POIs in {self.d.city}", turn.index, "warning")
+                self.add(
+                    "open-pool",
+                    f"open_pool has {n} POIs: the KB has only {available} {self.d.poi_type} POIs in {self.d.city}",
+                    turn.index,
+                    "warning",
+                )
             else:
-                self.add("open-pool", f"open_pool has {n} POIs (< {OPEN_POOL_MIN}) although the KB has {available} in {self.d.city}", turn.index)
+                self.add(
+                    "open-pool",
+                    f"open_pool has {n} POIs (< {OPEN_POOL_MIN}) although the KB has {available} in {self.d.city}",
+                    turn.index,
+                )
         if self.kb is not None:
             for pid in pool:
                 poi = self.kb.pois.get(pid)
                 if poi is None:
                     self.add("kb-poi", f"open_pool POI {pid} is not in the KB", turn.index)
                 elif poi.city != self.d.city or poi.poi_type != self.d.poi_type:
-                    self.add("open-pool", f"open_pool POI {pid} is a {poi.poi_type} in {poi.city}, not a {self.d.poi_type} in {self.d.city}", turn.index)
+                    self.add(
+                        "open-pool",
+                        f"open_pool POI {pid} is a {poi.poi_type} in {poi.city}, not a {self.d.poi_type} in {self.d.city}",
+                        turn.index,
+                    )
             if gold.gold_poi not in self.kb.pois:
                 self.add("kb-poi", f"gold POI {gold.gold_poi} is not in the KB", turn.index)
 
@@ -231,7 +302,10 @@ class _Checker:
         system = [t for t in self.d.turns if t.role == "system"]
         unique = {pid for t in system for pid in t.recommended}
         if len(unique) < MIN_UNIQUE_RECOMMENDATIONS:
-            self.add("recommendations", f"{len(unique)} unique recommended POIs (need >= {MIN_UNIQUE_RECOMMENDATIONS})")
+            self.add(
+                "recommendations",
+                f"{len(unique)} unique recommended POIs (need >= {MIN_UNIQUE_RECOMMENDATIONS})",
+            )
         if not any(t.act == "compare" for t in system):
             self.add("comparison", "no system compare turn (need >= 1)")
         rejections = [t for t in self.d.turns if t.role == "user" and t.act == "reject_and_refine"]
@@ -239,7 +313,10 @@ class _Checker:
             if not t.constraints_added:
                 self.add("refine", "reject_and_refine turn adds no constraint", t.index)
         if self.d.has_rejection != bool(rejections):
-            self.add("has-rejection", f"has_rejection is {self.d.has_rejection} but the dialogue has {len(rejections)} reject_and_refine turn(s)")
+            self.add(
+                "has-rejection",
+                f"has_rejection is {self.d.has_rejection} but the dialogue has {len(rejections)} reject_and_refine turn(s)",
+            )
         if len(set(self.d.candidates)) != len(self.d.candidates):
             self.add("gold", "candidates contain duplicate ids")
 
@@ -260,16 +337,25 @@ class _Checker:
             if review is None:
                 self.add("kb-review", f"{tag} points to review {ref.review_id}, which is not in the KB")
             elif review.poi_id != ref.poi_id:
-                self.add("ref-poi", f"{tag}: review {ref.review_id} is a review of {review.poi_id}, not of {ref.poi_id}")
+                self.add(
+                    "ref-poi",
+                    f"{tag}: review {ref.review_id} is a review of {review.poi_id}, not of {ref.poi_id}",
+                )
         if self.d.kb_hash and self.d.kb_hash != kb.content_hash:
-            self.add("kb-hash", f"dialogue was built on KB {self.d.kb_hash[:12]}…, validating against {kb.content_hash[:12]}…", severity="warning")
+            self.add(
+                "kb-hash",
+                f"dialogue was built on KB {self.d.kb_hash[:12]}…, validating against {kb.content_hash[:12]}…",
+                severity="warning",
+            )
 
 
 def _short(text: str, n: int = 60) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def check_dialogue(dialogue: Dialogue, kb: KnowledgeBase | None = None, *, file: str = "<memory>", line: int = 0) -> list[Problem]:
+def check_dialogue(
+    dialogue: Dialogue, kb: KnowledgeBase | None = None, *, file: str = "<memory>", line: int = 0
+) -> list[Problem]:
     """Every content problem of one (schema-valid) dialogue."""
     return _Checker(dialogue, kb, file, line).run()
 
@@ -279,10 +365,20 @@ def _schema_problems(obj: Any, file: str, line: int, did: str | None) -> Iterato
         path = list(err.absolute_path)
         turn = path[1] if len(path) > 1 and path[0] == "turns" and isinstance(path[1], int) else None
         where = "/".join(map(str, path)) or "<root>"
-        yield Problem(severity="error", code="schema", file=file, line=line, dialogue_id=did, turn=turn, message=f"{where}: {err.message}")
+        yield Problem(
+            severity="error",
+            code="schema",
+            file=file,
+            line=line,
+            dialogue_id=did,
+            turn=turn,
+            message=f"{where}: {err.message}",
+        )
 
 
-def validate_file(path: Path, kb: KnowledgeBase | None = None, seen_ids: dict[str, str] | None = None) -> list[Problem]:
+def validate_file(
+    path: Path, kb: KnowledgeBase | None = None, seen_ids: dict[str, str] | None = None
+) -> list[Problem]:
     """Every problem of one JSONL dataset file (see module docstring)."""
     problems: list[Problem] = []
     seen = seen_ids if seen_ids is not None else {}
@@ -294,9 +390,17 @@ def validate_file(path: Path, kb: KnowledgeBase | None = None, seen_ids: dict[st
             try:
                 obj = json.loads(raw)
             except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                problems.append(Problem(severity="error", code="json", file=file, line=number, message=f"invalid JSON: {exc}"))
+                problems.append(
+                    Problem(
+                        severity="error", code="json", file=file, line=number, message=f"invalid JSON: {exc}"
+                    )
+                )
                 continue
-            did = obj.get("dialogue_id") if isinstance(obj, dict) and isinstance(obj.get("dialogue_id"), str) else None
+            did = (
+                obj.get("dialogue_id")
+                if isinstance(obj, dict) and isinstance(obj.get("dialogue_id"), str)
+                else None
+            )
             schema_errors = list(_schema_problems(obj, file, number, did))
             if schema_errors:
                 problems.extend(schema_errors)
@@ -304,11 +408,29 @@ def validate_file(path: Path, kb: KnowledgeBase | None = None, seen_ids: dict[st
             try:
                 dialogue = Dialogue.model_validate(obj)
             except ValidationError as exc:
-                problems.append(Problem(severity="error", code="model", file=file, line=number, dialogue_id=did, message=str(exc).splitlines()[0]))
+                problems.append(
+                    Problem(
+                        severity="error",
+                        code="model",
+                        file=file,
+                        line=number,
+                        dialogue_id=did,
+                        message=str(exc).splitlines()[0],
+                    )
+                )
                 continue
             where = f"{file}:{number}"
             if dialogue.dialogue_id in seen:
-                problems.append(Problem(severity="error", code="duplicate-id", file=file, line=number, dialogue_id=did, message=f"dialogue id also used at {seen[dialogue.dialogue_id]}"))
+                problems.append(
+                    Problem(
+                        severity="error",
+                        code="duplicate-id",
+                        file=file,
+                        line=number,
+                        dialogue_id=did,
+                        message=f"dialogue id also used at {seen[dialogue.dialogue_id]}",
+                    )
+                )
             else:
                 seen[dialogue.dialogue_id] = where
             problems.extend(check_dialogue(dialogue, kb, file=file, line=number))
@@ -321,7 +443,14 @@ def validate_path(path: Path | str, kb: KnowledgeBase | None = None) -> list[Pro
     problems: list[Problem] = []
     seen: dict[str, str] = {}
     if path.is_dir() and not (path / "manifest.json").is_file():
-        problems.append(Problem(severity="warning", code="manifest", file=str(path), message="no manifest.json in the dataset folder"))
+        problems.append(
+            Problem(
+                severity="warning",
+                code="manifest",
+                file=str(path),
+                message="no manifest.json in the dataset folder",
+            )
+        )
     for file in dataset_files(path):
         problems.extend(validate_file(file, kb, seen))
     return problems

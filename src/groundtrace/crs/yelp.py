@@ -110,7 +110,10 @@ BOOL_ATTRIBUTES: dict[str, str] = {
 
 #: Yelp enumerated attributes → (canonical key, {raw value: canonical value}).
 ENUM_ATTRIBUTES: dict[str, tuple[str, dict[str, str]]] = {
-    "NoiseLevel": ("noise", {"quiet": "quiet", "average": "average", "loud": "loud", "very_loud": "very_loud"}),
+    "NoiseLevel": (
+        "noise",
+        {"quiet": "quiet", "average": "average", "loud": "loud", "very_loud": "very_loud"},
+    ),
     "WiFi": ("wifi", {"free": "free", "paid": "paid", "no": "no"}),
     "Alcohol": ("alcohol", {"full_bar": "full_bar", "beer_and_wine": "beer_and_wine", "none": "none"}),
     "RestaurantsAttire": ("attire", {"casual": "casual", "dressy": "dressy", "formal": "formal"}),
@@ -195,7 +198,16 @@ CATEGORY_RULES: tuple[CategoryRule, ...] = (
     CategoryRule(
         "hotel",
         frozenset(
-            {"hotels", "bed & breakfast", "hostels", "resorts", "guest houses", "motels", "inns", "campgrounds"}
+            {
+                "hotels",
+                "bed & breakfast",
+                "hostels",
+                "resorts",
+                "guest houses",
+                "motels",
+                "inns",
+                "campgrounds",
+            }
         ),
     ),
     CategoryRule("restaurant", frozenset({"restaurants"})),
@@ -203,11 +215,34 @@ CATEGORY_RULES: tuple[CategoryRule, ...] = (
         "attraction",
         frozenset(
             {
-                "museums", "art museums", "parks", "landmarks & historical buildings", "arts & entertainment",
-                "tours", "walking tours", "art galleries", "zoos", "aquariums", "botanical gardens",
-                "performing arts", "amusement parks", "planetarium", "observatories", "beaches", "hiking",
-                "music venues", "theaters", "historical tours", "public art", "gardens", "stadiums & arenas",
-                "casinos", "cinema", "local flavor", "wineries", "breweries",
+                "museums",
+                "art museums",
+                "parks",
+                "landmarks & historical buildings",
+                "arts & entertainment",
+                "tours",
+                "walking tours",
+                "art galleries",
+                "zoos",
+                "aquariums",
+                "botanical gardens",
+                "performing arts",
+                "amusement parks",
+                "planetarium",
+                "observatories",
+                "beaches",
+                "hiking",
+                "music venues",
+                "theaters",
+                "historical tours",
+                "public art",
+                "gardens",
+                "stadiums & arenas",
+                "casinos",
+                "cinema",
+                "local flavor",
+                "wineries",
+                "breweries",
             }
         ),
     ),
@@ -215,7 +250,14 @@ CATEGORY_RULES: tuple[CategoryRule, ...] = (
         "restaurant",
         frozenset({"food", "cafes", "food trucks", "bakeries", "desserts", "coffee & tea", "delis"}),
         none_of=frozenset(
-            {"grocery", "convenience stores", "drugstores", "gas stations", "wholesale stores", "department stores"}
+            {
+                "grocery",
+                "convenience stores",
+                "drugstores",
+                "gas stations",
+                "wholesale stores",
+                "department stores",
+            }
         ),
     ),
 )
@@ -313,7 +355,10 @@ OnBytes = Callable[[int], None]
 
 
 def iter_json_lines(
-    path: Path, errors: list[LineError], on_bytes: OnBytes | None = None, prefilter: Callable[[bytes], bool] | None = None
+    path: Path,
+    errors: list[LineError],
+    on_bytes: OnBytes | None = None,
+    prefilter: Callable[[bytes], bool] | None = None,
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each JSON-object line of ``path`` (1-based numbers).
 
@@ -339,7 +384,13 @@ def iter_json_lines(
                 errors.append(LineError(file=str(path), line=number, message=f"invalid JSON: {exc}"))
                 continue
             if not isinstance(obj, dict):
-                errors.append(LineError(file=str(path), line=number, message=f"expected a JSON object, got {type(obj).__name__}"))
+                errors.append(
+                    LineError(
+                        file=str(path),
+                        line=number,
+                        message=f"expected a JSON object, got {type(obj).__name__}",
+                    )
+                )
                 continue
             yield number, obj
     if on_bytes is not None and pending:
@@ -408,5 +459,7 @@ def yelp_files(yelp_dir: Path) -> tuple[Path, Path]:
     business, review = yelp_dir / BUSINESS_FILE, yelp_dir / REVIEW_FILE
     for path in (business, review):
         if not path.is_file():
-            raise FileNotFoundError(f"{path} not found: expected the Yelp Open Dataset JSON files in {yelp_dir}")
+            raise FileNotFoundError(
+                f"{path} not found: expected the Yelp Open Dataset JSON files in {yelp_dir}"
+            )
     return business, review
