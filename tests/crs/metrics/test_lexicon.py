@@ -48,7 +48,14 @@ def test_hyphen_space_variants(lexicon, variant):
 
 def _poi(**kw):
     base = {
-        "poi_id": "X", "name": "X", "city": "C", "poi_type": "restaurant", "lat": 0.0, "lon": 0.0, "stars": 4, "review_count": 1
+        "poi_id": "X",
+        "name": "X",
+        "city": "C",
+        "poi_type": "restaurant",
+        "lat": 0.0,
+        "lon": 0.0,
+        "stars": 4,
+        "review_count": 1,
     }
     return POI(**(base | kw))
 
