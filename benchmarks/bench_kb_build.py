@@ -4,7 +4,7 @@
 
 Writes a synthetic ``yelp_academic_dataset_review.json`` (Yelp's line format: ~22-char ids, ~600-char
 texts with escapes and non-ASCII) into a temporary folder, deleted afterwards, then times each stage in
-a fresh child process so every stage reports its own peak RSS (``resource.getrusage(RUSAGE_SELF)``):
+a fresh child process so every stage reports its own peak RSS (``VmHWM``, else ``ru_maxrss``):
 
 * ``reference`` — ``for line in f: json.loads(line)``, the floor any JSON-lines reader pays;
 * ``loader`` — ``groundtrace.crs.yelp.stream_reviews`` building validated ``Review`` records for every line;
@@ -115,11 +115,23 @@ def generate(path: Path, size_bytes: int, n_businesses: int = 20_000, seed: int 
     return lines, businesses
 
 
+def peak_rss_kib() -> int:
+    """Peak resident set size of this process in KiB: ``VmHWM`` from /proc (per address space, so not
+    inherited from the parent across fork+exec as ``ru_maxrss`` is on Linux), else ``ru_maxrss``."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
+
+
 def run_stage(stage: str, path: Path, wanted: list[str]) -> dict[str, float]:
     """Run one stage in this process; returns count, seconds and peak RSS (MiB)."""
     from groundtrace.crs.yelp import stream_reviews  # imported before timing, in every stage alike
 
-    base_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    base_kib = peak_rss_kib()
     start = time.perf_counter()
     count = 0
     if stage == "reference":
@@ -135,7 +147,7 @@ def run_stage(stage: str, path: Path, wanted: list[str]) -> dict[str, float]:
         if errors:
             raise SystemExit(f"unexpected problems: {errors[:3]}")
     seconds = time.perf_counter() - start
-    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    peak_kib = peak_rss_kib()
     return {
         "records": count,
         "seconds": seconds,
