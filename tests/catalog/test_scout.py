@@ -329,3 +329,31 @@ def test_prompt_delimiters_cannot_be_closed_by_data() -> None:
     docs = CatalogRecordSource().documents(sku)
     user = build_messages(sku, TEMPLATES.get("grocery").attributes, docs)[1]["content"]
     assert user.count("<<<END DATA>>>") == 2 + len(docs)  # attributes, SKU context, one per document
+
+
+@pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract binary not installed")
+def test_image_ocr_evidence_ranks_below_catalog(tmp_path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from groundtrace.catalog.sources import TesseractOCRSource
+
+    fig = plt.figure(figsize=(6, 1.6), dpi=150)
+    fig.text(0.05, 0.35, "USDA ORGANIC", fontsize=30, family="DejaVu Sans")
+    fig.savefig(tmp_path / "front.png", facecolor="white")
+    plt.close(fig)
+    agent = ScoutAgent(TEMPLATES, [CatalogRecordSource(), TesseractOCRSource(base_dir=tmp_path)], None)
+    result = agent.scout(_sku(images=["front.png"]))
+    organic = result.candidates["organic"]
+    assert organic.value == "true" and organic.evidence[0].source == "image"
+    assert organic.evidence[0].source_ref == "image:front.png#ocr"
+    # image weight 0.70 x named cue 0.85 = 0.595
+    assert organic.confidence == pytest.approx(0.595)
+    # the catalog outranks the image: "Organic: No" in the record wins, the image only lowers confidence
+    result = agent.scout(_sku(images=["front.png"], specs={"Organic": "No"}))
+    organic = result.candidates["organic"]
+    assert organic.value == "false" and organic.evidence[0].source == "catalog"
+    assert organic.confidence == pytest.approx(0.9 * (1 - 0.5 * 0.595), abs=1e-4)  # 0.63225, rounded to 4 places
+    _check_judge_contract(result)
