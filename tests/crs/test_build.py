@@ -103,3 +103,32 @@ def test_cli_rejects_unknown_realiser_and_missing_kb(tmp_path) -> None:
     assert result.exit_code != 0 and "unknown realiser" in result.output
     result = runner.invoke(app, ["crs", "build", "--kb", str(tmp_path / "nope.sqlite"), "--out", str(tmp_path)])
     assert result.exit_code != 0 and "no such KB file" in result.output
+
+
+def test_builds_on_real_sparse_yelp_sample() -> None:
+    """Real Yelp records: most POIs have no review, attributes are patchy; the builder must cope."""
+    from groundtrace.crs.kb import KnowledgeBase
+    from groundtrace.crs.qc import check_dialogue
+    from groundtrace.crs.yelp import business_to_poi, review_from_obj
+    from tests.conftest import shared_path
+
+    pois = []
+    for line in shared_path("yelp", "yelp_academic_dataset_business.json").read_text(encoding="utf-8").splitlines():
+        try:
+            poi = business_to_poi(json.loads(line))
+        except ValueError:
+            continue
+        if poi is not None:
+            pois.append(poi)
+    ids = {p.poi_id for p in pois}
+    lines = shared_path("yelp", "yelp_academic_dataset_review.json").read_text(encoding="utf-8").splitlines()
+    reviews = [r for r in (review_from_obj(json.loads(x)) for x in lines) if r.poi_id in ids]
+    kb = KnowledgeBase(pois, reviews, name="yelp-sample")
+    dialogues, report = build_dialogues(kb, 10, seed=1)
+    assert report.built + report.dropped == 10
+    assert report.built >= 1 and sum(report.dropped_by_reason.values()) == report.dropped
+    for d in dialogues:
+        assert check_dialogue(d, kb) == []
+        for t in d.turns:
+            for span in t.quote_spans:
+                assert kb.review(span.review_id).text[span.review_start:span.review_end] == t.text[span.start:span.end]

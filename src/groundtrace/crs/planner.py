@@ -160,6 +160,10 @@ class PlanContext:
             self._sat[key] = hit
         return hit
 
+    def quotable(self, ids: frozenset[str]) -> frozenset[str]:
+        """The POIs of ``ids`` with at least one quotable review sentence (only they can be recommended)."""
+        return frozenset(pid for pid in ids if self.evidence.sentences(pid))
+
     def sat_all(self, city: str, poi_type: str, cs: list[Constraint], anchor: Anchor | None) -> frozenset[str]:
         out = self.ids(city, poi_type)
         for c in cs:
@@ -246,7 +250,9 @@ def plan_dialogue(ctx: PlanContext, dialogue_id: str, rng: random.Random, *, wit
                 break
         if refinement is None:
             raise PlanningError(f"no feasible refinement for {persona.id} in {city}/{poi_type}")
-    s_final = ctx.sat_all(city, poi_type, final, anchor)
+    s_final_all = ctx.sat_all(city, poi_type, final, anchor)
+    distractor_count = len(all_ids - s_final_all)
+    s0, s_final = ctx.quotable(s0), ctx.quotable(s_final_all)  # recommendations must be citable
     if middle == "early":
         assert refinement is not None
         r1 = _pick(rng, s0 - ctx.sat(city, poi_type, refinement, anchor))
@@ -265,11 +271,11 @@ def plan_dialogue(ctx: PlanContext, dialogue_id: str, rng: random.Random, *, wit
         r1 = _pick(rng, s0)
         r2 = _pick(rng, s0 - {r1})
         r3 = _pick(rng, s0 - {r1, r2})
-    if len(all_ids - s_final) < cfg.min_distractors:
-        raise PlanningError(f"only {len(all_ids - s_final)} distractors in {city}/{poi_type}")
+    if distractor_count < cfg.min_distractors:
+        raise PlanningError(f"only {distractor_count} distractors in {city}/{poi_type}")
 
     # -- pools ---------------------------------------------------------------------------------------------
-    candidates = build_closed_pool(ctx.kb, sorted(all_ids), [r1, r2, r3], s_final, rng, size=cfg.pool_size,
+    candidates = build_closed_pool(ctx.kb, sorted(all_ids), [r1, r2, r3], s_final_all, rng, size=cfg.pool_size,
                                    max_extra_satisfying=cfg.max_extra_satisfying, strata_of=ctx.strata_of)
     open_pool = build_open_pool(sorted(all_ids), candidates, rng, min_size=cfg.open_min, max_size=cfg.open_max)
     refs, tag_of = number_reviews(ctx.evidence, candidates)
@@ -327,9 +333,12 @@ def plan_dialogue(ctx: PlanContext, dialogue_id: str, rng: random.Random, *, wit
             turns.append(TurnPlan("user", "request", more=True))
             turns.append(recommend(r3, final, []))
     if rng.random() < cfg.detail_share:
-        focus = rng.choice(final)
-        explain_quotes = quotes(r3, [focus], 1) + quotes(r3, [c for c in final if not _same(c, focus)], 1)
-        aspect = aspect_word(focus)
+        backed = [c for c in final if ctx.evidence.support(r3, c)]
+        focus = rng.choice(backed) if backed else None
+        explain_quotes = quotes(r3, [focus] if focus else [], 1)
+        others = [c for c in final if focus is None or not _same(c, focus)]
+        explain_quotes += choose_quotes(ctx.evidence, tag_of, r3, others, 1, quoted, rng, fallback=False)
+        aspect = aspect_word(focus) if focus else ""
         turns.append(TurnPlan("user", "ask_detail", about=[r3], aspect=aspect))
         turns.append(TurnPlan("system", "explain", recommended=[r3], quotes={r3: explain_quotes}, aspect=aspect))
     turns.append(TurnPlan("user", "accept", about=[r3]))
@@ -343,11 +352,12 @@ def plan_dialogue(ctx: PlanContext, dialogue_id: str, rng: random.Random, *, wit
 
 
 def choose_quotes(evidence: EvidenceIndex, tag_of: dict[str, str], poi_id: str, focus: list[Constraint], n: int,
-                  used: set[tuple[str, int]], rng: random.Random) -> list[Quote]:
+                  used: set[tuple[str, int]], rng: random.Random, *, fallback: bool = True) -> list[Quote]:
     """Up to ``n`` quotes of ``poi_id``: one supporting sentence per focus constraint, in order.
 
-    Sentences not yet quoted in the dialogue are preferred. When no focus constraint has support, one
-    praise sentence (or, failing that, any sentence) is quoted so a recommendation is never uncited.
+    Sentences not yet quoted in the dialogue are preferred. With ``fallback``, when no focus constraint
+    has support, one sentence is still quoted so a recommendation is never uncited: a praise sentence,
+    else a sentence of a review rated 4+ stars, else any sentence.
     """
     out: list[Quote] = []
     seen_here: set[tuple[str, int]] = set()
@@ -363,11 +373,13 @@ def choose_quotes(evidence: EvidenceIndex, tag_of: dict[str, str], poi_id: str, 
         out.append(Quote(tag_of[s.review_id], s))
         seen_here.add((s.review_id, s.start))
         used.add((s.review_id, s.start))
-    if not out:
-        fallback = [s for s in evidence.praise(poi_id) if s.review_id in tag_of] or \
-                   [s for s in evidence.sentences(poi_id) if s.review_id in tag_of]
-        if fallback:
-            s = rng.choice(fallback)
+    if not out and fallback:
+        kb = evidence.kb
+        pool = [s for s in evidence.praise(poi_id) if s.review_id in tag_of] or \
+               [s for s in evidence.sentences(poi_id) if s.review_id in tag_of and kb.review(s.review_id).stars >= 4] or \
+               [s for s in evidence.sentences(poi_id) if s.review_id in tag_of]
+        if pool:
+            s = rng.choice(pool)
             out.append(Quote(tag_of[s.review_id], s))
             used.add((s.review_id, s.start))
     return out

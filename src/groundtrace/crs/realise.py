@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 # Sentences and the evidence lexicon
 # --------------------------------------------------------------------------------------------------
 
-SENTENCE_RE = re.compile(r"[^\s.!?][^.!?]*[.!?]+")
+SENTENCE_RE = re.compile(r"[^\s.!?)\]}][^.!?]*[.!?]+")
 NEGATION_RE = re.compile(
     r"\b(?:not|no|never|nothing|none|without any (?:ramp|wifi|parking)|cash only|lack(?:s|ed)?)\b|n't\b", re.IGNORECASE
 )
@@ -343,6 +343,8 @@ ASK_DETAIL = (
     "Before I decide: how is {name} on {aspect}?",
 )
 EXPLAIN = ("Sure. On {aspect}: ", "Here is what reviewers say about {aspect}: ", "Good question. About {aspect}: ")
+EXPLAIN_GENERIC = ("Sure. Guests mention: ", "Here is what guests say about {name}: ")
+ASK_DETAIL_GENERIC = ("Tell me more about {name} — what do people say?", "What do reviews say about {name}?")
 ACCEPT = ("Great, {name} it is. Thanks!", "Perfect, I'll go with {name}.", "Sounds good — {name}. Thank you!")
 CLOSE = ("Enjoy {name}! Have a great time in {city}.", "You're welcome — enjoy {name}.", "Have fun at {name}!")
 REJECT_REASON = {
@@ -460,7 +462,8 @@ class TemplateRealiser:
                                          "I just realised I need more than that"))
                 return rng.choice(REJECT).format(name=name_of[tp.rejected[0]], reason=reason, label=new.label)
             if act == "ask_detail":
-                return rng.choice(ASK_DETAIL).format(name=name_of[tp.about[0]], aspect=tp.aspect or "it")
+                bank = ASK_DETAIL if tp.aspect else ASK_DETAIL_GENERIC
+                return rng.choice(bank).format(name=name_of[tp.about[0]], aspect=tp.aspect)
             if act == "accept":
                 return rng.choice(ACCEPT).format(name=name_of[tp.about[0]])
             raise ValueError(f"no template for user act {act!r}")
@@ -486,7 +489,8 @@ class TemplateRealiser:
             return ""
         if act == "explain":
             main = kb.poi(tp.recommended[0])
-            builder.add(rng.choice(EXPLAIN).format(aspect=tp.aspect or "it"))
+            bank = EXPLAIN if tp.aspect else EXPLAIN_GENERIC
+            builder.add(rng.choice(bank).format(aspect=tp.aspect, name=main.name))
             first = True
             for quote in tp.quotes.get(main.poi_id, []):
                 builder.add("" if first else " Also: ").quote(quote).add(".")
