@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from groundtrace.crs.constraints import satisfies, satisfies_all
 from groundtrace.crs.demo_kb import generate_demo_kb
@@ -110,3 +112,28 @@ def test_planning_is_deterministic(ctx) -> None:
 def test_tiny_kb_cannot_be_planned() -> None:
     with pytest.raises(PlanningError, match="no city"):
         PlanContext(generate_demo_kb(0, n_per_type=5, reviews_per_poi=2))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10**9), with_rejection=st.booleans())
+def test_plan_invariants_hold_for_any_seed(ctx, seed: int, with_rejection: bool) -> None:
+    kb = ctx.kb
+    plan = None
+    for p in range(25):
+        try:
+            plan = plan_dialogue(ctx, "h", random.Random(f"{seed}:{p}"), with_rejection=with_rejection)
+            break
+        except PlanningError:
+            continue
+    assert plan is not None
+    assert [t.role for t in plan.turns] == ["user", "system"] * (len(plan.turns) // 2)
+    recs = [t for t in plan.turns if t.gold is not None]
+    assert len({p for t in recs for p in t.recommended}) >= 3
+    assert any(t.act == "compare" for t in plan.turns)
+    assert (plan.middle in ("early", "late")) == with_rejection
+    for t in recs:
+        assert satisfies_all(kb.poi(t.gold.gold_poi), t.gold.active_constraints, plan.anchor)
+        assert t.gold.gold_poi in plan.candidates
+        for pid, quotes in t.quotes.items():
+            assert quotes and all(plan.review_refs[q.tag].poi_id == pid for q in quotes)
+    assert satisfies_all(kb.poi(recs[-1].gold.gold_poi), plan.final_constraints, plan.anchor)

@@ -49,6 +49,16 @@ def test_text_builder_records_exact_spans() -> None:
     assert b.tags == ["R2"]
 
 
+@given(st.lists(st.text(alphabet=st.characters(blacklist_characters='"', blacklist_categories=("Cs",)),
+                        min_size=1, max_size=30), min_size=1, max_size=5), st.text(max_size=10))
+def test_text_builder_spans_slice_back_to_every_quote(sentences: list[str], glue: str) -> None:
+    b = TextBuilder()
+    for i, text in enumerate(sentences):
+        b.add(glue).quote(Quote(f"R{i + 1}", Sentence("rv", "p", 0, len(text), text)))
+    assert [b.text[q.start:q.end] for q in b.spans] == sentences
+    assert all(b.text[q.start - 1] == '"' and b.text[q.end] == '"' for q in b.spans)
+
+
 def test_split_sentences() -> None:
     text = "Great tacos! Service was slow. Would return?  Yes."
     assert [text[a:b] for a, b in split_sentences(text)] == ["Great tacos!", "Service was slow.", "Would return?", "Yes."]
