@@ -83,7 +83,11 @@ _FALSE_WORDS = frozenset(
         "☐",
     ]
 )
-_UNKNOWN_RE = re.compile(r"^(?:n ?a|unknown|unsure|maybe|possibly|may (?:contain|have|include)|traces? of)\b")
+_UNKNOWN_RE = re.compile(
+    r"^(?:n ?a|unknown|unsure|maybe|possibly|may (?:contain|have|include)|traces? of"
+    r"|not (?:applicable|specified|stated|sure|known|listed|provided|available on label)"
+    r"|no (?:info|information|data))\b"
+)
 _FALSE_RE = re.compile(
     r"^(?:no|not|non|without|zero|free (?:from|of)|does not|doesn ?t|do not|don ?t|is not|isn ?t)\b"
     r"|\bfree$"
@@ -102,7 +106,8 @@ def parse_bool(text: str) -> bool | None:
 
     Whole answers: yes/y/true/t/1/on/present/contains/included/available/supported/with/has/✓ → True;
     no/n/false/f/0/off/none/absent/free/without/unavailable/✗ → False. Phrases: "may contain ...",
-    "traces of ...", "n/a", "unknown" → None (checked first); "no ...", "not ...", "non-...",
+    "traces of ...", "n/a", "unknown", "not applicable/specified/stated/...", "no information" → None
+    (checked first); "no ...", "not ...", "non-...",
     "without ...", "free from ...", "does not contain ...", "... free" (``gluten-free``) → False;
     "contains ...", "with ...", "includes ...", "has ...", "yes, ..." → True. Presence semantics: for an
     attribute phrased negatively (``gluten_free``) the caller inverts.
