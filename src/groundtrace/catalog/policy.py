@@ -1,0 +1,154 @@
+"""The write policy: (candidate, verdict, template flag) → WRITE / BLOCK / REVIEW, as configuration (YAML).
+
+Decoupled from the Judge (seed §3.3): publication rules change by editing a YAML file
+(``data/default_policy.yaml``; ``--policy FILE``), never the Judge. Routing, in order:
+
+1. abstention (status ≠ extracted or no value) → ``abstention`` (default BLOCK, reason "no value");
+2. safety-critical attribute (template flag, or ``attributes.<slug>.safety_critical``):
+   FAIL → ``on_fail`` (BLOCK); verdict ∈ ``write_verdicts`` (PASS) with ``quote_verified`` (when
+   required) and confidence ≥ θ → WRITE; anything else → ``otherwise`` (REVIEW);
+3. FAIL → ``verdicts.FAIL`` (BLOCK);
+4. confidence < θ → ``below_threshold`` (BLOCK);
+5. otherwise ``verdicts[verdict]`` (PASS, UNVERIFIED → WRITE; UNCERTAIN → REVIEW).
+
+θ is ``threshold`` (0.7), overridden by ``categories.<category>.threshold`` and then
+``attributes.<slug>.threshold``.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from groundtrace.catalog.model import (
+    Action,
+    AttributeSpec,
+    Candidate,
+    CandidateStatus,
+    Decision,
+    Verdict,
+    VerdictLabel,
+)
+
+
+class PolicyError(ValueError):
+    """A policy file that cannot be read or does not validate (message names the file)."""
+
+
+class _Cfg(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SafetyRules(_Cfg):
+    write_verdicts: list[VerdictLabel] = Field(default_factory=lambda: [VerdictLabel.PASS])
+    require_quote_verified: bool = True
+    otherwise: Action = Action.REVIEW
+    on_fail: Action = Action.BLOCK
+
+
+class Override(_Cfg):
+    threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    safety_critical: bool | None = None
+
+
+def _default_verdicts() -> dict[VerdictLabel, Action]:
+    return {VerdictLabel.PASS: Action.WRITE, VerdictLabel.UNVERIFIED: Action.WRITE,
+            VerdictLabel.UNCERTAIN: Action.REVIEW, VerdictLabel.FAIL: Action.BLOCK}
+
+
+class WritePolicy(_Cfg):
+    """A write policy (the YAML file's content; see module docstring for the routing)."""
+
+    name: str = "default"
+    threshold: float = Field(default=0.7, ge=0.0, le=1.0)
+    verdicts: dict[VerdictLabel, Action] = Field(default_factory=_default_verdicts)
+    below_threshold: Action = Action.BLOCK
+    abstention: Action = Action.BLOCK
+    safety_critical: SafetyRules = Field(default_factory=SafetyRules)
+    attributes: dict[str, Override] = Field(default_factory=dict)
+    categories: dict[str, Override] = Field(default_factory=dict)
+
+    def model_post_init(self, _context: object) -> None:
+        missing = [v.value for v in VerdictLabel if v not in self.verdicts]
+        if missing:
+            raise ValueError(f"verdicts must map every verdict; missing {', '.join(missing)}")
+
+    def theta(self, category: str, attribute: str) -> float:
+        """θ for one (category, attribute): attribute override > category override > ``threshold``."""
+        for scope, key in ((self.attributes, attribute), (self.categories, category)):
+            o = scope.get(key)
+            if o is not None and o.threshold is not None:
+                return o.threshold
+        return self.threshold
+
+    def is_safety_critical(self, spec: AttributeSpec | None, attribute: str) -> bool:
+        o = self.attributes.get(attribute)
+        if o is not None and o.safety_critical is not None:
+            return o.safety_critical
+        return bool(spec is not None and spec.safety_critical)
+
+    def decide(self, candidate: Candidate, verdict: Verdict, spec: AttributeSpec | None = None,
+               category: str = "") -> Decision:
+        """Route one candidate (module docstring); ``Decision.reason`` says which rule fired."""
+        theta = self.theta(category, candidate.attribute)
+
+        def out(action: Action, reason: str) -> Decision:
+            return Decision(sku_id=candidate.sku_id, attribute=candidate.attribute, action=action, reason=reason,
+                            policy=self.name)
+
+        label = verdict.verdict
+        conf = candidate.confidence
+        if candidate.status != CandidateStatus.EXTRACTED or candidate.value is None:
+            return out(self.abstention, f"no value ({candidate.status.value})")
+        if self.is_safety_critical(spec, candidate.attribute):
+            rules = self.safety_critical
+            if label == VerdictLabel.FAIL:
+                return out(rules.on_fail, f"safety-critical, verdict FAIL/{_ft(verdict)}")
+            ok_verdict = label in rules.write_verdicts
+            ok_quote = verdict.quote_verified or not rules.require_quote_verified
+            if ok_verdict and ok_quote and conf >= theta:
+                return out(Action.WRITE, f"safety-critical, {label.value} with verified quote, "
+                                         f"confidence {conf:.2f} >= {theta:.2f}")
+            why = ("verdict " + label.value + " is not " + "/".join(v.value for v in rules.write_verdicts)
+                   if not ok_verdict else "quote not verified" if not ok_quote
+                   else f"confidence {conf:.2f} < {theta:.2f}")
+            return out(rules.otherwise, f"safety-critical: {why}")
+        if label == VerdictLabel.FAIL:
+            return out(self.verdicts[label], f"verdict FAIL/{_ft(verdict)}")
+        if conf < theta:
+            return out(self.below_threshold, f"confidence {conf:.2f} < {theta:.2f}")
+        return out(self.verdicts[label], f"verdict {label.value}, confidence {conf:.2f} >= {theta:.2f}")
+
+
+def _ft(verdict: Verdict) -> str:
+    return verdict.failure_type.value if verdict.failure_type else "unspecified"
+
+
+def default_policy_path() -> Path:
+    return Path(str(resources.files("groundtrace.catalog") / "data" / "default_policy.yaml"))
+
+
+def load_policy(path: str | Path | None = None) -> WritePolicy:
+    """The policy in ``path`` (default: the built-in ``default_policy.yaml``); errors name the file."""
+    file = Path(path) if path is not None else default_policy_path()
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise PolicyError(f"{file}: cannot read policy ({exc.strerror or exc})") from exc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        raise PolicyError(f"{file}{line}: invalid YAML ({getattr(exc, 'problem', exc)})") from exc
+    if not isinstance(data, dict):
+        raise PolicyError(f"{file}: a policy is a YAML mapping")
+    try:
+        return WritePolicy.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        raise PolicyError(f"{file}: {where}: {first['msg']}") from exc
+    except ValueError as exc:
+        raise PolicyError(f"{file}: {exc}") from exc
