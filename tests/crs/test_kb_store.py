@@ -165,7 +165,7 @@ def test_cli_build_info_and_demo(tmp_path: Path) -> None:
             "--out",
             str(out),
             "--cities",
-            "Tucson",
+            "Tucson, Atlantis",
             "--per-type",
             "1",
             "--min-reviews",
@@ -182,10 +182,11 @@ def test_cli_build_info_and_demo(tmp_path: Path) -> None:
     summary = json.loads((tmp_path / "kb.sqlite.summary.json").read_text(encoding="utf-8"))
     assert summary["pois"] == 3 and len(summary["problems"]) == 5
     assert summary["selection_report"]["cities"] == ["Tucson"]
+    assert summary["selection_report"]["missing_cities"] == ["Atlantis"] and "no eligible POI in: Atlantis" in flat
     info = runner.invoke(app, ["crs", "kb", "info", str(out), "--verify"])
     assert info.exit_code == 0 and "content hash verified" in info.output
     as_json = runner.invoke(app, ["crs", "kb", "info", str(out), "--json"])
-    assert json.loads(as_json.output)["selection"]["cities"] == ["Tucson"]
+    assert json.loads(as_json.output)["selection"]["cities"] == ["Tucson", "Atlantis"]
     bad = runner.invoke(app, ["crs", "kb", "info", str(YELP / BUSINESS_FILE)])
     assert bad.exit_code == 1
     missing = runner.invoke(app, ["crs", "kb", "build", "--yelp-dir", str(tmp_path), "--out", str(out)])

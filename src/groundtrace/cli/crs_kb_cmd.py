@@ -41,7 +41,7 @@ def build(
         ..., "--out", help="KB file to write (SQLite); a KB.summary.json is written next to it."
     ),
     cities: list[str] = typer.Option(
-        None, "--cities", help="City to include (repeatable); default: top --n-cities."
+        None, "--cities", help="City to include (repeatable or comma-separated); default: top --n-cities."
     ),
     n_cities: int = typer.Option(8, "--n-cities", min=1, help="How many cities when --cities is not given."),
     per_type: int = typer.Option(
@@ -75,7 +75,7 @@ def build(
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None
     config = SelectionConfig(
-        cities=list(cities or []) or None,
+        cities=[c.strip() for entry in cities or [] for c in entry.split(",") if c.strip()] or None,
         n_cities=n_cities,
         per_type={t: per_type for t in ("restaurant", "hotel", "attraction")},
         min_reviews=min_reviews,
@@ -109,6 +109,8 @@ def build(
     summary_path.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     _print_summary(summary, f"KB {out}")
     out_console = Console()
+    if report.missing_cities:
+        out_console.print(f"[yellow]no eligible POI in:[/yellow] {escape(', '.join(report.missing_cities))}")
     if report.shortfall:
         out_console.print(f"[yellow]shortfall vs target:[/yellow] {report.shortfall}")
     if report.problems:

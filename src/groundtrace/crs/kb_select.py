@@ -153,6 +153,7 @@ class SelectionReport(BaseModel):
     """What happened during selection: counts and problems (file:line)."""
 
     cities: list[str]
+    missing_cities: list[str] = Field(default_factory=list, description="Listed cities with no eligible POI.")
     eligible: dict[str, dict[str, int]] = Field(description="city -> type -> eligible POIs (pass 1).")
     candidates: int
     usable: int
@@ -270,6 +271,7 @@ def select_kb(
     kb = KnowledgeBase(pois, reviews, name=name)
     report = SelectionReport(
         cities=cities,
+        missing_cities=sorted(c for c in (cfg.cities or []) if c.strip().lower() not in canonical_city),
         eligible={c: dict(t) for c, t in sorted(eligible_counts.items())},
         candidates=len(candidates),
         usable=len(usable),
