@@ -150,6 +150,8 @@ def test_values_equal_bools_strings_enums() -> None:
     assert values_equal("Nickel Metal Hydride", "ni-mh")
     assert values_equal("Li-ion", "Lithium Ion")
     assert values_equal("60Hz", "60 hz")
+    assert values_equal("12 oz", "340 g") and values_equal("60 hertz", "60Hz")  # untyped: whole quantities
+    assert not values_equal("12", "12.2")  # ...but bare numbers stay strings unless kind="number"
     assert not values_equal("NiMH", "Li-ion")
     assert values_equal("Stainless-Steel", "SS", "enum")
 

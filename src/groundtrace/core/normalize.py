@@ -460,15 +460,18 @@ def values_equal(a: str, b: str, kind: ValueKind = "string", unit: str | None = 
     ``unit`` when given, else in each value's own unit (both must hold, which keeps the relation
     symmetric and the 0.5 absolute tolerance meaningful); a bare number equals only a bare number unless
     ``unit`` is given; incompatible dimensions → ``False``; a value that cannot be expressed in ``unit``
-    counts as unparseable. ``bool``: both parsed. ``enum``/``string``:
-    canonical strings equal. Whenever either side cannot be parsed as its kind, the canonical strings
-    (kind ``string``) are compared instead, so the relation stays reflexive.
+    counts as unparseable. ``bool``: both parsed. ``enum``: canonical keys equal. ``string``: when both
+    values are whole quantities with units (``"12 oz"``, ``"340 g"``) they compare as ``number``, else
+    their canonical strings must be equal. Whenever either side cannot be parsed as its kind, the
+    canonical strings are compared instead, so the relation stays reflexive (and it is symmetric).
     """
-    if kind == "number":
+    if kind in ("number", "string"):
         qa, qb = parse_quantity(a), parse_quantity(b)
-        equal = None if qa is None or qb is None else _quantities_equal(qa, qb, unit)
-        if equal is not None:
-            return equal
+        both = qa is not None and qb is not None
+        if both and (kind == "number" or not (qa.unitless or qb.unitless)):
+            equal = _quantities_equal(qa, qb, unit)
+            if equal is not None:
+                return equal
     elif kind == "bool":
         ba, bb = parse_bool(a), parse_bool(b)
         if ba is not None and bb is not None:
