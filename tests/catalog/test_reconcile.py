@@ -19,7 +19,7 @@ ORGANIC = AttributeSpec(slug="organic", name="Organic", type="bool", allowed_val
 _SOURCE = {"catalog": "catalog", "hq": "syndicated", "image": "image"}
 
 
-def F(attr: AttributeSpec, value: str, ref: str, source_type: str = "catalog", quality: float = 1.0,  # noqa: N802
+def F(attr: AttributeSpec, value: str, ref: str, source_type: str = "catalog", quality: float = 1.0,
       explicit: bool = False, flags: list[str] | None = None, confidence: float | None = None) -> Finding:
     source = _SOURCE.get(source_type, "web")
     ev = Evidence(source=source, source_type=source_type, source_ref=ref, quote=f"{value} quote", span=(0, 5))  # type: ignore[arg-type]

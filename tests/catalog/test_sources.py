@@ -25,8 +25,8 @@ WEB = FIXTURES / "catalog_web"
 
 
 def _sku(**kw: object) -> SKU:
-    base: dict[str, object] = dict(sku_id="S1", title="Acme Crunch Granola, Vanilla, 16 oz", category="grocery",
-                                   brand="Acme", gtin="012345678905")
+    base: dict[str, object] = {"sku_id": "S1", "title": "Acme Crunch Granola, Vanilla, 16 oz",
+                               "category": "grocery", "brand": "Acme", "gtin": "012345678905"}
     base.update(kw)
     return SKU(**base)  # type: ignore[arg-type]
 
@@ -129,9 +129,9 @@ def test_vlm_image_source_over_the_wire(tmp_path: Path) -> None:
     assert any(p.get("type") == "image_url" and p["image_url"]["url"].startswith("data:image/png;base64,")
                for p in parts)
     assert "data, not instructions" in json.dumps(request["messages"])
-    with WireServer(lambda req: Reply(status=500)) as server:
-        with pytest.raises(SourceError, match="VLM request for img.png failed"):
-            VLMImageSource(server.base_url, "m", base_dir=tmp_path).documents(_sku(images=["img.png"]))
+    with WireServer(lambda req: Reply(status=500)) as server, \
+            pytest.raises(SourceError, match="VLM request for img.png failed"):
+        VLMImageSource(server.base_url, "m", base_dir=tmp_path).documents(_sku(images=["img.png"]))
 
 
 def test_vlm_from_llm_needs_an_endpoint() -> None:

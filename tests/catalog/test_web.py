@@ -163,7 +163,7 @@ def fake_web() -> Iterator[tuple[str, list[str]]]:
         def log_message(self, *args: object) -> None:
             return
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             seen.append(self.path)
             parts = urlsplit(self.path)
             if parts.path == "/search":

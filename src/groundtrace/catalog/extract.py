@@ -99,7 +99,7 @@ class ExtractionEngine(Protocol):
 EXTRACTION_ENGINES: Registry[Any] = Registry("extraction engine")
 
 # -- text helpers ------------------------------------------------------------------------------------
-_NEGATORS = re.compile(r"(?:\bnot|\bnon|\bno|\bnever|\bwithout|n't|\bisn't|\baren't|\bfree\s+of)\s*[-\s]?\s*$", re.I)
+_NEGATORS = re.compile(r"(?:\bnot|\bnon|\bno|\bnever|\bwithout|n't|\bisn't|\baren't|\bfree\s+of)\s*[-\s]?\s*$", re.IGNORECASE)
 _INSTRUCTION = re.compile(
     r"\b(?:ignore|disregard|forget|override|bypass)\b[^.!?\n]{0,60}\b(?:instruction|prompt|rule|direction|"
     r"guideline|context|above|previous|prior|earlier)"
@@ -111,10 +111,10 @@ _INSTRUCTION = re.compile(
     r"|\b(?:respond|reply|answer|output)\s+(?:only\s+)?(?:with|that|as)\b"
     r"|(?:^|\s)(?:system|assistant|user)\s*:\s"
     r"|<\|?(?:im_start|im_end|system|endoftext)\|?>",
-    re.I,
+    re.IGNORECASE,
 )
 _SENT_END = re.compile(r"(?<=[.!?])\s+|\n+")
-_KV_LINE = re.compile(r"^[ \t]*(?P<key>[A-Za-z][^:\n]{0,48}?)[ \t]*:[ \t]*(?P<val>[^\n]*\S)[ \t]*$", re.M)
+_KV_LINE = re.compile(r"^[ \t]*(?P<key>[A-Za-z][^:\n]{0,48}?)[ \t]*:[ \t]*(?P<val>[^\n]*\S)[ \t]*$", re.MULTILINE)
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -199,8 +199,7 @@ class _Ctx:
         return self.doc.text[s:e], (s, e)
 
     def evidence(self, start: int, end: int) -> Evidence:
-        quote, span = self.quote(start, end)
-        return self.evidence_span(span)
+        return self.evidence_span(self.quote(start, end)[1])
 
     def evidence_span(self, span: tuple[int, int]) -> Evidence:
         d = self.doc
@@ -293,15 +292,15 @@ _TRACE = re.compile(
     r"\b(?:may|might|can)\s+contain|\btraces?\s+of\b|\b(?:processed|produced|made|manufactured|packed|packaged)"
     r"\s+(?:in|on)\s+(?:a\s+|the\s+)?(?:same\s+|shared\s+)?(?:facility|plant|equipment|line)|\bshared\s+"
     r"(?:equipment|facility)|\bfacility\s+that\s+(?:also\s+)?(?:processes|handles|uses)",
-    re.I,
+    re.IGNORECASE,
 )
 _ALLERGEN_STMT = re.compile(
     r"(?P<lead>\b(?:contains?|allergens?|allergen\s+information|allergy\s+(?:information|advice))\b)\s*"
     r"(?::|-|–)?\s*(?P<list>[^.;\n:]+)",
-    re.I,
+    re.IGNORECASE,
 )
-_INGREDIENTS = re.compile(r"^\s*ingredients?\b", re.I)
-_SERVING = re.compile(r"serving|\bper\b|calorie|nutrition|daily value|\bdv\b|each|amount", re.I)
+_INGREDIENTS = re.compile(r"^\s*ingredients?\b", re.IGNORECASE)
+_SERVING = re.compile(r"serving|\bper\b|calorie|nutrition|daily value|\bdv\b|each|amount", re.IGNORECASE)
 _BOOL_TRUE = {"yes", "y", "true", "1", "included", "certified"}
 _BOOL_FALSE = {"no", "n", "false", "0", "not included", "none"}
 
@@ -326,18 +325,18 @@ _QTY = re.compile(
     r"kilograms?|mg|grams?|g|ml|millilit(?:er|re)s?|cl|lit(?:er|re)s?|l|gal(?:lons?)?|qt|quarts?|mah|kwh|wh|"
     r"kw|watts?|w|volts?|v|khz|mhz|ghz|hz|mm|cm|m|inch(?:es)?|in|ft|feet|gb|tb|mb|percent)(?![\w])\.?"
     r"|(?<![\w.])(?P<num2>\d+(?:\.\d+)?)\s*(?P<unit2>%|\"|”)",
-    re.I,
+    re.IGNORECASE,
 )
 _PACK = re.compile(
     r"\b(?:pack|case|box|set|bundle)\s+of\s+(?P<a>\d+)\b|\b(?P<b>\d+)\s*[-\s]?\s*(?:pack|pk)\b"
     r"|\b(?P<c>\d+)\s*[x×]\s*\d+(?:\.\d+)?\s*(?:fl\.?\s*oz|oz|g|ml|l|cans?|bottles?)\b",
-    re.I,
+    re.IGNORECASE,
 )
 _COUNT = re.compile(
     r"\b(?P<n>\d+)\s*-?\s*(?:count|ct\b\.?|capsules?|pods?|k-?cups?|tea\s*bags|sachets|tablets|softgels)(?![\w-])",
-    re.I,
+    re.IGNORECASE,
 )
-_PIECES = re.compile(r"\b(?P<a>\d+)\s*[-\s]?\s*(?:pieces?|pcs?|piece\s+set)\b|\bset\s+of\s+(?P<b>\d+)\b", re.I)
+_PIECES = re.compile(r"\b(?P<a>\d+)\s*[-\s]?\s*(?:pieces?|pcs?|piece\s+set)\b|\bset\s+of\s+(?P<b>\d+)\b", re.IGNORECASE)
 _ORIGIN = re.compile(r"\b(?i:product\s+of|made\s+in|produced\s+in|grown\s+in)\s+(?P<c>[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*){0,2})")
 
 
@@ -507,7 +506,7 @@ class LexiconEngine:
             vals = [v for q in qs if (v := _accepts(spec, q)) is not None]
             if vals:
                 return vals[:1] if not spec.multi_valued else vals
-            m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(?:pack|pk|count|ct|pcs|pieces|units?)?\s*", raw, re.I)
+            m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(?:pack|pk|count|ct|pcs|pieces|units?)?\s*", raw, re.IGNORECASE)
             return [_fmt(float(m.group(1)))] if m and not spec.unit else []
         vocab = spec.allowed_values if spec.type == "enum" else spec.recommended_values
         items = re.split(r"\s*(?:,|;|/|\||\band\b|&)\s*", raw) if spec.multi_valued else [raw]
@@ -533,7 +532,7 @@ class LexiconEngine:
         hits: list[tuple[str, int, int]] = []
         for value in vocab:
             for phrase in value_phrases(value):
-                for m in re.finditer(phrase_pattern(phrase), ctx.text, re.I):
+                for m in re.finditer(phrase_pattern(phrase), ctx.text, re.IGNORECASE):
                     hits.append((value, m.start(), m.end()))
         hits = _drop_contained(hits)
         keys = attribute_keys(spec)
@@ -545,7 +544,7 @@ class LexiconEngine:
                 continue
             if spec.safety_critical and _TRACE.search(sentence):
                 continue
-            named = any(re.search(phrase_pattern(k), sentence, re.I) for k in keys)
+            named = any(re.search(phrase_pattern(k), sentence, re.IGNORECASE) for k in keys)
             if value.lower() in AMBIGUOUS_WORDS and not named:
                 continue
             if _is_kv_key_position(ctx.text, start):
@@ -561,13 +560,13 @@ class LexiconEngine:
     def _bool(self, spec: AttributeSpec, ctx: _Ctx) -> list[Finding]:
         default_pos = tuple({spec.name.lower(), spec.slug.replace("_", " ")})
         pos, neg = BOOL_CUES.get(spec.slug, (default_pos, tuple(f"{p} not" for p in default_pos)))
-        neg_hits = [(m.start(), m.end()) for p in neg for m in re.finditer(phrase_pattern(p), ctx.text, re.I)]
+        neg_hits = [(m.start(), m.end()) for p in neg for m in re.finditer(phrase_pattern(p), ctx.text, re.IGNORECASE)]
         out = []
         for start, end in neg_hits:
             out.append(self._finding(spec, ctx, "false", (start, end), Q_NAMED))
         seen: set[tuple[int, int]] = set()
         for phrase in pos:
-            for m in re.finditer(phrase_pattern(phrase), ctx.text, re.I):
+            for m in re.finditer(phrase_pattern(phrase), ctx.text, re.IGNORECASE):
                 span = m.span()
                 if span in seen or overlaps(span, neg_hits) or any(s <= span[0] and span[1] <= e for s, e in seen):
                     continue
@@ -606,7 +605,7 @@ class LexiconEngine:
             sentence = ctx.text[s:e]
             if _SERVING.search(sentence) or _INGREDIENTS.match(sentence):
                 continue  # serving sizes and nutrition rows are not the product's quantity
-            if any(re.search(phrase_pattern(k), sentence, re.I) for k in keys):
+            if any(re.search(phrase_pattern(k), sentence, re.IGNORECASE) for k in keys):
                 out.append(self._finding(spec, ctx, value, (q.start, q.end), Q_NAMED))
                 continue
             if any(_accepts(other, q) is not None for other in siblings):
@@ -634,7 +633,7 @@ class LexiconEngine:
                 continue
             span = (m.start(), m.end("list"))
             for item in re.split(r"\s*(?:,|\band\b|&|/|\bor\b)\s*", m.group("list")):
-                if not item.strip() or re.match(r"\s*(?:no|none|nothing)\b", item, re.I):
+                if not item.strip() or re.match(r"\s*(?:no|none|nothing)\b", item, re.IGNORECASE):
                     continue
                 for value in _map_to_vocab(item, spec.allowed_values, search=True):
                     out.append(self._finding(spec, ctx, value, span, Q_EXPLICIT, True, quote_span=_trim(ctx.doc.text, span)))
@@ -681,8 +680,8 @@ def _map_to_vocab(item: str, vocab: list[str], search: bool = False) -> list[str
         for phrase in value_phrases(value):
             pat = phrase_pattern(phrase)
             if search:
-                hits.extend((value, m.start(), m.end()) for m in re.finditer(pat, text, re.I))
-            elif re.fullmatch(rf"\s*{pat}\s*s?", text, re.I):
+                hits.extend((value, m.start(), m.end()) for m in re.finditer(pat, text, re.IGNORECASE))
+            elif re.fullmatch(rf"\s*{pat}\s*s?", text, re.IGNORECASE):
                 hits.append((value, 0, len(text)))
     values: list[str] = []
     for value, _s, _e in _drop_contained(hits):

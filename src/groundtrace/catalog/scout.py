@@ -30,7 +30,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from groundtrace.catalog import identity
 from groundtrace.catalog.extract import EngineOutput, ExtractionEngine, Finding, LexiconEngine
-from groundtrace.catalog.model import SKU, SOURCE_TYPE_RANK, AttributeSpec, Candidate, CandidateStatus, Document
+from groundtrace.catalog.model import (
+    SKU,
+    SOURCE_TYPE_RANK,
+    AttributeSpec,
+    Candidate,
+    CandidateStatus,
+    Document,
+)
 from groundtrace.catalog.reconcile import reconcile
 from groundtrace.catalog.sources.base import EvidenceSource, SearchProvider, SourceError
 from groundtrace.catalog.sources.classify import SourcePolicy, classify_url

@@ -17,7 +17,13 @@ from groundtrace.catalog.sources.classify import SourcePolicy, classify_url, is_
 from groundtrace.catalog.sources.feed import SyndicatedFeedSource
 from groundtrace.catalog.sources.html_text import PageText, html_to_text
 from groundtrace.catalog.sources.image import TesseractOCRSource, VLMImageSource, run_tesseract
-from groundtrace.catalog.sources.web import BM25Index, LocalCorpusSearch, SearxngSearch, fetch_page, page_document
+from groundtrace.catalog.sources.web import (
+    BM25Index,
+    LocalCorpusSearch,
+    SearxngSearch,
+    fetch_page,
+    page_document,
+)
 
 __all__ = [
     "EVIDENCE_SOURCES",

@@ -72,7 +72,7 @@ class SourcePolicy(BaseModel):
 def host_of(url: str) -> str:
     """Lower-case host without ``www.`` and port ('' for a URL with no host)."""
     host = (urlsplit(url).hostname or "").lower()
-    return host[4:] if host.startswith("www.") else host
+    return host.removeprefix("www.")
 
 
 def _in_domains(host: str, domains: list[str] | tuple[str, ...]) -> bool:

@@ -34,7 +34,6 @@ from groundtrace.catalog.sources.classify import SourcePolicy, classify_url
 from groundtrace.catalog.sources.html_text import html_to_text
 from groundtrace.core.tokens import tokenize
 
-
 _GTIN_META = ("gtin", "gtin8", "gtin12", "gtin13", "gtin14", "upc", "ean", "product:upc", "product:ean",
               "product:gtin", "og:upc", "product:retailer_item_id_gtin")
 _MPN_META = ("mpn", "product:mpn", "og:mpn")
