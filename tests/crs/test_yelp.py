@@ -281,3 +281,32 @@ def test_prefilter_never_drops_a_wanted_line(
     # an unwanted plain id is skipped without parsing (the decoy inside the text is never taken for the key)
     if compact and business_id.isalnum() and business_id.isascii():
         assert not business_id_prefilter({"decoy"})(line)
+
+
+_yelp_keys = st.sampled_from(
+    ["NoiseLevel", "WiFi", "Alcohol", "RestaurantsAttire", "Ambience", "GoodForMeal", "BusinessParking",
+     "RestaurantsPriceRange2", "HasTV", "DogsAllowed", "Caters"]
+)  # fmt: skip
+_raw_values = st.one_of(
+    st.text(max_size=30),
+    st.sampled_from(["None", "True", "False", "u'quiet'", "'none'", "2", "{'lot': True}", "{'romantic': None}"]),
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    _literals.map(repr),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(_yelp_keys, _raw_values, max_size=8))
+def test_map_attributes_output_is_always_canonical(raw: dict) -> None:
+    attrs, price = map_attributes(raw)
+    assert set(attrs) <= set(ATTRIBUTE_KEYS)
+    assert price is None or (isinstance(price, int) and 1 <= price <= 4)
+    for key, value in attrs.items():
+        if key in ("ambience", "good_for_meal"):
+            assert isinstance(value, list) and value == sorted(value)
+        elif key in ("noise", "wifi", "alcohol", "attire"):
+            assert isinstance(value, str)
+        else:
+            assert isinstance(value, bool)
