@@ -13,7 +13,8 @@ Contract (all offsets are character offsets into the text given):
 * **Sentences** (:func:`split_sentences`). A sentence ends at a newline, or after ``.``/``!``/``?``/``…``
   plus any closing quotes/brackets plus any bracket groups that follow (``great." [R1]`` keeps its tag),
   when whitespace and then a character that is not a lowercase letter come next (or the text ends).
-  Not an end: inside a quote, with no word before it in the sentence (``!!!``, a list number ``1.``), a decimal point (``4.5``), a single-letter initial (``J.``), a title
+  Not an end: inside a quote, with no word before it in the sentence (``!!!``, a list number ``1.``),
+  a decimal point (``4.5``), a single-letter initial (``J.``), a title
   (``Dr.``, ``St.``, ``Mr.`` ... — :data:`TITLE_ABBREVIATIONS`), ``e.g.``/``i.e.``/``vs.``/``approx.``
   (:data:`INNER_ABBREVIATIONS`), ``No.``/``p.`` before a digit.
 * **Claims** (:func:`parse_citations`). Within a sentence, each tag group closes a claim that starts at
@@ -258,7 +259,7 @@ def _line_sentences(line: str, offset: int) -> list[tuple[int, int]]:
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of each sentence, stripped of surrounding whitespace (rules in the module docstring)."""
+    """``(start, end)`` of each sentence, stripped of surrounding whitespace (module docstring rules)."""
     out: list[tuple[int, int]] = []
     offset = 0
     for line in text.split("\n"):

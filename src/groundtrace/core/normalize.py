@@ -209,7 +209,7 @@ def parse_unit(text: str) -> pint.Unit | None:
         return None
     try:
         return UREG.parse_units(text.strip().rstrip("."))
-    except Exception:  # noqa: BLE001 - pint's parser also raises AssertionError, KeyError, ZeroDivisionError...
+    except Exception:  # noqa: BLE001 - pint's parser also raises AssertionError, KeyError, ...
         return None
 
 

@@ -17,7 +17,8 @@ Score. Let ``q`` be the normalised quote (``n = len(q)`` characters) and ``s`` t
 * ``q`` is a substring of ``s`` → ``1.0`` (fast path, no fuzzy search).
 * otherwise the best window ``w`` of ``s`` is found with ``rapidfuzz.fuzz.partial_ratio_alignment``
   (when ``n > len(s)`` the window is all of ``s``), each window edge is moved by up to 4 characters
-  when that lowers ``e = Indel(q, w)`` (insertions + deletions; a substitution costs 2), and ``score = max(0, 1 - e / D(n))`` with ``D(n) = min(2n, n² / 16)``.
+  when that lowers ``e = Indel(q, w)`` (insertions + deletions; a substitution costs 2), and
+  ``score = max(0, 1 - e / D(n))`` with ``D(n) = min(2n, n² / 16)``.
 
 For quotes of 32+ normalised characters ``D(n) = 2n`` and the score is the usual partial-ratio similarity
 (``1 - e / (n + len(w))`` for a window as long as the quote). Shorter quotes get a smaller error scale,
@@ -52,8 +53,8 @@ DASHES = "‐‑‒–—―−⁃"
 
 UNIFY_TABLE = str.maketrans(
     {
-        **{c: '"' for c in OPENING_DOUBLE_QUOTES + CLOSING_DOUBLE_QUOTES + "″"},
-        **{c: "'" for c in OPENING_SINGLE_QUOTES + CLOSING_SINGLE_QUOTES + "′"},
+        **{c: '"' for c in OPENING_DOUBLE_QUOTES + CLOSING_DOUBLE_QUOTES + PRIME_MARKS[1]},
+        **{c: "'" for c in OPENING_SINGLE_QUOTES + CLOSING_SINGLE_QUOTES + PRIME_MARKS[0]},
         **{c: "-" for c in DASHES},
     }
 )
