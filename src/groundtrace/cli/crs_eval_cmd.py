@@ -1,0 +1,209 @@
+"""``groundtrace crs run | score | report | calibrate | systems | metrics``: evaluate CRS systems."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from groundtrace.cli.apps import crs_app
+
+
+def _load(dataset: Path, split: str, kb: str | None):  # noqa: ANN202 - internal helper
+    from rich.console import Console
+
+    from groundtrace.crs.runner import load_split, resolve_kb
+
+    err = Console(stderr=True)
+    try:
+        data = load_split(dataset, split)
+        knowledge = resolve_kb(kb, data.manifest, data.dialogues)
+    except (ValueError, FileNotFoundError) as exc:
+        raise typer.BadParameter(str(exc)) from None
+    for line in data.errors[:20]:
+        err.print(f"[yellow]skipped[/yellow] {line}", markup=True, highlight=False)
+    if len(data.errors) > 20:
+        err.print(f"... {len(data.errors) - 20} more bad dataset lines")
+    return data, knowledge
+
+
+def _print_scores(table, info: dict) -> None:  # noqa: ANN001
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    view = Table(title=f"{info.get('system')} · {table.setting} · {table.n_dialogues} dialogues, {table.n_turns} turns")
+    view.add_column("metric")
+    view.add_column("value", justify="right")
+    view.add_column("scored / unscorable / n.a.", justify="right")
+    for name in table.metrics:
+        if name in table.unavailable:
+            continue
+        value, count = table.aggregate.get(name), table.counts[name]
+        view.add_row(name, "—" if value is None else f"{value:.4f}",
+                     f"{count.scored} / {count.unscorable} / {count.not_applicable}")
+    console.print(view)
+    usage = info.get("usage", {})
+    lat = usage.get("latency_s", {})
+    console.print(f"unscorable turns: {info['counts']['unscorable_turns']} · latency mean {lat.get('mean', 0):.4f}s "
+                  f"p95 {lat.get('p95', 0):.4f}s · tokens {usage.get('prompt_tokens', 0)}+{usage.get('completion_tokens', 0)}"
+                  f" · cost ${usage.get('cost_usd', 0):.4f}")
+
+
+@crs_app.command("run")
+def run(
+    dataset: Path = typer.Option(..., "--dataset", help="Dataset folder (split files + manifest) or one JSONL file."),
+    system: str = typer.Option(..., "--system", help="A registered system name (see `crs systems`) or an http(s):// endpoint."),
+    setting: str = typer.Option("closed", "--setting", help="'closed' (8 candidates) or 'open' (the 50–100 open-set pool)."),
+    out: Path = typer.Option(..., "--out", help="Run folder (predictions.jsonl, scores.json, run.json); resumable."),
+    split: str = typer.Option("test", "--split", help="Split to run on: train, validation, test or all."),
+    workers: int = typer.Option(1, "--workers", min=1, help="Dialogues answered in parallel (thread pool)."),
+    limit: int = typer.Option(None, "--limit", min=1, help="Only the first N dialogues of the split."),
+    kb: str = typer.Option(None, "--kb", help="KB file, or 'demo'/'demo:SEED'; default: the demo city named by the manifest."),
+    seed: int = typer.Option(0, "--seed", help="Seed passed to systems that take one (e.g. random)."),
+    timeout: float = typer.Option(30.0, "--timeout", help="HTTP systems: seconds per request."),
+    retries: int = typer.Option(2, "--retries", min=0, help="HTTP systems: retries on time-outs, 429 and 5xx."),
+    retry_errors: bool = typer.Option(False, "--retry-errors", help="On resume, re-run dialogues that had an errored turn."),
+) -> None:
+    """Run a CRS system on a dataset split, record per-turn predictions and score them."""
+    import inspect
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from groundtrace.core.registry import UnknownNameError
+    from groundtrace.crs.runner import RunKeyMismatchError, run_system
+    from groundtrace.crs.systems import SYSTEMS, HTTPSystem, build_system, is_url
+
+    if setting not in ("closed", "open"):
+        raise typer.BadParameter("choose 'closed' or 'open'", param_hint="--setting")
+    data, knowledge = _load(dataset, split, kb)
+    if is_url(system):
+        def factory():  # noqa: ANN202
+            return HTTPSystem(system, timeout_s=timeout, retries=retries)
+    else:
+        try:
+            cls = SYSTEMS.get(system)
+        except (UnknownNameError, ImportError) as exc:
+            raise typer.BadParameter(str(exc), param_hint="--system") from None
+        options = {"seed": seed} if "seed" in inspect.signature(cls).parameters else {}
+
+        def factory():  # noqa: ANN202
+            return build_system(system, **options)
+    with Progress(TextColumn(f"{system} · {setting}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  transient=True) as bar:
+        task = bar.add_task("run", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        try:
+            result = run_system(factory, data.dialogues, knowledge, out, setting=setting, split=split,  # type: ignore[arg-type]
+                                workers=workers, limit=limit, retry_errors=retry_errors, dataset=str(dataset),
+                                progress=progress)
+        except RunKeyMismatchError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--out") from None
+    _print_scores(result.table, result.info)
+    typer.echo(f"wrote {out}/predictions.jsonl, scores.json, run.json")
+
+
+@crs_app.command("score")
+def score(
+    dataset: Path = typer.Option(..., "--dataset", help="Dataset folder or JSONL file the predictions answer."),
+    predictions: Path = typer.Option(..., "--predictions", help="Predictions JSONL (one Prediction per line)."),
+    out: Path = typer.Option(..., "--out", help="Run folder to write scores.json and run.json into."),
+    setting: str = typer.Option("closed", "--setting", help="'closed' or 'open': predictions of the other setting are ignored."),
+    split: str = typer.Option("test", "--split", help="Split the predictions answer: train, validation, test or all."),
+    limit: int = typer.Option(None, "--limit", min=1, help="Only the first N dialogues of the split."),
+    kb: str = typer.Option(None, "--kb", help="KB file, or 'demo'/'demo:SEED'; default: the demo city named by the manifest."),
+) -> None:
+    """Score a predictions JSONL offline (bad lines are reported as file:line and skipped)."""
+    from rich.console import Console
+
+    from groundtrace.crs.runner import score_file
+
+    if setting not in ("closed", "open"):
+        raise typer.BadParameter("choose 'closed' or 'open'", param_hint="--setting")
+    if not predictions.is_file():
+        raise typer.BadParameter(f"{predictions}: no such file", param_hint="--predictions")
+    data, knowledge = _load(dataset, split, kb)
+    result = score_file(predictions, data.dialogues, knowledge, out, setting=setting, split=split,  # type: ignore[arg-type]
+                        limit=limit, dataset=str(dataset))
+    err = Console(stderr=True)
+    for line in result.info["prediction_errors"]:
+        err.print(f"skipped {line}", markup=False, highlight=False)
+    _print_scores(result.table, result.info)
+    typer.echo(f"wrote {out}/scores.json, run.json")
+
+
+@crs_app.command("report")
+def report(
+    runs: list[Path] = typer.Argument(..., help="Run folders written by `crs run` / `crs score`."),
+    out: Path = typer.Option(..., "--out", help="Report folder (leaderboard.md/.csv/.tex/.json, plots, report.html)."),
+    resamples: int = typer.Option(1000, "--resamples", min=10, help="Bootstrap / permutation resamples."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the numpy Generator used for resampling."),
+    dataset: Path = typer.Option(None, "--dataset", help="Dataset for the HTML evidence view (default: the one in run.json)."),
+    kb: str = typer.Option(None, "--kb", help="KB for the HTML evidence view (default: from the dataset manifest)."),
+    html_turns: int = typer.Option(40, "--html-turns", min=0, help="Turns per run shown in the HTML report."),
+) -> None:
+    """Leaderboard with bootstrap CIs, paired significance tests, breakdowns, plots and an HTML report."""
+    from groundtrace.crs.report import build_report
+
+    try:
+        written = build_report(runs, out, resamples=resamples, seed=seed, dataset=dataset, kb=kb, html_turns=html_turns)
+    except (ValueError, FileNotFoundError) as exc:
+        raise typer.BadParameter(str(exc)) from None
+    for path in written:
+        typer.echo(f"wrote {path}")
+
+
+@crs_app.command("calibrate")
+def calibrate(
+    human: Path = typer.Option(..., "--human", help="Human labels: CSV/TSV/JSONL with dialogue_id, turn_index, label."),
+    run_dir: Path = typer.Option(..., "--run", help="A run folder (its scores.json holds per-turn values)."),
+    metric: str = typer.Option("cgs", "--metric", help="Metric to correlate with the labels (any alias, e.g. R@1)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Spearman correlation (rho, p-value) of a metric against human labels."""
+    import json
+
+    from groundtrace.crs.report.calibrate import calibrate_run
+
+    try:
+        result = calibrate_run(human, run_dir, metric)
+    except (ValueError, FileNotFoundError, KeyError) as exc:
+        raise typer.BadParameter(str(exc)) from None
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), indent=2))
+    else:
+        typer.echo(result.summary())
+
+
+@crs_app.command("systems")
+def systems(as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
+    """List the registered CRS systems (names, aliases, descriptions)."""
+    import json
+
+    from groundtrace.crs.systems import SYSTEMS, system_description
+
+    rows = [{"name": n, "aliases": list(SYSTEMS.aliases(n)), "description": system_description(n)} for n in SYSTEMS.names()]
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    for row in rows:
+        alias = f" (aliases: {', '.join(row['aliases'])})" if row["aliases"] else ""
+        typer.echo(f"{row['name']:<22} {row['description']}{alias}")
+
+
+@crs_app.command("metrics")
+def metrics(as_json: bool = typer.Option(False, "--json", help="Print as JSON (with formulas).")) -> None:
+    """List the 25 default metrics by axis (name, direction, aggregation)."""
+    import json
+
+    from groundtrace.crs.metrics import DEFAULT_METRICS
+
+    if as_json:
+        typer.echo(json.dumps([m.describe() for m in DEFAULT_METRICS], indent=2))
+        return
+    for m in DEFAULT_METRICS:
+        arrow = "↑" if m.higher_is_better else "↓"
+        typer.echo(f"{m.axis:<13} {str(m):<28} {arrow} {m.aggregation:<14} {m.formula.strip().splitlines()[0]}")
