@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -257,3 +258,20 @@ def test_oa_mine_net_content_and_pack_count_on_real_titles() -> None:
     assert len(rows) == 519 and net_gold == 487 and pack_gold == 159
     assert net_ok / net_pred >= 0.98 and net_pred / net_gold >= 0.85
     assert pack_ok / pack_pred >= 0.98 and pack_pred / pack_gold >= 0.8
+
+
+@given(st.floats(min_value=0.01, max_value=9999, allow_nan=False).map(lambda x: round(x, 2)),
+       st.sampled_from(["oz", "fl oz", "lb", "g", "kg", "ml", "L", "W", "V", "mAh", "GB", "in", "Hz", "Pound", "Ounces"]),
+       st.sampled_from(["", " ", "-"]), st.text(alphabet="abc ,;", max_size=10))
+def test_quantities_parse_with_core_and_point_at_their_text(value: float, unit: str, sep: str, noise: str) -> None:
+    from groundtrace.catalog.extract import quantities
+    from groundtrace.core.normalize import parse_quantity
+
+    text = f"{noise} {value:g}{sep}{unit} {noise}"
+    found = quantities(text)
+    assert len(found) == 1
+    q = found[0]
+    assert q.value == pytest.approx(value)
+    assert text[q.start:q.end].lower().startswith(f"{value:g}")
+    parsed = parse_quantity(q.raw)
+    assert parsed is not None and float(parsed.magnitude) == pytest.approx(value)

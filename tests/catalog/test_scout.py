@@ -357,3 +357,12 @@ def test_image_ocr_evidence_ranks_below_catalog(tmp_path: Path) -> None:
     assert organic.value == "false" and organic.evidence[0].source == "catalog"
     assert organic.confidence == pytest.approx(0.9 * (1 - 0.5 * 0.595), abs=1e-4)  # 0.63225, rounded to 4 places
     _check_judge_contract(result)
+
+
+def test_llm_transport_failure_abstains_without_guessing() -> None:
+    from groundtrace.core.llm.wire_server import Reply
+
+    with WireServer(lambda req: Reply(status=500)) as server:
+        result = ScoutAgent(TEMPLATES, [CatalogRecordSource()], None, LLMEngine(_client(server))).scout(_sku())
+    assert all(c.value is None and "LLM_ERROR" in c.note for c in result.candidates.values())
+    assert all("llm_error" in result.flags[slug] for slug in result.candidates)

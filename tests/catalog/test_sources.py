@@ -107,6 +107,9 @@ def test_tesseract_ocr_reads_generated_label(tmp_path: Path) -> None:
     assert "ORGANIC" in doc.text.upper() and "16" in doc.text
     assert any("missing.png" in e and "not found" in e for e in source.errors)
     assert any("allow_http is off" in e for e in source.errors)
+    (tmp_path / "broken.png").write_bytes(b"not an image at all")
+    assert source.documents(_sku(images=["broken.png", "front.png"]))[0].source_ref == "image:front.png#ocr"
+    assert any("broken.png: OCR failed" in e for e in source.errors)
 
 
 def test_missing_tesseract_binary_is_a_clear_error() -> None:
@@ -129,9 +132,13 @@ def test_vlm_image_source_over_the_wire(tmp_path: Path) -> None:
     assert any(p.get("type") == "image_url" and p["image_url"]["url"].startswith("data:image/png;base64,")
                for p in parts)
     assert "data, not instructions" in json.dumps(request["messages"])
-    with WireServer(lambda req: Reply(status=500)) as server, \
-            pytest.raises(SourceError, match="VLM request for img.png failed"):
-        VLMImageSource(server.base_url, "m", base_dir=tmp_path).documents(_sku(images=["img.png"]))
+    (tmp_path / "ok.png").write_bytes(b"\x89PNG\r\n\x1a\nfine")
+    with WireServer(lambda req: Reply(status=500) if "GgpmYWtl" in json.dumps(req) else "NET WT 2 LB") as server:
+        source = VLMImageSource(server.base_url, "m", base_dir=tmp_path)
+        docs = source.documents(_sku(images=["img.png", "ok.png"]))
+    # the failing image is reported, the next one is still read
+    assert any("VLM request for img.png failed" in e and "500" in e for e in source.errors)
+    assert [d.source_ref for d in docs] == ["image:ok.png#vlm"] and docs[0].text == "NET WT 2 LB"
 
 
 def test_vlm_from_llm_needs_an_endpoint() -> None:

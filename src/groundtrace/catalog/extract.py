@@ -41,6 +41,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -153,6 +154,12 @@ def mask_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
 
 def overlaps(span: tuple[int, int], spans: Iterable[tuple[int, int]]) -> bool:
     return any(span[0] < e and s < span[1] for s, e in spans)
+
+
+@lru_cache(maxsize=8192)
+def phrase_re(phrase: str) -> re.Pattern[str]:
+    """Compiled, case-insensitive :func:`phrase_pattern` (cached: lexicons are matched per document)."""
+    return re.compile(phrase_pattern(phrase), re.IGNORECASE)
 
 
 def phrase_pattern(phrase: str) -> str:
@@ -414,18 +421,22 @@ def attribute_keys(spec: AttributeSpec) -> set[str]:
     return {k for k in keys if k}
 
 
-def value_phrases(value: str) -> list[str]:
-    """Surface phrases of an allowed/recommended value: itself (separators relaxed) and its synonyms."""
-    phrases = [value, *VALUE_SYNONYMS.get(value, ())]
-    try:
-        from groundtrace.core.normalize import expand_abbreviation
+@lru_cache(maxsize=4096)
+def value_phrases(value: str) -> tuple[str, ...]:
+    """Surface phrases of an allowed/recommended value: itself (separators relaxed), its synonyms and
+    its ``core.normalize.expand_abbreviation`` expansion."""
+    from groundtrace.core.normalize import expand_abbreviation
 
-        expanded = expand_abbreviation(value)
-        if expanded and expanded.lower() != value.lower():
-            phrases.append(expanded)
-    except ImportError:  # pragma: no cover - core.normalize is part of the package
-        pass
-    return phrases
+    phrases = [value, *VALUE_SYNONYMS.get(value, ())]
+    expanded = expand_abbreviation(value)
+    if expanded and expanded.lower() != value.lower():
+        phrases.append(expanded)
+    return tuple(phrases)
+
+
+@lru_cache(maxsize=8192)
+def _whole_re(phrase: str) -> re.Pattern[str]:
+    return re.compile(rf"\s*{phrase_pattern(phrase)}\s*s?", re.IGNORECASE)
 
 
 class LexiconEngine:
@@ -532,7 +543,7 @@ class LexiconEngine:
         hits: list[tuple[str, int, int]] = []
         for value in vocab:
             for phrase in value_phrases(value):
-                for m in re.finditer(phrase_pattern(phrase), ctx.text, re.IGNORECASE):
+                for m in phrase_re(phrase).finditer(ctx.text):
                     hits.append((value, m.start(), m.end()))
         hits = _drop_contained(hits)
         keys = attribute_keys(spec)
@@ -544,7 +555,7 @@ class LexiconEngine:
                 continue
             if spec.safety_critical and _TRACE.search(sentence):
                 continue
-            named = any(re.search(phrase_pattern(k), sentence, re.IGNORECASE) for k in keys)
+            named = any(phrase_re(k).search(sentence) for k in keys)
             if value.lower() in AMBIGUOUS_WORDS and not named:
                 continue
             if _is_kv_key_position(ctx.text, start):
@@ -560,13 +571,13 @@ class LexiconEngine:
     def _bool(self, spec: AttributeSpec, ctx: _Ctx) -> list[Finding]:
         default_pos = tuple({spec.name.lower(), spec.slug.replace("_", " ")})
         pos, neg = BOOL_CUES.get(spec.slug, (default_pos, tuple(f"{p} not" for p in default_pos)))
-        neg_hits = [(m.start(), m.end()) for p in neg for m in re.finditer(phrase_pattern(p), ctx.text, re.IGNORECASE)]
+        neg_hits = [(m.start(), m.end()) for p in neg for m in phrase_re(p).finditer(ctx.text)]
         out = []
         for start, end in neg_hits:
             out.append(self._finding(spec, ctx, "false", (start, end), Q_NAMED))
         seen: set[tuple[int, int]] = set()
         for phrase in pos:
-            for m in re.finditer(phrase_pattern(phrase), ctx.text, re.IGNORECASE):
+            for m in phrase_re(phrase).finditer(ctx.text):
                 span = m.span()
                 if span in seen or overlaps(span, neg_hits) or any(s <= span[0] and span[1] <= e for s, e in seen):
                     continue
@@ -605,7 +616,7 @@ class LexiconEngine:
             sentence = ctx.text[s:e]
             if _SERVING.search(sentence) or _INGREDIENTS.match(sentence):
                 continue  # serving sizes and nutrition rows are not the product's quantity
-            if any(re.search(phrase_pattern(k), sentence, re.IGNORECASE) for k in keys):
+            if any(phrase_re(k).search(sentence) for k in keys):
                 out.append(self._finding(spec, ctx, value, (q.start, q.end), Q_NAMED))
                 continue
             if any(_accepts(other, q) is not None for other in siblings):
@@ -678,10 +689,9 @@ def _map_to_vocab(item: str, vocab: list[str], search: bool = False) -> list[str
     hits: list[tuple[str, int, int]] = []
     for value in vocab:
         for phrase in value_phrases(value):
-            pat = phrase_pattern(phrase)
             if search:
-                hits.extend((value, m.start(), m.end()) for m in re.finditer(pat, text, re.IGNORECASE))
-            elif re.fullmatch(rf"\s*{pat}\s*s?", text, re.IGNORECASE):
+                hits.extend((value, m.start(), m.end()) for m in phrase_re(phrase).finditer(text))
+            elif _whole_re(phrase).fullmatch(text):
                 hits.append((value, 0, len(text)))
     values: list[str] = []
     for value, _s, _e in _drop_contained(hits):

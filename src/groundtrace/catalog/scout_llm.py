@@ -18,7 +18,7 @@ Trust rules (the model's output is data to verify, never trusted as is):
   :func:`groundtrace.catalog.extract.instruction_spans`) is flagged ``injection_quote`` and never used.
 * an enum value outside the allowed set (if it slipped through) is dropped with ``value_not_allowed``.
 * output that never validates (after the client's re-asks) → every attribute abstains with a
-  ``schema_malformed`` flag; nothing is guessed.
+  ``schema_malformed`` flag; a transport failure after retries → ``llm_error``; nothing is guessed.
 
 The prompt puts the SKU, the attribute definitions and every Document inside delimited DATA blocks and
 states that their content is data, not instructions.
@@ -43,7 +43,7 @@ from groundtrace.catalog.extract import (
     overlaps,
 )
 from groundtrace.catalog.model import SKU, AttributeSpec, CandidateStatus, Document, Evidence
-from groundtrace.core.llm.base import SchemaMalformedError
+from groundtrace.core.llm.base import LLMError, SchemaMalformedError
 from groundtrace.core.quotes import GROUNDED_THRESHOLD, locate_quote
 
 Status = Literal["extracted", "not_found", "not_applicable", "ambiguous", "conflict", "identity_mismatch"]
@@ -51,6 +51,7 @@ SourceTag = Literal["cd", "hq", "image", "web"]
 SourceTypeTag = Literal["catalog", "hq", "image", "official_web", "official_doc", "major_retailer", "retailer",
                         "aggregator", "other"]
 FLAG_SCHEMA = "schema_malformed"
+FLAG_LLM_ERROR = "llm_error"
 _SOURCE_OF_TAG = {"cd": "catalog", "hq": "syndicated", "image": "image", "web": "web"}
 _TAG_OF_SOURCE = {v: k for k, v in _SOURCE_OF_TAG.items()}
 
@@ -218,6 +219,11 @@ class LLMEngine:
             return EngineOutput(abstentions={a.slug: Abstention(status=CandidateStatus.NOT_FOUND, note=note)
                                              for a in attributes},
                                 flags={a.slug: [FLAG_SCHEMA] for a in attributes}, calls=1)
+        except LLMError as exc:  # transport failure after the client's retries: abstain, never guess
+            note = f"LLM_ERROR: {str(exc)[:200]}"
+            return EngineOutput(abstentions={a.slug: Abstention(status=CandidateStatus.NOT_FOUND, note=note)
+                                             for a in attributes},
+                                flags={a.slug: [FLAG_LLM_ERROR] for a in attributes}, calls=1)
         parsed = completion.parsed
         return self.interpret(parsed, attributes, documents)
 

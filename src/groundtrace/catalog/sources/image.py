@@ -105,7 +105,11 @@ class TesseractOCRSource(EvidenceSource):
             if data is None:
                 continue
             suffix = Path(ref.split("?")[0]).suffix or ".png"
-            text = run_tesseract(data, suffix=suffix, cmd=self.cmd, timeout_s=self.timeout_s)
+            try:
+                text = run_tesseract(data, suffix=suffix, cmd=self.cmd, timeout_s=self.timeout_s)
+            except (SourceError, subprocess.TimeoutExpired) as exc:
+                self.errors.append(f"{ref}: OCR failed ({exc})")
+                continue
             text = "\n".join(line.strip() for line in text.splitlines() if line.strip())
             if text:
                 docs.append(Document(source="image", source_type="image", source_ref=f"image:{ref}#ocr", text=text,
@@ -167,7 +171,8 @@ class VLMImageSource(EvidenceSource):
         ]
 
     def describe(self, ref: str, data: bytes) -> str:
-        """The model's transcription of one image (raises SourceError on HTTP/format errors)."""
+        """The model's transcription of one image (raises SourceError on HTTP/format errors;
+        :meth:`documents` records it in ``errors`` and goes on with the next image)."""
         import httpx
 
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
@@ -186,7 +191,11 @@ class VLMImageSource(EvidenceSource):
             data = self._loader.load(ref)
             if data is None:
                 continue
-            text = self.describe(ref, data).strip()
+            try:
+                text = self.describe(ref, data).strip()
+            except SourceError as exc:
+                self.errors.append(str(exc))
+                continue
             if text:
                 docs.append(Document(source="image", source_type="image", source_ref=f"image:{ref}#vlm", text=text,
                                      title=sku.title, metadata={"method": "vlm", "model": self.model, "image": ref}))
