@@ -51,6 +51,13 @@ def test_nfkc_ligatures_fullwidth_and_combining_marks() -> None:
     assert quote_score("Straße", "die strasse") == 1.0  # casefold: ß -> ss
 
 
+def test_lone_surrogates_and_nul_do_not_break_matching() -> None:
+    source = "bad \ud83d escape\x00 then the good part"
+    m = locate_quote("the good part", source)
+    assert m.score == 1.0 and source[m.start : m.end] == "the good part"
+    assert normalize_with_map(source).text == normalize_text(source) == "bad \ud83d escape then the good part"
+
+
 def test_regex_metacharacters_are_plain_text() -> None:
     source = "Lunch special: $5 (cheap!)* and [tasty]+ portions"
     assert quote_score("$5 (cheap!)*", source) == 1.0
@@ -159,7 +166,10 @@ def test_score_in_range_span_in_bounds_and_consistent(quote: str, source: str) -
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(max_size=200))
+@given(
+    st.text(max_size=200)
+    | st.text(st.characters(categories=["Cs", "Cc", "Cf", "Mn", "Po", "Pd", "Zs", "Ll", "Lu"]), max_size=50)
+)
 def test_map_matches_plain_normalisation(text: str) -> None:
     norm = normalize_with_map(text)
     assert norm.text == normalize_text(text)

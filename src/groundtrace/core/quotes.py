@@ -37,6 +37,7 @@ import unicodedata
 from functools import lru_cache
 from typing import NamedTuple
 
+import numpy as np
 from rapidfuzz.distance import Indel
 from rapidfuzz.fuzz import partial_ratio_alignment
 
@@ -107,8 +108,8 @@ def _mark_dropped(m: re.Match[str]) -> str:
     return "\x00" if _char_class(ch) == _DROP else ch
 
 
-_RUNS_RE = re.compile(r"([^\s\x00]+)|(\s+)")
-"""Kept-character runs (group 1) and whitespace runs (group 2) once dropped characters are NUL."""
+_WHITESPACE_CODES = np.array([c for c in range(0x3001) if chr(c).isspace()], dtype=np.uint32)
+"""Every code point ``str.isspace`` accepts, sorted (none lies above U+3000)."""
 
 
 def _clusters(text: str) -> list[tuple[int, int]]:
@@ -143,36 +144,45 @@ def _fold(text: str) -> tuple[str, list[int] | None, list[int] | None]:
 
 
 @lru_cache(maxsize=256)
+def _kept_positions(marked: str) -> tuple[np.ndarray, np.ndarray]:
+    """Steps 3–4 as array operations on ``marked`` (dropped characters already NUL). Returns the
+    positions that survive — characters that are neither NUL nor whitespace, plus the first whitespace
+    of each run lying between two of them — and the code points there, whitespace as U+0020."""
+    codes = np.frombuffer(marked.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    present = np.flatnonzero(codes)  # NUL = dropped
+    kept_codes = codes[present]
+    nearest = np.minimum(np.searchsorted(_WHITESPACE_CODES, kept_codes), len(_WHITESPACE_CODES) - 1)
+    space = _WHITESPACE_CODES[nearest] == kept_codes
+    solid = ~space
+    keep = solid.copy()
+    if solid.any():
+        order = np.arange(len(solid))
+        first, last = np.argmax(solid), len(solid) - 1 - np.argmax(solid[::-1])
+        run_start = space & np.concatenate(([False], solid[:-1]))
+        keep |= run_start & (order > first) & (order < last)
+    positions = present[keep]
+    out = codes[positions].copy()
+    out[space[keep]] = 0x20
+    return positions, out
+
+
+@lru_cache(maxsize=256)
 def normalize_with_map(text: str) -> NormalizedText:
     """Normalise ``text`` (module docstring, steps 1–4) keeping the origin of every output character.
 
-    Cached for the last 256 texts (a source is typically scored against several quotes in a row; the
-    offset lists cost ~70 bytes per character, so the cache stays small); treat the result as read-only.
+    Cached for the last 256 texts (a source is typically scored against several quotes in a row);
+    treat the result as read-only.
     """
     folded, origin_starts, origin_ends = _fold(text)
-    out: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    space_at = -1  # position in `folded` of the first whitespace of a pending run, or -1
-    for match in _RUNS_RE.finditer(_CANDIDATE_RE.sub(_mark_dropped, folded)):
-        a, b = match.span()
-        if match.group(2) is not None:
-            if space_at < 0:
-                space_at = a
-            continue
-        if space_at >= 0 and out:
-            out.append(" ")
-            starts.append(space_at if origin_starts is None else origin_starts[space_at])
-            ends.append(space_at + 1 if origin_ends is None else origin_ends[space_at])
-        space_at = -1
-        out.append(match.group(1))
-        if origin_starts is None or origin_ends is None:
-            starts.extend(range(a, b))
-            ends.extend(range(a + 1, b + 1))
-        else:
-            starts.extend(origin_starts[a:b])
-            ends.extend(origin_ends[a:b])
-    return NormalizedText("".join(out), starts, ends)
+    positions, codes = _kept_positions(_CANDIDATE_RE.sub(_mark_dropped, folded))
+    normalized = codes.astype("<u4").tobytes().decode("utf-32-le", "surrogatepass")
+    if origin_starts is None or origin_ends is None:
+        return NormalizedText(normalized, positions.tolist(), (positions + 1).tolist())
+    return NormalizedText(
+        normalized,
+        np.asarray(origin_starts)[positions].tolist(),
+        np.asarray(origin_ends)[positions].tolist(),
+    )
 
 
 def normalize_text(text: str) -> str:
