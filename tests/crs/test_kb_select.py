@@ -97,7 +97,7 @@ def test_select_kb_on_the_fixture() -> None:
 
 
 def test_select_kb_city_names_match_case_insensitively_and_min_reviews_filters() -> None:
-    # the cafe is spelled "reno" in the file; it gets the first spelling seen, "Reno"
+    # the cafe is spelled "reno", the casino "Reno": a 1-1 tie, so the smaller string "Reno" names the city
     kb, report = select_kb(
         YELP / BUSINESS_FILE, YELP / REVIEW_FILE, _fixture_config(cities=["RENO"], min_reviews=1)
     )
@@ -115,10 +115,16 @@ def test_select_kb_is_deterministic_and_independent_of_review_order(tmp_path: Pa
     shuffled = tmp_path / REVIEW_FILE
     shuffled.write_text("\n".join(lines), encoding="utf-8")
     cfg = _fixture_config(n_cities=2)
+    blines = (YELP / BUSINESS_FILE).read_text(encoding="utf-8").split("\n")
+    random.Random(4).shuffle(blines)
+    bshuffled = tmp_path / BUSINESS_FILE
+    bshuffled.write_text("\n".join(blines), encoding="utf-8")
     kb1, _ = select_kb(YELP / BUSINESS_FILE, YELP / REVIEW_FILE, cfg)
     kb2, _ = select_kb(YELP / BUSINESS_FILE, shuffled, cfg)
     kb3, _ = select_kb(YELP / BUSINESS_FILE, YELP / REVIEW_FILE, cfg)
-    assert kb1.content_hash == kb2.content_hash == kb3.content_hash
+    kb4, _ = select_kb(bshuffled, shuffled, cfg)
+    assert kb1.content_hash == kb2.content_hash == kb3.content_hash == kb4.content_hash
+    assert "Reno" in kb1.cities()
 
 
 def test_select_kb_star_strata() -> None:
@@ -147,3 +153,15 @@ def test_select_kb_on_real_sample() -> None:
     for poi in kb.pois.values():
         assert poi.city in report.cities
         assert 1 <= len(kb.reviews_of(poi.poi_id)) <= cfg.max_reviews_per_poi
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=6), unique=True, max_size=40), st.integers(0, 8), st.integers(0, 5))
+def test_bottom_k_keeps_the_smallest_keys_in_any_order(ids: list[str], cap: int, seed: int) -> None:
+    from groundtrace.crs.kb_select import _BottomK
+
+    heap: _BottomK[str] = _BottomK(cap)
+    for ident in ids:
+        heap.offer(seeded_key(seed, ident), ident, ident)
+    assert heap.offered == len(ids)
+    assert heap.ordered() == sorted(ids, key=lambda i: seeded_key(seed, i))[:cap]  # reference: sort everything

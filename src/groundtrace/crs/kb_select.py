@@ -7,7 +7,9 @@ Two passes, memory bounded by the *selection*, never by the review file:
    optionally open. Cities are ``config.cities`` when given (matched case-insensitively), else the top
    ``n_cities`` by number of eligible POIs (ties by name) — this needs a counting read before the
    collecting read. For every (city, type, star band) stratum the POIs are ranked by the seeded key
-   ``sha256(f"{seed}:{poi_id}")`` and the first ``ceil(oversample × quota) + 2`` are kept as candidates.
+   ``sha256(f"{seed}:{poi_id}")``; while streaming only the ``ceil(oversample × per_type) + 2`` smallest
+   keys per stratum are held (plus a count), and after the pass the first ``ceil(oversample × quota) + 2``
+   of each stratum become candidates. City names are compared case-insensitively; a city is named by its most frequent spelling.
 2. **Reviews.** Stream the review file keeping, per candidate POI, the ``max_reviews_per_poi`` reviews
    with the smallest seeded key ``sha256(f"{seed}:{review_id}")`` (a bottom-k sample: uniform, seeded, and
    independent of file order), among reviews with ``min_review_chars <= len(text) <= max_review_chars``.
@@ -28,7 +30,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -133,20 +135,29 @@ def allocate(target: int, capacities: list[int], weights: list[float] | None = N
     return counts
 
 
+T = TypeVar("T")
+
+
 @dataclass
-class _ReviewHeap:
-    """Bottom-k of reviews by seeded key (max-heap via negated key bytes)."""
+class _BottomK(Generic[T]):
+    """The ``cap`` items of smallest key seen so far (a max-heap via inverted key bytes); counts all offers."""
 
     cap: int
-    items: list[tuple[bytes, str, Review]] = field(default_factory=list)
+    items: list[tuple[bytes, str, T]] = field(default_factory=list)
+    offered: int = 0
 
-    def offer(self, key: bytes, review: Review) -> None:
+    def offer(self, key: bytes, ident: str, item: T) -> None:
+        self.offered += 1
         inv = bytes(255 - b for b in key)  # larger inv = smaller key; heap root = largest key kept
-        entry = (inv, review.review_id, review)
+        entry = (inv, ident, item)
         if len(self.items) < self.cap:
             heapq.heappush(self.items, entry)
         elif inv > self.items[0][0]:
             heapq.heapreplace(self.items, entry)
+
+    def ordered(self) -> list[T]:
+        """Kept items, smallest key first."""
+        return [item for _, _, item in sorted(self.items, reverse=True)]
 
 
 class SelectionReport(BaseModel):
@@ -188,31 +199,33 @@ def select_kb(
     if cfg.cities:
         chosen_lower = {c.strip().lower() for c in cfg.cities}
     else:
-        counts: Counter[str] = Counter()
+        counts: Counter[str] = Counter()  # by lower-cased city name
         count_problems: list[LineError] = []  # the collecting read reports the same lines again
         for poi in stream_businesses(
             business_path, count_problems, progress("businesses (count cities)"), cfg.require_open
         ):
             if eligible(poi):
-                counts[poi.city] += 1
-        chosen_lower = {
-            c.lower() for c, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[: cfg.n_cities]
-        }
-    # pass 1b: collect eligible POIs of the chosen cities, per stratum
-    strata: dict[tuple[str, str, int], list[tuple[bytes, POI]]] = defaultdict(list)
-    eligible_counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    canonical_city: dict[str, str] = {}  # first spelling seen of a city, case-insensitively
+                counts[poi.city.lower()] += 1
+        chosen_lower = {c for c, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[: cfg.n_cities]}
+    # pass 1b: collect eligible POIs of the chosen cities, per stratum; a stratum never needs more than
+    # ceil(oversample × per_type) + 2 candidates, so only that many (smallest keys) are held
+    limit = {t: math.ceil(cfg.oversample * cfg.per_type.get(t, 0)) + 2 for t in POI_TYPES}
+    strata: dict[tuple[str, str, int], _BottomK[POI]] = {}
+    eligible_counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))  # by lower city
+    spellings: dict[str, Counter[str]] = defaultdict(Counter)
     for poi in stream_businesses(business_path, problems, progress("businesses"), cfg.require_open):
-        if not eligible(poi) or poi.city.lower() not in chosen_lower:
+        low = poi.city.lower()
+        if not eligible(poi) or low not in chosen_lower:
             continue
-        city = canonical_city.setdefault(poi.city.lower(), poi.city)
-        if city != poi.city:
-            poi = poi.model_copy(update={"city": city})
-        eligible_counts[city][poi.poi_type] += 1
-        strata[(city, poi.poi_type, star_band(poi.stars, cfg.star_bands))].append(
-            (seeded_key(cfg.seed, poi.poi_id), poi)
-        )
-    cities = sorted(canonical_city.values())
+        spellings[low][poi.city] += 1
+        eligible_counts[low][poi.poi_type] += 1
+        key = (low, poi.poi_type, star_band(poi.stars, cfg.star_bands))
+        if key not in strata:
+            strata[key] = _BottomK(limit[poi.poi_type])
+        strata[key].offer(seeded_key(cfg.seed, poi.poi_id), poi.poi_id, poi)
+    # a city's name is its most frequent spelling (ties: the smallest string) — independent of file order
+    canonical_city = {low: min(c.items(), key=lambda kv: (-kv[1], kv[0]))[0] for low, c in spellings.items()}
+    cities = sorted(canonical_city, key=lambda low: canonical_city[low])  # lower-cased keys, by display name
     n_bands = len(cfg.star_bands) + 1
 
     # per-stratum candidate limits from pass-1 sizes
@@ -220,28 +233,31 @@ def select_kb(
     cand_order: dict[tuple[str, str, int], list[str]] = {}
     for poi_type in POI_TYPES:
         target = cfg.per_type.get(poi_type, 0)
-        city_caps = [sum(len(strata.get((c, poi_type, b), [])) for b in range(n_bands)) for c in cities]
+        empty: _BottomK[POI] = _BottomK(0)
+        city_caps = [sum(strata.get((c, poi_type, b), empty).offered for b in range(n_bands)) for c in cities]
         city_quota = allocate(target, city_caps)
         for city, quota in zip(cities, city_quota, strict=True):
-            sizes = [len(strata.get((city, poi_type, b), [])) for b in range(n_bands)]
+            sizes = [strata.get((city, poi_type, b), empty).offered for b in range(n_bands)]
             band_quota = allocate(quota, sizes, _band_weights(sizes, cfg))
             for band, q in enumerate(band_quota):
-                pool = sorted(strata.get((city, poi_type, band), []), key=lambda kp: kp[0])
+                pool = strata.get((city, poi_type, band), empty).ordered()
                 keep = min(len(pool), math.ceil(cfg.oversample * q) + 2) if q > 0 else 0
-                cand_order[(city, poi_type, band)] = [p.poi_id for _, p in pool[:keep]]
-                for _, poi in pool[:keep]:
+                cand_order[(city, poi_type, band)] = [p.poi_id for p in pool[:keep]]
+                for poi in pool[:keep]:
+                    if poi.city != canonical_city[city]:
+                        poi = poi.model_copy(update={"city": canonical_city[city]})
                     candidates[poi.poi_id] = poi
     strata.clear()
 
     # pass 2: bounded review sample per candidate
-    heaps: dict[str, _ReviewHeap] = {pid: _ReviewHeap(cfg.max_reviews_per_poi) for pid in candidates}
+    heaps: dict[str, _BottomK[Review]] = {pid: _BottomK(cfg.max_reviews_per_poi) for pid in candidates}
     seen = 0
     for review in stream_reviews(review_path, problems, progress("reviews"), business_ids=heaps):
         if not cfg.min_review_chars <= len(review.text) <= cfg.max_review_chars:
             continue
         seen += 1
-        heaps[review.poi_id].offer(seeded_key(cfg.seed, review.review_id), review)
-    kept_reviews = {pid: [e[2] for e in h.items] for pid, h in heaps.items()}
+        heaps[review.poi_id].offer(seeded_key(cfg.seed, review.review_id), review.review_id, review)
+    kept_reviews = {pid: h.ordered() for pid, h in heaps.items()}
 
     # final stratified selection over usable candidates
     usable = {pid for pid, rs in kept_reviews.items() if len(rs) >= cfg.min_reviews}
@@ -270,9 +286,9 @@ def select_kb(
     reviews = [r for pid in selected for r in sorted(kept_reviews[pid], key=lambda r: r.review_id)]
     kb = KnowledgeBase(pois, reviews, name=name)
     report = SelectionReport(
-        cities=cities,
+        cities=[canonical_city[low] for low in cities],
         missing_cities=sorted(c for c in (cfg.cities or []) if c.strip().lower() not in canonical_city),
-        eligible={c: dict(t) for c, t in sorted(eligible_counts.items())},
+        eligible={canonical_city[low]: dict(t) for low, t in sorted(eligible_counts.items())},
         candidates=len(candidates),
         usable=len(usable),
         reviews_seen=seen,
