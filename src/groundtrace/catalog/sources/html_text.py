@@ -1,7 +1,9 @@
 """HTML → plain text for evidence (stdlib ``html.parser``; no extra dependency).
 
 ``html_to_text(html) -> PageText(title, text, meta)``: drops ``script``, ``style``, ``nav``, ``header``,
-``footer``, ``noscript``, ``template``, ``svg``, ``iframe``, ``form`` and ``aside`` subtrees; block
+``footer``, ``noscript``, ``template``, ``svg``, ``iframe``, ``form`` and ``aside`` subtrees and every
+element a reader cannot see (``hidden``, ``aria-hidden="true"``, ``display:none``, ``visibility:hidden``,
+``font-size:0`` — invisible text is a classic prompt-injection carrier); block
 elements (p, div, li, tr, h1-h6, br ...) end a line; the cells of a table row are joined with ``": "``,
 so a row "Net Wt | 16 oz" becomes the line "Net Wt: 16 oz" (a field a reader can quote); whitespace is
 collapsed per line. The page
@@ -34,6 +36,15 @@ class PageText:
     meta: dict[str, str] = field(default_factory=dict)
 
 
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:px|pt|em)?\s*(?:;|$)", re.I)
+
+
+def _is_hidden(attrs: list[tuple[str, str | None]]) -> bool:
+    a = {k.lower(): (v or "") for k, v in attrs}
+    return ("hidden" in a or a.get("aria-hidden", "").lower() == "true"
+            or bool(_HIDDEN_STYLE.search(a.get("style", ""))))
+
+
 class _Extractor(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -43,6 +54,8 @@ class _Extractor(HTMLParser):
         self._drop_depth = 0
         self._in_title = False
         self._cell = 0
+        self._hidden_tag: str | None = None
+        self._hidden_level = 0
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         tag = tag.lower()
@@ -61,8 +74,15 @@ class _Extractor(HTMLParser):
             if tag in _BLOCK and not self._drop_depth:
                 self.parts.append("\n")
             return
+        if self._hidden_tag is not None:
+            if tag == self._hidden_tag:
+                self._hidden_level += 1
+            return
         if tag in _DROP:
             self._drop_depth += 1
+            return
+        if _is_hidden(attrs):  # hidden text is a classic prompt-injection carrier: never evidence
+            self._hidden_tag, self._hidden_level = tag, 1
             return
         if tag == "title":
             self._in_title = True
@@ -76,6 +96,12 @@ class _Extractor(HTMLParser):
 
     def handle_endtag(self, tag: str) -> None:
         tag = tag.lower()
+        if self._hidden_tag is not None:
+            if tag == self._hidden_tag:
+                self._hidden_level -= 1
+                if self._hidden_level == 0:
+                    self._hidden_tag = None
+            return
         if tag in _DROP:
             self._drop_depth = max(0, self._drop_depth - 1)
             return
@@ -85,6 +111,8 @@ class _Extractor(HTMLParser):
             self.parts.append("\n")
 
     def handle_data(self, data: str) -> None:
+        if self._hidden_tag is not None:
+            return
         if self._in_title:
             self.title_parts.append(data)
             return
