@@ -148,6 +148,8 @@ class _BottomK(Generic[T]):
 
     def offer(self, key: bytes, ident: str, item: T) -> None:
         self.offered += 1
+        if self.cap <= 0:
+            return
         inv = bytes(255 - b for b in key)  # larger inv = smaller key; heap root = largest key kept
         entry = (inv, ident, item)
         if len(self.items) < self.cap:
