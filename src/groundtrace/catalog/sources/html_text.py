@@ -36,7 +36,7 @@ class PageText:
     meta: dict[str, str] = field(default_factory=dict)
 
 
-_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:px|pt|em)?\s*(?:;|$)", re.I)
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:px|pt|em)?\s*(?:;|$)", re.IGNORECASE)
 
 
 def _is_hidden(attrs: list[tuple[str, str | None]]) -> bool:
