@@ -1,0 +1,404 @@
+"""The enrich pipeline: SKUs → Scout → Judge → write policy → one AttributeResult JSONL line per (SKU, attribute).
+
+``run_enrich(skus_path, out_path, config) -> EnrichSummary``:
+
+* **input** — SKU records as JSONL (one :class:`~groundtrace.catalog.model.SKU` per line) or CSV (columns
+  = SKU fields; ``specs`` / ``images`` may hold JSON; any other column becomes a spec). A malformed
+  line is reported as ``file:line: message`` and skipped; the rest is processed. A repeated sku_id is
+  reported and processed once.
+* **offline by default** — built-in templates, the offline extractive engine, the rule judge and the
+  built-in policy; ``llm`` switches the Scout to the LLM engine, ``judge="llm"`` the Judge.
+* **resumable** — every SKU's lines are appended with ONE ``write`` + flush + fsync, in input order. On
+  start, the results file is scanned: SKUs with all their template attributes present are skipped; a
+  trailing partial block (a run killed mid-write: a broken last line or fewer lines than the SKU's
+  template has) is truncated away and redone. A killed run therefore resumes with no lost and no
+  duplicated lines.
+* **bounded concurrency** — at most ``workers`` SKUs in flight (threads); results are written in input
+  order so output is deterministic whatever ``workers`` is.
+* a SKU whose processing raises is reported (``sku_id: error``) and written nothing; a SKU without a
+  template has nothing to enrich (counted as ``no_template``).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import os
+from collections import Counter, deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from groundtrace.catalog.model import SKU, AttributeResult
+from groundtrace.catalog.policy import WritePolicy, load_policy
+from groundtrace.catalog.templates import TemplateSet, load_templates
+
+log = logging.getLogger(__name__)
+
+SKU_FIELDS = frozenset(SKU.model_fields)
+
+
+class EnrichConfig(BaseModel):
+    """What ``groundtrace catalog enrich`` takes (``None`` = the offline default)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    templates: Path | None = None
+    llm: str | None = None
+    judge: str = "rule"
+    feed: Path | None = None
+    corpus: Path | None = None
+    searxng: str | None = None
+    images: Path | None = Field(default=None, description="Base folder of SKU image paths (enables OCR).")
+    policy: Path | None = None
+    workers: int = Field(default=1, ge=1, le=64)
+    max_queries: int = 12
+
+
+@dataclass
+class Components:
+    templates: TemplateSet
+    scout: Any
+    judge: Any
+    policy: WritePolicy
+    errors: list[str]
+
+
+class EnrichSummary(BaseModel):
+    """Counts and mixes of one run (this run's SKUs plus those already in the file)."""
+
+    skus_read: int = 0
+    skus_done_before: int = 0
+    skus_processed: int = 0
+    skus_failed: int = 0
+    no_template: int = 0
+    lines_written: int = 0
+    truncated_bytes: int = 0
+    results_total: int = 0
+    verdicts: dict[str, int] = Field(default_factory=dict)
+    failure_types: dict[str, int] = Field(default_factory=dict)
+    actions: dict[str, int] = Field(default_factory=dict)
+    statuses: dict[str, int] = Field(default_factory=dict)
+    issues: list[str] = Field(default_factory=list)
+    llm_calls: int = 0
+
+    def shares(self) -> dict[str, float]:
+        """WRITE / BLOCK / REVIEW shares over every result line."""
+        total = sum(self.actions.values())
+        return {a: (self.actions.get(a, 0) / total if total else 0.0) for a in ("WRITE", "BLOCK", "REVIEW")}
+
+
+# -- input -------------------------------------------------------------------------------------------------
+def _csv_sku(row: dict[str, str]) -> SKU:
+    data: dict[str, Any] = {}
+    specs: dict[str, str] = {}
+    for key, raw in row.items():
+        if key is None:
+            raise ValueError("more cells than header columns")
+        value = (raw or "").strip()
+        if key == "specs" and value:
+            specs.update({str(k): str(v) for k, v in json.loads(value).items()})
+        elif key == "images" and value:
+            data["images"] = json.loads(value) if value.startswith("[") else [p for p in value.split("|") if p]
+        elif key in SKU_FIELDS:
+            if value:
+                data[key] = value
+        elif value:
+            specs[key] = value
+    data["specs"] = specs
+    return SKU.model_validate(data)
+
+
+def iter_skus(path: Path) -> Iterator[tuple[int, SKU | str]]:
+    """``(line, SKU)`` or ``(line, problem)`` for every record of a JSONL or CSV file."""
+    path = Path(path)
+    if path.suffix.lower() == ".csv":
+        with path.open(encoding="utf-8", newline="") as fh:
+            reader = csv.DictReader(fh)
+            for row in reader:
+                line = reader.line_num
+                try:
+                    yield line, _csv_sku(row)
+                except (ValidationError, ValueError, json.JSONDecodeError, AttributeError) as exc:
+                    yield line, _problem(exc)
+        return
+    with path.open(encoding="utf-8") as fh:
+        for number, text in enumerate(fh, start=1):
+            if not text.strip():
+                continue
+            try:
+                yield number, SKU.model_validate_json(text)
+            except ValidationError as exc:
+                yield number, _problem(exc)
+
+
+def _problem(exc: Exception) -> str:
+    if isinstance(exc, ValidationError) and exc.errors():
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        return f"invalid SKU: {where + ': ' if where else ''}{first['msg']}"
+    return f"invalid SKU: {exc}"
+
+
+def read_skus(path: Path) -> tuple[list[SKU], list[str]]:
+    """Valid SKUs (first occurrence of each id) and ``file:line: message`` issues."""
+    skus: list[SKU] = []
+    issues: list[str] = []
+    seen: set[str] = set()
+    for line, item in iter_skus(path):
+        if isinstance(item, str):
+            issues.append(f"{path}:{line}: {item}")
+        elif item.sku_id in seen:
+            issues.append(f"{path}:{line}: duplicate sku_id {item.sku_id!r}; first kept")
+        else:
+            seen.add(item.sku_id)
+            skus.append(item)
+    return skus, issues
+
+
+# -- resume ------------------------------------------------------------------------------------------------
+def scan_results(out_path: Path, templates: TemplateSet, truncate: bool = True
+                 ) -> tuple[set[str], list[AttributeResult], int, list[str]]:
+    """``(complete sku_ids, their results, bytes truncated, issues)`` of an existing results file.
+
+    A SKU block is complete when it holds one line per attribute of its template. A broken or
+    incomplete block at the end of the file is cut off (``truncate``); a broken line elsewhere is
+    reported and ignored."""
+    if not out_path.exists():
+        return set(), [], 0, []
+    issues: list[str] = []
+    blocks: list[tuple[str, int, list[AttributeResult]]] = []  # (sku_id, start offset, results)
+    offset = 0
+    bad_tail_from: int | None = None
+    with out_path.open("rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            start, offset = offset, offset + len(raw)
+            if not raw.strip():
+                continue
+            try:
+                if not raw.endswith(b"\n"):
+                    raise ValueError("unterminated last line")
+                result = AttributeResult.model_validate_json(raw)
+            except (ValidationError, ValueError) as exc:
+                issues.append(f"{out_path}:{number}: unreadable result line ({str(exc).splitlines()[0][:80]})")
+                if bad_tail_from is None:
+                    bad_tail_from = start
+                continue
+            if bad_tail_from is not None:
+                bad_tail_from = None  # a broken line in the middle, not a tail: keep going
+            if blocks and blocks[-1][0] == result.sku_id:
+                blocks[-1][2].append(result)
+            else:
+                blocks.append((result.sku_id, start, [result]))
+
+    def expected(results: list[AttributeResult]) -> int:
+        template = templates.for_category(results[0].category)
+        return len(template.attributes) if template else len(results)
+
+    cut: int | None = bad_tail_from
+    if blocks and len({r.attribute for r in blocks[-1][2]}) < expected(blocks[-1][2]):
+        cut = blocks[-1][1]
+        issues.append(f"{out_path}: incomplete last block for {blocks[-1][0]!r}; it will be redone")
+        blocks.pop()
+    truncated = 0
+    if cut is not None and truncate:
+        size = out_path.stat().st_size
+        with out_path.open("r+b") as fh:
+            fh.truncate(cut)
+        truncated = size - cut
+    done: set[str] = set()
+    results: list[AttributeResult] = []
+    for sku_id, _, rs in blocks:
+        if sku_id in done:
+            issues.append(f"{out_path}: {sku_id!r} appears in two blocks; the first is used")
+            continue
+        done.add(sku_id)
+        results.extend(rs)
+    return done, results, truncated, issues
+
+
+# -- components --------------------------------------------------------------------------------------------
+def build_components(config: EnrichConfig) -> Components:
+    """Templates, Scout (sources, search, engine), Judge and policy for ``config``."""
+    from groundtrace.catalog.extract import LexiconEngine
+    from groundtrace.catalog.judge import RuleJudge, make_judge
+    from groundtrace.catalog.scout import ScoutAgent
+    from groundtrace.catalog.sources import (
+        CatalogRecordSource,
+        LocalCorpusSearch,
+        SearxngSearch,
+        SyndicatedFeedSource,
+        TesseractOCRSource,
+    )
+
+    templates = load_templates(config.templates)
+    errors: list[str] = []
+    sources: list[Any] = [CatalogRecordSource()]
+    if config.feed is not None:
+        feed = SyndicatedFeedSource(config.feed)
+        errors.extend(feed.errors)
+        sources.append(feed)
+    if config.images is not None:
+        sources.append(TesseractOCRSource(config.images))
+    search: Any = None
+    if config.corpus is not None:
+        search = LocalCorpusSearch(config.corpus)
+        errors.extend(search.errors)
+    elif config.searxng:
+        search = SearxngSearch(config.searxng)
+    llm = None
+    if config.llm:
+        from groundtrace.core.llm.factory import make_llm
+
+        llm = make_llm(config.llm)
+    engine: Any
+    if llm is not None:
+        from groundtrace.catalog.scout_llm import LLMEngine
+
+        engine = LLMEngine(llm)
+    else:
+        engine = LexiconEngine()
+    scout = ScoutAgent(templates, sources, search, engine, max_queries=config.max_queries)
+    if config.judge in ("rule", "rules", "offline"):
+        judge: Any = RuleJudge(search)
+    else:
+        if llm is None:
+            raise ValueError("--judge llm needs --llm SPEC")
+        judge = make_judge(config.judge, llm=llm, search=search)
+    policy = load_policy(config.policy)
+    return Components(templates, scout, judge, policy, errors)
+
+
+def process_sku(sku: SKU, comp: Components) -> tuple[list[AttributeResult], int]:
+    """Scout → Judge → policy for one SKU: its AttributeResults (template order) and LLM calls made."""
+    scout = comp.scout.scout(sku)
+    if scout.template is None:
+        return [], 0
+    template = comp.templates.get(scout.template)
+    calls_before = getattr(comp.judge, "calls", 0)
+    verdicts = comp.judge.judge(sku, scout, template)
+    calls = scout.llm_calls + getattr(comp.judge, "calls", 0) - calls_before
+    results = []
+    for spec in template.attributes:
+        cand = scout.candidates[spec.slug]
+        verdict = verdicts[spec.slug]
+        decision = comp.policy.decide(cand, verdict, spec, template.category)
+        results.append(AttributeResult(sku_id=sku.sku_id, category=sku.category, attribute=spec.slug,
+                                       candidate=cand, verdict=verdict, decision=decision))
+    return results, calls
+
+
+def _tally(summary: EnrichSummary, results: list[AttributeResult]) -> None:
+    verdicts = Counter(summary.verdicts)
+    failures = Counter(summary.failure_types)
+    actions = Counter(summary.actions)
+    statuses = Counter(summary.statuses)
+    for r in results:
+        verdicts[r.verdict.verdict.value] += 1
+        if r.verdict.failure_type is not None:
+            failures[r.verdict.failure_type.value] += 1
+        actions[r.decision.action.value] += 1
+        statuses[r.candidate.status.value] += 1
+    summary.verdicts, summary.failure_types = dict(verdicts), dict(failures)
+    summary.actions, summary.statuses = dict(actions), dict(statuses)
+    summary.results_total += len(results)
+
+
+ProgressFn = Callable[[SKU, int], None]
+
+
+def run_enrich(skus_path: Path, out_path: Path, config: EnrichConfig | None = None, *,
+               components: Components | None = None, progress: ProgressFn | None = None,
+               on_issue: Callable[[str], None] | None = None) -> EnrichSummary:
+    """Enrich every SKU of ``skus_path`` not yet in ``out_path`` (module docstring).
+
+    ``progress(sku, n_lines)`` is called after each SKU is written (it may raise to stop the run:
+    everything written so far stays consistent)."""
+    config = config or EnrichConfig()
+    comp = components or build_components(config)
+    summary = EnrichSummary()
+
+    def issue(text: str) -> None:
+        summary.issues.append(text)
+        if on_issue is not None:
+            on_issue(text)
+
+    for text in comp.errors:
+        issue(text)
+    skus, problems = read_skus(Path(skus_path))
+    for text in problems:
+        issue(text)
+    summary.skus_read = len(skus)
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    done, previous, truncated, scan_issues = scan_results(out_path, comp.templates)
+    for text in scan_issues:
+        issue(text)
+    summary.truncated_bytes = truncated
+    _tally(summary, previous)
+    todo = [s for s in skus if s.sku_id not in done]
+    summary.skus_done_before = len(skus) - len(todo)
+
+    with out_path.open("ab") as fh, ThreadPoolExecutor(max_workers=config.workers) as pool:
+        window: deque[tuple[SKU, Future[tuple[list[AttributeResult], int]]]] = deque()
+        it = iter(todo)
+
+        def fill() -> None:
+            while len(window) < config.workers:
+                sku = next(it, None)
+                if sku is None:
+                    return
+                window.append((sku, pool.submit(process_sku, sku, comp)))
+
+        fill()
+        try:
+            while window:
+                sku, future = window.popleft()
+                try:
+                    results, calls = future.result()
+                except Exception as exc:  # noqa: BLE001 - one bad SKU must not stop the batch
+                    summary.skus_failed += 1
+                    issue(f"{sku.sku_id}: {type(exc).__name__}: {exc}")
+                    log.exception("SKU %s failed", sku.sku_id)
+                    fill()
+                    continue
+                summary.llm_calls += calls
+                if not results:
+                    summary.no_template += 1
+                else:
+                    block = "".join(r.model_dump_json() + "\n" for r in results).encode("utf-8")
+                    fh.write(block)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                    summary.lines_written += len(results)
+                    _tally(summary, results)
+                summary.skus_processed += 1
+                if progress is not None:
+                    progress(sku, len(results))
+                fill()
+        finally:
+            for _, future in window:
+                future.cancel()
+    return summary
+
+
+def summary_lines(summary: EnrichSummary) -> list[str]:
+    """Human-readable summary (verdict mix, WRITE/BLOCK/REVIEW shares)."""
+    total = summary.results_total or 1
+    mix = ", ".join(f"{k} {v} ({v / total:.1%})" for k, v in sorted(summary.verdicts.items()))
+    fails = ", ".join(f"{k} {v}" for k, v in sorted(summary.failure_types.items())) or "-"
+    shares = summary.shares()
+    return [
+        f"SKUs: {summary.skus_read} read, {summary.skus_done_before} already done, {summary.skus_processed} "
+        f"processed ({summary.no_template} without template), {summary.skus_failed} failed; "
+        f"{summary.lines_written} lines written, {summary.results_total} in file",
+        f"verdicts: {mix or '-'}",
+        f"failure types: {fails}",
+        "actions: " + ", ".join(f"{a} {summary.actions.get(a, 0)} ({shares[a]:.1%})" for a in ("WRITE", "BLOCK", "REVIEW")),
+        f"LLM calls: {summary.llm_calls}; issues: {len(summary.issues)}",
+    ]
