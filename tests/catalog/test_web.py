@@ -255,3 +255,15 @@ def test_scout_over_searxng_end_to_end(fake_web: tuple[str, list[str]]) -> None:
     assert result.identity.pages[0].reason == "GTIN matches"
     assert seen.count("/product") == 1  # each page fetched once per SKU
     assert seen[0] == "/search?q=012345678905&format=json"  # the GTIN query goes first
+
+
+def test_remote_images_download_only_when_allowed(fake_web: tuple[str, list[str]]) -> None:
+    from groundtrace.catalog.sources.image import _ImageLoader
+
+    base, seen = fake_web
+    assert _ImageLoader(None, allow_http=False, timeout_s=5).load(f"{base}/image.png") is None
+    assert "/image.png" not in seen
+    loader = _ImageLoader(None, allow_http=True, timeout_s=5)
+    assert loader.load(f"{base}/image.png") == b"\x89PNG"
+    assert loader.load(f"{base}/missing.png") is None
+    assert any("missing.png: download failed" in e for e in loader.errors)
