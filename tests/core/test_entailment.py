@@ -102,6 +102,10 @@ def test_entailment_column_errors_and_override() -> None:
 def test_make_scorer_by_name_and_alias() -> None:
     assert isinstance(make_scorer("lexical"), LexicalOverlapScorer)
     assert make_scorer("Overlap").name == "lexical"
+    # model options are accepted (nothing to place on a device) so one call works for every spec
+    assert make_scorer("lexical", device="cpu", batch_size=8, max_length=64).score([("a b", "b")]) == [1.0]
+    with pytest.raises(TypeError, match="threshold"):
+        make_scorer("lexical", threshold=0.3)
 
 
 def test_make_scorer_unknown_spec(tmp_path: Path) -> None:

@@ -22,7 +22,9 @@ def nli_eval(
         help="Registered scorer name (see --list) or a local checkpoint directory.",
     ),
     data_dir: Path | None = typer.Option(
-        None, "--data-dir", help="Folder with esnli/ and wice/ [default: ../shared/data/nli from the CWD]."
+        None,
+        "--data-dir",
+        help="Folder with esnli/ and wice/ (default: ../shared/data/nli from the current directory).",
     ),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Score only the first N e-SNLI pairs."),
     wice_limit: int | None = typer.Option(
@@ -43,7 +45,7 @@ def nli_eval(
         None,
         "--batch-size",
         min=1,
-        help="Pairs per forward pass [default: the model's own, 32 for checkpoints].",
+        help="Pairs per forward pass (default: the model's own; 32 for checkpoints).",
     ),
     max_length: int = typer.Option(
         256, "--max-length", min=8, help="Max tokens per pair (checkpoint models)."
@@ -72,9 +74,8 @@ def nli_eval(
         raise typer.BadParameter(
             f"{wice_premise!r}; use retrieved, chunks or oracle", param_hint="--wice-premise"
         )
-    is_lexical = model in ENTAILMENT_SCORERS and ENTAILMENT_SCORERS.canonical(model) == "lexical"
-    options: dict[str, object] = {} if is_lexical else {"device": device, "max_length": max_length}
-    if batch_size is not None and not is_lexical:
+    options: dict[str, object] = {"device": device, "max_length": max_length}
+    if batch_size is not None:
         options["batch_size"] = batch_size
     try:
         scorer = make_scorer(model, **options)

@@ -130,9 +130,21 @@ class LexicalOverlapScorer:
         return scores
 
 
+MODEL_OPTIONS = frozenset({"device", "batch_size", "max_length"})
+
+
+def lexical_scorer(**options: Any) -> LexicalOverlapScorer:
+    """Factory for ``lexical``: accepts (and ignores) the model options ``device``, ``batch_size`` and
+    ``max_length`` so callers can pass the same options to any spec; anything else is a ``TypeError``."""
+    unknown = set(options) - MODEL_OPTIONS
+    if unknown:
+        raise TypeError(f"the lexical scorer takes no option(s) {sorted(unknown)}")
+    return LexicalOverlapScorer()
+
+
 ENTAILMENT_SCORERS.add(
     "lexical",
-    LexicalOverlapScorer,
+    lexical_scorer,
     aliases=("lexical-overlap", "overlap"),
     description="token-overlap heuristic (hypothesis word coverage); reference row, NOT an NLI model",
 )
