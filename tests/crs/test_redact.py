@@ -257,3 +257,38 @@ def test_quotes_without_spans_are_located_and_still_round_trip(tmp_path: Path) -
     )
     assert report2.ok and report2.identical == {"train.jsonl": True}
     assert (tmp_path / "h" / "train.jsonl").read_bytes() == (src / "train.jsonl").read_bytes()
+
+
+def test_output_folder_must_differ_from_input(tmp_path: Path) -> None:
+    rel = tmp_path / "rel"
+    redact_dataset(DATA, rel, _texts())
+    with pytest.raises(RedactionError, match="must differ"):
+        hydrate_dataset(rel, {}, rel)
+    with pytest.raises(RedactionError, match="must differ"):
+        redact_dataset(DATA, DATA, _texts())
+
+
+def test_cli_errors_and_unredacted_export(tmp_path: Path) -> None:
+    runner = CliRunner()
+    kb_path = save_kb(_kb(), tmp_path / "kb.sqlite")
+    same = runner.invoke(app, ["crs", "export", str(DATA), "--kb", str(kb_path), "--out", str(DATA)])
+    assert same.exit_code == 2 and "must differ" in same.output
+    plain = runner.invoke(
+        app, ["crs", "export", str(DATA), "--no-redact", "--kb", str(kb_path), "--out", str(tmp_path / "p")]
+    )
+    assert plain.exit_code == 0 and "must not be redistributed" in plain.output
+    for name in ("train.jsonl", "validation.jsonl", "manifest.json"):
+        assert (tmp_path / "p" / name).read_bytes() == (DATA / name).read_bytes()
+    no_release = runner.invoke(
+        app,
+        [
+            "crs",
+            "hydrate",
+            str(DATA),
+            "--yelp-reviews",
+            str(IO / "yelp_reviews.json"),
+            "--out",
+            str(tmp_path / "h"),
+        ],
+    )
+    assert no_release.exit_code == 2 and "redaction.json" in no_release.output

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import typer
@@ -89,27 +90,29 @@ def export(
     from rich.console import Console
     from rich.markup import escape
 
-    from groundtrace.crs.dataset_io import read_dataset, write_dialogues, write_json_schema
-    from groundtrace.crs.redact import kb_id_export, redact_dataset
+    from groundtrace.crs.dataset_io import MANIFEST, read_dataset, write_dialogues, write_json_schema
+    from groundtrace.crs.redact import RedactionError, kb_id_export, redact_dataset
 
     console = Console()
     knowledge = _load_kb_or_exit(kb)
     assert knowledge is not None
-    out.mkdir(parents=True, exist_ok=True)
     if redact:
-        report = redact_dataset(dataset, out, {rid: r.text for rid, r in knowledge.reviews.items()})
+        try:
+            report = redact_dataset(dataset, out, {rid: r.text for rid, r in knowledge.reviews.items()})
+        except (FileNotFoundError, RedactionError) as exc:
+            Console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}")
+            raise typer.Exit(2) from None
         problems = report.problems
         console.print(
             f"redacted {report.dialogues} dialogue(s) in {', '.join(report.files)}: {report.quotes} quote(s), {report.near_verbatim} near-verbatim"
         )
     else:
         data = read_dataset(dataset)
+        out.mkdir(parents=True, exist_ok=True)
         for split, dialogues in data.splits.items():
             write_dialogues(out / f"{split}.jsonl", dialogues)
-        if data.manifest:
-            (out / "manifest.json").write_text(
-                json.dumps(data.manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-            )
+        if dataset.is_dir() and (dataset / MANIFEST).is_file():
+            shutil.copyfile(dataset / MANIFEST, out / MANIFEST)
         problems = data.errors
         console.print(
             "[yellow]not redacted: this folder contains review text and must not be redistributed[/yellow]"
@@ -141,13 +144,17 @@ def hydrate(
     from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 
     from groundtrace.crs.dataset_io import LineError
-    from groundtrace.crs.redact import collect_review_slices, hydrate_dataset, needed_spans
+    from groundtrace.crs.redact import RedactionError, collect_review_slices, hydrate_dataset, needed_spans
 
     console = Console()
     if not yelp_reviews.is_file():
         Console(stderr=True).print(f"[red]error:[/red] {escape(str(yelp_reviews))} not found")
         raise typer.Exit(2)
-    needed = needed_spans(release)
+    try:
+        needed = needed_spans(release)
+    except FileNotFoundError as exc:
+        Console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(2) from None
     errors: list[LineError] = []
     with Progress(
         "{task.description}",
@@ -159,7 +166,11 @@ def hydrate(
     ) as bar:
         task = bar.add_task("reviews", total=yelp_reviews.stat().st_size)
         slices = collect_review_slices(yelp_reviews, needed, errors, lambda n: bar.advance(task, n))
-    report = hydrate_dataset(release, slices, out)
+    try:
+        report = hydrate_dataset(release, slices, out)
+    except (FileNotFoundError, RedactionError) as exc:
+        Console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(2) from None
     console.print(
         f"hydrated {report.dialogues} dialogue(s): {report.restored} quote(s) restored from {len(needed)} review(s)"
     )

@@ -261,6 +261,11 @@ class RedactionReport(BaseModel):
     problems: list[LineError]
 
 
+def _distinct_dirs(source: Path, out_dir: Path) -> None:
+    if source.resolve() == out_dir.resolve():
+        raise RedactionError(f"{out_dir}: the output folder must differ from the input folder")
+
+
 def _sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
@@ -277,6 +282,7 @@ def redact_dataset(source: Path, out_dir: Path, review_texts: Mapping[str, str])
     :func:`~groundtrace.crs.dataset_io.write_dialogues`) is reported, since hydration restores the
     canonical form.
     """
+    _distinct_dirs(source if source.is_dir() else source.parent, out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     redactor = Redactor(review_texts)
     problems: list[LineError] = []
@@ -348,7 +354,11 @@ def needed_spans(redacted_dir: Path) -> dict[str, set[tuple[int, int]]]:
     for file in dataset_files(redacted_dir):
         for dialogue in read_dialogues(file):
             for turn in dialogue.turns:
-                for part in split_redacted(turn.text):
+                try:
+                    parts = split_redacted(turn.text)
+                except RedactionError:
+                    continue  # reported by hydrate_dataset
+                for part in parts:
                     if isinstance(part, Placeholder):
                         needed[part.review_id].add((part.start, part.end))
     return needed
@@ -458,6 +468,7 @@ def hydrate_dataset(
     An unrestorable placeholder is kept in the output as its placeholder string and listed in
     ``missing``/``mismatched``; nothing is dropped silently.
     """
+    _distinct_dirs(redacted_dir, out_dir)
     sidecar_path = redacted_dir / SIDECAR
     if not sidecar_path.is_file():
         raise FileNotFoundError(f"{sidecar_path} not found: not a redacted release")
