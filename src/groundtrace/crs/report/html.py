@@ -1,0 +1,190 @@
+"""One self-contained HTML report (inline CSS and SVG, no external assets).
+
+Every piece of text from a run, a dataset or a KB (responses, review texts, POI names, labels) is
+untrusted and goes through :func:`html.escape`. In each shown response, every ``[Rn]`` tag links to the
+cited review below it; the spans of the review that the response quotes are highlighted (located with
+``groundtrace.core.quotes.locate_quote``; a span scoring >= 0.80 is *grounded*, lower is marked weak).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from groundtrace.core.citations import find_tags, parse_citations
+from groundtrace.core.quotes import GROUNDED_THRESHOLD, locate_quote
+from groundtrace.crs.kb import KnowledgeBase, open_review_refs
+from groundtrace.crs.predictions import Prediction
+from groundtrace.crs.report.leaderboard import HEADLINE, Report
+from groundtrace.crs.report.render import fmt
+from groundtrace.crs.schema import Dialogue, ReviewRef
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:70rem;color:#222;line-height:1.45}
+table{border-collapse:collapse;margin:1rem 0;font-size:.9rem}th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:right}
+th:first-child,td:first-child{text-align:left}th{background:#f3f3f3}.ci{color:#777;font-size:.8em}
+.turn{border:1px solid #ddd;border-radius:6px;padding:.75rem 1rem;margin:1rem 0}.meta{color:#666;font-size:.85rem}
+.response{background:#f8f8ff;padding:.5rem;border-left:3px solid #88a}.review{font-size:.9rem;margin:.4rem 0 .4rem 1rem}
+mark.ok{background:#c8f0c0}mark.weak{background:#ffd8a8}a.tag{font-weight:600;text-decoration:none}
+span.bad{color:#b00;font-weight:600}.error{color:#b00}.plots svg{max-width:100%;height:auto}
+"""
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _anchor(prefix: str, label: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]", "-", f"{prefix}-{label}")
+
+
+def highlighted(text: str, spans: list[tuple[int, int, bool]]) -> str:
+    """``text`` escaped, with ``spans`` (start, end, grounded) wrapped in ``<mark>`` (overlaps merged)."""
+    merged: list[list] = []
+    for a, b, ok in sorted(spans):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+            merged[-1][2] = merged[-1][2] and ok
+        else:
+            merged.append([a, b, ok])
+    out, cursor = [], 0
+    for a, b, ok in merged:
+        out.append(_e(text[cursor:a]))
+        out.append(f'<mark class="{"ok" if ok else "weak"}">{_e(text[a:b])}</mark>')
+        cursor = b
+    out.append(_e(text[cursor:]))
+    return "".join(out)
+
+
+def evidence_view(response: str, refs: Mapping[str, ReviewRef], kb: KnowledgeBase, prefix: str) -> str:
+    """The response with linked tags, then each cited review with its quoted spans highlighted."""
+    tags = find_tags(response)
+    parts, cursor = [], 0
+    for tag in tags:
+        parts.append(_e(response[cursor:tag.start]))
+        if tag.label in refs and refs[tag.label].review_id in kb.reviews:
+            parts.append(f'<a class="tag" href="#{_anchor(prefix, tag.label)}">{_e(tag.label)}</a>')
+        else:
+            parts.append(f'<span class="bad" title="does not resolve">{_e(tag.label)}</span>')
+        cursor = tag.end
+    parts.append(_e(response[cursor:]))
+    body = [f'<div class="response">{"".join(parts)}</div>']
+
+    spans: dict[str, list[tuple[int, int, bool]]] = {}
+    scores: dict[str, list[float]] = {}
+    for claim in parse_citations(response):
+        for quote in claim.quotes:
+            for tag in claim.tags:
+                ref = refs.get(tag.label)
+                if ref is None or ref.review_id not in kb.reviews:
+                    continue
+                match = locate_quote(quote.text, kb.reviews[ref.review_id].text)
+                scores.setdefault(tag.label, []).append(match.score)
+                if match.score > 0:
+                    spans.setdefault(tag.label, []).append((match.start, match.end, match.score >= GROUNDED_THRESHOLD))
+    for label in dict.fromkeys(t.label for t in tags):
+        ref = refs.get(label)
+        if ref is None or ref.review_id not in kb.reviews:
+            body.append(f'<div class="review"><span class="bad">{_e(label)}</span>: does not resolve to a review</div>')
+            continue
+        review = kb.reviews[ref.review_id]
+        poi = kb.pois.get(ref.poi_id)
+        best = max(scores.get(label, [0.0]), default=0.0)
+        quoted = f" · best quote score {best:.2f}" if label in scores else " · no quote"
+        body.append(
+            f'<div class="review" id="{_anchor(prefix, label)}"><b>{_e(label)}</b> '
+            f'<span class="meta">{_e(poi.name if poi else ref.poi_id)} · review {_e(review.review_id)}{quoted}</span>'
+            f"<br>{highlighted(review.text, spans.get(label, []))}</div>"
+        )
+    return "\n".join(body)
+
+
+def _leaderboard_html(report: Report) -> str:
+    out = []
+    for setting in report.settings():
+        rows = [r for r in report.rows if r.setting == setting]
+        metrics = [m for m in HEADLINE[setting] if any(m in r.cells for r in rows)]
+        out.append(f"<h2>{_e(setting.capitalize())} set</h2><table><tr><th>system</th>"
+                   + "".join(f"<th>{_e(m)}</th>" for m in metrics) + "<th>unscorable</th></tr>")
+        for r in rows:
+            cells = []
+            for m in metrics:
+                c = r.cells.get(m)
+                if c is None:
+                    cells.append("<td>—</td>")
+                else:
+                    ci = f' <span class="ci">[{fmt(c.ci_low)}, {fmt(c.ci_high)}]</span>' if c.ci_low is not None else ""
+                    cells.append(f"<td>{fmt(c.value)}{ci}</td>")
+            out.append(f"<tr><td>{_e(r.label)}</td>{''.join(cells)}<td>{r.unscorable_turns}/{r.n_turns}</td></tr>")
+        out.append("</table>")
+    if report.tests:
+        out.append("<h2>Paired significance tests</h2><table><tr><th>setting</th><th>metric</th><th>A</th><th>B</th>"
+                   "<th>n</th><th>Δ</th><th>p perm.</th><th>p Holm</th><th>p Wilcoxon</th></tr>")
+        for t in report.tests:
+            out.append(f"<tr><td>{_e(t.setting)}</td><td>{_e(t.metric)}</td><td>{_e(t.a)}</td><td>{_e(t.b)}</td>"
+                       f"<td>{t.n}</td><td>{fmt(t.mean_diff)}</td><td>{t.p_permutation:.4g}</td>"
+                       f"<td>{t.p_holm:.4g}</td><td>{t.p_wilcoxon:.4g}</td></tr>")
+        out.append("</table>")
+    if report.notes:
+        out.append("<ul>" + "".join(f"<li>{_e(n)}</li>" for n in report.notes) + "</ul>")
+    return "\n".join(out)
+
+
+def _inline_svg(path: Path) -> str:
+    text = path.read_text(encoding="utf-8")
+    start = text.find("<svg")
+    return text[start:] if start >= 0 else ""
+
+
+def render_html(
+    report: Report,
+    runs: list[tuple[str, str, list[Prediction]]],
+    dialogues: Mapping[str, Dialogue],
+    kb: KnowledgeBase | None,
+    plots: list[Path],
+    *,
+    turns_per_run: int = 40,
+) -> str:
+    """The report page; ``runs`` = (label, setting, predictions). Evidence links need ``dialogues`` and ``kb``."""
+    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+             "<title>TRACE-CRS report</title>", f"<style>{CSS}</style></head><body>",
+             "<h1>TRACE-CRS report</h1>", _leaderboard_html(report)]
+    svgs = [p for p in plots if p.suffix == ".svg"]
+    if svgs:
+        parts.append('<h2>Axes</h2><div class="plots">' + "".join(_inline_svg(p) for p in svgs) + "</div>")
+    if kb is None or not dialogues:
+        parts.append("<p class=\"meta\">Dataset or KB not available: responses are shown without evidence links.</p>")
+    open_refs: dict[tuple[str, tuple[str, ...]], dict[str, ReviewRef]] = {}
+    for r_index, (label, setting, preds) in enumerate(runs):
+        parts.append(f"<h2>Responses: {_e(label)} · {_e(setting)}</h2>")
+        for p in preds[:turns_per_run]:
+            prefix = f"r{r_index}-{p.dialogue_id}-{p.turn_index}"
+            dialogue = dialogues.get(p.dialogue_id)
+            user = ""
+            if dialogue is not None and 0 < p.turn_index <= len(dialogue.turns):
+                user = dialogue.turns[p.turn_index - 1].text
+            parts.append(f'<div class="turn"><div class="meta">{_e(p.dialogue_id)} · turn {p.turn_index} · '
+                         f"top-3: {_e(', '.join(p.ranking[:3]))}</div>")
+            if user:
+                parts.append(f"<p><b>User:</b> {_e(user)}</p>")
+            if p.error is not None:
+                parts.append(f'<p class="error">unscorable: {_e(p.error)}</p></div>')
+                continue
+            refs: Mapping[str, ReviewRef] = {}
+            if dialogue is not None and kb is not None:
+                refs = dialogue.review_refs
+                turn = next((t for t in dialogue.turns if t.index == p.turn_index), None)
+                if setting == "open" and turn is not None and turn.gold is not None:
+                    key = (dialogue.dialogue_id, tuple(turn.gold.open_pool))
+                    if key not in open_refs:
+                        open_refs[key] = open_review_refs(kb, dialogue.review_refs, list(key[1]))
+                    refs = open_refs[key]
+            if kb is not None:
+                parts.append(evidence_view(p.response, refs, kb, prefix))
+            else:
+                parts.append(f'<div class="response">{_e(p.response)}</div>')
+            parts.append("</div>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"

@@ -1,0 +1,118 @@
+"""Bootstrap confidence intervals and paired significance tests over run records.
+
+* **Units.** A turn metric's run value is Σ values / n over scored turns (turn-mean), so resampling
+  *dialogues* keeps per-dialogue sums ``s_d`` and counts ``c_d``: a resample ``I`` (D dialogues drawn
+  with replacement) has value ``Σ_{d∈I} s_d / Σ_{d∈I} c_d``. A dialogue metric has ``c_d ∈ {0, 1}``.
+  Pooled metrics (the NLI rate) are resampled as the mean of their per-turn ratios (an approximation:
+  the per-turn numerators are not stored).
+* **CI** — percentile bootstrap: the 2.5th and 97.5th percentiles of the resample values
+  (:func:`bootstrap_ci`), resamples whose count is 0 left out.
+* **Paired tests** between two runs on the same units (turns for turn metrics, dialogues for dialogue
+  metrics, both values present): differences ``δ_i = a_i − b_i``;
+  the sign-flip permutation test p = (#{|Σ ε_i δ_i| ≥ |Σ δ_i|}) / 2^n over every sign vector ``ε`` when
+  n ≤ :data:`EXACT_MAX_N`, else (1 + #hits) / (1 + B) over B random sign vectors; and the Wilcoxon
+  signed-rank test (``scipy.stats.wilcoxon``, zero differences dropped; p = 1 when all are 0).
+* **Multiple comparisons** — Holm–Bonferroni over all the tests of a report (:func:`holm`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+EXACT_MAX_N = 12
+
+
+def per_dialogue(values: dict[str, list[float]], order: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """``(sums, counts)`` per dialogue of ``order`` from ``{dialogue_id: [values present]}``."""
+    sums = np.array([float(sum(values.get(d, []))) for d in order])
+    counts = np.array([float(len(values.get(d, []))) for d in order])
+    return sums, counts
+
+
+def bootstrap_ci(
+    sums: np.ndarray, counts: np.ndarray, rng: np.random.Generator, resamples: int = 1000, alpha: float = 0.05
+) -> tuple[float | None, float | None]:
+    """Percentile bootstrap CI of Σs/Σc resampling dialogues (module docstring); ``(None, None)`` if empty."""
+    n = len(sums)
+    if n == 0 or counts.sum() == 0:
+        return None, None
+    idx = rng.integers(0, n, size=(resamples, n))
+    num, den = sums[idx].sum(axis=1), counts[idx].sum(axis=1)
+    ok = den > 0
+    if not ok.any():
+        return None, None
+    values = num[ok] / den[ok]
+    lo, hi = np.percentile(values, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    return float(lo), float(hi)
+
+
+def sign_flip_pvalue(diffs: np.ndarray, rng: np.random.Generator, resamples: int = 1000) -> float:
+    """Two-sided paired permutation p-value of ``Σ δ`` (exact for n ≤ EXACT_MAX_N; module docstring)."""
+    n = len(diffs)
+    if n == 0:
+        return 1.0
+    observed = abs(float(diffs.sum()))
+    tol = 1e-12 * max(1.0, observed)
+    if n <= EXACT_MAX_N:
+        signs = np.array(list(itertools.product((1.0, -1.0), repeat=n)))
+        stats = np.abs(signs @ diffs)
+        return float(np.mean(stats >= observed - tol))
+    signs = rng.choice(np.array([1.0, -1.0]), size=(resamples, n))
+    hits = int(np.sum(np.abs(signs @ diffs) >= observed - tol))
+    return (1 + hits) / (1 + resamples)
+
+
+def wilcoxon_pvalue(diffs: np.ndarray) -> float:
+    """Two-sided Wilcoxon signed-rank p-value (``scipy.stats.wilcoxon``); 1.0 when every δ is 0."""
+    from scipy.stats import wilcoxon
+
+    nonzero = diffs[diffs != 0]
+    if len(nonzero) == 0:
+        return 1.0
+    return float(wilcoxon(nonzero).pvalue)
+
+
+def holm(pvalues: list[float]) -> list[float]:
+    """Holm–Bonferroni adjusted p-values: sorted ascending, p'_(i) = max_{j≤i} min(1, (m − j + 1) p_(j))."""
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+@dataclass
+class PairedTest:
+    """One paired comparison of runs ``a`` and ``b`` on ``metric``."""
+
+    setting: str
+    metric: str
+    a: str
+    b: str
+    n: int
+    mean_a: float | None
+    mean_b: float | None
+    mean_diff: float | None
+    p_permutation: float
+    p_wilcoxon: float
+    p_holm: float = 1.0
+
+
+def paired_test(
+    setting: str, metric: str, a: str, b: str, xs: np.ndarray, ys: np.ndarray, rng: np.random.Generator, resamples: int
+) -> PairedTest:
+    """Paired test of aligned unit values ``xs`` (run a) and ``ys`` (run b)."""
+    diffs = xs - ys
+    n = len(diffs)
+    return PairedTest(
+        setting=setting, metric=metric, a=a, b=b, n=n,
+        mean_a=float(xs.mean()) if n else None, mean_b=float(ys.mean()) if n else None,
+        mean_diff=float(diffs.mean()) if n else None,
+        p_permutation=sign_flip_pvalue(diffs, rng, resamples), p_wilcoxon=wilcoxon_pvalue(diffs),
+    )
