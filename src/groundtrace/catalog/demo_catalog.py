@@ -155,7 +155,7 @@ GOLD: list[GoldLabel] = [
            wattage=None),
     *_gold("H03", brand="Clayworks", material=["ceramic"], color="Blue", dishwasher_safe="false", voltage=None),
     *_gold("H04", brand="BrewMate", capacity="1.7 L", wattage="1500 W", voltage="120 V", dishwasher_safe="false",
-           screen_size=None),
+           number_of_pieces=None),
 ]
 
 FEED_ROWS = [

@@ -1,0 +1,112 @@
+"""``groundtrace catalog enrich`` and ``groundtrace catalog demo``: Scout → Judge → write policy over a SKU file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from groundtrace.cli.apps import catalog_app
+
+
+@catalog_app.command("enrich")
+def enrich_cmd(
+    skus: Path = typer.Argument(..., exists=True, dir_okay=False, help="SKU records (JSONL or CSV)."),
+    out: Path = typer.Option(..., "--out", help="Results JSONL (one AttributeResult per line); resumed if present."),
+    templates: Path = typer.Option(None, "--templates", file_okay=False,
+                                   help="Template directory (default: the built-in templates)."),
+    llm: str = typer.Option(None, "--llm", help="LLM for the Scout (and --judge llm): 'local', 'openai:MODEL', "
+                                                "'http://host:port/v1#MODEL'. Default: offline engine."),
+    judge: str = typer.Option("rule", "--judge", help="rule (deterministic, offline) or llm (needs --llm)."),
+    feed: Path = typer.Option(None, "--feed", exists=True, dir_okay=False, help="Syndicated feed keyed by GTIN."),
+    corpus: Path = typer.Option(None, "--corpus", exists=True, help="Local page corpus (folder or JSONL) to search."),
+    searxng: str = typer.Option(None, "--searxng", help="SearxNG base URL for live web search."),
+    images: Path = typer.Option(None, "--images", exists=True, file_okay=False,
+                                help="Folder of SKU images; enables OCR evidence (tesseract)."),
+    policy: Path = typer.Option(None, "--policy", exists=True, dir_okay=False, help="Write-policy YAML file."),
+    workers: int = typer.Option(1, "--workers", min=1, max=64, help="SKUs processed at once (threads)."),
+    gold: Path = typer.Option(None, "--gold", exists=True, dir_okay=False,
+                              help="Gold labels JSONL: print the evaluation after the run."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress bar."),
+) -> None:
+    """Enrich SKUs: extract attributes with evidence, judge them and route each to WRITE / BLOCK / REVIEW."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from groundtrace.catalog.pipeline import EnrichConfig, build_components, read_skus, run_enrich, summary_lines
+    from groundtrace.catalog.policy import PolicyError
+    from groundtrace.catalog.sources import SourceError
+    from groundtrace.catalog.templates import TemplateError
+    from groundtrace.core.llm.config import LLMConfigError
+    from groundtrace.core.registry import UnknownNameError
+
+    err = Console(stderr=True)
+    if judge not in ("rule", "llm"):
+        raise typer.BadParameter("must be 'rule' or 'llm'", param_hint="--judge")
+    if judge == "llm" and not llm:
+        raise typer.BadParameter("--judge llm needs --llm SPEC", param_hint="--judge")
+    config = EnrichConfig(templates=templates, llm=llm, judge=judge, feed=feed, corpus=corpus, searxng=searxng,
+                          images=images, policy=policy, workers=workers)
+    try:
+        comp = build_components(config)
+    except (PolicyError, TemplateError, SourceError, LLMConfigError, UnknownNameError, ValueError) as exc:
+        err.print(f"[red]error:[/red] {exc}", highlight=False)
+        raise typer.Exit(2) from exc
+    total = len(read_skus(skus)[0])
+
+    def show(text: str) -> None:
+        err.print(text, markup=False, highlight=False)
+
+    with Progress(TextColumn("enrich"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, disable=no_progress or as_json) as bar:
+        task = bar.add_task("enrich", total=total)
+        bar.update(task, completed=0)
+        summary = None
+
+        def progress(_sku: object, _n: int) -> None:
+            bar.advance(task)
+
+        summary = run_enrich(skus, out, config, components=comp, progress=progress, on_issue=show)
+        bar.update(task, completed=total)
+    if as_json:
+        typer.echo(json.dumps({**summary.model_dump(), "shares": summary.shares()}, indent=2))
+    else:
+        for line in summary_lines(summary):
+            typer.echo(line)
+    if gold is not None:
+        _evaluate(out, gold, skus, templates)
+
+
+def _evaluate(results: Path, gold: Path, skus: Path, templates: Path | None) -> None:
+    from groundtrace.catalog.evaluate import evaluate
+    from groundtrace.catalog.importers.base import read_jsonl_models
+    from groundtrace.catalog.model import AttributeResult, GoldLabel
+    from groundtrace.catalog.pipeline import read_skus
+    from groundtrace.catalog.templates import load_templates
+
+    rows, issues = read_jsonl_models(results, AttributeResult)
+    gold_rows, gold_issues = read_jsonl_models(gold, GoldLabel)
+    for issue in issues + gold_issues:
+        typer.echo(str(issue), err=True)
+    categories = {s.sku_id: s.category for s in read_skus(skus)[0]}
+    report = evaluate(rows, gold_rows, templates=load_templates(templates), categories=categories)
+    report.print()
+
+
+@catalog_app.command("demo")
+def catalog_demo_cmd(
+    out: Path = typer.Option(Path("groundtrace-catalog-demo"), "--out", help="Folder for the demo catalog and results."),
+    workers: int = typer.Option(2, "--workers", min=1, max=64, help="SKUs processed at once (threads)."),
+) -> None:
+    """Write the demo catalog, enrich it offline and print the summary and the evaluation."""
+    from groundtrace.catalog.demo_catalog import run_catalog_demo
+
+    result = run_catalog_demo(out, workers=workers)
+    for line in result["summary_lines"]:
+        typer.echo(line)
+    for name, value in result["metrics"].items():
+        typer.echo(f"{name}: {'-' if value is None else f'{value:.1%}'}")
+    for name, path in result["paths"].items():
+        typer.echo(f"{name}: {path}")
