@@ -51,6 +51,7 @@ YELP = FIXTURES / "yelp"
         ("{'b', 'a'}", ["a", "b"]),  # a set becomes a sorted list
         ("{'a': 1", "{'a': 1"),  # truncated literal
         ("1+2j", "1+2j"),  # complex is not a LiteralValue
+        ("{'a': [1, 2j]}", "{'a': [1, 2j]}"),  # ... nor a container holding one
         (True, True),
         (None, None),
         (3, 3),
@@ -289,7 +290,9 @@ _yelp_keys = st.sampled_from(
 )  # fmt: skip
 _raw_values = st.one_of(
     st.text(max_size=30),
-    st.sampled_from(["None", "True", "False", "u'quiet'", "'none'", "2", "{'lot': True}", "{'romantic': None}"]),
+    st.sampled_from(
+        ["None", "True", "False", "u'quiet'", "'none'", "2", "{'lot': True}", "{'romantic': None}"]
+    ),
     st.none(),
     st.booleans(),
     st.integers(),

@@ -53,40 +53,43 @@ def parse_literal(value: object) -> LiteralValue:
     looks like a Python literal is decoded with :func:`ast.literal_eval` and normalised — tuples and
     lists become lists, sets become sorted lists of their ``repr``-sorted items, dict keys become
     ``str``; bytes are decoded as UTF-8 with replacement; anything else (complex numbers, non-literal
-    text, over-long or over-deep input) is returned as the stripped original string. The result is always a
-    :data:`LiteralValue`.
+    text, over-long or over-deep input, a container holding any of these) is returned as the stripped
+    original string (``repr`` for a non-string input). The result is always a :data:`LiteralValue`.
     """
     if not isinstance(value, str):
-        return _normalise(value, value)
+        try:
+            return _normalise(value)
+        except _Unsupported:
+            return repr(value)
     text = value.strip()
     if len(text) > _MAX_LITERAL_CHARS or not _LITERAL_START.match(text):
         return text
     try:
-        decoded = ast.literal_eval(text)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _normalise(ast.literal_eval(text))
+    except (_Unsupported, ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return text
     except Exception:  # noqa: BLE001 - literal_eval on untrusted input: any failure means "not a literal"
         return text
-    return _normalise(decoded, text)
 
 
-def _normalise(obj: object, fallback: str | object, depth: int = 0) -> LiteralValue:
-    fb = fallback if isinstance(fallback, str) else repr(fallback)
+class _Unsupported(Exception):
+    """A decoded value (or part of it) is not a :data:`LiteralValue`."""
+
+
+def _normalise(obj: object, depth: int = 0) -> LiteralValue:
     if depth > 50:
-        return fb
-    if obj is None or isinstance(obj, bool | int | str):
+        raise _Unsupported
+    if obj is None or isinstance(obj, bool | int | float | str):
         return obj  # type: ignore[return-value]
-    if isinstance(obj, float):
-        return obj
     if isinstance(obj, bytes):
         return obj.decode("utf-8", errors="replace")
     if isinstance(obj, list | tuple):
-        return [_normalise(x, fb, depth + 1) for x in obj]
+        return [_normalise(x, depth + 1) for x in obj]
     if isinstance(obj, set | frozenset):
-        return [_normalise(x, fb, depth + 1) for x in sorted(obj, key=repr)]
+        return [_normalise(x, depth + 1) for x in sorted(obj, key=repr)]
     if isinstance(obj, dict):
-        return {str(k): _normalise(v, fb, depth + 1) for k, v in obj.items()}
-    return fb
+        return {str(k): _normalise(v, depth + 1) for k, v in obj.items()}
+    raise _Unsupported
 
 
 # -- attributes --------------------------------------------------------------------------------------
