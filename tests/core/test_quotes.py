@@ -51,6 +51,13 @@ def test_nfkc_ligatures_fullwidth_and_combining_marks() -> None:
     assert quote_score("Straße", "die strasse") == 1.0  # casefold: ß -> ss
 
 
+def test_normalisation_is_idempotent_when_casefold_reorders_marks() -> None:
+    # casefold("İ") = "i" + U+0307 (combining class 230), which lands before the nukta U+0ABC (class 7):
+    # without the second NFKC the result would not be in canonical order and would change when re-normalised.
+    once = normalize_text("İ\u0abc")
+    assert once == "i\u0abc\u0307" and normalize_text(once) == once
+
+
 def test_lone_surrogates_and_nul_do_not_break_matching() -> None:
     source = "bad \ud83d escape\x00 then the good part"
     m = locate_quote("the good part", source)

@@ -3,7 +3,7 @@
 Normalisation (applied identically to quote and source, with a map back to original offsets):
 
 1. the text is cut into clusters (a character plus the combining marks that follow it); each cluster
-   becomes ``casefold(NFKC(cluster))``;
+   becomes ``NFKC(casefold(NFKC(cluster)))``;
 2. typographic quotes become ``'``/``"`` and dashes become ``-`` (:data:`UNIFY_TABLE`) — for matching
    this is subsumed by step 3, as every such mark is punctuation; the table serves callers that keep
    punctuation (value normalisation);
@@ -124,19 +124,21 @@ def _clusters(text: str) -> list[tuple[int, int]]:
 
 
 def _fold(text: str) -> tuple[str, list[int] | None, list[int] | None]:
-    """Step 1 (NFKC, casefold) with the origin span of every output character; the origin lists are
+    """Step 1 (NFKC, casefold, NFKC again: casefold can leave marks out of canonical order, as in
+    ``İ`` → ``i`` + U+0307) with the origin span of every output character; the origin lists are
     ``None`` when folding maps characters one to one (ASCII and most real text)."""
     if text.isascii():
         return text.lower(), None, None
     if unicodedata.is_normalized("NFKC", text):
         folded = text.casefold()
-        if len(folded) == len(text):  # casefold never deletes, so equal length means one to one
+        # casefold never deletes, so equal length means one to one
+        if len(folded) == len(text) and unicodedata.is_normalized("NFKC", folded):
             return folded, None, None
     pieces: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
     for a, b in _clusters(text):
-        piece = unicodedata.normalize("NFKC", text[a:b]).casefold()
+        piece = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text[a:b]).casefold())
         pieces.append(piece)
         starts.extend([a] * len(piece))
         ends.extend([b] * len(piece))
