@@ -110,6 +110,19 @@ def test_enum_synonyms_and_abbreviations_longest_match_wins() -> None:
         "bluetooth", "usb_c", "wifi"]
 
 
+def test_generic_bool_uses_name_and_negators() -> None:
+    waterproof = AttributeSpec(slug="waterproof", name="Waterproof", type="bool", allowed_values=["true", "false"])
+    out = LexiconEngine().extract(SKU_, [waterproof], [_doc("Fully waterproof case."), _doc("Not waterproof.", ref="b")])
+    assert sorted((f.evidence.source_ref, f.value) for f in out.findings) == [
+        ("b", "false"), ("catalog:description", "true")]
+
+
+def test_ambiguous_surface_word_vs_specific_phrase() -> None:
+    # "battery" alone is everyday English; "battery powered" names the power source
+    assert _all(ELECTRONICS, "power_source", "Long battery life.") == []
+    assert _all(ELECTRONICS, "power_source", "Battery powered fan.") == ["battery"]
+
+
 def test_ambiguous_words_need_the_attribute_named() -> None:
     assert _all(GROCERY, "packaging_type", "You can enjoy it anywhere.") == []
     assert _all(GROCERY, "packaging_type", "Packaging: can") == ["can"]

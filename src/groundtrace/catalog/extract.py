@@ -252,7 +252,7 @@ VALUE_SYNONYMS: dict[str, tuple[str, ...]] = {
 AMBIGUOUS_WORDS = frozenset({
     "can", "box", "none", "bar", "cup", "tin", "whole", "ground", "sour", "dry", "red", "white", "original",
     "instant", "spread", "paste", "sliced", "square", "round", "natural", "clear", "lightning", "mains",
-    "solar", "keg", "porter", "liquid", "orange", "honey", "mint", "lithium", "battery", "usb", "bag", "jar",
+    "solar", "keg", "porter", "liquid", "orange", "honey", "mint", "lithium", "battery", "bag", "jar",
     "frozen", "wood", "glass", "steel", "plastic", "ale", "wine", "beer", "spirits", "mead", "cider",
 })
 #: Field names (besides slug and name) that name an attribute in ``key: value`` lines.
@@ -556,7 +556,8 @@ class LexiconEngine:
             if spec.safety_critical and _TRACE.search(sentence):
                 continue
             named = any(phrase_re(k).search(sentence) for k in keys)
-            if value.lower() in AMBIGUOUS_WORDS and not named:
+            surface = re.sub(r"[\s_-]+", " ", ctx.text[start:end].lower())
+            if surface in AMBIGUOUS_WORDS and not named:
                 continue
             if _is_kv_key_position(ctx.text, start):
                 continue
@@ -569,8 +570,8 @@ class LexiconEngine:
 
     # -- booleans -----------------------------------------------------------------------------------
     def _bool(self, spec: AttributeSpec, ctx: _Ctx) -> list[Finding]:
-        default_pos = tuple({spec.name.lower(), spec.slug.replace("_", " ")})
-        pos, neg = BOOL_CUES.get(spec.slug, (default_pos, tuple(f"{p} not" for p in default_pos)))
+        default_pos = tuple(dict.fromkeys([spec.name.lower(), spec.slug.replace("_", " ")]))
+        pos, neg = BOOL_CUES.get(spec.slug, (default_pos, ()))  # generic bools: negators flip the name
         neg_hits = [(m.start(), m.end()) for p in neg for m in phrase_re(p).finditer(ctx.text)]
         out = []
         for start, end in neg_hits:
