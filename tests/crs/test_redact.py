@@ -292,3 +292,48 @@ def test_cli_errors_and_unredacted_export(tmp_path: Path) -> None:
         ],
     )
     assert no_release.exit_code == 2 and "redaction.json" in no_release.output
+
+
+_tricky = st.text(alphabet=st.sampled_from('ab c⟦⟧Q:~-0"é\n'), max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    review=st.text(alphabet=st.sampled_from('abc ⟦⟧Q:é-"'), min_size=1, max_size=40),
+    before=_tricky,
+    after=_tricky,
+    bounds=st.tuples(st.integers(0, 40), st.integers(0, 40)),
+    mutation=st.text(max_size=3),
+)
+def test_redact_then_hydrate_any_turn_text(
+    review: str, before: str, after: str, bounds: tuple[int, int], mutation: str
+) -> None:
+    """Whatever the text around it (placeholder-like characters included) and however the quote differs
+    from its review slice, redact → hydrate gives the text back and no placeholder leaks the slice."""
+    from groundtrace.crs.redact import hydrate_text
+
+    lo, hi = sorted(b % (len(review) + 1) for b in bounds)
+    source = review[lo:hi]
+    quote = (source + mutation) or "x"
+    text = before + quote + after
+    span = QuoteSpan(
+        tag="R1",
+        review_id="r:1",
+        start=len(before),
+        end=len(before) + len(quote),
+        review_start=lo,
+        review_end=hi,
+    )
+    turn = Turn(index=1, role="system", act="recommend", text=text, quote_spans=[span])
+    redactor = Redactor({"r:1": review})
+    redacted = redactor.redact_turn(turn)
+    placeholders = [p for p in split_redacted(redacted) if isinstance(p, Placeholder)]
+    assert placeholders == [
+        Placeholder(review_id="r:1", start=lo, end=hi, edit=None if quote == source else 0)
+    ]
+    missing: list[str] = []
+    edits = [[list(op) for op in ops] for ops in redactor.edits]
+    restored, n = hydrate_text(
+        redacted, {("r:1", lo, hi): source}, edits, redactor.fingerprints, missing, [], "t"
+    )
+    assert (restored, n, missing) == (text, 1, [])
