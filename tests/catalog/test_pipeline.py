@@ -1,0 +1,152 @@
+"""Enrich pipeline: input parsing with file:line issues, resumability after interruption, concurrency, CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from groundtrace.catalog.demo_catalog import write_demo_catalog
+from groundtrace.catalog.model import SKU, AttributeResult
+from groundtrace.catalog.pipeline import EnrichConfig, build_components, read_skus, run_enrich, scan_results
+from groundtrace.catalog.templates import load_templates
+from groundtrace.cli import app
+
+
+class Stop(Exception):
+    pass
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _keys(path: Path) -> list[tuple[str, str]]:
+    return [(r["sku_id"], r["attribute"]) for r in _lines(path)]
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[object, EnrichConfig, Path]:
+    paths = write_demo_catalog(tmp_path_factory.mktemp("demo"))
+    config = EnrichConfig(feed=paths.feed, corpus=paths.corpus)
+    reference = paths.root / "reference.jsonl"
+    run_enrich(paths.skus, reference, config)
+    return paths, config, reference
+
+
+def test_reads_jsonl_and_csv_reporting_bad_lines(tmp_path: Path) -> None:
+    good = SKU(sku_id="A", title="Acme Granola 16 oz", category="grocery").model_dump_json()
+    jsonl = tmp_path / "skus.jsonl"
+    jsonl.write_text(f'{good}\n{{"sku_id": "B"}}\nnot json\n\n{good}\n', encoding="utf-8")
+    skus, issues = read_skus(jsonl)
+    assert [s.sku_id for s in skus] == ["A"]
+    assert [i.split(": ")[0] for i in issues] == [f"{jsonl}:2", f"{jsonl}:3", f"{jsonl}:5"]
+    assert "title" in issues[0] and "duplicate" in issues[2]
+    csv_path = tmp_path / "skus.csv"
+    csv_path.write_text('sku_id,title,category,brand,gtin,Net Wt,specs\n'
+                        'C1,Acme Granola,grocery,Acme,012345678905,16 oz,"{""Flavor"": ""vanilla""}"\n'
+                        'C2,,grocery,,,,\n'
+                        'C3,Tea,grocery,,,,{broken\n', encoding="utf-8")
+    skus, issues = read_skus(csv_path)
+    assert [s.sku_id for s in skus] == ["C1"]
+    assert skus[0].specs == {"Net Wt": "16 oz", "Flavor": "vanilla"} and skus[0].gtin == "012345678905"
+    assert [i.split(": ")[0] for i in issues] == [f"{csv_path}:3", f"{csv_path}:4"]
+
+
+def test_one_line_per_sku_attribute(demo: tuple) -> None:
+    paths, _, reference = demo
+    rows = _lines(reference)
+    templates = load_templates()
+    expected = sum(len(templates.for_category(s.category).attributes)  # type: ignore[union-attr]
+                   for s in read_skus(paths.skus)[0])
+    assert len(rows) == expected == len(set(_keys(reference)))
+    AttributeResult.model_validate(rows[0])
+
+
+@pytest.mark.parametrize("k", [1, 7])
+def test_interrupted_run_resumes_without_loss_or_duplicates(demo: tuple, tmp_path: Path, k: int) -> None:
+    paths, config, reference = demo
+    out = tmp_path / "results.jsonl"
+    seen: list[str] = []
+
+    def stop_after_k(sku: SKU, _n: int) -> None:
+        seen.append(sku.sku_id)
+        if len(seen) == k:
+            raise Stop
+
+    with pytest.raises(Stop):
+        run_enrich(paths.skus, out, config, progress=stop_after_k)
+    assert len({sid for sid, _ in _keys(out)}) == k
+    # simulate a kill in the middle of the next write: half a block, last line cut
+    partial = reference.read_text(encoding="utf-8").splitlines(keepends=True)
+    done_lines = len(_keys(out))
+    with out.open("a", encoding="utf-8") as fh:
+        fh.write("".join(partial[done_lines:done_lines + 3]) + partial[done_lines + 3][:40])
+    summary = run_enrich(paths.skus, out, config)
+    assert summary.skus_done_before == k and summary.truncated_bytes > 0
+    assert sorted(_keys(out)) == sorted(_keys(reference))  # nothing lost, nothing duplicated
+    assert out.read_text(encoding="utf-8") == reference.read_text(encoding="utf-8")  # input order kept
+    again = run_enrich(paths.skus, out, config)
+    assert again.skus_processed == 0 and again.lines_written == 0
+    assert again.results_total == len(_keys(reference))
+
+
+def test_workers_give_identical_output(demo: tuple, tmp_path: Path) -> None:
+    paths, config, reference = demo
+    out = tmp_path / "par.jsonl"
+    run_enrich(paths.skus, out, config.model_copy(update={"workers": 4}))
+    assert out.read_bytes() == reference.read_bytes()
+
+
+def test_scan_reports_broken_middle_line(demo: tuple, tmp_path: Path) -> None:
+    _, _, reference = demo
+    out = tmp_path / "r.jsonl"
+    lines = reference.read_text(encoding="utf-8").splitlines(keepends=True)
+    out.write_text("".join(lines[:5]) + "garbage\n" + "".join(lines[5:]), encoding="utf-8")
+    done, results, truncated, issues = scan_results(out, load_templates())
+    assert truncated == 0 and len(results) == len(lines) and any(":6:" in i for i in issues)
+
+
+def test_failing_sku_is_reported_and_the_rest_processed(demo: tuple, tmp_path: Path) -> None:
+    paths, config, reference = demo
+    comp = build_components(config)
+
+    class Boom:
+        def __init__(self, inner: object) -> None:
+            self.inner = inner
+
+        def scout(self, sku: SKU) -> object:
+            if sku.sku_id == "G03":
+                raise RuntimeError("source exploded")
+            return self.inner.scout(sku)  # type: ignore[attr-defined]
+
+    comp.scout = Boom(comp.scout)
+    out = tmp_path / "r.jsonl"
+    summary = run_enrich(paths.skus, out, config, components=comp)
+    assert summary.skus_failed == 1 and any("G03: RuntimeError: source exploded" in i for i in summary.issues)
+    assert {s for s, _ in _keys(out)} == {s for s, _ in _keys(reference)} - {"G03"}
+
+
+def test_cli_enrich_with_gold_and_policy(demo: tuple, tmp_path: Path) -> None:
+    paths, _, reference = demo
+    policy = tmp_path / "p.yaml"
+    policy.write_text("name: lenient\nthreshold: 0.5\n", encoding="utf-8")
+    out = tmp_path / "cli.jsonl"
+    result = CliRunner().invoke(app, ["catalog", "enrich", str(paths.skus), "--out", str(out), "--feed",
+                                      str(paths.feed), "--corpus", str(paths.corpus), "--policy", str(policy),
+                                      "--gold", str(paths.gold), "--workers", "2", "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "verdicts:" in result.output and "actions: WRITE" in result.output and "accuracy" in result.output
+    rows = _lines(out)
+    assert {r["decision"]["policy"] for r in rows} == {"lenient"}
+    default_writes = sum(r["decision"]["action"] == "WRITE" for r in _lines(reference))
+    assert sum(r["decision"]["action"] == "WRITE" for r in rows) > default_writes  # lower θ publishes more
+
+
+def test_cli_rejects_llm_judge_without_llm(demo: tuple, tmp_path: Path) -> None:
+    paths, _, _ = demo
+    result = CliRunner().invoke(app, ["catalog", "enrich", str(paths.skus), "--out", str(tmp_path / "x.jsonl"),
+                                      "--judge", "llm"])
+    assert result.exit_code != 0 and "--llm" in result.output
