@@ -95,8 +95,15 @@ _FALSE_RE = re.compile(
 _TRUE_RE = re.compile(r"^(?:yes|contains?|with|includes?|including|has|have|made with)\b")
 
 
+def _fold(text: str) -> str:
+    """NFKC, casefold, NFKC again (casefold can leave combining marks out of canonical order), then
+    typographic quotes/dashes unified."""
+    nfkc = unicodedata.normalize
+    return nfkc("NFKC", nfkc("NFKC", text).casefold()).translate(UNIFY_TABLE)
+
+
 def _bool_key(text: str) -> str:
-    s = unicodedata.normalize("NFKC", text).casefold().translate(UNIFY_TABLE)
+    s = _fold(text)
     s = re.sub(r"[-_/'’]", " ", s)
     return " ".join(s.split()).strip(' .,;:!?"()')
 
@@ -382,10 +389,10 @@ _EDGE = " .,;:!?\"'()[]{}"
 
 
 def _normalize_string(text: str) -> str:
-    """NFKC + casefold, unify quotes/dashes, space between a number and its unit (``60hz`` → ``60 hz``),
+    """NFKC + casefold (:func:`_fold`), unify quotes/dashes, space between a number and its unit (``60hz`` → ``60 hz``),
     word-inner hyphens/underscores → space, abbreviations expanded, whitespace collapsed, edge
     punctuation stripped."""
-    s = unicodedata.normalize("NFKC", text).casefold().translate(UNIFY_TABLE)
+    s = _fold(text)
     s = _DIGIT_LETTER_RE.sub(" ", s)
     s = _INNER_JOINER_RE.sub(" ", s)
     s = _INNER_JOINER_RE.sub(" ", expand_abbreviation(s).casefold())
