@@ -85,6 +85,8 @@ def test_no_predictions_at_all(dialogues, kb):
 def test_bad_setting_and_bad_scorer(dialogues, closed_predictions, kb):
     with pytest.raises(ValueError, match="setting"):
         score_predictions(dialogues, closed_predictions, kb, setting="half-open")
+    with pytest.raises(ValueError, match="'d1' appears twice"):
+        score_predictions([dialogues[0], dialogues[0]], closed_predictions, kb)
 
     class Short:
         name = "short"

@@ -104,6 +104,15 @@ class TurnContext:
     def scorable(self) -> bool:
         return self.prediction is not None
 
+    _HEAVY = ("tag_groups", "tagged_claims", "quoted_citations", "mentions", "token_spans", "claims", "refs")
+
+    def release(self) -> None:
+        """Drop the parsed response (tags, claims, mentions, tokens) once the turn's values are computed;
+        the ranking stays for the dialogue metrics. Anything dropped is recomputed if asked again."""
+        for name in self._HEAVY:
+            self.__dict__.pop(name, None)
+        self.memo.clear()
+
     # -- ranking -----------------------------------------------------------------------------------
     @cached_property
     def ranking(self) -> tuple[str, ...]:

@@ -164,6 +164,11 @@ def _score(
             active.append(metric)
 
     dialogues = list(dialogues)
+    seen_ids: set[str] = set()
+    for d in dialogues:
+        if d.dialogue_id in seen_ids:
+            raise ValueError(f"dialogue_id {d.dialogue_id!r} appears twice in the scored dialogues")
+        seen_ids.add(d.dialogue_id)
     run = RunState(kb, lexicon or load_lexicon(), setting)
     stats = PredictionStats()
 
@@ -218,19 +223,17 @@ def _score(
             raise ValueError(f"entailment scorer returned {len(scores)} scores for {len(unique)} pairs")
         run.entailment = dict(zip(unique, (float(s) for s in scores), strict=True))
 
-    # -- turn metrics --------------------------------------------------------------------------------
+    # -- turn metrics: turn-major, so each turn's parsed text is freed once its values are known ----------
     turn_metrics = [m for m in active if m.level == "turn"]
     dialogue_metrics = [m for m in active if m.level == "dialogue"]
     counts = {str(m): MetricCounts(unit=m.level) for m in active}
-    aggregate: dict[str, float | None] = {}
-    turn_values: list[dict[str, float | None]] = [{} for _ in all_turns]
-    for metric in turn_metrics:
-        name, kernel, count = str(metric), metric.family.kernel, counts[str(metric)]
-        applies = metric.family.applies
-        pooled = metric.aggregation == "pooled"
-        values: list[float] = []
-        num_sum = den_sum = 0.0
-        for i, t in enumerate(all_turns):
+    sums = {str(m): [0.0, 0.0] for m in turn_metrics}  # turn-mean: [Σ value, n]; pooled: [Σ num, Σ den]
+    plan = [(str(m), m, m.family.kernel, m.family.applies, m.aggregation == "pooled") for m in turn_metrics]
+    turn_values: list[dict[str, float | None]] = []
+    for t in all_turns:
+        row: dict[str, float | None] = {}
+        for name, metric, kernel, applies, pooled in plan:
+            count, acc = counts[name], sums[name]
             value: float | None
             if not t.scorable:
                 if applies is not None and not applies(t):
@@ -240,12 +243,12 @@ def _score(
                     count.unscorable += 1
                     value = metric.default
                     assert value is not None
-                    num_sum += value
-                    den_sum += 1.0
+                    acc[0] += value
+                    acc[1] += 1.0
             elif pooled:
                 num, den = kernel(metric, t)
-                num_sum += num
-                den_sum += den
+                acc[0] += num
+                acc[1] += den
                 if den > 0:
                     count.scored += 1
                     value = num / den
@@ -258,10 +261,14 @@ def _score(
                     count.not_applicable += 1
                 else:
                     count.scored += 1
-            if value is not None and not pooled:
-                values.append(value)
-            turn_values[i][name] = value
-        aggregate[name] = (num_sum / den_sum if den_sum else None) if pooled else _mean(values)
+                    acc[0] += value
+                    acc[1] += 1.0
+            row[name] = value
+        turn_values.append(row)
+        t.release()
+    aggregate: dict[str, float | None] = {
+        name: (acc[0] / acc[1] if acc[1] else None) for name, acc in sums.items()
+    }
 
     # -- dialogue metrics ----------------------------------------------------------------------------
     dialogue_values: list[dict[str, float | None]] = [{} for _ in dctxs]
