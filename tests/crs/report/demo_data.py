@@ -1,0 +1,31 @@
+"""A small built demo dataset shared by the runner, systems, HTTP and report tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from groundtrace.crs.build import build_dataset
+from groundtrace.crs.demo_kb import generate_demo_kb
+from groundtrace.crs.kb import KnowledgeBase
+from groundtrace.crs.kb_store import save_kb
+from groundtrace.crs.runner import load_split
+from groundtrace.crs.schema import Dialogue
+
+
+@dataclass
+class Demo:
+    root: Path
+    dataset: Path
+    kb_path: Path
+    kb: KnowledgeBase
+    dialogues: list[Dialogue]  # split "all"
+
+
+def make_demo(root: Path, n_dialogues: int = 40, seed: int = 7) -> Demo:
+    """Demo city with 55 POIs per type (the open pool needs >= 50), 4 reviews each; ``n_dialogues`` built."""
+    kb = generate_demo_kb(0, n_per_type=55, reviews_per_poi=4)
+    dataset = root / "dataset"
+    build_dataset(kb, n_dialogues, seed, dataset)
+    kb_path = save_kb(kb, root / "kb.sqlite", created="2026-01-01T00:00:00+00:00")
+    return Demo(root, dataset, kb_path, kb, load_split(dataset, "all").dialogues)
