@@ -97,6 +97,15 @@ def test_bad_setting_and_bad_scorer(dialogues, closed_predictions, kb):
     with pytest.raises(ValueError, match="returned 1 scores for 5 pairs"):
         score_predictions(dialogues, closed_predictions, kb, metrics=["nli"], entailment=Short())
 
+    class NotProbabilities:
+        name = "nan"
+
+        def score(self, pairs):
+            return [float("nan")] * len(pairs)
+
+    with pytest.raises(ValueError, match="returned nan; scores must be probabilities"):
+        score_predictions(dialogues, closed_predictions, kb, metrics=["nli"], entailment=NotProbabilities())
+
 
 def test_ranking_ids_outside_the_kb(dialogues, kb):
     preds = [Prediction(dialogue_id="d3", turn_index=1, ranking=["ghost", "P1"], response="")]

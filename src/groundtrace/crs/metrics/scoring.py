@@ -221,7 +221,11 @@ def _score(
         scores = list(entailment.score(unique)) if unique else []
         if len(scores) != len(unique):
             raise ValueError(f"entailment scorer returned {len(scores)} scores for {len(unique)} pairs")
-        run.entailment = dict(zip(unique, (float(s) for s in scores), strict=True))
+        floats = [float(x) for x in scores]
+        bad = next((x for x in floats if not 0.0 <= x <= 1.0), None)  # NaN fails both comparisons
+        if bad is not None:
+            raise ValueError(f"entailment scorer returned {bad!r}; scores must be probabilities in [0, 1]")
+        run.entailment = dict(zip(unique, floats, strict=True))
 
     # -- turn metrics: turn-major, so each turn's parsed text is freed once its values are known ----------
     turn_metrics = [m for m in active if m.level == "turn"]
