@@ -36,71 +36,16 @@ from difflib import SequenceMatcher
 
 from groundtrace.core.quotes import GROUNDED_THRESHOLD, normalize_text, quote_score
 
-WORDS = [
-    "the",
-    "food",
-    "was",
-    "great",
-    "service",
-    "slow",
-    "friendly",
-    "staff",
-    "patio",
-    "quiet",
-    "loud",
-    "cozy",
-    "pricey",
-    "cheap",
-    "tacos",
-    "sushi",
-    "wine",
-    "bar",
-    "brunch",
-    "dinner",
-    "lunch",
-    "parking",
-    "easy",
-    "hard",
-    "wifi",
-    "free",
-    "kids",
-    "loved",
-    "it",
-    "would",
-    "come",
-    "back",
-    "again",
-    "never",
-    "ambiance",
-    "romantic",
-    "classy",
-    "divey",
-    "trendy",
-    "upscale",
-    "casual",
-    "décor",
-    "café",
-    "crème",
-    "brûlée",
-    "jalapeño",
-    "room",
-    "pool",
-    "view",
-    "breakfast",
-    "clean",
-    "spacious",
-    "bed",
-    "comfy",
-    "noisy",
-    "street",
-    "location",
-    "downtown",
-    "walk",
-    "museum",
-    "tour",
-    "guide",
-    "ticket",
-]
+_VOCABULARY = """
+    hotel lobby check-in desk clerk suite balcony ocean view pool towels spa sauna gym elevator hallway
+    carpet mattress pillows blackout curtains shower pressure breakfast buffet omelette station coffee
+    pastries croissant bartender cocktails happy hour rooftop terrace skyline museum exhibit gallery
+    docent audio guide tickets line queue gift shop garden fountain trail hike overlook sunset ferry
+    tram subway station parking valet shuttle airport noisy quiet spotless dusty friendly rude helpful
+    slow quick pricey affordable cozy spacious cramped modern dated charming crowded peaceful
+    café naïve crème brûlée jalapeño piñata señor façade über déjà-vu
+"""
+WORDS = _VOCABULARY.split()
 PUNCT = [".", ".", "!", ",", ",", " —", ";"]
 KINDS = ("exact", "edited", "heavy", "absent")
 

@@ -63,34 +63,30 @@ def test_find_quotes_marks_and_apostrophes() -> None:
     assert [q.text for q in find_quotes("'don't miss it' [R1]")] == ["don't miss it"]
 
 
-def test_split_sentences_abbreviations_decimals_and_quotes() -> None:
-    text = 'Dr. Smith rated it 4.5 stars. We loved St. Louis! She said "Go now." Then left.'
-    assert _sentences(text) == [
-        "Dr. Smith rated it 4.5 stars.",
-        "We loved St. Louis!",
-        'She said "Go now."',
-        "Then left.",
-    ]
-
-
-def test_split_sentences_keeps_quotes_whole_and_tags_with_their_sentence() -> None:
-    text = '"Best pasta ever. Go!" [R1] Next one. It was "great." [R2] Then e.g. the pool... was fine.'
-    assert _sentences(text) == [
-        '"Best pasta ever. Go!" [R1]',
-        "Next one.",
-        'It was "great." [R2]',
-        "Then e.g. the pool... was fine.",
-    ]
-
-
-def test_split_sentences_lines_and_lists() -> None:
-    text = "Top picks:\n1. Pasta Place: great [R2]\n- Staff: nice [R3]\nRoom No. 5 was fine."
-    assert _sentences(text) == [
-        "Top picks:",
-        "1. Pasta Place: great [R2]",
-        "- Staff: nice [R3]",
-        "Room No. 5 was fine.",
-    ]
+@pytest.mark.parametrize(
+    ("text", "sentences"),
+    [
+        (  # abbreviations, decimals, a terminator inside closing quotes
+            'Dr. Smith rated it 4.5 stars. We loved St. Louis! She said "Go now." Then left.',
+            ["Dr. Smith rated it 4.5 stars.", "We loved St. Louis!", 'She said "Go now."', "Then left."],
+        ),
+        (  # no split inside a quote; a tag after the punctuation stays with its sentence
+            '"Best pasta ever. Go!" [R1] Next one. It was "great." [R2] Then e.g. the pool... was fine.',
+            [
+                '"Best pasta ever. Go!" [R1]',
+                "Next one.",
+                'It was "great." [R2]',
+                "Then e.g. the pool... was fine.",
+            ],
+        ),
+        (  # lines and list markers
+            "Top picks:\n1. Pasta Place: great [R2]\n- Staff: nice [R3]\nRoom No. 5 was fine.",
+            ["Top picks:", "1. Pasta Place: great [R2]", "- Staff: nice [R3]", "Room No. 5 was fine."],
+        ),
+    ],
+)
+def test_split_sentences(text: str, sentences: list[str]) -> None:
+    assert _sentences(text) == sentences
 
 
 def test_parse_tag_placement_variants() -> None:
