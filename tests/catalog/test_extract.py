@@ -153,7 +153,16 @@ def test_bare_quantity_ambiguous_across_same_dimension_attributes() -> None:
     # home has width/depth/height/length in inches: a bare "12 in" names none of them
     assert _all(HOME, "width", "A sturdy 12 in shelf.") == []
     assert _all(HOME, "width", "Width: 12 in") == ["12 in"]
-    assert _all(HOME, "height", "The height is 30 cm.") == ["11.811 in"]
+    assert _all(HOME, "height", "The height is 30 cm.") == ["11.81 in"]
+
+
+def test_dimension_triples_and_words() -> None:
+    text = 'Utility Cart, 31-1/2"L x 16-1/4"W x 36"H, 100 lb. capacity'
+    assert _all(HOME, "width", text) == ["16.25 in"]
+    assert _all(HOME, "length", text) == ["31.5 in"]
+    assert _all(HOME, "height", text) == ["36 in"]
+    assert _all(HOME, "depth", 'Sink bowl 12" deep, 45 cm wide') == ["12 in"]
+    assert _all(HOME, "width", 'Sink bowl 12" deep, 45 cm wide') == ["17.72 in"]
 
 
 def test_pack_count_patterns() -> None:
@@ -288,3 +297,41 @@ def test_quantities_parse_with_core_and_point_at_their_text(value: float, unit: 
     assert text[q.start:q.end].lower().startswith(f"{value:g}")
     parsed = parse_quantity(q.raw)
     assert parsed is not None and float(parsed.magnitude) == pytest.approx(value)
+
+
+def test_wdc_pave_home_dimensions_and_material_on_real_offers() -> None:
+    """WDC-PAVE "Home And Garden" offers (title + description), home template. Measured: width 97/99
+    correct (coverage 0.553), length 74/75 (0.701), depth 42/45 (0.703), material 126/134 (0.620).
+    Gold dimensions are spans like '16-1/4"'; a material value is correct when the gold names it."""
+    import json
+    import re
+
+    from groundtrace.catalog.reconcile import reconcile
+    from groundtrace.core.normalize import values_equal
+    from tests.conftest import shared_path
+
+    with shared_path("catalog", "wdc_pave", "train_large.jsonl").open(encoding="utf-8") as fh:
+        rows = [r for r in map(json.loads, fh) if r["category"] == "Home And Garden"]
+    engine = LexiconEngine()
+    stats = {slug: [0, 0] for slug in ("width", "length", "depth", "material")}  # predicted, correct
+    for row in rows:
+        docs = [_doc(row["input_title"], ref="catalog:title")]
+        if row["input_description"]:
+            docs.append(_doc(row["input_description"]))
+        sku = SKU(sku_id=str(row["id"]), title=row["input_title"], category="home")
+        cands = reconcile(sku.sku_id, HOME.attributes, engine.extract(sku, HOME.attributes, docs).findings)
+        for slug, gold_key in (("width", "Width"), ("length", "Length"), ("depth", "Depth"), ("material", "Material")):
+            if gold_key not in row["target_scores"] or cands[slug].value is None:
+                continue
+            gold = [g for g in row["target_scores"][gold_key] if g != "n/a"]
+            value = cands[slug].value
+            stats[slug][0] += 1
+            if slug == "material":
+                ok = all(any(v in g.lower() for g in gold) for v in value)
+            else:
+                norm = [re.sub(r"(\d)[- ](\d+/\d+)", r"\1 \2", g).replace('"', " in") for g in gold]
+                ok = any(values_equal(value, g, "number", "in") for g in norm)  # type: ignore[arg-type]
+            stats[slug][1] += ok
+    for slug, floor in (("width", 0.95), ("length", 0.95), ("depth", 0.85), ("material", 0.9)):
+        predicted, correct = stats[slug]
+        assert predicted >= 40 and correct / predicted >= floor, (slug, predicted, correct)

@@ -27,7 +27,8 @@ substring of the Document text at ``span``.
   shares its dimension and the sentence is not about servings/nutrition. Unit-less numbers (pack
   counts) come only from explicit fields and pack patterns ("6-pack", "pack of 6", "6 x 12 oz"); a
   count ("72 Count", "16 capsules") is the net content when the attribute's definition allows counts
-  and the document states no mass/volume.
+  and the document states no mass/volume. Dimensions: ``31-1/2"L x 16-1/4"W x 36"H``, ``18" wide``,
+  ``12" deep`` name their axis (W/D/H/L, wide/deep/high/tall/long) → width/depth/height/length at 0.85.
 * **string** — the attribute's recommended vocabulary in free text (0.75) or an explicit field (1.0).
 * **multi-valued, safety-critical** (allergens, dietary labels) — allergens only from explicit
   statements ("Contains: milk, soy", "Allergens: ..."), split into items mapped to the allowed set.
@@ -339,6 +340,14 @@ _PACK = re.compile(
     r"|\b(?P<c>\d+)\s*[x×]\s*\d+(?:\.\d+)?\s*(?:fl\.?\s*oz|oz|g|ml|l|cans?|bottles?)\b",
     re.IGNORECASE,
 )
+_NUM = r"\d+(?:\.\d+)?(?:[- ]\d+/\d+)?|\d+/\d+"
+_DIM = re.compile(
+    rf"(?<![\w./-])(?P<num>{_NUM})\s*(?P<unit>\"|”|''|in\.?|inch(?:es)?|cm|mm|ft\.?|')?\s*"
+    r"(?:(?P<letter>[WDHL])\b\.?|(?P<word>wide|width|deep|depth|high|height|tall|long|length)\b)",
+)
+_DIM_AXIS = {"W": "width", "D": "depth", "H": "height", "L": "length", "wide": "width", "width": "width",
+             "deep": "depth", "depth": "depth", "high": "height", "height": "height", "tall": "height",
+             "long": "length", "length": "length"}
 _COUNT = re.compile(
     r"\b(?P<n>\d+)\s*-?\s*(?:count|ct\b\.?|capsules?|pods?|k-?cups?|tea\s*bags|sachets|tablets|softgels)(?![\w-])",
     re.IGNORECASE,
@@ -369,7 +378,10 @@ def _convert(raw: str, target: str) -> float | None:
 
 
 def _fmt(x: float) -> str:
-    return f"{round(x, 4):g}"
+    """A number as ``core.normalize`` writes it (4 significant digits, integer digits kept)."""
+    from groundtrace.core.normalize import normalize_value
+
+    return normalize_value(repr(float(x)), "number") or f"{x:g}"
 
 
 @dataclass(frozen=True)
@@ -604,6 +616,8 @@ class LexiconEngine:
                     out.append(self._finding(spec, ctx, _fmt(float(n)), m.span(), Q_NAMED))
             return out
         keys = attribute_keys(spec)
+        if spec.slug in ("width", "depth", "height", "length"):
+            out.extend(self._dimensions(spec, ctx))
         siblings = [a for a in attributes if a.slug != spec.slug and a.type == "number" and _dimension_units(a)]
         for q in quantities(ctx.text):
             if overlaps((q.start, q.end), kv_spans) and any(
@@ -628,6 +642,21 @@ class LexiconEngine:
                 s, e = ctx.sentence_of(m.start(), m.end())
                 if not _SERVING.search(ctx.text[s:e]):
                     out.append(self._finding(spec, ctx, f"{int(m.group('n'))} count", m.span(), Q_BARE))
+        return out
+
+    def _dimensions(self, spec: AttributeSpec, ctx: _Ctx) -> list[Finding]:
+        """``31-1/2"L x 16-1/4"W x 36"H``, ``18" wide``, ``12" deep`` → the axis named by the letter/word."""
+        out = []
+        for m in _DIM.finditer(ctx.text):
+            axis = _DIM_AXIS.get(m.group("letter") or (m.group("word") or "").lower())
+            if axis != spec.slug:
+                continue
+            number = re.sub(r"(\d)[- ](\d+/\d+)", r"\1 \2", m.group("num"))
+            unit = m.group("unit") or '"'
+            unit = {"'": "ft", "''": "in", "”": "in", '"': "in"}.get(unit, unit.rstrip("."))
+            converted = _convert(f"{number} {unit}", spec.unit or "in")
+            if converted is not None:
+                out.append(self._finding(spec, ctx, f"{_fmt(converted)} {spec.unit or 'in'}", m.span(), Q_NAMED))
         return out
 
     # -- allergens ----------------------------------------------------------------------------------
