@@ -1,0 +1,168 @@
+"""Reports: every artefact written, CIs and tests sensible, breakdowns, and untrusted text escaped."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from groundtrace.cli import app
+from groundtrace.crs.kb import KnowledgeBase
+from groundtrace.crs.predictions import Prediction
+from groundtrace.crs.report import build_report
+from groundtrace.crs.report.html import evidence_view, highlighted
+from groundtrace.crs.report.leaderboard import axis_value
+from groundtrace.crs.report.render import latex_escape
+from groundtrace.crs.runner import PREDICTIONS_FILE, run_system
+from groundtrace.crs.schema import POI, Review, ReviewRef
+from groundtrace.crs.systems import build_system
+from tests.crs.report.demo_data import make_demo
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("report")
+    demo = make_demo(root, n_dialogues=30)
+    dirs = []
+    for name in ("oracle", "random"):
+        for setting in ("closed", "open"):
+            out = root / f"{name}-{setting}"
+            run_system(build_system(name), demo.dialogues, demo.kb, out, setting=setting, split="all",
+                       dataset=str(demo.dataset))
+            dirs.append(out)
+    return demo, dirs
+
+
+@pytest.fixture(scope="module")
+def report_dir(runs, tmp_path_factory):
+    demo, dirs = runs
+    out = tmp_path_factory.mktemp("report-out")
+    build_report(dirs, out, resamples=200, seed=1, kb=str(demo.kb_path))
+    return out
+
+
+def test_all_artefacts_written(report_dir) -> None:
+    for name in ("leaderboard.md", "leaderboard.csv", "leaderboard.tex", "leaderboard.json", "axes_radar.png",
+                 "axes_radar.svg", "axes_bar.png", "axes_bar.svg", "report.html"):
+        assert (report_dir / name).stat().st_size > 0, name
+    assert (report_dir / "axes_radar.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_leaderboard_values_cis_and_tests(report_dir, runs) -> None:
+    data = json.loads((report_dir / "leaderboard.json").read_text())
+    rows = {(r["label"], r["setting"]): r for r in data["leaderboard"]}
+    assert set(rows) == {("oracle", "closed"), ("oracle", "open"), ("random", "closed"), ("random", "open")}
+    oracle = rows[("oracle", "closed")]["cells"]["recall@1"]
+    assert oracle["value"] == oracle["ci_low"] == oracle["ci_high"] == 1.0
+    rnd = rows[("random", "closed")]["cells"]["recall@1"]
+    assert rnd["ci_low"] <= rnd["value"] <= rnd["ci_high"] and rnd["ci_low"] < rnd["ci_high"]
+    scores = json.loads((runs[1][2] / "scores.json").read_text())
+    assert rnd["value"] == scores["aggregate"]["recall@1"]  # the run aggregate, not a resample mean
+    tests = {(t["setting"], t["metric"]): t for t in data["tests"]}
+    r1 = tests[("closed", "recall@1")]
+    assert r1["a"] == "oracle" and r1["b"] == "random" and r1["mean_diff"] > 0.5
+    assert r1["p_permutation"] < 0.01 and r1["p_wilcoxon"] < 0.01 and r1["p_holm"] >= r1["p_permutation"]
+    assert tests[("closed", "gs")]["p_permutation"] == 1.0  # both quote verbatim: no difference
+    assert ("closed", "open_recall@1") not in tests  # open metrics are not compared in closed runs
+    assert any("Holm" in n for n in data["notes"])
+    assert data["closed_vs_open"][0]["system"] in {"oracle", "random"}
+    # radar axes: oracle accuracy maps every accuracy metric to 1
+    assert rows[("oracle", "closed")]["axes"]["accuracy"] == 1.0
+
+
+def test_breakdowns_partition_the_dialogues(report_dir, runs) -> None:
+    data = json.loads((report_dir / "leaderboard.json").read_text())
+    tiers = data["breakdown"]["difficulty"]
+    assert list(tiers) == [t for t in ("Easy", "Medium", "Hard", "Expert") if t in tiers]
+    total = sum(group["random · closed"]["dialogues"] for group in tiers.values())
+    assert total == len(runs[0].dialogues)
+    assert set(data["breakdown"]["city"]) == {"Lumen Bay"}
+    assert data["breakdown"]["city"]["Lumen Bay"]["oracle · closed"]["recall@1"] == 1.0
+
+
+def test_markdown_csv_latex(report_dir) -> None:
+    md = (report_dir / "leaderboard.md").read_text()
+    assert "## Closed set" in md and "## Open set" in md and "| oracle | 1.000 [1.000, 1.000]" in md
+    assert "Breakdown by difficulty" in md and "Holm" in md
+    rows = list(csv.DictReader(io.StringIO((report_dir / "leaderboard.csv").read_text())))
+    r1 = [r for r in rows if r["label"] == "oracle" and r["metric"] == "recall@1"]
+    assert len(r1) == 1 and float(r1[0]["value"]) == 1.0
+    tex = (report_dir / "leaderboard.tex").read_text()
+    assert r"\begin{tabular}" in tex and r"recall@1" in tex and r"\textbf{1.000}" in tex
+    assert r"open\_recall@1" in tex  # underscores escaped
+    assert latex_escape("a_b & 50% #1 $x$ {y} ~ ^ \\") == (
+        r"a\_b \& 50\% \#1 \$x\$ \{y\} \textasciitilde{} \textasciicircum{} \textbackslash{}"
+    )
+
+
+def test_html_is_self_contained_and_links_tags(report_dir) -> None:
+    page = (report_dir / "report.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<style>" in page and "<svg" in page
+    assert "src=\"http" not in page and "href=\"http" not in page and "<link" not in page
+    assert 'class="tag" href="#r0-' in page and '<mark class="ok">' in page
+
+
+def _tiny_kb(text: str) -> KnowledgeBase:
+    poi = POI(poi_id="p1", name="<b>Evil</b> Diner", city="X", poi_type="restaurant", lat=0, lon=0, stars=4,
+              review_count=1)
+    return KnowledgeBase([poi], [Review(review_id="rv1", poi_id="p1", stars=4, text=text)])
+
+
+def test_untrusted_review_and_response_text_is_escaped() -> None:
+    review = 'Nice place. <script>alert("pwned")</script> The pasta was superb & cheap.'
+    kb = _tiny_kb(review)
+    response = 'Try it: "The pasta was superb & cheap." [R1] <img src=x onerror=alert(1)> [R7]'
+    view = evidence_view(response, {"R1": ReviewRef(review_id="rv1", poi_id="p1")}, kb, "t0")
+    assert "<script>" not in view and "&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt;" in view
+    assert "<img" not in view and "&lt;img src=x onerror=alert(1)&gt;" in view
+    assert "<b>Evil</b>" not in view and "&lt;b&gt;Evil&lt;/b&gt;" in view
+    assert '<a class="tag" href="#t0-R1">R1</a>' in view and 'id="t0-R1"' in view
+    # the span is located on normalised text: the final "." is punctuation outside the match
+    assert '<mark class="ok">The pasta was superb &amp; cheap</mark>.' in view
+    assert '<span class="bad" title="does not resolve">R7</span>' in view
+
+
+def test_highlight_merges_overlaps_and_escapes() -> None:
+    assert highlighted("a<b>c", [(1, 3, True), (2, 4, False)]) == 'a<mark class="weak">&lt;b&gt;</mark>c'
+    assert highlighted("x", []) == "x"
+
+
+def test_script_in_a_run_is_escaped_in_the_full_report(runs, tmp_path) -> None:
+    demo, dirs = runs
+    src = dirs[0]
+    out = tmp_path / "evil"
+    out.mkdir()
+    for name in ("run.json", "scores.json", "dialogues.json"):
+        (out / name).write_text((src / name).read_text())
+    first = Prediction.model_validate_json((src / PREDICTIONS_FILE).read_text().splitlines()[0])
+    first.response = "</div><script>alert(1)</script>" + first.response
+    (out / PREDICTIONS_FILE).write_text(first.model_dump_json() + "\n")
+    build_report([out], tmp_path / "rep", resamples=20, knowledge_base=demo.kb, dialogues=demo.dialogues)
+    page = (tmp_path / "rep" / "report.html").read_text()
+    assert "<script>" not in page and "&lt;/div&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_axis_value_mapping() -> None:
+    assert axis_value("recall@1", 0.25) == 0.25
+    assert axis_value("har", 0.25) == 0.75  # lower is better → 1 − v
+    assert axis_value("t2r", 4.0) == 0.25  # 1 / T2R
+    assert axis_value("gs", None) is None
+
+
+def test_cli_report_systems_metrics(runs, tmp_path) -> None:
+    demo, dirs = runs
+    runner = CliRunner()
+    result = runner.invoke(app, ["crs", "report", str(dirs[0]), str(dirs[2]), "--out", str(tmp_path / "r"),
+                                 "--resamples", "50", "--kb", str(demo.kb_path)])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "r" / "report.html").is_file()
+    listed = runner.invoke(app, ["crs", "systems", "--json"])
+    assert {"oracle", "random"} <= {row["name"] for row in json.loads(listed.output)}
+    metrics = runner.invoke(app, ["crs", "metrics", "--json"])
+    assert len(json.loads(metrics.output)) == 25
+    missing = runner.invoke(app, ["crs", "report", str(tmp_path / "nope"), "--out", str(tmp_path / "x")])
+    flat = " ".join(missing.output.replace("│", " ").split())
+    assert missing.exit_code == 2 and "not a run folder" in flat

@@ -1,0 +1,68 @@
+"""Bootstrap CIs, permutation and Wilcoxon p-values and the Holm adjustment, on hand-computed cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from groundtrace.crs.report.stats import bootstrap_ci, holm, per_dialogue, sign_flip_pvalue, wilcoxon_pvalue
+
+
+def test_holm_hand_computed() -> None:
+    # sorted p: 0.01 (×3 = 0.03), 0.02 (×2 = 0.04), 0.04 (×1 = 0.04, running max 0.04)
+    assert holm([0.04, 0.01, 0.02]) == pytest.approx([0.04, 0.03, 0.04])
+    # capped at 1 and monotone: 0.5×2 = 1.0 → 1, then max(1, 0.6) = 1
+    assert holm([0.5, 0.6]) == [1.0, 1.0]
+    assert holm([]) == []
+
+
+def test_exact_sign_flip_hand_computed() -> None:
+    rng = np.random.default_rng(0)
+    # δ = (1, 2, 3): 8 sign vectors; |Σ| ≥ 6 only for (+,+,+) and (−,−,−) → p = 2/8
+    assert sign_flip_pvalue(np.array([1.0, 2.0, 3.0]), rng) == 0.25
+    # δ = (1, −1): sums 0, 2, −2, 0; observed |0| = 0 → all 4 reach it → p = 1
+    assert sign_flip_pvalue(np.array([1.0, -1.0]), rng) == 1.0
+    assert sign_flip_pvalue(np.array([]), rng) == 1.0
+
+
+def test_monte_carlo_sign_flip_is_seeded_and_bounded() -> None:
+    diffs = np.ones(40)  # exact p = 2 / 2^40: Monte Carlo gives its floor 1 / (1 + B)
+    a = sign_flip_pvalue(diffs, np.random.default_rng(1), resamples=500)
+    assert a == pytest.approx(1 / 501)
+    noise = np.random.default_rng(2).normal(size=40)
+    p1 = sign_flip_pvalue(noise, np.random.default_rng(3), 400)
+    p2 = sign_flip_pvalue(noise, np.random.default_rng(3), 400)
+    assert p1 == p2 and 0 < p1 <= 1
+
+
+def test_wilcoxon_hand_computed() -> None:
+    # five positive differences: exact null P(W+ = 15) = 1/32, two-sided p = 2/32
+    assert wilcoxon_pvalue(np.array([1.0, 2.0, 3.0, 4.0, 5.0])) == pytest.approx(0.0625)
+    assert wilcoxon_pvalue(np.zeros(7)) == 1.0
+
+
+def test_bootstrap_ci_hand_cases() -> None:
+    rng = np.random.default_rng(0)
+    sums, counts = per_dialogue({"a": [1.0, 1.0], "b": [1.0]}, ["a", "b", "c"])
+    assert list(sums) == [2.0, 1.0, 0.0] and list(counts) == [2.0, 1.0, 0.0]
+    # every dialogue's turns are all 1 → every resample is 1
+    assert bootstrap_ci(sums, counts, rng) == (1.0, 1.0)
+    assert bootstrap_ci(np.array([]), np.array([]), rng) == (None, None)
+    # two dialogues with one turn each, values 0 and 1: resample values ∈ {0, .5, 1} with P(0)=P(1)=1/4
+    lo, hi = bootstrap_ci(np.array([0.0, 1.0]), np.array([1.0, 1.0]), np.random.default_rng(5), 2000)
+    assert (lo, hi) == (0.0, 1.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.floats(0, 1), min_size=0, max_size=4), min_size=1, max_size=12), st.integers(0, 2**16))
+def test_bootstrap_ci_lies_within_the_unit_values(per: list[list[float]], seed: int) -> None:
+    values = {str(i): v for i, v in enumerate(per)}
+    sums, counts = per_dialogue(values, list(values))
+    lo, hi = bootstrap_ci(sums, counts, np.random.default_rng(seed), 200)
+    flat = [x for v in per for x in v]
+    if not flat:
+        assert (lo, hi) == (None, None)
+        return
+    assert min(flat) - 1e-12 <= lo <= hi <= max(flat) + 1e-12
