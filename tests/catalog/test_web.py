@@ -267,3 +267,26 @@ def test_remote_images_download_only_when_allowed(fake_web: tuple[str, list[str]
     assert loader.load(f"{base}/image.png") == b"\x89PNG"
     assert loader.load(f"{base}/missing.png") is None
     assert any("missing.png: download failed" in e for e in loader.errors)
+
+
+def test_make_search_and_policy_file(tmp_path: Path) -> None:
+    from groundtrace.catalog.sources import load_policy, make_search
+
+    assert make_search(None) is None and make_search("none") is None
+    local = make_search(f"local:{PAGES}")
+    assert isinstance(local, LocalCorpusSearch) and len(local.pages) == 5
+    searx = make_search("searxng:http://127.0.0.1:9")
+    assert isinstance(searx, SearxngSearch) and searx.base_url == "http://127.0.0.1:9"
+    with pytest.raises(KeyError, match="Did you mean 'searxng'"):
+        make_search("searxgn:http://x")
+    with pytest.raises(ValueError, match="needs an argument"):
+        make_search("local")
+    good = tmp_path / "policy.yaml"
+    good.write_text("official_domains:\n  Acme: [acmefoods.example]\nretailers: [corner.example]\n")
+    policy = load_policy(good)
+    assert classify_url("https://acmefoods.example/p", "Acme", policy) == "official_web"
+    assert classify_url("https://www.walmart.com/ip/1", "Acme", policy) == "major_retailer"  # default kept
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("retailer: [typo-key.example]\n")
+    with pytest.raises(ValueError, match="bad.yaml: invalid source policy"):
+        load_policy(bad)

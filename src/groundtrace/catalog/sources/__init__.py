@@ -13,7 +13,7 @@ from groundtrace.catalog.sources.base import (
     SourceError,
 )
 from groundtrace.catalog.sources.catalog_record import CatalogRecordSource, catalog_documents
-from groundtrace.catalog.sources.classify import SourcePolicy, classify_url, is_blocked
+from groundtrace.catalog.sources.classify import SourcePolicy, classify_url, is_blocked, load_policy
 from groundtrace.catalog.sources.feed import SyndicatedFeedSource
 from groundtrace.catalog.sources.html_text import PageText, html_to_text
 from groundtrace.catalog.sources.image import TesseractOCRSource, VLMImageSource, run_tesseract
@@ -22,6 +22,7 @@ from groundtrace.catalog.sources.web import (
     LocalCorpusSearch,
     SearxngSearch,
     fetch_page,
+    make_search,
     page_document,
 )
 
@@ -46,6 +47,8 @@ __all__ = [
     "fetch_page",
     "html_to_text",
     "is_blocked",
+    "load_policy",
+    "make_search",
     "page_document",
     "run_tesseract",
 ]

@@ -19,9 +19,10 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from groundtrace.catalog.model import SourceType
 
@@ -119,3 +120,18 @@ def classify_url(url: str, brand: str | None = None, policy: SourcePolicy | None
     if _in_domains(host, policy.aggregators):
         return "aggregator"
     return "other"
+
+
+def load_policy(path: str | Path) -> SourcePolicy:
+    """A :class:`SourcePolicy` from a YAML/JSON file (keys as the model's fields; missing keys keep the
+    defaults). Errors name the file."""
+    import yaml
+
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return SourcePolicy.model_validate(data)
+    except FileNotFoundError as exc:
+        raise ValueError(f"{path}: source policy file not found") from exc
+    except (yaml.YAMLError, ValidationError) as exc:
+        raise ValueError(f"{path}: invalid source policy: {exc}") from exc

@@ -244,3 +244,15 @@ class SearxngSearch(SearchProvider):
         self.client.close()
 
 
+
+
+def make_search(spec: str | None, policy: SourcePolicy | None = None) -> SearchProvider | None:
+    """A search provider from a spec string: ``local:PATH``, ``searxng:URL`` (any registered name with
+    its argument), or ``None``/``""``/``none`` for no web search."""
+    if spec is None or spec.strip().lower() in ("", "none", "off"):
+        return None
+    name, _, arg = spec.strip().partition(":")
+    cls = SEARCH_PROVIDERS.get(name)
+    if not arg:
+        raise ValueError(f"search spec {spec!r} needs an argument, e.g. 'local:pages/' or 'searxng:http://host:8080'")
+    return cls(arg, policy=policy)
