@@ -28,7 +28,7 @@ def serve(handler: Handler) -> Iterator[str]:
     """A stdlib HTTP server on 127.0.0.1 (ephemeral port) in a thread; yields its URL."""
 
     class H(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             status, payload = handler(body)
             self.send_response(status)
@@ -37,7 +37,7 @@ def serve(handler: Handler) -> Iterator[str]:
             self.end_headers()
             self.wfile.write(payload)
 
-        def log_message(self, *args) -> None:  # noqa: ANN002
+        def log_message(self, *args) -> None:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), H)
@@ -69,8 +69,12 @@ def test_python_http_and_predictions_paths_score_identically(demo, tmp_path) -> 
         return 200, json.dumps(out).encode()
 
     with serve(handler) as url:
-        remote = run_system(HTTPSystem(url), demo.dialogues, demo.kb, tmp_path / "http", split="all", workers=3)
-    offline = score_file(tmp_path / "py" / PREDICTIONS_FILE, demo.dialogues, demo.kb, tmp_path / "file", split="all")
+        remote = run_system(
+            HTTPSystem(url), demo.dialogues, demo.kb, tmp_path / "http", split="all", workers=3
+        )
+    offline = score_file(
+        tmp_path / "py" / PREDICTIONS_FILE, demo.dialogues, demo.kb, tmp_path / "file", split="all"
+    )
     assert direct.table.n_turns > 0 and len(seen) == direct.table.n_turns
     assert "gold" not in json.dumps(seen[0])
     assert remote.table.to_dict() == direct.table.to_dict()
@@ -99,8 +103,9 @@ def test_failures_are_recorded_per_turn(demo, tmp_path) -> None:
         return 200, json.dumps({"ranking": pool, "response": "fine"}).encode()
 
     with serve(handler) as url:
-        result = run_system(HTTPSystem(url, retries=1, backoff_s=0.0), demo.dialogues[:6], demo.kb, tmp_path,
-                            split="all")
+        result = run_system(
+            HTTPSystem(url, retries=1, backoff_s=0.0), demo.dialogues[:6], demo.kb, tmp_path, split="all"
+        )
     preds = read_predictions(tmp_path / PREDICTIONS_FILE).predictions
     errors = {mode_of(p.dialogue_id, p.turn_index): p.error for p in preds}
     assert set(errors) == {0, 1, 2, 3, 4}
@@ -120,11 +125,15 @@ def test_timeouts_and_dead_endpoints_are_unscorable(demo, tmp_path) -> None:
 
     one = demo.dialogues[:1]
     with serve(slow) as url:
-        result = run_system(HTTPSystem(url, timeout_s=0.05, retries=0), one, demo.kb, tmp_path / "slow", split="all")
+        result = run_system(
+            HTTPSystem(url, timeout_s=0.05, retries=0), one, demo.kb, tmp_path / "slow", split="all"
+        )
     assert all(not t.scorable and "timed out" in t.error for t in result.table.turns)
     with serve(slow) as url:
         dead = url  # closed when the block ends
-    result = run_system(HTTPSystem(dead, retries=1, backoff_s=0.0), one, demo.kb, tmp_path / "dead", split="all")
+    result = run_system(
+        HTTPSystem(dead, retries=1, backoff_s=0.0), one, demo.kb, tmp_path / "dead", split="all"
+    )
     assert all(not t.scorable and "transport error" in t.error for t in result.table.turns)
 
 
@@ -136,11 +145,19 @@ def test_is_url() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.one_of(st.binary(max_size=200), st.text(max_size=200).map(str.encode),
-                 st.dictionaries(st.sampled_from(["ranking", "response", "usage", "x"]),
-                                 st.one_of(st.none(), st.integers(), st.text(max_size=5),
-                                           st.lists(st.text(max_size=3), max_size=3)), max_size=4)
-                 .map(lambda d: json.dumps(d).encode())))
+@given(
+    st.one_of(
+        st.binary(max_size=200),
+        st.text(max_size=200).map(str.encode),
+        st.dictionaries(
+            st.sampled_from(["ranking", "response", "usage", "x"]),
+            st.one_of(
+                st.none(), st.integers(), st.text(max_size=5), st.lists(st.text(max_size=3), max_size=3)
+            ),
+            max_size=4,
+        ).map(lambda d: json.dumps(d).encode()),
+    )
+)
 def test_parse_reply_only_ever_raises_its_own_error(payload: bytes) -> None:
     try:
         reply = parse_reply(payload)

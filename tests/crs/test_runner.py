@@ -38,7 +38,7 @@ class Counting(RandomSystem):
         self.calls = 0
         self._lock = threading.Lock()
 
-    def respond(self, inp, gold=None):  # noqa: ANN001, ANN202
+    def respond(self, inp, gold=None):
         with self._lock:
             self.calls += 1
         return super().respond(inp)
@@ -49,8 +49,11 @@ class Crash(BaseException):
 
 
 def test_inputs_show_gold_history_pool_and_tagged_reviews(demo) -> None:
-    dialogue = next(d for d in demo.dialogues if d.anchor is not None) if any(
-        d.anchor for d in demo.dialogues) else demo.dialogues[0]
+    dialogue = (
+        next(d for d in demo.dialogues if d.anchor is not None)
+        if any(d.anchor for d in demo.dialogues)
+        else demo.dialogues[0]
+    )
     pairs = list(system_inputs(dialogue, demo.kb, "closed"))
     assert [t.index for t, _ in pairs] == [t.index for t in dialogue.recommendation_turns()]
     for turn, inp in pairs:
@@ -74,7 +77,7 @@ class Faulty(CRSSystem):
 
     name = "faulty"
 
-    def respond(self, inp, gold=None):  # noqa: ANN001, ANN202
+    def respond(self, inp, gold=None):
         pool = [c.poi_id for c in inp.candidates]
         kind = (inp.turn_index // 2) % 4  # system turns are odd: 1, 3, 5, 7 → 0, 1, 2, 3
         if kind == 0:
@@ -117,7 +120,7 @@ def test_resume_after_crash_loses_only_in_flight_dialogues(demo, tmp_path) -> No
     class Dies(RandomSystem):
         name = "counting"  # same run key as Counting below: the resume continues this run
 
-        def respond(self, inp, gold=None):  # noqa: ANN001, ANN202
+        def respond(self, inp, gold=None):
             if inp.dialogue_id == demo.dialogues[12].dialogue_id:
                 raise Crash
             return super().respond(inp)
@@ -165,7 +168,7 @@ def test_parallel_equals_serial_and_unsafe_systems_get_one_instance_per_worker(d
             self.name = "random"
             self.owner: int | None = None
 
-        def respond(self, inp, gold=None):  # noqa: ANN001, ANN202
+        def respond(self, inp, gold=None):
             me = threading.get_ident()
             if self.owner is None:
                 self.owner = me
@@ -181,8 +184,10 @@ def test_parallel_equals_serial_and_unsafe_systems_get_one_instance_per_worker(d
 def test_usage_summary_hand_computed() -> None:
     from groundtrace.crs.predictions import Prediction
 
-    preds = [Prediction(dialogue_id="d", turn_index=i, latency_s=v, cost_usd=0.5, prompt_tokens=2)
-             for i, v in enumerate([1.0, 2.0, 3.0, 4.0])]
+    preds = [
+        Prediction(dialogue_id="d", turn_index=i, latency_s=v, cost_usd=0.5, prompt_tokens=2)
+        for i, v in enumerate([1.0, 2.0, 3.0, 4.0])
+    ]
     s = usage_summary(preds)
     # mean (1+2+3+4)/4 = 2.5; p50 at position 1.5 → 2.5; p95 at 2.85 → 3 + 0.85 = 3.85
     assert s["latency_s"]["mean"] == 2.5 and s["latency_s"]["p50"] == 2.5
@@ -202,15 +207,43 @@ def test_read_predictions_reports_bad_lines(tmp_path) -> None:
 def test_cli_run_and_score_agree(demo, tmp_path) -> None:
     runner = CliRunner()
     args = ["--dataset", str(demo.dataset), "--split", "all", "--kb", str(demo.kb_path)]
-    result = runner.invoke(app, ["crs", "run", *args, "--system", "random", "--out", str(tmp_path / "a"),
-                                 "--workers", "2", "--limit", "8", "--seed", "4"])
+    result = runner.invoke(
+        app,
+        [
+            "crs",
+            "run",
+            *args,
+            "--system",
+            "random",
+            "--out",
+            str(tmp_path / "a"),
+            "--workers",
+            "2",
+            "--limit",
+            "8",
+            "--seed",
+            "4",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "recall@1" in result.output
     info = json.loads((tmp_path / "a" / "run.json").read_text())
     assert info["status"] == "complete" and info["config"] == {"seed": 4} and info["counts"]["dialogues"] == 8
     assert info["kb_hash"] == demo.kb.content_hash
-    result = runner.invoke(app, ["crs", "score", *args, "--predictions", str(tmp_path / "a" / PREDICTIONS_FILE),
-                                 "--out", str(tmp_path / "b"), "--limit", "8"])
+    result = runner.invoke(
+        app,
+        [
+            "crs",
+            "score",
+            *args,
+            "--predictions",
+            str(tmp_path / "a" / PREDICTIONS_FILE),
+            "--out",
+            str(tmp_path / "b"),
+            "--limit",
+            "8",
+        ],
+    )
     assert result.exit_code == 0, result.output
     a = json.loads((tmp_path / "a" / "scores.json").read_text())
     b = json.loads((tmp_path / "b" / "scores.json").read_text())

@@ -31,7 +31,7 @@ def test_registry_rejects_non_systems_and_accepts_subclasses() -> None:
         SYSTEMS.add("not-a-system-xyz", dict)
 
     class Echo(CRSSystem):
-        def respond(self, inp, gold=None):  # noqa: ANN001, ANN202
+        def respond(self, inp, gold=None):
             raise NotImplementedError
 
     SYSTEMS.add("echo-test-only", Echo)
@@ -39,13 +39,17 @@ def test_registry_rejects_non_systems_and_accepts_subclasses() -> None:
 
 
 def test_oracle_is_perfect_on_a_built_dataset(demo, tmp_path) -> None:
-    closed = run_system(build_system("oracle"), demo.dialogues, demo.kb, tmp_path / "c", setting="closed", split="all")
+    closed = run_system(
+        build_system("oracle"), demo.dialogues, demo.kb, tmp_path / "c", setting="closed", split="all"
+    )
     agg = closed.table.aggregate
     assert closed.table.n_turns >= 250
     assert agg["recall@1"] == 1.0 and agg["mrr"] == 1.0 and agg["gs"] == 1.0
     assert agg["multi_ref_hit@1"] == 1.0 and agg["task_success"] == 1.0
     assert agg["citation_validity"] == 1.0  # every tag names a review of the gold POI (top-1)
-    opened = run_system(build_system("oracle"), demo.dialogues, demo.kb, tmp_path / "o", setting="open", split="all")
+    opened = run_system(
+        build_system("oracle"), demo.dialogues, demo.kb, tmp_path / "o", setting="open", split="all"
+    )
     assert opened.table.aggregate["open_recall@1"] == 1.0 and opened.table.aggregate["gs"] == 1.0
 
 

@@ -9,7 +9,7 @@ import typer
 from groundtrace.cli.apps import crs_app
 
 
-def _load(dataset: Path, split: str, kb: str | None):  # noqa: ANN202 - internal helper
+def _load(dataset: Path, split: str, kb: str | None):
     from rich.console import Console
 
     from groundtrace.crs.runner import load_split, resolve_kb
@@ -27,12 +27,14 @@ def _load(dataset: Path, split: str, kb: str | None):  # noqa: ANN202 - internal
     return data, knowledge
 
 
-def _print_scores(table, info: dict) -> None:  # noqa: ANN001
+def _print_scores(table, info: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
     console = Console()
-    view = Table(title=f"{info.get('system')} · {table.setting} · {table.n_dialogues} dialogues, {table.n_turns} turns")
+    view = Table(
+        title=f"{info.get('system')} · {table.setting} · {table.n_dialogues} dialogues, {table.n_turns} turns"
+    )
     view.add_column("metric")
     view.add_column("value", justify="right")
     view.add_column("scored / unscorable / n.a.", justify="right")
@@ -40,30 +42,49 @@ def _print_scores(table, info: dict) -> None:  # noqa: ANN001
         if name in table.unavailable:
             continue
         value, count = table.aggregate.get(name), table.counts[name]
-        view.add_row(name, "—" if value is None else f"{value:.4f}",
-                     f"{count.scored} / {count.unscorable} / {count.not_applicable}")
+        view.add_row(
+            name,
+            "—" if value is None else f"{value:.4f}",
+            f"{count.scored} / {count.unscorable} / {count.not_applicable}",
+        )
     console.print(view)
     usage = info.get("usage", {})
     lat = usage.get("latency_s", {})
-    console.print(f"unscorable turns: {info['counts']['unscorable_turns']} · latency mean {lat.get('mean', 0):.4f}s "
-                  f"p95 {lat.get('p95', 0):.4f}s · tokens {usage.get('prompt_tokens', 0)}+{usage.get('completion_tokens', 0)}"
-                  f" · cost ${usage.get('cost_usd', 0):.4f}")
+    console.print(
+        f"unscorable turns: {info['counts']['unscorable_turns']} · latency mean {lat.get('mean', 0):.4f}s "
+        f"p95 {lat.get('p95', 0):.4f}s · tokens {usage.get('prompt_tokens', 0)}+{usage.get('completion_tokens', 0)}"
+        f" · cost ${usage.get('cost_usd', 0):.4f}"
+    )
 
 
 @crs_app.command("run")
 def run(
-    dataset: Path = typer.Option(..., "--dataset", help="Dataset folder (split files + manifest) or one JSONL file."),
-    system: str = typer.Option(..., "--system", help="A registered system name (see `crs systems`) or an http(s):// endpoint."),
-    setting: str = typer.Option("closed", "--setting", help="'closed' (8 candidates) or 'open' (the 50–100 open-set pool)."),
-    out: Path = typer.Option(..., "--out", help="Run folder (predictions.jsonl, scores.json, run.json); resumable."),
+    dataset: Path = typer.Option(
+        ..., "--dataset", help="Dataset folder (split files + manifest) or one JSONL file."
+    ),
+    system: str = typer.Option(
+        ..., "--system", help="A registered system name (see `crs systems`) or an http(s):// endpoint."
+    ),
+    setting: str = typer.Option(
+        "closed", "--setting", help="'closed' (8 candidates) or 'open' (the 50–100 open-set pool)."
+    ),
+    out: Path = typer.Option(
+        ..., "--out", help="Run folder (predictions.jsonl, scores.json, run.json); resumable."
+    ),
     split: str = typer.Option("test", "--split", help="Split to run on: train, validation, test or all."),
     workers: int = typer.Option(1, "--workers", min=1, help="Dialogues answered in parallel (thread pool)."),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N dialogues of the split."),
-    kb: str = typer.Option(None, "--kb", help="KB file, or 'demo'/'demo:SEED'; default: the demo city named by the manifest."),
+    kb: str = typer.Option(
+        None, "--kb", help="KB file, or 'demo'/'demo:SEED'; default: the demo city named by the manifest."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed passed to systems that take one (e.g. random)."),
     timeout: float = typer.Option(30.0, "--timeout", help="HTTP systems: seconds per request."),
-    retries: int = typer.Option(2, "--retries", min=0, help="HTTP systems: retries on time-outs, 429 and 5xx."),
-    retry_errors: bool = typer.Option(False, "--retry-errors", help="On resume, re-run dialogues that had an errored turn."),
+    retries: int = typer.Option(
+        2, "--retries", min=0, help="HTTP systems: retries on time-outs, 429 and 5xx."
+    ),
+    retry_errors: bool = typer.Option(
+        False, "--retry-errors", help="On resume, re-run dialogues that had an errored turn."
+    ),
 ) -> None:
     """Run a CRS system on a dataset split, record per-turn predictions and score them."""
     import inspect
@@ -78,7 +99,8 @@ def run(
         raise typer.BadParameter("choose 'closed' or 'open'", param_hint="--setting")
     data, knowledge = _load(dataset, split, kb)
     if is_url(system):
-        def factory():  # noqa: ANN202
+
+        def factory():
             return HTTPSystem(system, timeout_s=timeout, retries=retries)
     else:
         try:
@@ -87,19 +109,35 @@ def run(
             raise typer.BadParameter(str(exc), param_hint="--system") from None
         options = {"seed": seed} if "seed" in inspect.signature(cls).parameters else {}
 
-        def factory():  # noqa: ANN202
+        def factory():
             return build_system(system, **options)
-    with Progress(TextColumn(f"{system} · {setting}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  transient=True) as bar:
+
+    with Progress(
+        TextColumn(f"{system} · {setting}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        transient=True,
+    ) as bar:
         task = bar.add_task("run", total=None)
 
         def progress(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
         try:
-            result = run_system(factory, data.dialogues, knowledge, out, setting=setting, split=split,  # type: ignore[arg-type]
-                                workers=workers, limit=limit, retry_errors=retry_errors, dataset=str(dataset),
-                                progress=progress)
+            result = run_system(
+                factory,
+                data.dialogues,
+                knowledge,
+                out,
+                setting=setting,
+                split=split,  # type: ignore[arg-type]
+                workers=workers,
+                limit=limit,
+                retry_errors=retry_errors,
+                dataset=str(dataset),
+                progress=progress,
+            )
         except RunKeyMismatchError as exc:
             raise typer.BadParameter(str(exc), param_hint="--out") from None
     _print_scores(result.table, result.info)
@@ -108,13 +146,23 @@ def run(
 
 @crs_app.command("score")
 def score(
-    dataset: Path = typer.Option(..., "--dataset", help="Dataset folder or JSONL file the predictions answer."),
-    predictions: Path = typer.Option(..., "--predictions", help="Predictions JSONL (one Prediction per line)."),
+    dataset: Path = typer.Option(
+        ..., "--dataset", help="Dataset folder or JSONL file the predictions answer."
+    ),
+    predictions: Path = typer.Option(
+        ..., "--predictions", help="Predictions JSONL (one Prediction per line)."
+    ),
     out: Path = typer.Option(..., "--out", help="Run folder to write scores.json and run.json into."),
-    setting: str = typer.Option("closed", "--setting", help="'closed' or 'open': predictions of the other setting are ignored."),
-    split: str = typer.Option("test", "--split", help="Split the predictions answer: train, validation, test or all."),
+    setting: str = typer.Option(
+        "closed", "--setting", help="'closed' or 'open': predictions of the other setting are ignored."
+    ),
+    split: str = typer.Option(
+        "test", "--split", help="Split the predictions answer: train, validation, test or all."
+    ),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N dialogues of the split."),
-    kb: str = typer.Option(None, "--kb", help="KB file, or 'demo'/'demo:SEED'; default: the demo city named by the manifest."),
+    kb: str = typer.Option(
+        None, "--kb", help="KB file, or 'demo'/'demo:SEED'; default: the demo city named by the manifest."
+    ),
 ) -> None:
     """Score a predictions JSONL offline (bad lines are reported as file:line and skipped)."""
     from rich.console import Console
@@ -126,8 +174,16 @@ def score(
     if not predictions.is_file():
         raise typer.BadParameter(f"{predictions}: no such file", param_hint="--predictions")
     data, knowledge = _load(dataset, split, kb)
-    result = score_file(predictions, data.dialogues, knowledge, out, setting=setting, split=split,  # type: ignore[arg-type]
-                        limit=limit, dataset=str(dataset))
+    result = score_file(
+        predictions,
+        data.dialogues,
+        knowledge,
+        out,
+        setting=setting,
+        split=split,  # type: ignore[arg-type]
+        limit=limit,
+        dataset=str(dataset),
+    )
     err = Console(stderr=True)
     for line in result.info["prediction_errors"]:
         err.print(f"skipped {line}", markup=False, highlight=False)
@@ -138,18 +194,26 @@ def score(
 @crs_app.command("report")
 def report(
     runs: list[Path] = typer.Argument(..., help="Run folders written by `crs run` / `crs score`."),
-    out: Path = typer.Option(..., "--out", help="Report folder (leaderboard.md/.csv/.tex/.json, plots, report.html)."),
+    out: Path = typer.Option(
+        ..., "--out", help="Report folder (leaderboard.md/.csv/.tex/.json, plots, report.html)."
+    ),
     resamples: int = typer.Option(1000, "--resamples", min=10, help="Bootstrap / permutation resamples."),
     seed: int = typer.Option(0, "--seed", help="Seed of the numpy Generator used for resampling."),
-    dataset: Path = typer.Option(None, "--dataset", help="Dataset for the HTML evidence view (default: the one in run.json)."),
-    kb: str = typer.Option(None, "--kb", help="KB for the HTML evidence view (default: from the dataset manifest)."),
+    dataset: Path = typer.Option(
+        None, "--dataset", help="Dataset for the HTML evidence view (default: the one in run.json)."
+    ),
+    kb: str = typer.Option(
+        None, "--kb", help="KB for the HTML evidence view (default: from the dataset manifest)."
+    ),
     html_turns: int = typer.Option(40, "--html-turns", min=0, help="Turns per run shown in the HTML report."),
 ) -> None:
     """Leaderboard with bootstrap CIs, paired significance tests, breakdowns, plots and an HTML report."""
     from groundtrace.crs.report import build_report
 
     try:
-        written = build_report(runs, out, resamples=resamples, seed=seed, dataset=dataset, kb=kb, html_turns=html_turns)
+        written = build_report(
+            runs, out, resamples=resamples, seed=seed, dataset=dataset, kb=kb, html_turns=html_turns
+        )
     except (ValueError, FileNotFoundError) as exc:
         raise typer.BadParameter(str(exc)) from None
     for path in written:
@@ -158,9 +222,13 @@ def report(
 
 @crs_app.command("calibrate")
 def calibrate(
-    human: Path = typer.Option(..., "--human", help="Human labels: CSV/TSV/JSONL with dialogue_id, turn_index, label."),
+    human: Path = typer.Option(
+        ..., "--human", help="Human labels: CSV/TSV/JSONL with dialogue_id, turn_index, label."
+    ),
     run_dir: Path = typer.Option(..., "--run", help="A run folder (its scores.json holds per-turn values)."),
-    metric: str = typer.Option("cgs", "--metric", help="Metric to correlate with the labels (any alias, e.g. R@1)."),
+    metric: str = typer.Option(
+        "cgs", "--metric", help="Metric to correlate with the labels (any alias, e.g. R@1)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Spearman correlation (rho, p-value) of a metric against human labels."""
@@ -185,7 +253,10 @@ def systems(as_json: bool = typer.Option(False, "--json", help="Print as JSON.")
 
     from groundtrace.crs.systems import SYSTEMS, system_description
 
-    rows = [{"name": n, "aliases": list(SYSTEMS.aliases(n)), "description": system_description(n)} for n in SYSTEMS.names()]
+    rows = [
+        {"name": n, "aliases": list(SYSTEMS.aliases(n)), "description": system_description(n)}
+        for n in SYSTEMS.names()
+    ]
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
@@ -206,4 +277,4 @@ def metrics(as_json: bool = typer.Option(False, "--json", help="Print as JSON (w
         return
     for m in DEFAULT_METRICS:
         arrow = "↑" if m.higher_is_better else "↓"
-        typer.echo(f"{m.axis:<13} {str(m):<28} {arrow} {m.aggregation:<14} {m.formula.strip().splitlines()[0]}")
+        typer.echo(f"{m.axis:<13} {m!s:<28} {arrow} {m.aggregation:<14} {m.formula.strip().splitlines()[0]}")

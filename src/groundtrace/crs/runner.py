@@ -73,12 +73,22 @@ def candidate_card(kb: KnowledgeBase, poi_id: str) -> CandidateCard:
     """The card of a KB POI as shown to systems."""
     poi = kb.pois[poi_id]
     return CandidateCard(
-        poi_id=poi.poi_id, name=poi.name, city=poi.city, poi_type=poi.poi_type, categories=list(poi.categories),
-        price_level=poi.price_level, stars=poi.stars, lat=poi.lat, lon=poi.lon, attributes=dict(poi.attributes),
+        poi_id=poi.poi_id,
+        name=poi.name,
+        city=poi.city,
+        poi_type=poi.poi_type,
+        categories=list(poi.categories),
+        price_level=poi.price_level,
+        stars=poi.stars,
+        lat=poi.lat,
+        lon=poi.lon,
+        attributes=dict(poi.attributes),
     )
 
 
-def system_inputs(dialogue: Dialogue, kb: KnowledgeBase, setting: Setting) -> Iterator[tuple[Turn, SystemInput]]:
+def system_inputs(
+    dialogue: Dialogue, kb: KnowledgeBase, setting: Setting
+) -> Iterator[tuple[Turn, SystemInput]]:
     """``(turn, SystemInput)`` for each recommendation turn of ``dialogue`` in order (module docstring)."""
     anchor = dialogue.anchor.model_dump(mode="json") if dialogue.anchor is not None else None
     cards: dict[str, CandidateCard] = {}
@@ -94,15 +104,26 @@ def system_inputs(dialogue: Dialogue, kb: KnowledgeBase, setting: Setting) -> It
             if pid not in cards:
                 cards[pid] = candidate_card(kb, pid)
         reviews = [
-            TaggedReview(tag=tag, review_id=ref.review_id, poi_id=ref.poi_id, text=kb.reviews[ref.review_id].text)
+            TaggedReview(
+                tag=tag, review_id=ref.review_id, poi_id=ref.poi_id, text=kb.reviews[ref.review_id].text
+            )
             for tag, ref in refs.items()
             if ref.poi_id in in_pool
         ]
         history = [HistoryTurn(role=t.role, act=t.act, text=t.text) for t in dialogue.turns[: turn.index]]
-        yield turn, SystemInput(
-            dialogue_id=dialogue.dialogue_id, turn_index=turn.index, setting=setting, city=dialogue.city,
-            poi_type=dialogue.poi_type, anchor=anchor, history=history, candidates=[cards[p] for p in pool],
-            reviews=reviews,
+        yield (
+            turn,
+            SystemInput(
+                dialogue_id=dialogue.dialogue_id,
+                turn_index=turn.index,
+                setting=setting,
+                city=dialogue.city,
+                poi_type=dialogue.poi_type,
+                anchor=anchor,
+                history=history,
+                candidates=[cards[p] for p in pool],
+                reviews=reviews,
+            ),
         )
 
 
@@ -131,16 +152,20 @@ def check_output(raw: object, pool: Sequence[str]) -> tuple[SystemOutput, TurnUs
     if not isinstance(raw.ranking, list) or not all(isinstance(p, str) for p in raw.ranking):
         raise ValueError("invalid output: ranking must be a list of POI id strings")
     if not isinstance(raw.response, str):
-        raise ValueError("invalid output: response must be a string")
+        raise ValueError("invalid output: response must be a string")  # noqa: TRY004
     allowed = set(pool)
     unknown = [p for p in raw.ranking if p not in allowed]
     if unknown:
         more = f" (+{len(unknown) - 3} more)" if len(unknown) > 3 else ""
-        raise ValueError(f"invalid output: unknown POI id(s) {', '.join(map(repr, unknown[:3]))}{more} not in the candidate pool")
+        raise ValueError(
+            f"invalid output: unknown POI id(s) {', '.join(map(repr, unknown[:3]))}{more} not in the candidate pool"
+        )
     return raw, usage
 
 
-def run_dialogue(system: CRSSystem, dialogue: Dialogue, kb: KnowledgeBase, setting: Setting) -> list[Prediction]:
+def run_dialogue(
+    system: CRSSystem, dialogue: Dialogue, kb: KnowledgeBase, setting: Setting
+) -> list[Prediction]:
     """The system's :class:`Prediction` at each recommendation turn of ``dialogue`` (errors recorded)."""
     out: list[Prediction] = []
     for turn, inp in system_inputs(dialogue, kb, setting):
@@ -152,14 +177,31 @@ def run_dialogue(system: CRSSystem, dialogue: Dialogue, kb: KnowledgeBase, setti
             output, usage = check_output(raw, pool)
         except Exception as exc:  # noqa: BLE001 - any system failure makes the turn unscorable
             latency = time.perf_counter() - start
-            out.append(Prediction(dialogue_id=dialogue.dialogue_id, turn_index=turn.index, setting=setting,
-                                  system=system.name, error=f"{type(exc).__name__}: {exc}", latency_s=latency))
+            out.append(
+                Prediction(
+                    dialogue_id=dialogue.dialogue_id,
+                    turn_index=turn.index,
+                    setting=setting,
+                    system=system.name,
+                    error=f"{type(exc).__name__}: {exc}",
+                    latency_s=latency,
+                )
+            )
             continue
-        out.append(Prediction(
-            dialogue_id=dialogue.dialogue_id, turn_index=turn.index, setting=setting, system=system.name,
-            ranking=list(output.ranking), response=output.response, latency_s=latency, cost_usd=usage.cost_usd,
-            prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
-        ))
+        out.append(
+            Prediction(
+                dialogue_id=dialogue.dialogue_id,
+                turn_index=turn.index,
+                setting=setting,
+                system=system.name,
+                ranking=list(output.ranking),
+                response=output.response,
+                latency_s=latency,
+                cost_usd=usage.cost_usd,
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens,
+            )
+        )
     return out
 
 
@@ -225,7 +267,9 @@ def _append(path: Path, text: str) -> None:
         os.fsync(fh.fileno())
 
 
-def _prepare_resume(path: Path, dialogues: Sequence[Dialogue], retry_errors: bool) -> tuple[set[str], list[str]]:
+def _prepare_resume(
+    path: Path, dialogues: Sequence[Dialogue], retry_errors: bool
+) -> tuple[set[str], list[str]]:
     """Finished dialogue ids in ``path``; rewrites the file without torn lines and unfinished dialogues."""
     if not path.exists():
         return set(), []
@@ -269,8 +313,11 @@ def usage_summary(preds: Sequence[Prediction]) -> dict[str, Any]:
     return {
         "turns": n,
         "latency_s": {
-            "mean": sum(lat) / n if n else 0.0, "p50": _percentile(lat, 0.5), "p95": _percentile(lat, 0.95),
-            "max": lat[-1] if lat else 0.0, "total": sum(lat),
+            "mean": sum(lat) / n if n else 0.0,
+            "p50": _percentile(lat, 0.5),
+            "p95": _percentile(lat, 0.95),
+            "max": lat[-1] if lat else 0.0,
+            "total": sum(lat),
         },
         "prompt_tokens": sum(p.prompt_tokens for p in preds),
         "completion_tokens": sum(p.completion_tokens for p in preds),
@@ -281,7 +328,9 @@ def usage_summary(preds: Sequence[Prediction]) -> dict[str, Any]:
 
 def _write_json(path: Path, data: object) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    tmp.write_text(
+        json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
+    )
     tmp.replace(path)
 
 
@@ -303,12 +352,25 @@ class RunResult:
 
 def dialogue_meta(d: Dialogue) -> dict[str, Any]:
     """What report breakdowns group by: city, POI type, tier, rejection, recommendation turns."""
-    return {"city": d.city, "poi_type": d.poi_type, "difficulty": d.difficulty, "has_rejection": d.has_rejection,
-            "split": d.split, "recommendation_turns": len(d.recommendation_turns())}
+    return {
+        "city": d.city,
+        "poi_type": d.poi_type,
+        "difficulty": d.difficulty,
+        "has_rejection": d.has_rejection,
+        "split": d.split,
+        "recommendation_turns": len(d.recommendation_turns()),
+    }
 
 
-def _score_and_write(out: Path, dialogues: Sequence[Dialogue], preds: Sequence[Prediction], kb: KnowledgeBase,
-                     setting: Setting, metrics: Sequence[str] | None, entailment: Any) -> Any:
+def _score_and_write(
+    out: Path,
+    dialogues: Sequence[Dialogue],
+    preds: Sequence[Prediction],
+    kb: KnowledgeBase,
+    setting: Setting,
+    metrics: Sequence[str] | None,
+    entailment: Any,
+) -> Any:
     from groundtrace.crs.metrics import score_predictions
 
     table = score_predictions(dialogues, preds, kb, setting=setting, metrics=metrics, entailment=entailment)
@@ -345,8 +407,13 @@ def run_system(
     first = factory()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    parts = {"system": first.name or type(first).__name__, "config": first.config(),
-             "dataset_hash": dataset_hash(dialogues), "setting": setting, "split": split}
+    parts = {
+        "system": first.name or type(first).__name__,
+        "config": first.config(),
+        "dataset_hash": dataset_hash(dialogues),
+        "setting": setting,
+        "split": split,
+    }
     key = run_key(parts)
     run_path = out / RUN_FILE
     previous: dict[str, Any] = {}
@@ -363,9 +430,18 @@ def run_system(
     done, bad_lines = _prepare_resume(pred_path, selected, retry_errors)
     todo = [d for d in selected if d.dialogue_id not in done]
     info: dict[str, Any] = {
-        "format": RUN_FORMAT, "run_key": key, **parts, "dataset": dataset, "kb_name": kb.name,
-        "kb_hash": kb.content_hash, "status": "running", "started": _now(), "limit": limit, "workers": workers,
-        "needs_gold": first.needs_gold, "runs": int(previous.get("runs", 0)) + 1,
+        "format": RUN_FORMAT,
+        "run_key": key,
+        **parts,
+        "dataset": dataset,
+        "kb_name": kb.name,
+        "kb_hash": kb.content_hash,
+        "status": "running",
+        "started": _now(),
+        "limit": limit,
+        "workers": workers,
+        "needs_gold": first.needs_gold,
+        "runs": int(previous.get("runs", 0)) + 1,
     }
     _write_json(run_path, info)
 
@@ -417,24 +493,34 @@ def run_system(
     preds = [p for p in file.predictions if p.dialogue_id in selected_ids]
     s0 = time.perf_counter()
     table = _score_and_write(out, selected, preds, kb, setting, metrics, entailment)
-    info.update({
-        "status": "complete", "finished": _now(),
-        "timings": {"run_s": run_wall, "score_s": time.perf_counter() - s0},
-        "counts": {
-            "dialogues": len(selected), "dialogues_run": len(todo), "dialogues_resumed": len(selected) - len(todo),
-            "turns": table.n_turns, "unscorable_turns": sum(not t.scorable for t in table.turns),
-            "errored_turns": sum(p.error is not None for p in preds), "bad_prediction_lines": len(bad_lines),
-        },
-        "usage": usage_summary(preds),
-        "errors": _error_sample(preds),
-    })
+    info.update(
+        {
+            "status": "complete",
+            "finished": _now(),
+            "timings": {"run_s": run_wall, "score_s": time.perf_counter() - s0},
+            "counts": {
+                "dialogues": len(selected),
+                "dialogues_run": len(todo),
+                "dialogues_resumed": len(selected) - len(todo),
+                "turns": table.n_turns,
+                "unscorable_turns": sum(not t.scorable for t in table.turns),
+                "errored_turns": sum(p.error is not None for p in preds),
+                "bad_prediction_lines": len(bad_lines),
+            },
+            "usage": usage_summary(preds),
+            "errors": _error_sample(preds),
+        }
+    )
     _write_json(run_path, info)
     return RunResult(out, table, info)
 
 
 def _error_sample(preds: Sequence[Prediction], limit: int = 20) -> list[dict[str, Any]]:
-    return [{"dialogue_id": p.dialogue_id, "turn_index": p.turn_index, "error": p.error}
-            for p in preds if p.error is not None][:limit]
+    return [
+        {"dialogue_id": p.dialogue_id, "turn_index": p.turn_index, "error": p.error}
+        for p in preds
+        if p.error is not None
+    ][:limit]
 
 
 def score_file(
@@ -459,9 +545,13 @@ def score_file(
     file = read_predictions(predictions)
     selected = list(dialogues[:limit] if limit is not None else dialogues)
     systems = sorted({p.system for p in file.predictions if p.system})
-    parts = {"system": systems[0] if len(systems) == 1 else f"predictions:{Path(predictions).name}",
-             "config": {"predictions": str(predictions)}, "dataset_hash": dataset_hash(dialogues),
-             "setting": setting, "split": split}
+    parts = {
+        "system": systems[0] if len(systems) == 1 else f"predictions:{Path(predictions).name}",
+        "config": {"predictions": str(predictions)},
+        "dataset_hash": dataset_hash(dialogues),
+        "setting": setting,
+        "split": split,
+    }
     copy = out / PREDICTIONS_FILE
     if Path(predictions).resolve() != copy.resolve():
         copy.write_text(_prediction_lines(file.predictions), encoding="utf-8")
@@ -470,13 +560,23 @@ def score_file(
     selected_ids = {d.dialogue_id for d in selected}
     preds = [p for p in file.predictions if p.dialogue_id in selected_ids and p.setting == setting]
     info: dict[str, Any] = {
-        "format": RUN_FORMAT, "run_key": run_key(parts), **parts, "dataset": dataset, "kb_name": kb.name,
-        "kb_hash": kb.content_hash, "status": "complete", "mode": "offline", "finished": _now(), "limit": limit,
+        "format": RUN_FORMAT,
+        "run_key": run_key(parts),
+        **parts,
+        "dataset": dataset,
+        "kb_name": kb.name,
+        "kb_hash": kb.content_hash,
+        "status": "complete",
+        "mode": "offline",
+        "finished": _now(),
+        "limit": limit,
         "timings": {"score_s": time.perf_counter() - s0},
         "counts": {
-            "dialogues": len(selected), "turns": table.n_turns,
+            "dialogues": len(selected),
+            "turns": table.n_turns,
             "unscorable_turns": sum(not t.scorable for t in table.turns),
-            "errored_turns": sum(p.error is not None for p in preds), "bad_prediction_lines": len(file.errors),
+            "errored_turns": sum(p.error is not None for p in preds),
+            "bad_prediction_lines": len(file.errors),
         },
         "prediction_errors": file.errors[:50],
         "usage": usage_summary(preds),
@@ -508,7 +608,9 @@ def load_split(path: Path | str, split: str = "test") -> LoadedDataset:
     elif split in data.splits:
         dialogues = data.splits[split]
     else:
-        raise ValueError(f"{path}: no split {split!r} (have: {', '.join(sorted(data.splits)) or 'none'}, or 'all')")
+        raise ValueError(
+            f"{path}: no split {split!r} (have: {', '.join(sorted(data.splits)) or 'none'}, or 'all')"
+        )
     return LoadedDataset(dialogues, data.manifest, [str(e) for e in data.errors])
 
 
@@ -525,11 +627,15 @@ def resolve_kb(spec: str | None, manifest: dict[str, Any], dialogues: Sequence[D
             kb = generate_demo_kb(int(name.rsplit("seed", 1)[-1]))
             if not expected or kb.content_hash == expected:
                 return kb
-        raise ValueError(f"cannot locate the KB of this dataset (kb {name or '?'}, hash {expected[:12] or '?'}): pass --kb FILE")
+        raise ValueError(
+            f"cannot locate the KB of this dataset (kb {name or '?'}, hash {expected[:12] or '?'}): pass --kb FILE"
+        )
     if spec == "demo" or spec.startswith("demo:"):
         kb = generate_demo_kb(int(spec.split(":", 1)[1]) if ":" in spec else 0)
     else:
         kb = load_kb(spec)
     if expected and kb.content_hash != expected:
-        raise ValueError(f"KB {spec} has content hash {kb.content_hash[:12]}, the dataset was built on {expected[:12]}")
+        raise ValueError(
+            f"KB {spec} has content hash {kb.content_hash[:12]}, the dataset was built on {expected[:12]}"
+        )
     return kb

@@ -15,16 +15,32 @@ def _run_dir(tmp_path):
     """A run folder with 5 scored turns (cgs) and 3 dialogues (task_success), written by hand."""
     turns = [("d1", 1, 0.1), ("d1", 3, 0.4), ("d2", 1, 0.2), ("d2", 3, 0.9), ("d3", 1, 0.7)]
     scores = {
-        "setting": "closed", "n_dialogues": 3, "n_turns": 5, "metrics": ["cgs", "task_success", "price_alignment"],
+        "setting": "closed",
+        "n_dialogues": 3,
+        "n_turns": 5,
+        "metrics": ["cgs", "task_success", "price_alignment"],
         "aggregate": {"cgs": 0.46, "task_success": 2 / 3, "price_alignment": None},
-        "counts": {"cgs": {"unit": "turn", "scored": 5, "unscorable": 0, "not_applicable": 0},
-                   "task_success": {"unit": "dialogue", "scored": 3, "unscorable": 0, "not_applicable": 0},
-                   "price_alignment": {"unit": "turn", "scored": 0, "unscorable": 0, "not_applicable": 5}},
-        "unavailable": {}, "predictions": {},
-        "turns": [{"dialogue_id": d, "turn_index": t, "scorable": True, "error": None,
-                   "values": {"cgs": v, "price_alignment": None}} for d, t, v in turns],
-        "dialogues": [{"dialogue_id": d, "unscorable_turns": 0, "values": {"task_success": v}}
-                      for d, v in (("d1", 1.0), ("d2", 0.0), ("d3", 1.0))],
+        "counts": {
+            "cgs": {"unit": "turn", "scored": 5, "unscorable": 0, "not_applicable": 0},
+            "task_success": {"unit": "dialogue", "scored": 3, "unscorable": 0, "not_applicable": 0},
+            "price_alignment": {"unit": "turn", "scored": 0, "unscorable": 0, "not_applicable": 5},
+        },
+        "unavailable": {},
+        "predictions": {},
+        "turns": [
+            {
+                "dialogue_id": d,
+                "turn_index": t,
+                "scorable": True,
+                "error": None,
+                "values": {"cgs": v, "price_alignment": None},
+            }
+            for d, t, v in turns
+        ],
+        "dialogues": [
+            {"dialogue_id": d, "unscorable_turns": 0, "values": {"task_success": v}}
+            for d, v in (("d1", 1.0), ("d2", 0.0), ("d3", 1.0))
+        ],
     }
     tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "scores.json").write_text(json.dumps(scores))
@@ -50,10 +66,18 @@ def test_turn_metric_rho_hand_checked(tmp_path) -> None:
 def test_dialogue_metric_labels_are_averaged_and_jsonl_read(tmp_path) -> None:
     run = _run_dir(tmp_path / "run")
     human = tmp_path / "h.jsonl"
-    lines = [{"dialogue_id": "d1", "turn_index": 1, "label": 4}, {"dialogue_id": "d1", "turn_index": 3, "label": 5},
-             {"dialogue_id": "d2", "label": 1}, {"dialogue_id": "d3", "turn_index": 1, "label": 3}]
-    human.write_text("\n".join(json.dumps(x) for x in lines) + "\nnot json\n" + json.dumps({"dialogue_id": "d3",
-                     "turn_index": 3, "label": "good"}) + "\n")
+    lines = [
+        {"dialogue_id": "d1", "turn_index": 1, "label": 4},
+        {"dialogue_id": "d1", "turn_index": 3, "label": 5},
+        {"dialogue_id": "d2", "label": 1},
+        {"dialogue_id": "d3", "turn_index": 1, "label": 3},
+    ]
+    human.write_text(
+        "\n".join(json.dumps(x) for x in lines)
+        + "\nnot json\n"
+        + json.dumps({"dialogue_id": "d3", "turn_index": 3, "label": "good"})
+        + "\n"
+    )
     result = calibrate_run(human, run, "tsr")
     # task_success 1, 0, 1 vs mean labels 4.5, 1, 3 → ranks (2.5, 1, 2.5) vs (3, 1, 2):
     # Pearson of the ranks: x − x̄ = (.5, −1, .5), y − ȳ = (1, −1, 0) → 1.5 / sqrt(1.5 · 2) = 0.8660

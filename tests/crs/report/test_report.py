@@ -30,8 +30,15 @@ def runs(tmp_path_factory):
     for name in ("oracle", "random"):
         for setting in ("closed", "open"):
             out = root / f"{name}-{setting}"
-            run_system(build_system(name), demo.dialogues, demo.kb, out, setting=setting, split="all",
-                       dataset=str(demo.dataset))
+            run_system(
+                build_system(name),
+                demo.dialogues,
+                demo.kb,
+                out,
+                setting=setting,
+                split="all",
+                dataset=str(demo.dataset),
+            )
             dirs.append(out)
     return demo, dirs
 
@@ -45,8 +52,17 @@ def report_dir(runs, tmp_path_factory):
 
 
 def test_all_artefacts_written(report_dir) -> None:
-    for name in ("leaderboard.md", "leaderboard.csv", "leaderboard.tex", "leaderboard.json", "axes_radar.png",
-                 "axes_radar.svg", "axes_bar.png", "axes_bar.svg", "report.html"):
+    for name in (
+        "leaderboard.md",
+        "leaderboard.csv",
+        "leaderboard.tex",
+        "leaderboard.json",
+        "axes_radar.png",
+        "axes_radar.svg",
+        "axes_bar.png",
+        "axes_bar.svg",
+        "report.html",
+    ):
         assert (report_dir / name).stat().st_size > 0, name
     assert (report_dir / "axes_radar.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -101,13 +117,21 @@ def test_markdown_csv_latex(report_dir) -> None:
 def test_html_is_self_contained_and_links_tags(report_dir) -> None:
     page = (report_dir / "report.html").read_text()
     assert page.startswith("<!DOCTYPE html>") and "<style>" in page and "<svg" in page
-    assert "src=\"http" not in page and "href=\"http" not in page and "<link" not in page
+    assert 'src="http' not in page and 'href="http' not in page and "<link" not in page
     assert 'class="tag" href="#r0-' in page and '<mark class="ok">' in page
 
 
 def _tiny_kb(text: str) -> KnowledgeBase:
-    poi = POI(poi_id="p1", name="<b>Evil</b> Diner", city="X", poi_type="restaurant", lat=0, lon=0, stars=4,
-              review_count=1)
+    poi = POI(
+        poi_id="p1",
+        name="<b>Evil</b> Diner",
+        city="X",
+        poi_type="restaurant",
+        lat=0,
+        lon=0,
+        stars=4,
+        review_count=1,
+    )
     return KnowledgeBase([poi], [Review(review_id="rv1", poi_id="p1", stars=4, text=text)])
 
 
@@ -155,8 +179,21 @@ def test_axis_value_mapping() -> None:
 def test_cli_report_systems_metrics(runs, tmp_path) -> None:
     demo, dirs = runs
     runner = CliRunner()
-    result = runner.invoke(app, ["crs", "report", str(dirs[0]), str(dirs[2]), "--out", str(tmp_path / "r"),
-                                 "--resamples", "50", "--kb", str(demo.kb_path)])
+    result = runner.invoke(
+        app,
+        [
+            "crs",
+            "report",
+            str(dirs[0]),
+            str(dirs[2]),
+            "--out",
+            str(tmp_path / "r"),
+            "--resamples",
+            "50",
+            "--kb",
+            str(demo.kb_path),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert (tmp_path / "r" / "report.html").is_file()
     listed = runner.invoke(app, ["crs", "systems", "--json"])

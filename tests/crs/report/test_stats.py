@@ -56,7 +56,10 @@ def test_bootstrap_ci_hand_cases() -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.lists(st.floats(0, 1), min_size=0, max_size=4), min_size=1, max_size=12), st.integers(0, 2**16))
+@given(
+    st.lists(st.lists(st.floats(0, 1), min_size=0, max_size=4), min_size=1, max_size=12),
+    st.integers(0, 2**16),
+)
 def test_bootstrap_ci_lies_within_the_unit_values(per: list[list[float]], seed: int) -> None:
     values = {str(i): v for i, v in enumerate(per)}
     sums, counts = per_dialogue(values, list(values))

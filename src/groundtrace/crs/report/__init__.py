@@ -16,7 +16,7 @@ from groundtrace.crs.report.load import RunData, label_runs, load_run
 __all__ = ["Report", "RunData", "build", "build_report", "load_run"]
 
 
-def _evidence_sources(runs: list[RunData], dataset: Path | None, kb: str | None, notes: list[str]):  # noqa: ANN202
+def _evidence_sources(runs: list[RunData], dataset: Path | None, kb: str | None, notes: list[str]):
     """Dialogues by id and the KB for the HTML evidence view (best effort: a note when unavailable)."""
     from groundtrace.crs.runner import load_split, resolve_kb
 
@@ -41,8 +41,8 @@ def build_report(
     seed: int = 0,
     dataset: Path | None = None,
     kb: str | None = None,
-    knowledge_base=None,  # noqa: ANN001 - a KnowledgeBase already in memory (tests, notebooks)
-    dialogues=None,  # noqa: ANN001 - dialogues already in memory
+    knowledge_base=None,
+    dialogues=None,
     html_turns: int = 40,
 ) -> list[Path]:
     """Compute and write every report artefact into ``out``; returns the written paths."""
@@ -58,8 +58,12 @@ def build_report(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    for name, text in (("leaderboard.md", markdown(report)), ("leaderboard.csv", csv_text(report)),
-                       ("leaderboard.tex", latex(report)), ("leaderboard.json", json_text(report))):
+    for name, text in (
+        ("leaderboard.md", markdown(report)),
+        ("leaderboard.csv", csv_text(report)),
+        ("leaderboard.tex", latex(report)),
+        ("leaderboard.json", json_text(report)),
+    ):
         (out / name).write_text(text, encoding="utf-8")
         written.append(out / name)
     plots = plot_axes(report, out)
@@ -68,8 +72,14 @@ def build_report(
         by_id, kb_obj = {d.dialogue_id: d for d in dialogues}, knowledge_base
     else:
         by_id, kb_obj = _evidence_sources(runs, dataset, kb, report.notes)
-    page = render_html(report, [(r.label, r.setting, r.predictions()) for r in runs], by_id, kb_obj, plots,
-                       turns_per_run=html_turns)
+    page = render_html(
+        report,
+        [(r.label, r.setting, r.predictions()) for r in runs],
+        by_id,
+        kb_obj,
+        plots,
+        turns_per_run=html_turns,
+    )
     (out / "report.html").write_text(page, encoding="utf-8")
     written.append(out / "report.html")
     return written

@@ -62,8 +62,10 @@ def read_human_labels(path: Path | str) -> HumanLabels:
                 raise ValueError
             turn = None if raw_turn in (None, "") else int(raw_turn)  # type: ignore[arg-type]
         except (TypeError, ValueError):
-            errors.append(f"{path}:{number}: label must be a number and turn_index an integer "
-                          f"(got {raw_label!r}, {raw_turn!r})")
+            errors.append(
+                f"{path}:{number}: label must be a number and turn_index an integer "
+                f"(got {raw_label!r}, {raw_turn!r})"
+            )
             continue
         if not did:
             errors.append(f"{path}:{number}: empty dialogue_id")
@@ -86,8 +88,11 @@ class Calibration:
         return asdict(self)
 
     def summary(self) -> str:
-        head = (f"{self.metric}: Spearman rho = {self.rho:.4f} (p = {self.p_value:.4g}, n = {self.n})"
-                if self.rho is not None else f"{self.metric}: rho undefined (n = {self.n}, or a constant series)")
+        head = (
+            f"{self.metric}: Spearman rho = {self.rho:.4f} (p = {self.p_value:.4g}, n = {self.n})"
+            if self.rho is not None
+            else f"{self.metric}: rho undefined (n = {self.n}, or a constant series)"
+        )
         tail = f"; {self.unmatched_labels} labels matched no unit, {self.not_applicable} units had no value"
         return head + tail + "".join(f"\nskipped {e}" for e in self.errors)
 

@@ -63,7 +63,7 @@ def evidence_view(response: str, refs: Mapping[str, ReviewRef], kb: KnowledgeBas
     tags = find_tags(response)
     parts, cursor = [], 0
     for tag in tags:
-        parts.append(_e(response[cursor:tag.start]))
+        parts.append(_e(response[cursor : tag.start]))
         if tag.label in refs and refs[tag.label].review_id in kb.reviews:
             parts.append(f'<a class="tag" href="#{_anchor(prefix, tag.label)}">{_e(tag.label)}</a>')
         else:
@@ -83,11 +83,15 @@ def evidence_view(response: str, refs: Mapping[str, ReviewRef], kb: KnowledgeBas
                 match = locate_quote(quote.text, kb.reviews[ref.review_id].text)
                 scores.setdefault(tag.label, []).append(match.score)
                 if match.score > 0:
-                    spans.setdefault(tag.label, []).append((match.start, match.end, match.score >= GROUNDED_THRESHOLD))
+                    spans.setdefault(tag.label, []).append(
+                        (match.start, match.end, match.score >= GROUNDED_THRESHOLD)
+                    )
     for label in dict.fromkeys(t.label for t in tags):
         ref = refs.get(label)
         if ref is None or ref.review_id not in kb.reviews:
-            body.append(f'<div class="review"><span class="bad">{_e(label)}</span>: does not resolve to a review</div>')
+            body.append(
+                f'<div class="review"><span class="bad">{_e(label)}</span>: does not resolve to a review</div>'
+            )
             continue
         review = kb.reviews[ref.review_id]
         poi = kb.pois.get(ref.poi_id)
@@ -106,8 +110,11 @@ def _leaderboard_html(report: Report) -> str:
     for setting in report.settings():
         rows = [r for r in report.rows if r.setting == setting]
         metrics = [m for m in HEADLINE[setting] if any(m in r.cells for r in rows)]
-        out.append(f"<h2>{_e(setting.capitalize())} set</h2><table><tr><th>system</th>"
-                   + "".join(f"<th>{_e(m)}</th>" for m in metrics) + "<th>unscorable</th></tr>")
+        out.append(
+            f"<h2>{_e(setting.capitalize())} set</h2><table><tr><th>system</th>"
+            + "".join(f"<th>{_e(m)}</th>" for m in metrics)
+            + "<th>unscorable</th></tr>"
+        )
         for r in rows:
             cells = []
             for m in metrics:
@@ -115,17 +122,27 @@ def _leaderboard_html(report: Report) -> str:
                 if c is None:
                     cells.append("<td>—</td>")
                 else:
-                    ci = f' <span class="ci">[{fmt(c.ci_low)}, {fmt(c.ci_high)}]</span>' if c.ci_low is not None else ""
+                    ci = (
+                        f' <span class="ci">[{fmt(c.ci_low)}, {fmt(c.ci_high)}]</span>'
+                        if c.ci_low is not None
+                        else ""
+                    )
                     cells.append(f"<td>{fmt(c.value)}{ci}</td>")
-            out.append(f"<tr><td>{_e(r.label)}</td>{''.join(cells)}<td>{r.unscorable_turns}/{r.n_turns}</td></tr>")
+            out.append(
+                f"<tr><td>{_e(r.label)}</td>{''.join(cells)}<td>{r.unscorable_turns}/{r.n_turns}</td></tr>"
+            )
         out.append("</table>")
     if report.tests:
-        out.append("<h2>Paired significance tests</h2><table><tr><th>setting</th><th>metric</th><th>A</th><th>B</th>"
-                   "<th>n</th><th>Δ</th><th>p perm.</th><th>p Holm</th><th>p Wilcoxon</th></tr>")
+        out.append(
+            "<h2>Paired significance tests</h2><table><tr><th>setting</th><th>metric</th><th>A</th><th>B</th>"
+            "<th>n</th><th>Δ</th><th>p perm.</th><th>p Holm</th><th>p Wilcoxon</th></tr>"
+        )
         for t in report.tests:
-            out.append(f"<tr><td>{_e(t.setting)}</td><td>{_e(t.metric)}</td><td>{_e(t.a)}</td><td>{_e(t.b)}</td>"
-                       f"<td>{t.n}</td><td>{fmt(t.mean_diff)}</td><td>{t.p_permutation:.4g}</td>"
-                       f"<td>{t.p_holm:.4g}</td><td>{t.p_wilcoxon:.4g}</td></tr>")
+            out.append(
+                f"<tr><td>{_e(t.setting)}</td><td>{_e(t.metric)}</td><td>{_e(t.a)}</td><td>{_e(t.b)}</td>"
+                f"<td>{t.n}</td><td>{fmt(t.mean_diff)}</td><td>{t.p_permutation:.4g}</td>"
+                f"<td>{t.p_holm:.4g}</td><td>{t.p_wilcoxon:.4g}</td></tr>"
+            )
         out.append("</table>")
     if report.notes:
         out.append("<ul>" + "".join(f"<li>{_e(n)}</li>" for n in report.notes) + "</ul>")
@@ -148,14 +165,21 @@ def render_html(
     turns_per_run: int = 40,
 ) -> str:
     """The report page; ``runs`` = (label, setting, predictions). Evidence links need ``dialogues`` and ``kb``."""
-    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-             "<title>TRACE-CRS report</title>", f"<style>{CSS}</style></head><body>",
-             "<h1>TRACE-CRS report</h1>", _leaderboard_html(report)]
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        "<title>TRACE-CRS report</title>",
+        f"<style>{CSS}</style></head><body>",
+        "<h1>TRACE-CRS report</h1>",
+        _leaderboard_html(report),
+    ]
     svgs = [p for p in plots if p.suffix == ".svg"]
     if svgs:
         parts.append('<h2>Axes</h2><div class="plots">' + "".join(_inline_svg(p) for p in svgs) + "</div>")
     if kb is None or not dialogues:
-        parts.append("<p class=\"meta\">Dataset or KB not available: responses are shown without evidence links.</p>")
+        parts.append(
+            '<p class="meta">Dataset or KB not available: responses are shown without evidence links.</p>'
+        )
     open_refs: dict[tuple[str, tuple[str, ...]], dict[str, ReviewRef]] = {}
     for r_index, (label, setting, preds) in enumerate(runs):
         parts.append(f"<h2>Responses: {_e(label)} · {_e(setting)}</h2>")
@@ -165,8 +189,10 @@ def render_html(
             user = ""
             if dialogue is not None and 0 < p.turn_index <= len(dialogue.turns):
                 user = dialogue.turns[p.turn_index - 1].text
-            parts.append(f'<div class="turn"><div class="meta">{_e(p.dialogue_id)} · turn {p.turn_index} · '
-                         f"top-3: {_e(', '.join(p.ranking[:3]))}</div>")
+            parts.append(
+                f'<div class="turn"><div class="meta">{_e(p.dialogue_id)} · turn {p.turn_index} · '
+                f"top-3: {_e(', '.join(p.ranking[:3]))}</div>"
+            )
             if user:
                 parts.append(f"<p><b>User:</b> {_e(user)}</p>")
             if p.error is not None:

@@ -17,10 +17,29 @@ from groundtrace.crs.report.load import RunData
 from groundtrace.crs.report.stats import PairedTest, bootstrap_ci, holm, paired_test, per_dialogue
 
 HEADLINE: dict[str, tuple[str, ...]] = {
-    "closed": ("recall@1", "recall@3", "mrr", "ndcg@3", "gs", "cgs", "citation_validity", "rejection_recovery",
-               "task_success", "t2r"),
-    "open": ("open_recall@1", "open_recall@10", "open_mrr", "gs", "cgs", "citation_validity", "rejection_recovery",
-             "task_success", "t2r"),
+    "closed": (
+        "recall@1",
+        "recall@3",
+        "mrr",
+        "ndcg@3",
+        "gs",
+        "cgs",
+        "citation_validity",
+        "rejection_recovery",
+        "task_success",
+        "t2r",
+    ),
+    "open": (
+        "open_recall@1",
+        "open_recall@10",
+        "open_mrr",
+        "gs",
+        "cgs",
+        "citation_validity",
+        "rejection_recovery",
+        "task_success",
+        "t2r",
+    ),
 }
 TIER_ORDER = ("Easy", "Medium", "Hard", "Expert")
 AXIS_NAMES = ("accuracy", "grounding", "recovery", "practicality")
@@ -66,7 +85,9 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "resamples": self.resamples, "seed": self.seed, "notes": self.notes,
+            "resamples": self.resamples,
+            "seed": self.seed,
+            "notes": self.notes,
             "leaderboard": [asdict(r) for r in self.rows],
             "tests": [asdict(t) for t in self.tests],
             "breakdown": self.breakdown,
@@ -122,9 +143,15 @@ def _row(run: RunData, resamples: int, seed: int) -> RunRow:
         lo, hi = bootstrap_ci(sums, counts, rng, resamples)
         cells[metric] = Cell(run.scores["aggregate"].get(metric), lo, hi, int(counts.sum()))
     return RunRow(
-        label=run.label, system=run.system, setting=run.setting, path=str(run.path), cells=cells,
-        axes=axis_scores(run), unscorable_turns=sum(not t["scorable"] for t in run.scores["turns"]),
-        n_dialogues=int(run.scores.get("n_dialogues", 0)), n_turns=int(run.scores.get("n_turns", 0)),
+        label=run.label,
+        system=run.system,
+        setting=run.setting,
+        path=str(run.path),
+        cells=cells,
+        axes=axis_scores(run),
+        unscorable_turns=sum(not t["scorable"] for t in run.scores["turns"]),
+        n_dialogues=int(run.scores.get("n_dialogues", 0)),
+        n_turns=int(run.scores.get("n_turns", 0)),
     )
 
 
@@ -165,26 +192,30 @@ def _group_value(values: dict[str, list[float]], dialogue_ids: list[str]) -> flo
     return sum(total) / len(total) if total else None
 
 
-def breakdowns(runs: list[RunData], notes: list[str]) -> dict[str, dict[str, dict[str, dict[str, float | None]]]]:
+def breakdowns(
+    runs: list[RunData], notes: list[str]
+) -> dict[str, dict[str, dict[str, dict[str, float | None]]]]:
     """Headline metrics per difficulty tier and per city, recomputed on each group's dialogues."""
     out: dict[str, dict[str, dict[str, dict[str, float | None]]]] = {"difficulty": {}, "city": {}}
     missing = [r.label for r in runs if not r.meta]
     if missing:
         notes.append(f"no dialogues.json in {', '.join(missing)}: left out of the breakdowns")
-    for by in out:
+    for by, table in out.items():
         groups: set[str] = {str(m[by]) for r in runs for m in r.meta.values() if by in m}
         ordered = [t for t in TIER_ORDER if t in groups] if by == "difficulty" else sorted(groups)
         for group in ordered:
-            out[by][group] = {}
+            table[group] = {}
             for run in runs:
                 if not run.meta:
                     continue
                 ids = [d for d in run.dialogue_ids() if str(run.meta.get(d, {}).get(by)) == group]
                 key = f"{run.label} · {run.setting}"
-                out[by][group][key] = {
-                    m: _group_value(unit_values(run, m), ids) for m in HEADLINE[run.setting] if m in run.metrics
+                table[group][key] = {
+                    m: _group_value(unit_values(run, m), ids)
+                    for m in HEADLINE[run.setting]
+                    if m in run.metrics
                 }
-                out[by][group][key]["dialogues"] = float(len(ids))
+                table[group][key]["dialogues"] = float(len(ids))
     return out
 
 
@@ -197,15 +228,17 @@ def closed_vs_open(rows: list[RunRow]) -> list[dict[str, Any]]:
     for system, settings in by_system.items():
         if "closed" in settings and "open" in settings:
             c, o = settings["closed"].cells, settings["open"].cells
-            out.append({
-                "system": system,
-                "closed_recall@1": c["recall@1"].value if "recall@1" in c else None,
-                "open_recall@1": o["open_recall@1"].value if "open_recall@1" in o else None,
-                "closed_mrr": c["mrr"].value if "mrr" in c else None,
-                "open_mrr": o["open_mrr"].value if "open_mrr" in o else None,
-                "closed_cgs": c["cgs"].value if "cgs" in c else None,
-                "open_cgs": o["cgs"].value if "cgs" in o else None,
-            })
+            out.append(
+                {
+                    "system": system,
+                    "closed_recall@1": c["recall@1"].value if "recall@1" in c else None,
+                    "open_recall@1": o["open_recall@1"].value if "open_recall@1" in o else None,
+                    "closed_mrr": c["mrr"].value if "mrr" in c else None,
+                    "open_mrr": o["open_mrr"].value if "open_mrr" in o else None,
+                    "closed_cgs": c["cgs"].value if "cgs" in c else None,
+                    "open_cgs": o["cgs"].value if "cgs" in o else None,
+                }
+            )
     return out
 
 

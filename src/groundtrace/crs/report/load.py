@@ -38,7 +38,10 @@ class RunData:
         return str(self.scores["counts"][metric]["unit"])
 
     def turn_values(self, metric: str) -> dict[tuple[str, int], float | None]:
-        return {(t["dialogue_id"], int(t["turn_index"])): t["values"].get(metric) for t in self.scores.get("turns", [])}
+        return {
+            (t["dialogue_id"], int(t["turn_index"])): t["values"].get(metric)
+            for t in self.scores.get("turns", [])
+        }
 
     def dialogue_values(self, metric: str) -> dict[str, float | None]:
         return {d["dialogue_id"]: d["values"].get(metric) for d in self.scores.get("dialogues", [])}
@@ -61,7 +64,9 @@ def load_run(path: Path | str) -> RunData:
     path = Path(path)
     for name in (RUN_FILE, SCORES_FILE):
         if not (path / name).is_file():
-            raise FileNotFoundError(f"{path}: not a run folder (no {name}); create it with `groundtrace crs run`")
+            raise FileNotFoundError(
+                f"{path}: not a run folder (no {name}); create it with `groundtrace crs run`"
+            )
     info = json.loads((path / RUN_FILE).read_text(encoding="utf-8"))
     scores = json.loads((path / SCORES_FILE).read_text(encoding="utf-8"))
     meta_path = path / META_FILE

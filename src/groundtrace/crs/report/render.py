@@ -33,18 +33,30 @@ def markdown(report: Report) -> str:
     for setting in report.settings():
         rows = [r for r in report.rows if r.setting == setting]
         metrics = [m for m in HEADLINE[setting] if any(m in r.cells for r in rows)]
-        lines += [f"## {setting.capitalize()} set", "",
-                  "| system | " + " | ".join(metrics) + " | unscorable turns |",
-                  "|---|" + "---|" * len(metrics) + "---|"]
+        lines += [
+            f"## {setting.capitalize()} set",
+            "",
+            "| system | " + " | ".join(metrics) + " | unscorable turns |",
+            "|---|" + "---|" * len(metrics) + "---|",
+        ]
         for r in rows:
             cells = " | ".join(_cell(report, r.label, setting, m) for m in metrics)
             lines.append(f"| {_md_escape(r.label)} | {cells} | {r.unscorable_turns}/{r.n_turns} |")
-        lines += ["", f"Values: run aggregate [bootstrap 95% CI, {report.resamples} resamples of dialogues, "
-                  f"seed {report.seed}]. t2r: lower is better.", ""]
+        lines += [
+            "",
+            (
+                f"Values: run aggregate [bootstrap 95% CI, {report.resamples} resamples of dialogues, "
+                f"seed {report.seed}]. t2r: lower is better."
+            ),
+            "",
+        ]
     if report.tests:
-        lines += ["## Paired significance tests", "",
-                  "| setting | metric | A | B | n | mean A | mean B | Δ | p perm. | p Holm | p Wilcoxon |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [
+            "## Paired significance tests",
+            "",
+            "| setting | metric | A | B | n | mean A | mean B | Δ | p perm. | p Holm | p Wilcoxon |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
         for t in report.tests:
             lines.append(
                 f"| {t.setting} | {t.metric} | {_md_escape(t.a)} | {_md_escape(t.b)} | {t.n} | {fmt(t.mean_a)} | "
@@ -57,22 +69,35 @@ def markdown(report: Report) -> str:
         lines += [f"## Breakdown by {by}", ""]
         keys = sorted({k for g in groups.values() for k in g})
         for key in keys:
-            metrics = sorted({m for g in groups.values() for m in g.get(key, {}) if m != "dialogues"},
-                             key=lambda m: list(HEADLINE["closed"] + HEADLINE["open"]).index(m))
-            lines += [f"**{_md_escape(key)}**", "", f"| {by} | dialogues | " + " | ".join(metrics) + " |",
-                      "|---|---|" + "---|" * len(metrics)]
+            metrics = sorted(
+                {m for g in groups.values() for m in g.get(key, {}) if m != "dialogues"},
+                key=lambda m: list(HEADLINE["closed"] + HEADLINE["open"]).index(m),
+            )
+            lines += [
+                f"**{_md_escape(key)}**",
+                "",
+                f"| {by} | dialogues | " + " | ".join(metrics) + " |",
+                "|---|---|" + "---|" * len(metrics),
+            ]
             for group, per_run in groups.items():
                 vals = per_run.get(key)
                 if vals is None:
                     continue
-                lines.append(f"| {_md_escape(group)} | {int(vals.get('dialogues') or 0)} | "
-                             + " | ".join(fmt(vals.get(m)) for m in metrics) + " |")
+                lines.append(
+                    f"| {_md_escape(group)} | {int(vals.get('dialogues') or 0)} | "
+                    + " | ".join(fmt(vals.get(m)) for m in metrics)
+                    + " |"
+                )
             lines.append("")
     if report.closed_vs_open:
         cols = list(report.closed_vs_open[0])
         lines += ["## Closed vs open set", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
         for row in report.closed_vs_open:
-            lines.append("| " + " | ".join(_md_escape(str(row[c])) if c == "system" else fmt(row[c]) for c in cols) + " |")
+            lines.append(
+                "| "
+                + " | ".join(_md_escape(str(row[c])) if c == "system" else fmt(row[c]) for c in cols)
+                + " |"
+            )
         lines.append("")
     if report.notes:
         lines += ["## Notes", ""] + [f"- {n}" for n in report.notes] + [""]
@@ -86,14 +111,34 @@ def csv_text(report: Report) -> str:
     writer.writerow(["system", "label", "setting", "metric", "value", "ci_low", "ci_high", "n", "run"])
     for r in report.rows:
         for metric, c in r.cells.items():
-            writer.writerow([r.system, r.label, r.setting, metric, "" if c.value is None else repr(c.value),
-                             "" if c.ci_low is None else repr(c.ci_low), "" if c.ci_high is None else repr(c.ci_high),
-                             c.n, r.path])
+            writer.writerow(
+                [
+                    r.system,
+                    r.label,
+                    r.setting,
+                    metric,
+                    "" if c.value is None else repr(c.value),
+                    "" if c.ci_low is None else repr(c.ci_low),
+                    "" if c.ci_high is None else repr(c.ci_high),
+                    c.n,
+                    r.path,
+                ]
+            )
     return buf.getvalue()
 
 
-_LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+_LATEX_SPECIALS = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
 
 
 def latex_escape(text: str) -> str:
@@ -130,14 +175,28 @@ def latex(report: Report) -> str:
                     text += rf"{{\scriptsize$\pm${(c.ci_high - c.ci_low) / 2:.3f}}}"
                 cells.append(text)
             body.append(latex_escape(r.label) + " & " + " & ".join(cells) + r" \\")
-        parts.append("\n".join([
-            r"\begin{table}[t]", r"\centering", r"\small",
-            rf"\begin{{tabular}}{{l{'r' * len(metrics)}}}", r"\toprule", rf"System & {head} \\", r"\midrule",
-            *body, r"\bottomrule", r"\end{tabular}",
-            rf"\caption{{TRACE-CRS {setting}-set results (± half-width of the bootstrap 95\% CI, "
-            rf"{report.resamples} resamples).}}",
-            rf"\label{{tab:trace-crs-{setting}}}", r"\end{table}",
-        ]))
+        parts.append(
+            "\n".join(
+                [
+                    r"\begin{table}[t]",
+                    r"\centering",
+                    r"\small",
+                    rf"\begin{{tabular}}{{l{'r' * len(metrics)}}}",
+                    r"\toprule",
+                    rf"System & {head} \\",
+                    r"\midrule",
+                    *body,
+                    r"\bottomrule",
+                    r"\end{tabular}",
+                    (
+                        rf"\caption{{TRACE-CRS {setting}-set results (± half-width of the bootstrap 95\% CI, "
+                        rf"{report.resamples} resamples).}}"
+                    ),
+                    rf"\label{{tab:trace-crs-{setting}}}",
+                    r"\end{table}",
+                ]
+            )
+        )
     return "\n\n".join(parts) + "\n"
 
 

@@ -105,14 +105,27 @@ class PairedTest:
 
 
 def paired_test(
-    setting: str, metric: str, a: str, b: str, xs: np.ndarray, ys: np.ndarray, rng: np.random.Generator, resamples: int
+    setting: str,
+    metric: str,
+    a: str,
+    b: str,
+    xs: np.ndarray,
+    ys: np.ndarray,
+    rng: np.random.Generator,
+    resamples: int,
 ) -> PairedTest:
     """Paired test of aligned unit values ``xs`` (run a) and ``ys`` (run b)."""
     diffs = xs - ys
     n = len(diffs)
     return PairedTest(
-        setting=setting, metric=metric, a=a, b=b, n=n,
-        mean_a=float(xs.mean()) if n else None, mean_b=float(ys.mean()) if n else None,
+        setting=setting,
+        metric=metric,
+        a=a,
+        b=b,
+        n=n,
+        mean_a=float(xs.mean()) if n else None,
+        mean_b=float(ys.mean()) if n else None,
         mean_diff=float(diffs.mean()) if n else None,
-        p_permutation=sign_flip_pvalue(diffs, rng, resamples), p_wilcoxon=wilcoxon_pvalue(diffs),
+        p_permutation=sign_flip_pvalue(diffs, rng, resamples),
+        p_wilcoxon=wilcoxon_pvalue(diffs),
     )

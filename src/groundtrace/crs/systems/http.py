@@ -46,7 +46,9 @@ class HTTPSystem(CRSSystem):
 
     thread_safe = True  # one httpx.Client (thread-safe connection pool) shared by the workers
 
-    def __init__(self, url: str, *, timeout_s: float = 30.0, retries: int = 2, backoff_s: float = 0.5) -> None:
+    def __init__(
+        self, url: str, *, timeout_s: float = 30.0, retries: int = 2, backoff_s: float = 0.5
+    ) -> None:
         import httpx
 
         if not is_url(url):

@@ -56,7 +56,11 @@ def render_response(card: CandidateCard | None, poi_id: str, quotes: list[Tagged
     return f"I recommend {name}. Reviewers say: {cited}"
 
 
-@SYSTEMS.register("oracle", aliases=("gold",), description="Upper bound: gold POI first, quotes its reviews on the stated aspects (uses gold labels).")
+@SYSTEMS.register(
+    "oracle",
+    aliases=("gold",),
+    description="Upper bound: gold POI first, quotes its reviews on the stated aspects (uses gold labels).",
+)
 class OracleSystem(CRSSystem):
     """Upper bound: ranks the gold POI first and quotes its reviews on the user's stated aspects."""
 
