@@ -117,6 +117,18 @@ def test_generic_bool_uses_name_and_negators() -> None:
         ("b", "false"), ("catalog:description", "true")]
 
 
+def test_enum_field_with_extra_words() -> None:
+    assert _all(ELECTRONICS, "battery_type", "Battery type: Li-ion, rechargeable") == ["lithium_ion"]
+    # two different values in one single-valued field: no guess from the field
+    from groundtrace.catalog.reconcile import reconcile_attribute
+
+    spec = ELECTRONICS.attribute("battery_type")
+    doc = _doc("Battery type: NiMH or alkaline")
+    out = LexiconEngine().extract(SKU_, [spec], [doc], template_attributes=ELECTRONICS.attributes)
+    assert sorted(f.value for f in out.findings) == ["alkaline", "nimh"] and not any(f.explicit for f in out.findings)
+    assert reconcile_attribute("S", spec, out.findings).status.value == "ambiguous"
+
+
 def test_ambiguous_surface_word_vs_specific_phrase() -> None:
     # "battery" alone is everyday English; "battery powered" names the power source
     assert _all(ELECTRONICS, "power_source", "Long battery life.") == []

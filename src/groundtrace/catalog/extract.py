@@ -542,6 +542,9 @@ class LexiconEngine:
             if origin:  # "Country of Origin: Product of Canada" -> "Canada"
                 item = origin.group("c").rstrip(".")
             mapped = _map_to_vocab(item, vocab)
+            if not mapped and spec.type == "enum":  # "Battery type: Li-ion, rechargeable" -> one named value
+                found = _map_to_vocab(item, vocab, search=True)
+                mapped = found if len(found) == 1 or spec.multi_valued else []
             if mapped:
                 values.extend(v for v in mapped if v not in values)
             elif spec.type == "string" and len(item) <= 80:
