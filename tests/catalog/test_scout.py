@@ -97,6 +97,13 @@ def test_full_scout_web_fills_gaps_only(tmp_path: Path) -> None:
     kinds = [s.kind for s in result.search_steps if s.attribute == first]
     assert kinds[0] == "gtin"
     assert kinds == [k for k in ["gtin", "brand_name_variant", "manufacturer_site", "attribute"] if k in kinds]
+    from groundtrace.catalog.model import SOURCE_TYPE_RANK
+
+    for step in result.search_steps:  # hits visited in source preference order, blocked last
+        ranks = [99 if h.source_type is None else SOURCE_TYPE_RANK[h.source_type] for h in step.hits]
+        assert ranks == sorted(ranks)
+    brand_step = next(s for s in result.search_steps if s.kind == "brand_name_variant")
+    assert brand_step.hits[0].source_type == "official_web" and brand_step.hits[-1].decision == "blocked"
     decisions = {h.url: h for s in result.search_steps for h in s.hits}
     reddit = next(h for u, h in decisions.items() if "reddit" in u)
     assert reddit.decision == "blocked"
