@@ -132,3 +132,10 @@ def test_builds_on_real_sparse_yelp_sample() -> None:
         for t in d.turns:
             for span in t.quote_spans:
                 assert kb.review(span.review_id).text[span.review_start:span.review_end] == t.text[span.start:span.end]
+
+
+def test_threaded_build_is_identical(kb) -> None:
+    one, _ = build_dialogues(kb, 30, seed=4)
+    many, report = build_dialogues(kb, 30, seed=4, config=BuildConfig(workers=3))
+    assert [d.model_dump_json() for d in one] == [d.model_dump_json() for d in many]
+    assert report.built == 30

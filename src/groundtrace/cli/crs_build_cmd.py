@@ -19,6 +19,7 @@ def build(
     llm: str = typer.Option(None, "--llm", help="LLM spec for --realiser llm (e.g. 'local', 'openai:MODEL', 'http://host:port/v1#MODEL')."),
     rejection_share: float = typer.Option(0.294, "--rejection-share", min=0.0, max=1.0, help="Share of dialogues with a reject_and_refine turn."),
     demo_seed: int = typer.Option(0, "--demo-seed", help="Seed of the generated city when --kb demo."),
+    workers: int = typer.Option(1, "--workers", min=1, help="Threads realising dialogues at once (for --realiser llm); same output."),
 ) -> None:
     """Build a TRACE-CRS dialogue dataset from a knowledge base and print the build report."""
     from rich.console import Console
@@ -40,7 +41,7 @@ def build(
         if not path.is_file():
             raise typer.BadParameter(f"{path}: no such KB file (or pass 'demo')", param_hint="--kb")
         knowledge = load_kb(path)
-    config = BuildConfig(rejection_share=rejection_share, llm=llm)
+    config = BuildConfig(rejection_share=rejection_share, llm=llm, workers=workers)
     with Progress(TextColumn("building"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as bar:
         task = bar.add_task("build", total=dialogues)

@@ -57,12 +57,13 @@ class BuildConfig:
     max_plan_tries: int = 25
     plan: PlanConfig = field(default_factory=PlanConfig)
     llm: str | None = None
+    workers: int = 1  # threads realising dialogues concurrently (useful for LLM realisers); output is identical
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.rejection_share <= 1.0:
             raise ValueError(f"rejection_share must be in [0, 1], got {self.rejection_share}")
-        if self.max_attempts < 1 or self.max_plan_tries < 1:
-            raise ValueError("max_attempts and max_plan_tries must be >= 1")
+        if self.max_attempts < 1 or self.max_plan_tries < 1 or self.workers < 1:
+            raise ValueError("max_attempts, max_plan_tries and workers must be >= 1")
 
 
 class BuildReport(BaseModel):
@@ -87,6 +88,7 @@ class BuildReport(BaseModel):
     mean_turns: float = 0.0
     mean_citations_per_system_turn: float = 0.0
     realiser_fallback_turns: int = 0
+    llm_usage: dict[str, float] | None = Field(default=None, description="Token/cost ledger of the LLM realiser.")
 
     def summary_rows(self) -> list[tuple[str, str]]:
         """``(label, value)`` rows of the printed summary."""
@@ -104,6 +106,11 @@ class BuildReport(BaseModel):
         ]
         if self.realiser_fallback_turns:
             rows.append(("LLM turns replaced by templates", str(self.realiser_fallback_turns)))
+        if self.llm_usage:
+            u = self.llm_usage
+            usage = (f"{u.get('calls', 0):g} calls, {u.get('prompt_tokens', 0):g} + "
+                     f"{u.get('completion_tokens', 0):g} tokens, ${u.get('cost_usd', 0):.4f}")
+            rows.append(("LLM usage", usage))
         return rows
 
     def print_summary(self, console: Any = None) -> None:
@@ -154,52 +161,87 @@ def build_dialogues(kb: KnowledgeBase, n_dialogues: int, seed: int, *, realiser:
     report = BuildReport(kb_name=kb.name, kb_hash=kb.content_hash, seed=seed, realiser=real.name,
                          requested=n_dialogues, target_rejection_share=config.rejection_share)
     with_rejection = rejection_indices(n_dialogues, config.rejection_share, seed)
+
+    def one(i: int) -> _Outcome:
+        outcome = _build_one(ctx, real, config, seed, i, i in with_rejection)
+        if progress is not None:
+            progress(1)
+        return outcome
+
+    if config.workers > 1 and n_dialogues > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=config.workers) as pool:
+            outcomes = list(pool.map(one, range(n_dialogues)))  # map keeps index order: deterministic
+    else:
+        outcomes = [one(i) for i in range(n_dialogues)]
     qc_fail: Counter[str] = Counter()
     dropped: Counter[str] = Counter()
     out: list[Dialogue] = []
-    for i in range(n_dialogues):
-        dialogue_id = f"trace-s{seed}-{i:06d}"
-        kept: Dialogue | None = None
-        last_reason = "planning"
-        for attempt in range(config.max_attempts):
-            report.attempts += 1
-            plan = None
-            for p in range(config.max_plan_tries):
-                rng = random.Random(f"{seed}:{i}:{attempt}:{p}")
-                try:
-                    plan = plan_dialogue(ctx, dialogue_id, rng, with_rejection=i in with_rejection, seed=seed)
-                    break
-                except PlanningError:
-                    report.planning_failures += 1
-            if plan is None:
-                last_reason = "planning"
-                continue
-            dialogue = real.realise(plan, rng)
-            issues = check_dialogue(dialogue, kb, pool_size=config.plan.pool_size, open_min=config.plan.open_min,
-                                    open_max=config.plan.open_max)
-            report.realiser_fallback_turns += int(dialogue.features.get("realiser_fallback_turns", 0))
-            if not issues:
-                kept = dialogue
-                break
-            reasons = sorted({x.reason for x in issues})
-            qc_fail.update(reasons)
-            last_reason = reasons[0]
-        if kept is None:
-            dropped[last_reason] += 1
+    for o in outcomes:
+        report.attempts += o.attempts
+        report.planning_failures += o.planning_failures
+        report.realiser_fallback_turns += o.fallback_turns
+        qc_fail.update(o.qc_reasons)
+        if o.dialogue is None:
+            dropped[o.drop_reason] += 1
         else:
-            fallbacks = kept.features.get("realiser_fallback_turns")
-            final = kept.recommendation_turns()[-1].gold
-            assert final is not None and plan is not None
-            ok = ctx.sat_all(plan.city, plan.poi_type, final.active_constraints, kept.anchor)
-            assign_tier(kept, kb, n_open_satisfying=sum(1 for pid in final.open_pool if pid in ok))
-            if fallbacks is not None:
-                kept.features["realiser_fallback_turns"] = fallbacks
-            kept.split = split_of(dialogue_id)  # type: ignore[assignment]
-            out.append(kept)
-        if progress is not None:
-            progress(1)
+            out.append(o.dialogue)
     _fill_stats(report, out, qc_fail, dropped)
+    client = getattr(real, "client", None)
+    if client is not None and hasattr(client, "usage"):
+        report.llm_usage = client.usage().model_dump()
     return out, report
+
+
+@dataclass
+class _Outcome:
+    dialogue: Dialogue | None = None
+    drop_reason: str = "planning"
+    attempts: int = 0
+    planning_failures: int = 0
+    fallback_turns: int = 0
+    qc_reasons: list[str] = field(default_factory=list)
+
+
+def _build_one(ctx: PlanContext, real: Realiser, config: BuildConfig, seed: int, i: int, rejection: bool) -> _Outcome:
+    """Plan, realise, QC and tier dialogue ``i`` (regenerating on QC failure); see the module docstring."""
+    kb = ctx.kb
+    dialogue_id = f"trace-s{seed}-{i:06d}"
+    o = _Outcome()
+    for attempt in range(config.max_attempts):
+        o.attempts += 1
+        plan = None
+        for p in range(config.max_plan_tries):
+            rng = random.Random(f"{seed}:{i}:{attempt}:{p}")
+            try:
+                plan = plan_dialogue(ctx, dialogue_id, rng, with_rejection=rejection, seed=seed)
+                break
+            except PlanningError:
+                o.planning_failures += 1
+        if plan is None:
+            o.drop_reason = "planning"
+            continue
+        dialogue = real.realise(plan, rng)
+        fallbacks = dialogue.features.get("realiser_fallback_turns")
+        o.fallback_turns += int(fallbacks or 0)
+        issues = check_dialogue(dialogue, kb, pool_size=config.plan.pool_size, open_min=config.plan.open_min,
+                                open_max=config.plan.open_max)
+        if issues:
+            reasons = sorted({x.reason for x in issues})
+            o.qc_reasons.extend(reasons)
+            o.drop_reason = reasons[0]
+            continue
+        final = dialogue.recommendation_turns()[-1].gold
+        assert final is not None
+        ok = ctx.sat_all(plan.city, plan.poi_type, final.active_constraints, dialogue.anchor)
+        assign_tier(dialogue, kb, n_open_satisfying=sum(1 for pid in final.open_pool if pid in ok))
+        if fallbacks is not None:
+            dialogue.features["realiser_fallback_turns"] = fallbacks
+        dialogue.split = split_of(dialogue_id)  # type: ignore[assignment]
+        o.dialogue = dialogue
+        return o
+    return o
 
 
 def _fill_stats(report: BuildReport, dialogues: list[Dialogue], qc_fail: Counter[str], dropped: Counter[str]) -> None:
