@@ -307,6 +307,7 @@ _ALLERGEN_STMT = re.compile(
     r"(?::|-|–)?\s*(?P<list>[^.;\n:]+)",
     re.IGNORECASE,
 )
+_CPU = re.compile(r"\bcache\b|\d\s*[gm]hz\b|\bprocessor\b|\bcpu\b|\bxeon\b|\bopteron\b|-core\b", re.I)
 _INGREDIENTS = re.compile(r"^\s*ingredients?\b", re.IGNORECASE)
 _SERVING = re.compile(r"serving|\bper\b|calorie|nutrition|daily value|\bdv\b|each|amount", re.IGNORECASE)
 _BOOL_TRUE = {"yes", "y", "true", "1", "included", "certified"}
@@ -329,7 +330,7 @@ _UNIT_TOKENS: dict[str, str] = {
 _DISPLAY = {"fluid_ounce": "fl oz", "ounce": "oz", "pound": "lb", "gram": "g", "kilogram": "kg", "milligram": "mg",
             "milliliter": "mL", "centiliter": "cL", "liter": "L", "gallon": "gal", "quart": "qt"}
 _QTY = re.compile(
-    r"(?<![\w.])(?P<num>\d+(?:[.,]\d+)?)\s*-?\s*(?P<unit>fl\.?\s*oz|fluid\s+ounces?|oz|ounces?|lbs?|pounds?|kg|"
+    r"(?<![\w.])(?<![A-Za-z]-)(?P<num>\d+(?:[.,]\d+)?)\s*-?\s*(?P<unit>fl\.?\s*oz|fluid\s+ounces?|oz|ounces?|lbs?|pounds?|kg|"
     r"kilograms?|mg|grams?|g|ml|millilit(?:er|re)s?|cl|lit(?:er|re)s?|l|gal(?:lons?)?|qt|quarts?|mah|kwh|wh|"
     r"kw|watts?|w|volts?|v|khz|mhz|ghz|hz|mm|cm|m|inch(?:es)?|in|ft|feet|gb|tb|mb|percent)(?![\w])\.?"
     r"|(?<![\w.])(?P<num2>\d+(?:\.\d+)?)\s*(?P<unit2>%|\"|”)",
@@ -634,6 +635,8 @@ class LexiconEngine:
             sentence = ctx.text[s:e]
             if _SERVING.search(sentence) or _INGREDIENTS.match(sentence):
                 continue  # serving sizes and nutrition rows are not the product's quantity
+            if q.unit in ("megabyte", "gigabyte", "terabyte") and _CPU.search(sentence):
+                continue  # "2.0GHz/6-core/18MB": a processor cache, not storage capacity
             if any(phrase_re(k).search(sentence) for k in keys):
                 out.append(self._finding(spec, ctx, value, (q.start, q.end), Q_NAMED))
                 continue
