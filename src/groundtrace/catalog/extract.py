@@ -307,7 +307,7 @@ _ALLERGEN_STMT = re.compile(
     r"(?::|-|–)?\s*(?P<list>[^.;\n:]+)",
     re.IGNORECASE,
 )
-_CPU = re.compile(r"\bcache\b|\d\s*[gm]hz\b|\bprocessor\b|\bcpu\b|\bxeon\b|\bopteron\b|-core\b", re.I)
+_CPU = re.compile(r"\bcache\b|\d\s*[gm]hz\b|\bprocessor\b|\bcpu\b|\bxeon\b|\bopteron\b|-core\b", re.IGNORECASE)
 _INGREDIENTS = re.compile(r"^\s*ingredients?\b", re.IGNORECASE)
 _SERVING = re.compile(r"serving|\bper\b|calorie|nutrition|daily value|\bdv\b|each|amount", re.IGNORECASE)
 _BOOL_TRUE = {"yes", "y", "true", "1", "included", "certified"}
