@@ -119,6 +119,13 @@ def test_full_scout_web_fills_gaps_only(tmp_path: Path) -> None:
     _check_judge_contract(result)
 
 
+def test_scout_result_round_trips_through_json(tmp_path: Path) -> None:
+    search = _corpus(tmp_path, "acme_official_16oz.html", "walmart_12oz.html", "reddit_thread.html")
+    result = _agent(search, feed=True).scout(_sku())
+    again = ScoutResult.model_validate_json(result.model_dump_json())
+    assert again == result and again.document("catalog:title") == result.document("catalog:title")
+
+
 def test_near_variants_only_give_identity_mismatch(tmp_path: Path) -> None:
     search = _corpus(tmp_path, "walmart_12oz.html", "target_6pack.html")
     result = _agent(search).scout(_sku(description=""))
