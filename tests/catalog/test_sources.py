@@ -163,3 +163,26 @@ def test_custom_source_registers_through_the_registry() -> None:
     assert reg.get("constant-test") is Constant
     with pytest.raises(TypeError):
         reg.add("bad", int)  # type: ignore[arg-type]
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.from_regex(r"[0-9]{11}", fullmatch=True), min_size=1, max_size=5, unique=True))
+def test_feed_lookup_is_invariant_to_gtin_form(bodies: list[str]) -> None:
+    import tempfile
+
+    from groundtrace.catalog.identity import gtin_check_digit
+
+    upcs = [b + gtin_check_digit(b) for b in bodies]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "f.csv"
+        path.write_text("upc,title\n" + "".join(f"{u},item {i}\n" for i, u in enumerate(upcs)))
+        feed = SyndicatedFeedSource(path)
+        assert len(feed) == len(upcs) and feed.errors == []
+        for i, upc in enumerate(upcs):
+            for form in (upc, "0" + upc, "00" + upc, f"{upc[:6]}-{upc[6:]}"):
+                docs = feed.documents(_sku(gtin=form))
+                assert len(docs) == 1 and f"title: item {i}" in docs[0].text, form

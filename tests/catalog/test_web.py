@@ -290,3 +290,13 @@ def test_make_search_and_policy_file(tmp_path: Path) -> None:
     bad.write_text("retailer: [typo-key.example]\n")
     with pytest.raises(ValueError, match="bad.yaml: invalid source policy"):
         load_policy(bad)
+
+
+@given(st.lists(st.text(alphabet=st.characters(codec="ascii", categories=("L", "N", "Zs", "Po")), max_size=30),
+                min_size=1, max_size=5))
+def test_html_paragraph_text_survives(paragraphs: list[str]) -> None:
+    import html as html_lib
+
+    page = html_to_text("".join(f"<p>{html_lib.escape(p)}</p>" for p in paragraphs))
+    expected = [" ".join(p.split()) for p in paragraphs if p.split()]
+    assert page.text.splitlines() == expected
