@@ -165,8 +165,8 @@ def test_custom_source_registers_through_the_registry() -> None:
         reg.add("bad", int)  # type: ignore[arg-type]
 
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 @settings(max_examples=25, deadline=None)
