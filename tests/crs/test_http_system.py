@@ -4,18 +4,20 @@ scores; transport and output failures make turns unscorable with the error recor
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groundtrace.crs.predictions import SystemInput
-from groundtrace.crs.runner import PREDICTIONS_FILE, read_predictions, run_system, score_file
+from groundtrace.crs.predictions import Prediction, SystemInput
+from groundtrace.crs.runner import PREDICTIONS_FILE, read_predictions, run_dialogue, run_system, score_file
 from groundtrace.crs.systems import HTTPSystem, build_system, is_url
 from groundtrace.crs.systems.http import HTTPSystemError, parse_reply
 from tests.crs.report.demo_data import make_demo
@@ -164,3 +166,31 @@ def test_parse_reply_only_ever_raises_its_own_error(payload: bytes) -> None:
     except HTTPSystemError:
         return
     assert isinstance(reply.output.ranking, list) and isinstance(reply.output.response, str)
+
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "crs-evaluation.md"
+
+
+def _blocks(lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.DOTALL)
+
+
+def test_doc_wire_examples_are_valid_contract_objects() -> None:
+    request, response, prediction = _blocks("json")
+    inp = SystemInput.model_validate_json(request)
+    reply = parse_reply(response.encode())
+    assert reply.output.ranking == [c.poi_id for c in inp.candidates]
+    assert reply.usage.prompt_tokens == 812
+    pred = Prediction.model_validate_json(prediction.strip())
+    assert pred.response == reply.output.response
+
+
+def test_doc_python_example_runs_through_the_runner(demo) -> None:
+    from groundtrace.crs.systems import SYSTEMS
+
+    (code,) = _blocks("python")
+    if "cheapest" not in SYSTEMS:
+        exec(compile(code, str(DOC), "exec"), {})  # noqa: S102 - our own documentation
+    preds = run_dialogue(build_system("cheapest", seed=1), demo.dialogues[0], demo.kb, "closed")
+    assert preds and all(p.error is None for p in preds)
+    assert build_system("cheapest", seed=1).config() == {"seed": 1}

@@ -38,7 +38,7 @@ class Counting(RandomSystem):
         self.calls = 0
         self._lock = threading.Lock()
 
-    def respond(self, inp, gold=None):
+    def respond(self, inp):
         with self._lock:
             self.calls += 1
         return super().respond(inp)
@@ -77,7 +77,7 @@ class Faulty(CRSSystem):
 
     name = "faulty"
 
-    def respond(self, inp, gold=None):
+    def respond(self, inp):
         pool = [c.poi_id for c in inp.candidates]
         kind = (inp.turn_index // 2) % 4  # system turns are odd: 1, 3, 5, 7 → 0, 1, 2, 3
         if kind == 0:
@@ -120,7 +120,7 @@ def test_resume_after_crash_loses_only_in_flight_dialogues(demo, tmp_path) -> No
     class Dies(RandomSystem):
         name = "counting"  # same run key as Counting below: the resume continues this run
 
-        def respond(self, inp, gold=None):
+        def respond(self, inp):
             if inp.dialogue_id == demo.dialogues[12].dialogue_id:
                 raise Crash
             return super().respond(inp)
@@ -168,7 +168,7 @@ def test_parallel_equals_serial_and_unsafe_systems_get_one_instance_per_worker(d
             self.name = "random"
             self.owner: int | None = None
 
-        def respond(self, inp, gold=None):
+        def respond(self, inp):
             me = threading.get_ident()
             if self.owner is None:
                 self.owner = me
@@ -179,6 +179,8 @@ def test_parallel_equals_serial_and_unsafe_systems_get_one_instance_per_worker(d
     parallel = run_system(Unsafe, demo.dialogues, demo.kb, tmp_path / "p", split="all", workers=3)
     assert parallel.table.to_dict() == serial.table.to_dict()
     assert 1 <= len(made) <= 3 and len({i for i, _ in made}) == len(made)
+    with pytest.raises(ValueError, match="not thread-safe"):
+        run_system(Unsafe(), demo.dialogues, demo.kb, tmp_path / "q", split="all", workers=2)
 
 
 def test_usage_summary_hand_computed() -> None:

@@ -31,7 +31,7 @@ def test_registry_rejects_non_systems_and_accepts_subclasses() -> None:
         SYSTEMS.add("not-a-system-xyz", dict)
 
     class Echo(CRSSystem):
-        def respond(self, inp, gold=None):
+        def respond(self, inp):
             raise NotImplementedError
 
     SYSTEMS.add("echo-test-only", Echo)

@@ -172,7 +172,7 @@ def run_dialogue(
         pool = [c.poi_id for c in inp.candidates]
         start = time.perf_counter()
         try:
-            raw = system.respond(inp, turn.gold) if system.needs_gold else system.respond(inp)
+            raw = system.respond(inp, turn.gold) if system.needs_gold else system.respond(inp)  # type: ignore[call-arg]
             latency = time.perf_counter() - start
             output, usage = check_output(raw, pool)
         except Exception as exc:  # noqa: BLE001 - any system failure makes the turn unscorable
@@ -405,6 +405,11 @@ def run_system(
         raise ValueError(f"setting must be 'closed' or 'open', got {setting!r}")
     factory: Callable[[], CRSSystem] = system if not isinstance(system, CRSSystem) else (lambda: system)  # type: ignore[assignment]
     first = factory()
+    if isinstance(system, CRSSystem) and not system.thread_safe and workers > 1:
+        raise ValueError(
+            f"{type(system).__name__} is not thread-safe: pass a factory (e.g. the class) so that each of the "
+            f"{workers} workers gets its own instance, or use workers=1"
+        )
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     parts = {

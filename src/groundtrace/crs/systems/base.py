@@ -36,7 +36,6 @@ from typing import Any, ClassVar
 
 from groundtrace.core.registry import Registry
 from groundtrace.crs.predictions import SystemInput, SystemOutput
-from groundtrace.crs.schema import TurnGold
 
 
 @dataclass(frozen=True)
@@ -70,8 +69,11 @@ class CRSSystem:
         """The settings that change the outputs (JSON-ready); part of the run key and ``run.json``."""
         return {}
 
-    def respond(self, inp: SystemInput, gold: TurnGold | None = None) -> SystemOutput | SystemReply:
-        """Answer one turn: a ranking of candidate POI ids (best first) and a response citing ``[Rn]``."""
+    def respond(self, inp: SystemInput) -> SystemOutput | SystemReply:
+        """Answer one turn: a ranking of candidate POI ids (best first) and a response citing ``[Rn]``.
+
+        A ``needs_gold`` system overrides it as ``respond(self, inp, gold: TurnGold | None = None)``.
+        """
         raise NotImplementedError
 
 

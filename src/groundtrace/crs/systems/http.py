@@ -19,7 +19,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from groundtrace.crs.predictions import SystemInput, SystemOutput
-from groundtrace.crs.schema import TurnGold
 from groundtrace.crs.systems.base import CRSSystem, SystemReply, TurnUsage
 
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
@@ -66,7 +65,7 @@ class HTTPSystem(CRSSystem):
     def close(self) -> None:
         self._client.close()
 
-    def respond(self, inp: SystemInput, gold: TurnGold | None = None) -> SystemReply:
+    def respond(self, inp: SystemInput) -> SystemReply:
         import httpx
 
         body = inp.model_dump(mode="json")

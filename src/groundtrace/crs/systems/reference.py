@@ -98,7 +98,7 @@ class RandomSystem(CRSSystem):
     def config(self) -> dict[str, object]:
         return {"seed": self.seed}
 
-    def respond(self, inp: SystemInput, gold: TurnGold | None = None) -> SystemOutput:
+    def respond(self, inp: SystemInput) -> SystemOutput:
         rng = random.Random(f"{self.seed}:{inp.dialogue_id}:{inp.turn_index}:{inp.setting}")
         ranking = [c.poi_id for c in inp.candidates]
         rng.shuffle(ranking)
