@@ -111,7 +111,7 @@ _INSTRUCTION = re.compile(
     r"|\b(?:mark|label|classify|tag|flag|set|record|list|treat|report)\s+(?:this|the)\s+(?:product|item|sku|"
     r"attribute|listing)\b"
     r"|\b(?:respond|reply|answer|output)\s+(?:only\s+)?(?:with|that|as)\b"
-    r"|(?:^|\s)(?:system|assistant|user)\s*:\s"
+    r"|^\W{0,3}(?:system|assistant|user|developer)\s*:\s"
     r"|<\|?(?:im_start|im_end|system|endoftext)\|?>",
     re.IGNORECASE,
 )
