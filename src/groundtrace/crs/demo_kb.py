@@ -35,6 +35,7 @@ class Kind:
     nouns: tuple[str, ...]
     sentences: tuple[str, ...]
     price: tuple[int, ...] = (1, 2, 3, 4)
+    also: tuple[str, ...] = ()  # broader Yelp labels the POI also carries (e.g. Greek → Mediterranean)
 
 
 CUISINES: tuple[Kind, ...] = (
@@ -42,7 +43,7 @@ CUISINES: tuple[Kind, ...] = (
         "Some of the freshest sushi I have had outside Tokyo.",
         "The sushi rice was seasoned perfectly and the fish melted.",
         "If you want sushi in this town, this is the place.",
-    ), (2, 3, 4)),
+    ), (2, 3, 4), ("Japanese",)),
     Kind("Italian", ("Trattoria", "Osteria", "Cucina"), (
         "The handmade pasta was the best Italian food of our trip.",
         "Proper Italian cooking, the carbonara was silky.",
@@ -57,7 +58,7 @@ CUISINES: tuple[Kind, ...] = (
         "The Greek mezze platter was generous and bright.",
         "Perfect souvlaki, just like the Greek islands.",
         "Real Greek hospitality and lemony roast potatoes.",
-    )),
+    ), also=("Mediterranean",)),
     Kind("Mediterranean", ("Mezze House", "Olive Table", "Levant Kitchen"), (
         "Lovely Mediterranean plates with lots of herbs and olive oil.",
         "The Mediterranean grilled fish was simple and perfect.",
@@ -102,7 +103,7 @@ CUISINES: tuple[Kind, ...] = (
         "Blistered crust and great sauce, seriously good pizza.",
         "The wood-fired pizza came out in ninety seconds.",
         "Best pizza slice in the neighbourhood.",
-    ), (1, 2)),
+    ), (1, 2), ("Italian",)),
     Kind("Cafes", ("Cafe", "Coffee House", "Espresso Bar"), (
         "Great coffee and flaky pastries at this little cafe.",
         "A proper neighbourhood cafe with excellent espresso.",
@@ -506,8 +507,10 @@ def generate_demo_kb(
     used_names: set[str] = set()
     for poi_type, letter in (("restaurant", "r"), ("hotel", "h"), ("attraction", "a")):
         kinds = KINDS_BY_TYPE[poi_type]
+        deck = [kinds[i % len(kinds)] for i in range(n_per_type)]  # balanced: every kind n/k times (±1)
+        rng.shuffle(deck)
         for i in range(n_per_type):
-            kind = kinds[i % len(kinds)] if i < len(kinds) else rng.choice(kinds)
+            kind = deck[i]
             name = f"{rng.choice(NAME_PREFIXES)} {rng.choice(kind.nouns)}"
             while name in used_names:
                 name = f"{rng.choice(NAME_PREFIXES)} {name}" if len(name) < 40 else f"{name} {len(used_names)}"
@@ -519,7 +522,7 @@ def generate_demo_kb(
             poi = POI(
                 poi_id=poi_id, name=name, city=city, state="", poi_type=poi_type, lat=lat, lon=lon, stars=stars,
                 review_count=reviews_per_poi, price_level=price,
-                categories=[PARENT_CATEGORY[poi_type], kind.label],
+                categories=[PARENT_CATEGORY[poi_type], kind.label, *kind.also],
                 attributes=_attributes(rng, poi_type, kind, price),
                 address=f"{rng.randint(1, 399)} {rng.choice(STREETS)} {rng.choice(STREET_SUFFIX)}",
             )

@@ -147,6 +147,12 @@ GENERIC_CONSTRAINTS: dict[str, tuple[PersonaConstraint, ...]] = {
         PersonaConstraint(kind="amenity", value="wheelchair_accessible", label="that is wheelchair accessible"),
         PersonaConstraint(kind="min_stars", value=4.0, label="with better reviews"),
         PersonaConstraint(kind="amenity", value="parking", label="with parking"),
+        PersonaConstraint(kind="cuisine", value="Italian", label="Italian food"),
+        PersonaConstraint(kind="cuisine", value="Mexican", label="Mexican food"),
+        PersonaConstraint(kind="cuisine", value="Thai", label="Thai food"),
+        PersonaConstraint(kind="cuisine", value="Mediterranean", label="Mediterranean food"),
+        PersonaConstraint(kind="cuisine", value="Japanese", label="Japanese food"),
+        PersonaConstraint(kind="cuisine", value="Seafood", label="seafood"),
     ),
     "hotel": (
         PersonaConstraint(kind="noise_max", value="quiet", label="somewhere quieter"),

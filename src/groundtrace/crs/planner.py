@@ -221,7 +221,7 @@ def plan_dialogue(ctx: PlanContext, dialogue_id: str, rng: random.Random, *, wit
         if c.kind in SINGLE_VALUED and any(x.kind == c.kind for x in c0):
             continue
         nxt = current & ctx.sat(city, poi_type, c, anchor)
-        if 4 <= len(nxt) < len(current):
+        if 3 <= len(nxt) < len(current):
             c0.append(c)
             current = nxt
     if not c0:

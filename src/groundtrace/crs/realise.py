@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from groundtrace.crs.kb import KnowledgeBase
+from groundtrace.crs.pools import main_category
 from groundtrace.crs.schema import POI, Constraint, Dialogue, QuoteSpan, ReviewRef, Turn
 
 if TYPE_CHECKING:
@@ -46,10 +47,12 @@ MIN_QUOTE_CHARS = 12
 
 _CATEGORY_WORDS: dict[str, str] = {
     "sushi bars": r"sushi|nigiri|omakase",
-    "italian": r"italian|pasta|carbonara",
+    "italian": r"italian|pasta|carbonara|pizza",
+    "japanese": r"japanese|sushi|nigiri|omakase|ramen",
+    "middle eastern": r"middle eastern|hummus|falafel|mezze",
     "mexican": r"mexican|tacos?|tortillas?",
     "greek": r"greek|souvlaki|mezze",
-    "mediterranean": r"mediterranean|hummus|mezze",
+    "mediterranean": r"mediterranean|hummus|mezze|greek|souvlaki",
     "thai": r"thai",
     "indian": r"indian|curr(?:y|ies)|tandoor|naan",
     "french": r"french|bistro|brasserie",
@@ -358,9 +361,9 @@ REJECT_REASON = {
     "min_stars": "the reviews look mixed",
 }
 REJECT = (
-    "Hmm, {name} won't work: {reason}. Could we find something {label} instead?",
-    "Actually, not {name} — {reason}. I'd prefer something {label}.",
-    "I'll pass on {name}; {reason}. Anything {label}?",
+    "Hmm, {name} won't work: {reason}. Could you find another option, ideally {label}?",
+    "Actually, not {name} — {reason}. Something else, ideally {label}?",
+    "I'll pass on {name}; {reason}. What else is there, ideally {label}?",
 )
 PRICE_SIGNS = {1: "$", 2: "$$", 3: "$$$", 4: "$$$$"}
 
@@ -456,6 +459,9 @@ class TemplateRealiser:
                 new = tp.constraints_added[0]
                 old = tp.replaced[0] if tp.replaced else None
                 reason = REJECT_REASON.get(new.kind, "it's not quite right for us")
+                if new.kind in ("cuisine", "category") and old is None:
+                    kind = main_category(kb.poi(tp.rejected[0])) or "that"
+                    reason = f"I'm not really in the mood for {kind}"
                 reason = reason.format(old=(old.label if old else "that")) if "{old}" in reason else reason
                 if new.kind in ("amenity", "meal", "alcohol"):
                     reason = rng.choice(("it's missing something I need", "it lacks one thing that matters to me",
