@@ -7,6 +7,8 @@ import math
 import threading
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from groundtrace.cli import app
@@ -14,7 +16,10 @@ from groundtrace.crs.predictions import SystemOutput
 from groundtrace.crs.runner import (
     PREDICTIONS_FILE,
     RunKeyMismatchError,
+    check_output,
+    load_split,
     read_predictions,
+    resolve_kb,
     run_system,
     system_inputs,
     usage_summary,
@@ -44,6 +49,15 @@ class Counting(RandomSystem):
         return super().respond(inp)
 
 
+def _keys(obj: object) -> set[str]:
+    """Every mapping key at any depth (to check that no gold label field reaches a system)."""
+    if isinstance(obj, dict):
+        return set(obj) | {k for v in obj.values() for k in _keys(v)}
+    if isinstance(obj, list):
+        return {k for v in obj for k in _keys(v)}
+    return set()
+
+
 class Crash(BaseException):
     """Simulates the process dying (not an Exception: the runner must not swallow it)."""
 
@@ -58,7 +72,7 @@ def test_inputs_show_gold_history_pool_and_tagged_reviews(demo) -> None:
     assert [t.index for t, _ in pairs] == [t.index for t in dialogue.recommendation_turns()]
     for turn, inp in pairs:
         assert [h.text for h in inp.history] == [t.text for t in dialogue.turns[: turn.index]]
-        assert "gold" not in inp.model_dump_json()  # no labels leak into the input
+        assert not _keys(inp.model_dump()) & {"gold", "gold_poi", "multi_ref", "open_pool", "recommended"}
         assert [c.poi_id for c in inp.candidates] == dialogue.candidates
         assert {r.tag for r in inp.reviews} == set(dialogue.review_refs)
         for r in inp.reviews:
@@ -252,3 +266,65 @@ def test_cli_run_and_score_agree(demo, tmp_path) -> None:
     assert a == b
     bad = runner.invoke(app, ["crs", "run", *args, "--system", "randon", "--out", str(tmp_path / "c")])
     assert bad.exit_code != 0 and "random" in bad.output
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cut=st.floats(0.0, 1.0))
+def test_resume_from_a_file_cut_at_any_byte_scores_like_a_clean_run(
+    demo, tmp_path_factory, cut: float
+) -> None:
+    dialogues = demo.dialogues[:8]
+    out = tmp_path_factory.mktemp("cut")
+    system = RandomSystem(seed=8)
+    clean = run_system(system, dialogues, demo.kb, out, split="all")
+    path = out / PREDICTIONS_FILE
+    raw = path.read_bytes()
+    path.write_bytes(raw[: int(len(raw) * cut)])  # the crash happened while this many bytes were on disk
+    resumed = run_system(system, dialogues, demo.kb, out, split="all")
+    assert resumed.table.to_dict() == clean.table.to_dict()
+    assert len(read_predictions(path).predictions) == clean.table.n_turns
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    pool=st.lists(st.text("abc", min_size=1, max_size=3), min_size=1, max_size=6, unique=True),
+    picks=st.lists(st.text("abcd", min_size=1, max_size=3), max_size=6),
+)
+def test_check_output_accepts_exactly_rankings_inside_the_pool(pool: list[str], picks: list[str]) -> None:
+    raw = {"ranking": picks, "response": "r"}
+    if set(picks) <= set(pool):
+        assert check_output(raw, pool)[0].ranking == picks
+    else:
+        with pytest.raises(ValueError, match="unknown POI id"):
+            check_output(raw, pool)
+
+
+def test_check_output_rejects_wrong_shapes() -> None:
+    for bad in (
+        {"ranking": "a", "response": ""},
+        {"ranking": [1], "response": ""},
+        ["a"],
+        None,
+        {"ranking": [], "response": "", "extra": 1},
+    ):
+        with pytest.raises(ValueError, match="invalid output"):
+            check_output(bad, ["a"])
+
+
+def test_resolve_kb(demo, tmp_path) -> None:
+    from groundtrace.crs.build import build_dataset
+    from groundtrace.crs.demo_kb import generate_demo_kb
+
+    # the tests' demo KB is smaller than the default city: regenerating it from the manifest must fail
+    data = load_split(demo.dataset, "all")
+    with pytest.raises(ValueError, match="pass --kb"):
+        resolve_kb(None, data.manifest, data.dialogues)
+    with pytest.raises(ValueError, match="was built on"):
+        resolve_kb("demo", data.manifest, data.dialogues)
+    assert resolve_kb(str(demo.kb_path), data.manifest, data.dialogues).content_hash == demo.kb.content_hash
+    # a dataset built on the default demo city (seed 2) is found without --kb
+    build_dataset(generate_demo_kb(2), 3, 1, tmp_path / "d2")
+    small = load_split(tmp_path / "d2", "all")
+    assert resolve_kb(None, small.manifest, small.dialogues).content_hash == generate_demo_kb(2).content_hash
+    with pytest.raises(ValueError, match="no split 'dev'"):
+        load_split(tmp_path / "d2", "dev")

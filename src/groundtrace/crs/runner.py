@@ -456,41 +456,51 @@ def run_system(
         progress(finished, total)
     t0 = time.perf_counter()
     local = threading.local()
+    instances: list[CRSSystem] = [first]
+    lock = threading.Lock()
 
     def worker_system() -> CRSSystem:
         if first.thread_safe or workers <= 1:
             return first
         if not hasattr(local, "system"):
-            local.system = factory() if threading.current_thread() is not threading.main_thread() else first
+            local.system = factory()
+            with lock:
+                instances.append(local.system)
         return local.system
 
     def job(d: Dialogue) -> list[Prediction]:
         return run_dialogue(worker_system(), d, kb, setting)
 
-    if workers <= 1:
-        for d in todo:
-            _append(pred_path, _prediction_lines(job(d)))
-            finished += 1
-            if progress is not None:
-                progress(finished, total)
-    else:
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="crs-run") as pool:
-            pending: set[Future[list[Prediction]]] = set()
-            queue = iter(todo)
-            for d in queue:  # keep at most 2 × workers dialogues in flight
-                pending.add(pool.submit(job, d))
-                if len(pending) >= 2 * workers:
-                    break
-            while pending:
-                ready, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in ready:
-                    _append(pred_path, _prediction_lines(fut.result()))
-                    finished += 1
-                    if progress is not None:
-                        progress(finished, total)
-                    nxt = next(queue, None)
-                    if nxt is not None:
-                        pending.add(pool.submit(job, nxt))
+    try:
+        if workers <= 1:
+            for d in todo:
+                _append(pred_path, _prediction_lines(job(d)))
+                finished += 1
+                if progress is not None:
+                    progress(finished, total)
+        else:
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="crs-run") as pool:
+                pending: set[Future[list[Prediction]]] = set()
+                queue = iter(todo)
+                for d in queue:  # keep at most 2 × workers dialogues in flight
+                    pending.add(pool.submit(job, d))
+                    if len(pending) >= 2 * workers:
+                        break
+                while pending:
+                    ready, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for fut in ready:
+                        _append(pred_path, _prediction_lines(fut.result()))
+                        finished += 1
+                        if progress is not None:
+                            progress(finished, total)
+                        nxt = next(queue, None)
+                        if nxt is not None:
+                            pending.add(pool.submit(job, nxt))
+    finally:
+        for instance in instances:  # release connections (HTTP) and other resources
+            close = getattr(instance, "close", None)
+            if callable(close):
+                close()
     run_wall = time.perf_counter() - t0
 
     file = read_predictions(pred_path)
