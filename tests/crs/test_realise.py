@@ -136,7 +136,7 @@ def _faithful(request: dict) -> str:
     if data["speaker"] == "system" and data["allowed_evidence"]:
         ev = data["allowed_evidence"][0]
         main = data["pois"][0]["name"]
-        return json.dumps({"text": f'{main} should suit you: "{ev["sentence"]}" [{ev["tag"]}]'})
+        return json.dumps({"text": f'{main} should suit you ({data["act"]}): "{ev["sentence"]}" [{ev["tag"]}]'})
     return json.dumps({"text": "(llm) " + data["draft"]})
 
 
@@ -188,7 +188,7 @@ def test_llm_realiser_accepts_verbatim_quotes_over_http(ctx, openai_client_cls) 
         assert d.features["realiser_fallback_turns"] == 0, realiser.rejections
         assert check_dialogue(d, ctx.kb) == []
         cited = [t for t in d.turns if t.act in ("recommend", "compare", "explain")]
-        assert all(" should suit you: " in t.text for t in cited)
+        assert all(f" should suit you ({t.act}): " in t.text for t in cited)
         assert all(t.text.startswith("(llm) ") for t in d.turns if t.role == "user")
 
 
@@ -208,3 +208,30 @@ def test_llm_realiser_falls_back_on_malformed_json(ctx, openai_client_cls) -> No
     dialogues, _ = _llm_dialogues(ctx, lambda request: "this is not json", openai_client_cls, n=1)
     (d,) = dialogues
     assert d.features["realiser_fallback_turns"] == len(d.turns)
+
+
+def test_llm_realiser_rejects_parroting_and_unnamed_rejections(ctx, openai_client_cls) -> None:
+    import itertools
+    import json
+
+    def parrot(request: dict) -> str:
+        return json.dumps({"text": "Sounds lovely, thank you so much."})
+
+    dialogues, realiser = _llm_dialogues(ctx, parrot, openai_client_cls, n=2)
+    for d in dialogues:
+        assert [t.text for t in d.turns].count("Sounds lovely, thank you so much.") == 1
+        assert d.features["realiser_fallback_turns"] == len(d.turns) - 1
+    assert any("repeats an earlier turn" in r for r in realiser.rejections)
+
+    counter = itertools.count()
+
+    def vague(request: dict) -> str:
+        return json.dumps({"text": f"Sounds lovely, thank you so much ({next(counter)})."})
+
+    dialogues, realiser = _llm_dialogues(ctx, vague, openai_client_cls, n=2)
+    assert any("reject_and_refine turn does not name" in r for r in realiser.rejections)
+    assert any("accept turn does not name" in r for r in realiser.rejections)
+    for d in dialogues:
+        for t in d.turns:
+            if t.act in ("accept", "reject_and_refine", "recommend", "compare", "explain"):
+                assert "Sounds lovely" not in t.text

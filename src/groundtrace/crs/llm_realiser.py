@@ -6,7 +6,8 @@ template draft, and must answer ``{"text": "..."}`` (:class:`TurnText`, validate
 
 The answer is accepted only when (:func:`check_llm_turn`):
 
-* a user turn contains no ``[Rn]`` tag;
+* it has at least 3 words and does not repeat an earlier turn verbatim;
+* a user turn contains no ``[Rn]`` tag; a ``reject_and_refine``/``accept`` turn names its POI;
 * a recommend/compare/explain turn names its main POI, cites at least one tag, and every tag is one of
   the turn's allowed tags;
 * every ``"quote" [Rn]`` is a verbatim substring (>= 12 characters) of the review that ``Rn`` points to,
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -55,7 +57,11 @@ def _allowed_tags(tp: TurnPlan) -> set[str]:
     return {q.tag for quotes in tp.quotes.values() for q in quotes}
 
 
-def check_llm_turn(plan: DialoguePlan, tp: TurnPlan, index: int, text: str) -> Turn:
+MIN_WORDS = 3
+NAMED_USER_ACTS = frozenset({"reject_and_refine", "accept"})
+
+
+def check_llm_turn(plan: DialoguePlan, tp: TurnPlan, index: int, text: str, history: list[Turn] | None = None) -> Turn:
     """Validate ``text`` for planned turn ``tp`` and return the finished :class:`Turn` (spans recomputed).
 
     Raises :class:`LLMTurnRejected` on any violation listed in the module docstring.
@@ -63,6 +69,14 @@ def check_llm_turn(plan: DialoguePlan, tp: TurnPlan, index: int, text: str) -> T
     kb = plan.kb
     text = text.strip()
     tags = tags_in(text)
+    if len(re.findall(r"[^\W\d_]{2,}", text)) < MIN_WORDS:
+        raise LLMTurnRejected(f"fewer than {MIN_WORDS} words")
+    if any(t.text == text for t in history or []):
+        raise LLMTurnRejected("repeats an earlier turn")
+    if tp.role == "user" and tp.act in NAMED_USER_ACTS and tp.about:
+        name = kb.poi(tp.about[0]).name
+        if name.lower() not in text.lower():
+            raise LLMTurnRejected(f"{tp.act} turn does not name {name!r}")
     if tp.role == "user":
         if tags:
             raise LLMTurnRejected(f"user turn contains tags {tags}")
@@ -138,7 +152,7 @@ class LLMRealiser:
             try:
                 completion = self.client.complete(messages, schema=TurnText, temperature=self.temperature,
                                                   max_tokens=self.max_tokens, seed=rng.randrange(2**31))
-                turn = check_llm_turn(plan, tp, index, completion.parsed.text)
+                turn = check_llm_turn(plan, tp, index, completion.parsed.text, turns)
             except (LLMError, LLMTurnRejected) as exc:
                 self.rejections.append(f"{plan.dialogue_id} turn {index}: {exc}")
                 turn = draft
