@@ -25,6 +25,8 @@ def test_exact_sign_flip_hand_computed() -> None:
     # δ = (1, −1): sums 0, 2, −2, 0; observed |0| = 0 → all 4 reach it → p = 1
     assert sign_flip_pvalue(np.array([1.0, -1.0]), rng) == 1.0
     assert sign_flip_pvalue(np.array([]), rng) == 1.0
+    # zeros change no sum: 30 zeros plus (1, 2, 3) is still the exact 2/8 case, not a Monte Carlo one
+    assert sign_flip_pvalue(np.array([0.0] * 30 + [1.0, 2.0, 3.0]), rng) == 0.25
 
 
 def test_monte_carlo_sign_flip_is_seeded_and_bounded() -> None:

@@ -10,7 +10,8 @@
 * **Paired tests** between two runs on the same units (turns for turn metrics, dialogues for dialogue
   metrics, both values present): differences ``δ_i = a_i − b_i``;
   the sign-flip permutation test p = (#{|Σ ε_i δ_i| ≥ |Σ δ_i|}) / 2^n over every sign vector ``ε`` when
-  n ≤ :data:`EXACT_MAX_N`, else (1 + #hits) / (1 + B) over B random sign vectors; and the Wilcoxon
+  the number n of non-zero differences is ≤ :data:`EXACT_MAX_N` (zeros never change the sum), else
+  (1 + #hits) / (1 + B) over B random sign vectors; and the Wilcoxon
   signed-rank test (``scipy.stats.wilcoxon``, zero differences dropped; p = 1 when all are 0).
 * **Multiple comparisons** — Holm–Bonferroni over all the tests of a report (:func:`holm`).
 """
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 EXACT_MAX_N = 12
+CHUNK = 100
 
 
 def per_dialogue(values: dict[str, list[float]], order: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -39,8 +41,12 @@ def bootstrap_ci(
     n = len(sums)
     if n == 0 or counts.sum() == 0:
         return None, None
-    idx = rng.integers(0, n, size=(resamples, n))
-    num, den = sums[idx].sum(axis=1), counts[idx].sum(axis=1)
+    num_parts, den_parts = [], []
+    for start in range(0, resamples, CHUNK):  # bounded memory: CHUNK × n indices at a time
+        idx = rng.integers(0, n, size=(min(CHUNK, resamples - start), n))
+        num_parts.append(sums[idx].sum(axis=1))
+        den_parts.append(counts[idx].sum(axis=1))
+    num, den = np.concatenate(num_parts), np.concatenate(den_parts)
     ok = den > 0
     if not ok.any():
         return None, None
@@ -51,6 +57,7 @@ def bootstrap_ci(
 
 def sign_flip_pvalue(diffs: np.ndarray, rng: np.random.Generator, resamples: int = 1000) -> float:
     """Two-sided paired permutation p-value of ``Σ δ`` (exact for n ≤ EXACT_MAX_N; module docstring)."""
+    diffs = diffs[diffs != 0]  # a zero difference adds 0 whatever its sign
     n = len(diffs)
     if n == 0:
         return 1.0
@@ -60,8 +67,10 @@ def sign_flip_pvalue(diffs: np.ndarray, rng: np.random.Generator, resamples: int
         signs = np.array(list(itertools.product((1.0, -1.0), repeat=n)))
         stats = np.abs(signs @ diffs)
         return float(np.mean(stats >= observed - tol))
-    signs = rng.choice(np.array([1.0, -1.0]), size=(resamples, n))
-    hits = int(np.sum(np.abs(signs @ diffs) >= observed - tol))
+    hits = 0
+    for start in range(0, resamples, CHUNK):
+        signs = rng.choice(np.array([1.0, -1.0]), size=(min(CHUNK, resamples - start), n))
+        hits += int(np.sum(np.abs(signs @ diffs) >= observed - tol))
     return (1 + hits) / (1 + resamples)
 
 
