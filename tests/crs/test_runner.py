@@ -264,6 +264,30 @@ def test_cli_run_and_score_agree(demo, tmp_path) -> None:
     a = json.loads((tmp_path / "a" / "scores.json").read_text())
     b = json.loads((tmp_path / "b" / "scores.json").read_text())
     assert a == b
+    assert "nli_entailment" in a["unavailable"]
+    result = runner.invoke(
+        app,
+        [
+            "crs",
+            "score",
+            *args,
+            "--predictions",
+            str(tmp_path / "a" / PREDICTIONS_FILE),
+            "--out",
+            str(tmp_path / "nli"),
+            "--limit",
+            "8",
+            "--nli",
+            "lexical",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    with_nli = json.loads((tmp_path / "nli" / "scores.json").read_text())
+    assert (
+        0.0 <= with_nli["aggregate"]["nli_entailment"] <= 1.0
+        and "nli_entailment" not in with_nli["unavailable"]
+    )
+    assert json.loads((tmp_path / "nli" / "run.json").read_text())["entailment"]
     bad = runner.invoke(app, ["crs", "run", *args, "--system", "randon", "--out", str(tmp_path / "c")])
     assert bad.exit_code != 0 and "random" in bad.output
 

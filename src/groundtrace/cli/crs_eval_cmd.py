@@ -27,6 +27,18 @@ def _load(dataset: Path, split: str, kb: str | None):
     return data, knowledge
 
 
+def _scorer(nli: str | None):
+    """The entailment scorer for the NLI metric (None leaves the metric unavailable)."""
+    if nli is None:
+        return None
+    from groundtrace.core.entailment import make_scorer
+
+    try:
+        return make_scorer(nli)
+    except (FileNotFoundError, ImportError, ValueError) as exc:
+        raise typer.BadParameter(str(exc), param_hint="--nli") from None
+
+
 def _print_scores(table, info: dict) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -85,6 +97,11 @@ def run(
     retry_errors: bool = typer.Option(
         False, "--retry-errors", help="On resume, re-run dialogues that had an errored turn."
     ),
+    nli: str = typer.Option(
+        None,
+        "--nli",
+        help="Entailment scorer for the NLI metric: a registered name (e.g. 'lexical') or a local model dir.",
+    ),
 ) -> None:
     """Run a CRS system on a dataset split, record per-turn predictions and score them."""
     import inspect
@@ -98,6 +115,7 @@ def run(
     if setting not in ("closed", "open"):
         raise typer.BadParameter("choose 'closed' or 'open'", param_hint="--setting")
     data, knowledge = _load(dataset, split, kb)
+    scorer = _scorer(nli)
     if is_url(system):
 
         def factory():
@@ -137,6 +155,7 @@ def run(
                 retry_errors=retry_errors,
                 dataset=str(dataset),
                 progress=progress,
+                entailment=scorer,
             )
         except RunKeyMismatchError as exc:
             raise typer.BadParameter(str(exc), param_hint="--out") from None
@@ -163,6 +182,11 @@ def score(
     kb: str = typer.Option(
         None, "--kb", help="KB file, or 'demo'/'demo:SEED'; default: the demo city named by the manifest."
     ),
+    nli: str = typer.Option(
+        None,
+        "--nli",
+        help="Entailment scorer for the NLI metric: a registered name (e.g. 'lexical') or a local model dir.",
+    ),
 ) -> None:
     """Score a predictions JSONL offline (bad lines are reported as file:line and skipped)."""
     from rich.console import Console
@@ -183,6 +207,7 @@ def score(
         split=split,  # type: ignore[arg-type]
         limit=limit,
         dataset=str(dataset),
+        entailment=_scorer(nli),
     )
     err = Console(stderr=True)
     for line in result.info["prediction_errors"]:

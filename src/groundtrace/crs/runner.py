@@ -446,6 +446,7 @@ def run_system(
         "limit": limit,
         "workers": workers,
         "needs_gold": first.needs_gold,
+        "entailment": _scorer_name(entailment),
         "runs": int(previous.get("runs", 0)) + 1,
     }
     _write_json(run_path, info)
@@ -530,6 +531,13 @@ def run_system(
     return RunResult(out, table, info)
 
 
+def _scorer_name(entailment: Any) -> str | None:
+    """How ``run.json`` names the NLI scorer (None: the NLI metric is unavailable)."""
+    if entailment is None:
+        return None
+    return str(getattr(entailment, "name", "") or type(entailment).__name__)
+
+
 def _error_sample(preds: Sequence[Prediction], limit: int = 20) -> list[dict[str, Any]]:
     return [
         {"dialogue_id": p.dialogue_id, "turn_index": p.turn_index, "error": p.error}
@@ -583,6 +591,7 @@ def score_file(
         "kb_hash": kb.content_hash,
         "status": "complete",
         "mode": "offline",
+        "entailment": _scorer_name(entailment),
         "finished": _now(),
         "limit": limit,
         "timings": {"score_s": time.perf_counter() - s0},
