@@ -139,3 +139,13 @@ def test_threaded_build_is_identical(kb) -> None:
     many, report = build_dialogues(kb, 30, seed=4, config=BuildConfig(workers=3))
     assert [d.model_dump_json() for d in one] == [d.model_dump_json() for d in many]
     assert report.built == 30
+
+
+def test_cli_reports_a_kb_too_small_to_plan(tmp_path) -> None:
+    from groundtrace.cli import app
+    from groundtrace.crs.kb_store import save_kb
+
+    path = save_kb(generate_demo_kb(0, n_per_type=5, reviews_per_poi=1), tmp_path / "tiny.sqlite")
+    result = CliRunner().invoke(app, ["crs", "build", "--kb", str(path), "--dialogues", "3", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 1
+    assert "no city with 8+ POIs" in result.output

@@ -26,6 +26,7 @@ def build(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from groundtrace.crs.build import REALISERS, BuildConfig, build_dataset
+    from groundtrace.crs.planner import PlanningError
 
     console = Console()
     if realiser not in REALISERS:
@@ -42,10 +43,14 @@ def build(
             raise typer.BadParameter(f"{path}: no such KB file (or pass 'demo')", param_hint="--kb")
         knowledge = load_kb(path)
     config = BuildConfig(rejection_share=rejection_share, llm=llm, workers=workers)
-    with Progress(TextColumn("building"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True) as bar:
-        task = bar.add_task("build", total=dialogues)
-        report = build_dataset(knowledge, dialogues, seed, out, realiser=realiser, config=config,
-                               progress=lambda n: bar.advance(task, n))
+    try:
+        with Progress(TextColumn("building"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=console, transient=True) as bar:
+            task = bar.add_task("build", total=dialogues)
+            report = build_dataset(knowledge, dialogues, seed, out, realiser=realiser, config=config,
+                                   progress=lambda n: bar.advance(task, n))
+    except PlanningError as exc:
+        console.print(f"[red]cannot build from {kb}: {exc}[/red]")
+        raise typer.Exit(1) from exc
     report.print_summary(console)
     console.print(f"wrote {out}/{{train,validation,test}}.jsonl, schema.json, manifest.json, build_report.json")
