@@ -186,11 +186,18 @@ def test_doc_wire_examples_are_valid_contract_objects() -> None:
 
 
 def test_doc_python_example_runs_through_the_runner(demo) -> None:
-    from groundtrace.crs.systems import SYSTEMS
+    from groundtrace.core.registry import Registry
+    from groundtrace.crs.systems import CRSSystem
 
     (code,) = _blocks("python")
-    if "cheapest" not in SYSTEMS:
-        exec(compile(code, str(DOC), "exec"), {})  # noqa: S102 - our own documentation
-    preds = run_dialogue(build_system("cheapest", seed=1), demo.dialogues[0], demo.kb, "closed")
+    importing = "from groundtrace.crs.systems import SYSTEMS, CRSSystem"
+    assert importing in code
+    # run the example against a private registry: the global one is shared with other tests
+    local = Registry("CRS system", base=CRSSystem)
+    namespace = {"SYSTEMS": local, "CRSSystem": CRSSystem}
+    exec(compile(code.replace(importing, ""), str(DOC), "exec"), namespace)  # noqa: S102 - our own documentation
+    system = local.get("cheapest")(seed=1)
+    system.name = "cheapest"
+    preds = run_dialogue(system, demo.dialogues[0], demo.kb, "closed")
     assert preds and all(p.error is None for p in preds)
-    assert build_system("cheapest", seed=1).config() == {"seed": 1}
+    assert system.config() == {"seed": 1}

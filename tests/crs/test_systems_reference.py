@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from groundtrace.core.citations import find_tags
-from groundtrace.core.registry import UnknownNameError
+from groundtrace.core.registry import Registry, UnknownNameError
 from groundtrace.crs.runner import run_system, system_inputs
 from groundtrace.crs.systems import SYSTEMS, CRSSystem, build_system
 from groundtrace.crs.systems.reference import OracleSystem, RandomSystem
@@ -28,14 +28,17 @@ def test_registry_lists_and_resolves_reference_systems() -> None:
 
 def test_registry_rejects_non_systems_and_accepts_subclasses() -> None:
     with pytest.raises(TypeError):
-        SYSTEMS.add("not-a-system-xyz", dict)
+        SYSTEMS.add("not-a-system-xyz", dict)  # checked before the name is claimed: nothing registered
+    assert "not-a-system-xyz" not in SYSTEMS
 
     class Echo(CRSSystem):
         def respond(self, inp):
             raise NotImplementedError
 
-    SYSTEMS.add("echo-test-only", Echo)
-    assert build_system("echo-test-only").name == "echo-test-only"
+    local = Registry("CRS system", base=CRSSystem)  # not the global one: other tests count its entries
+    local.add("echo", Echo)
+    local.register_lazy("lazy-random", "groundtrace.crs.systems.reference:RandomSystem")
+    assert local.get("echo") is Echo and local.get("lazy-random") is RandomSystem
 
 
 def test_oracle_is_perfect_on_a_built_dataset(demo, tmp_path) -> None:
