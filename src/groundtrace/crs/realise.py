@@ -307,7 +307,7 @@ REQUEST = (
     "Hi! I'm in {city} and looking for a {noun}: {labels}.",
     "Can you suggest a {noun} in {city}? Ideally {labels}.",
     "Hello, I need a {noun} in {city}, {labels}.",
-    "We're visiting {city}. Any {noun} you'd recommend? We'd like {labels}.",
+    "We're visiting {city}. Any {noun} you'd recommend? Ideally {labels}.",
     "Looking for a good {noun} around {city} — {labels}.",
 )
 REQUEST_OPEN = (
@@ -322,12 +322,8 @@ CLARIFY = (
 )
 PROVIDE = ("Yes — {labels}.", "Good question: {labels}, please.", "Sure, {labels}.", "Let's say {labels}.")
 EXTRA_PREF = ("One more thing: {labels}.", "Oh, and it should be {labels}.", "Also, {labels} would be great.")
-RECOMMEND_OPEN = (
-    "I'd recommend {name} ({card}).",
-    "You might like {name} ({card}).",
-    "{name} ({card}) looks like a great fit.",
-    "Try {name} ({card}).",
-)
+RECOMMEND_OPEN = ("I'd recommend {name}.", "You might like {name}.", "{name} looks like a great fit.", "Try {name}.")
+CARD_TAIL = (" At a glance: {card}.", " Quick facts: {card}.", " ({card})")
 EVIDENCE_LEAD = ("One reviewer wrote", "A guest noted", "Reviewers mention", "Another review says", "As one visitor put it")
 ASK_COMPARE = (
     "Is there an alternative? How would it compare?",
@@ -335,9 +331,9 @@ ASK_COMPARE = (
     "Could you compare {name} with another option?",
 )
 COMPARE = (
-    "Another good option is {new} ({card}). ",
-    "You could also consider {new} ({card}). ",
-    "Compared with {old}, {new} ({card}) is worth a look. ",
+    "Another good option is {new}, and I'd lean towards it. ",
+    "You could also consider {new}; both fit what you asked for. ",
+    "Compared with {old}, {new} is worth a look. ",
 )
 MORE = ("Any other ideas worth considering?", "What else would you suggest?", "Could you give me one more option?")
 ASK_DETAIL = (
@@ -479,19 +475,20 @@ class TemplateRealiser:
             return rng.choice(CLARIFY).format(kinds=kinds)
         if act == "recommend":
             main = kb.poi(tp.recommended[0])
-            builder.add(rng.choice(RECOMMEND_OPEN).format(name=main.name, card=poi_card(main)))
+            builder.add(rng.choice(RECOMMEND_OPEN).format(name=main.name))
             render_quotes(builder, tp.quotes.get(main.poi_id, []), rng)
+            builder.add(rng.choice(CARD_TAIL).format(card=poi_card(main)))  # the card sits next to a tag
             return ""
         if act == "compare":
             new, old = kb.poi(tp.recommended[0]), kb.poi(tp.recommended[1])
-            builder.add(rng.choice(COMPARE).format(new=new.name, old=old.name, card=poi_card(new)))
+            builder.add(rng.choice(COMPARE).format(new=new.name, old=old.name))
             builder.add(f"For {new.name}:")
             render_quotes(builder, tp.quotes.get(new.poi_id, []), rng)
+            builder.add(rng.choice(CARD_TAIL).format(card=poi_card(new)))
             old_quotes = tp.quotes.get(old.poi_id, [])
             if old_quotes:
                 builder.add(f" For {old.name}:")
                 render_quotes(builder, old_quotes, rng)
-            builder.add(f" Both fit what you asked for; I'd lean towards {new.name}.")
             return ""
         if act == "explain":
             main = kb.poi(tp.recommended[0])
