@@ -154,6 +154,11 @@ def test_resume_after_crash_loses_only_in_flight_dialogues(demo, tmp_path) -> No
     again = Counting()
     run_system(again, demo.dialogues, demo.kb, out, split="all")  # everything finished: nothing to do
     assert again.calls == 0
+    history = json.loads((out / "run.json").read_text())["history"]
+    assert [h["dialogues_run"] for h in history] == [
+        len(demo.dialogues) - 12,
+        0,
+    ]  # the crashed run never finished
 
 
 def test_limit_then_extend_and_run_key_mismatch(demo, tmp_path) -> None:

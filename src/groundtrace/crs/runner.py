@@ -13,7 +13,8 @@ unscorable turn for the metrics (default value, counted) — never NaN, never dr
 Run directory (``out``) and resume
 ----------------------------------
 * ``run.json`` — the run key and its parts (system, config, dataset hash, setting, split), written when
-  the run starts (``status: running``) and rewritten at the end with timings, counts, latency and cost.
+  the run starts (``status: running``) and rewritten at the end with timings, counts, latency and cost;
+  ``history`` keeps one entry (start, ``run_s``, dialogues run, workers) per invocation.
   The key is ``sha256`` of the canonical JSON of those parts; a directory holding another key is refused
   (:class:`RunKeyMismatchError`): one directory, one (dataset, system, config, setting, split).
 * ``predictions.jsonl`` — one :class:`Prediction` per line; all turns of a dialogue are appended in one
@@ -525,6 +526,15 @@ def run_system(
             },
             "usage": usage_summary(preds),
             "errors": _error_sample(preds),
+            "history": [
+                *previous.get("history", []),
+                {
+                    "started": info["started"],
+                    "run_s": run_wall,
+                    "dialogues_run": len(todo),
+                    "workers": workers,
+                },
+            ],
         }
     )
     _write_json(run_path, info)
