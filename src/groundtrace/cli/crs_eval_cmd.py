@@ -153,7 +153,7 @@ def run(
                 workers=workers,
                 limit=limit,
                 retry_errors=retry_errors,
-                dataset=str(dataset),
+                dataset=str(dataset.resolve()),
                 progress=progress,
                 entailment=scorer,
             )
@@ -206,7 +206,7 @@ def score(
         setting=setting,
         split=split,  # type: ignore[arg-type]
         limit=limit,
-        dataset=str(dataset),
+        dataset=str(dataset.resolve()),
         entailment=_scorer(nli),
     )
     err = Console(stderr=True)
