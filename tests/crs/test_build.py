@@ -149,3 +149,19 @@ def test_cli_reports_a_kb_too_small_to_plan(tmp_path) -> None:
     result = CliRunner().invoke(app, ["crs", "build", "--kb", str(path), "--dialogues", "3", "--out", str(tmp_path / "o")])
     assert result.exit_code == 1
     assert "no city with 8+ POIs" in result.output
+
+
+def test_output_does_not_depend_on_python_hash_seed(tmp_path) -> None:
+    """Set iteration order changes with PYTHONHASHSEED; the builder must never depend on it."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys; from groundtrace.crs.demo_kb import generate_demo_kb; "
+            "from groundtrace.crs.build import build_dataset; "
+            "build_dataset(generate_demo_kb(3, n_per_type=20, reviews_per_poi=3), 25, 8, sys.argv[1])")
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        subprocess.run([sys.executable, "-c", code, str(tmp_path / hash_seed)], check=True, env=env, timeout=60)
+    for name in FILES:
+        assert (tmp_path / "1" / name).read_bytes() == (tmp_path / "2" / name).read_bytes(), name
