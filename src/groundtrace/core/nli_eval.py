@@ -244,7 +244,7 @@ def _timed_scores(
     """Score ``pairs`` in chunks (progress after each); returns scores, probabilities, seconds.
 
     With ``entail_col`` the scorer's ``probabilities`` are used (one pass gives both the 3-way rows and the
-    entailment scores, column ``entail_col``); otherwise ``score`` and probabilities are None.
+    entailment scores, column ``entail_col``); otherwise ``score`` is used and probabilities is None.
     """
     scores: list[float] = []
     probs: list[list[float]] | None = [] if entail_col is not None else None

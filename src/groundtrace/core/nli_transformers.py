@@ -41,7 +41,11 @@ def resolve_device(device: str, cuda_available: bool) -> str:
 
 
 def length_order(pairs: Sequence[tuple[str, str]]) -> list[int]:
-    """Indices of ``pairs`` sorted by total character length, longest first (stable on ties)."""
+    """Indices of ``pairs`` sorted by total character length, longest first (stable on ties).
+
+    Cut into full batches of a fixed size, a sorted order minimises the padded size
+    sum(batch max × batch size); longest first also makes an out-of-memory batch fail at once.
+    """
     return sorted(range(len(pairs)), key=lambda i: -(len(pairs[i][0]) + len(pairs[i][1])))
 
 
