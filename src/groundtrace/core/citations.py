@@ -32,7 +32,7 @@ Contract (all offsets are character offsets into the text given):
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -119,6 +119,14 @@ class CitedClaim(NamedTuple):
         return [t.number for t in self.tags]
 
 
+class TagGroup(NamedTuple):
+    """One bracketed tag group: ``text[start:end] == "[R1, R3]"``; ``tags`` are its labels in order."""
+
+    start: int
+    end: int
+    tags: list[Tag]
+
+
 @lru_cache(maxsize=16)
 def _group_re(prefix: str) -> re.Pattern[str]:
     label = rf"{re.escape(prefix)}[0-9]{{1,6}}"
@@ -136,27 +144,30 @@ def _strip_re(prefix: str) -> re.Pattern[str]:
     return re.compile(rf"[^\S\n]*{_group_re(prefix).pattern}")
 
 
-def _groups(text: str, prefix: str) -> list[tuple[int, int, list[Tag]]]:
-    """``(start, end, tags)`` of every tag group."""
+def find_tag_groups(text: str, prefix: str = "R") -> list[TagGroup]:
+    """Every tag group of ``text`` in order, bracket to bracket (``[R1][R3]`` is two groups).
+
+    ``[t for g in find_tag_groups(text) for t in g.tags] == find_tags(text)``.
+    """
+    if "[" not in text:
+        return []
     label_re = _label_re(prefix)
     out = []
     for group in _group_re(prefix).finditer(text):
-        tags = [
-            Tag(m.group(0), int(m.group(1)), m.start(), m.end())
-            for m in label_re.finditer(text, group.start(), group.end())
-        ]
-        out.append((group.start(), group.end(), tags))
+        a, b = group.span()
+        tags = [Tag(m.group(0), int(m.group(1)), m.start(), m.end()) for m in label_re.finditer(text, a, b)]
+        out.append(TagGroup(a, b, tags))
     return out
 
 
 def find_tags(text: str, prefix: str = "R") -> list[Tag]:
     """Every citation label of every tag group in ``text``, in order."""
-    return [tag for _, _, tags in _groups(text, prefix) for tag in tags]
+    return [tag for group in find_tag_groups(text, prefix) for tag in group.tags]
 
 
 def strip_tags(text: str, prefix: str = "R") -> str:
     """``text`` without its tag groups and the spaces before them (``great [R1].`` → ``great.``)."""
-    return _strip_re(prefix).sub("", text)
+    return _strip_re(prefix).sub("", text) if "[" in text else text
 
 
 _OPENER_RE = re.compile("[" + re.escape("".join(_QUOTE_CLOSERS)) + "]")
@@ -167,9 +178,10 @@ def _valid_closers(text: str) -> dict[str, list[int]]:
     """Sorted positions of each closing mark that may close a quote (follows a non-space, is not
     followed by a letter or digit)."""
     out: dict[str, list[int]] = {}
+    last = len(text) - 1
     for m in _CLOSER_RE.finditer(text):
         k = m.start()
-        if k > 0 and not text[k - 1].isspace() and not (k + 1 < len(text) and text[k + 1].isalnum()):
+        if k > 0 and not text[k - 1].isspace() and not (k < last and text[k + 1].isalnum()):
             out.setdefault(m.group(), []).append(k)
     return out
 
@@ -180,22 +192,26 @@ def find_quotes(text: str) -> list[QuotedSpan]:
     Linear-logarithmic: closing candidates are indexed once, each opener looks its closer up by bisection.
     """
     closers_at = _valid_closers(text)
-    newlines = [m.start() for m in re.finditer("\n", text)]
+    if not closers_at:
+        return []
+    n = len(text)
     spans: list[QuotedSpan] = []
     resume = 0
     for m in _OPENER_RE.finditer(text):
         i, ch = m.start(), m.group()
-        if i < resume or i + 1 >= len(text) or text[i + 1].isspace() or (i > 0 and text[i - 1].isalnum()):
+        if i < resume or i + 1 >= n or text[i + 1].isspace() or (i > 0 and text[i - 1].isalnum()):
             continue
-        after = bisect_right(newlines, i)
-        line_end = newlines[after] if after < len(newlines) else len(text)
+        line_end = text.find("\n", i)
+        if line_end < 0:
+            line_end = n
         limit = min(line_end, i + 2 + MAX_SINGLE_QUOTE) if ch in _SINGLE_OPENERS else line_end
-        candidates = [
-            positions[j]
-            for closer in _QUOTE_CLOSERS[ch]
-            if (positions := closers_at.get(closer)) and (j := bisect_left(positions, i + 2)) < len(positions)
-        ]
-        k = min(candidates, default=len(text))
+        k = n
+        for closer in _QUOTE_CLOSERS[ch]:
+            positions = closers_at.get(closer)
+            if positions:
+                j = bisect_left(positions, i + 2)
+                if j < len(positions) and positions[j] < k:
+                    k = positions[j]
         if k < limit:
             spans.append(QuotedSpan(text[i + 1 : k], i + 1, k))
             resume = k + 1
@@ -203,80 +219,124 @@ def find_quotes(text: str) -> list[QuotedSpan]:
 
 
 _END_RE = re.compile(r"[.!?…]+[\"'”“’»)\]]*(?:[^\S\n]*\[[^\[\]\n]{1,200}\])*")
-_WORD_BEFORE_RE = re.compile(r"([A-Za-z]+(?:\.[A-Za-z]+)*)$")
+_ALNUM_RE = re.compile(r"[^\W_]")  # exactly the characters for which str.isalnum() is true
+_NONSPACE_RE = re.compile(r"\S")  # \s is exactly str.isspace()
+_SPACES_RE = re.compile(r"\s*")
+_ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_WORD_WINDOW = 40  # an abbreviation is looked for in the 40 characters before its period
 
 
-def _is_abbreviation(line: str, dot: int, after: str) -> bool:
-    """True when the single period at ``line[dot]`` belongs to an abbreviation, not a sentence end."""
-    m = _WORD_BEFORE_RE.search(line, max(0, dot - 40), dot)
-    if not m:
+def _word_before(text: str, lo: int, dot: int) -> str:
+    r"""The longest ``[A-Za-z]+(?:\.[A-Za-z]+)*`` ending right before ``dot`` and starting at or after
+    ``lo`` ("" if none): a backward walk of the word's length, not a scan of the window."""
+    j = dot
+    while j > lo:
+        ch = text[j - 1]
+        if ch in _ASCII_LETTERS or ch == "." and j < dot and j - 2 >= lo and text[j - 2] in _ASCII_LETTERS:
+            j -= 1
+        else:
+            break
+    return text[j:dot]
+
+
+def _is_abbreviation(text: str, lo: int, dot: int, next_char: str) -> bool:
+    """True when the single period at ``text[dot]`` belongs to an abbreviation, not a sentence end.
+
+    ``lo`` is the start of its line; ``next_char`` the first non-space character after the end mark.
+    """
+    word = _word_before(text, max(lo, dot - _WORD_WINDOW), dot)
+    if not word:
         return False
-    word = m.group(1)
-    lower = word.lower()
     if len(word) == 1 and word.isupper():
         return True  # an initial: "J. K. Rowling"
+    lower = word.lower()
     if lower in TITLE_ABBREVIATIONS or lower in INNER_ABBREVIATIONS:
         return True
-    return lower in NUMBER_ABBREVIATIONS and after[:1].isdigit()
+    return lower in NUMBER_ABBREVIATIONS and next_char.isdigit()
 
 
-def _line_sentences(line: str, offset: int) -> list[tuple[int, int]]:
-    quotes = find_quotes(line)
-    quote_starts = [q.start for q in quotes]
-    spans = []
-    start = 0
-    for m in _END_RE.finditer(line):
+def _is_number(text: str, a: int, b: int) -> bool:
+    """``text[a:b].strip().isdigit()`` without copying the stretch."""
+    first = _NONSPACE_RE.search(text, a, b)
+    if first is None:
+        return False
+    k = start = first.start()
+    while k < b and text[k].isdigit():
+        k += 1
+    return k > start and _SPACES_RE.match(text, k, b).end() == b  # type: ignore[union-attr]
+
+
+def _line_sentences(
+    text: str, lo: int, hi: int, quotes: list[QuotedSpan], quote_starts: list[int], out: list[tuple[int, int]]
+) -> None:
+    """Append the sentences of the line ``text[lo:hi]`` (no newline inside) to ``out``."""
+    ends = []
+    start = lo
+    for m in _END_RE.finditer(text, lo, hi):
         end = m.end()
-        rest = line[end:]
-        if rest and not rest[0].isspace():
+        if end < hi and not text[end].isspace():
             continue
-        after = rest.lstrip()
-        if after and after[0].islower():
+        nxt = end
+        while nxt < hi and text[nxt].isspace():
+            nxt += 1
+        next_char = text[nxt] if nxt < hi else ""
+        if next_char.islower():
             continue
-        before = line[start : m.start()].strip()
-        if not _has_words(before) or before.isdigit():  # "!!!" or a list number "1."
-            continue
+        mark = m.start()
+        word = _ALNUM_RE.search(text, start, mark)
+        if word is None or (text[word.start()].isdigit() and _is_number(text, start, mark)):
+            continue  # "!!!" or a list number "1."
         inside = bisect_left(quote_starts, end) - 1  # the last quote opening before `end`
         if inside >= 0 and end <= quotes[inside].end:
             continue
         if (
-            m.group(0).startswith(".")
-            and not m.group(0).startswith("..")
-            and _is_abbreviation(line, m.start(), after)
+            text[mark] == "."
+            and text[mark + 1 : mark + 2] != "."
+            and _is_abbreviation(text, lo, mark, next_char)
         ):
             continue
-        spans.append((start, end))
+        ends.append(end)
         start = end
-    spans.append((start, len(line)))
-    out = []
-    for a, b in spans:
-        piece = line[a:b]
-        stripped = piece.strip()
-        if stripped:
-            lead = len(piece) - len(piece.lstrip())
-            out.append((offset + a + lead, offset + a + lead + len(stripped)))
+    ends.append(hi)
+    a = lo
+    for b in ends:
+        first = _NONSPACE_RE.search(text, a, b)
+        if first is not None:
+            last = b
+            while text[last - 1].isspace():
+                last -= 1
+            out.append((first.start(), last))
+        a = b
+
+
+def _sentences(text: str, quotes: list[QuotedSpan], quote_starts: list[int]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    lo, n = 0, len(text)
+    while lo <= n:
+        hi = text.find("\n", lo)
+        if hi < 0:
+            hi = n
+        _line_sentences(text, lo, hi, quotes, quote_starts, out)
+        lo = hi + 1
     return out
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` of each sentence, stripped of surrounding whitespace (module docstring rules)."""
-    out: list[tuple[int, int]] = []
-    offset = 0
-    for line in text.split("\n"):
-        out.extend(_line_sentences(line, offset))
-        offset += len(line) + 1
-    return out
+    quotes = find_quotes(text)
+    return _sentences(text, quotes, [q.start for q in quotes])
 
 
 _LEAD_RE = re.compile(r"(?:[\s,;:]|[-*•](?=\s)|[0-9]{1,3}[.)](?=\s))*")
 
 
-def _has_words(fragment: str) -> bool:
-    return any(ch.isalnum() for ch in fragment)
+def _has_words(text: str, a: int, b: int) -> bool:
+    """Whether ``text[a:b]`` has a letter or digit."""
+    return _ALNUM_RE.search(text, a, b) is not None
 
 
 def _claim(text: str, a: int, b: int, quotes: list[QuotedSpan], tags: list[Tag], prefix: str) -> CitedClaim:
-    a += _LEAD_RE.match(text, a, b).end() - a  # type: ignore[union-attr]
+    a = _LEAD_RE.match(text, a, b).end()  # type: ignore[union-attr]
     while b > a and text[b - 1].isspace():
         b -= 1
     inner = [q for q in quotes if a <= q.start < b]
@@ -284,22 +344,26 @@ def _claim(text: str, a: int, b: int, quotes: list[QuotedSpan], tags: list[Tag],
 
 
 def parse_citations(text: str, prefix: str = "R") -> list[CitedClaim]:
-    """Claims of ``text`` with their quotes and tags (rules in the module docstring)."""
-    groups = _groups(text, prefix)
+    """Claims of ``text`` with their quotes and tags (rules in the module docstring).
+
+    One pass each for tag groups, quotes and sentence ends (quotes are found once and shared with the
+    sentence splitter); every step after that bisects or scans forward, so the cost is O(n log n).
+    """
+    groups = find_tag_groups(text, prefix)
     quotes = find_quotes(text)
     quote_starts = [q.start for q in quotes]
     claims: list[CitedClaim] = []
-    g = 0
-    for s0, s1 in split_sentences(text):
-        while g < len(groups) and groups[g][0] < s0:  # cannot happen with our splitter; kept safe
+    g, n_groups = 0, len(groups)
+    for s0, s1 in _sentences(text, quotes, quote_starts):
+        while g < n_groups and groups[g][0] < s0:  # cannot happen with our splitter; kept safe
             g += 1
         segments: list[list] = []  # [start, end, tags]
         pending: list[Tag] = []
         cursor = s0
-        while g < len(groups) and groups[g][1] <= s1:
+        while g < n_groups and groups[g][1] <= s1:
             g0, g1, tags = groups[g]
             g += 1
-            if not _has_words(text[cursor:g0]):
+            if not _has_words(text, cursor, g0):
                 if segments:
                     segments[-1][1] = g1
                     segments[-1][2].extend(tags)
@@ -309,10 +373,11 @@ def parse_citations(text: str, prefix: str = "R") -> list[CitedClaim]:
                 segments.append([cursor, g1, pending + tags])
                 pending = []
             cursor = g1
-        trailing_quote = bisect_left(quote_starts, cursor) < bisect_left(quote_starts, s1)
+        q_cursor, q_end = bisect_left(quote_starts, cursor), bisect_left(quote_starts, s1)
+        trailing_quote = q_cursor < q_end
         if segments and not trailing_quote:
             segments[-1][1] = s1
-        elif _has_words(text[cursor:s1]) or trailing_quote or pending:
+        elif trailing_quote or pending or _has_words(text, cursor, s1):
             segments.append([cursor if segments else s0, s1, pending])
         for a, b, tags in segments:
             claims.append(
