@@ -50,6 +50,8 @@ class EnrichConfig(BaseModel):
 
     templates: Path | None = None
     llm: str | None = None
+    llm_options: dict[str, Any] = Field(default_factory=dict,
+                                        description="Extra client arguments for make_llm (e.g. n_ctx for 'local').")
     judge: str = "rule"
     feed: Path | None = None
     corpus: Path | None = None
@@ -255,7 +257,7 @@ def build_components(config: EnrichConfig) -> Components:
     if config.llm:
         from groundtrace.core.llm.factory import make_llm
 
-        llm = make_llm(config.llm)
+        llm = make_llm(config.llm, **config.llm_options)
     engine: Any
     if llm is not None:
         from groundtrace.catalog.scout_llm import LLMEngine
