@@ -196,14 +196,15 @@ def find_quotes(text: str) -> list[QuotedSpan]:
         return []
     n = len(text)
     spans: list[QuotedSpan] = []
-    resume = 0
+    resume, line_end = 0, -1
     for m in _OPENER_RE.finditer(text):
         i, ch = m.start(), m.group()
         if i < resume or i + 1 >= n or text[i + 1].isspace() or (i > 0 and text[i - 1].isalnum()):
             continue
-        line_end = text.find("\n", i)
-        if line_end < 0:
-            line_end = n
+        if i > line_end:  # openers come in order: find each line's end once
+            line_end = text.find("\n", i)
+            if line_end < 0:
+                line_end = n
         limit = min(line_end, i + 2 + MAX_SINGLE_QUOTE) if ch in _SINGLE_OPENERS else line_end
         k = n
         for closer in _QUOTE_CLOSERS[ch]:
@@ -232,7 +233,7 @@ def _word_before(text: str, lo: int, dot: int) -> str:
     j = dot
     while j > lo:
         ch = text[j - 1]
-        if ch in _ASCII_LETTERS or ch == "." and j < dot and j - 2 >= lo and text[j - 2] in _ASCII_LETTERS:
+        if ch in _ASCII_LETTERS or (ch == "." and j < dot and j - 2 >= lo and text[j - 2] in _ASCII_LETTERS):
             j -= 1
         else:
             break
@@ -255,23 +256,17 @@ def _is_abbreviation(text: str, lo: int, dot: int, next_char: str) -> bool:
     return lower in NUMBER_ABBREVIATIONS and next_char.isdigit()
 
 
-def _is_number(text: str, a: int, b: int) -> bool:
-    """``text[a:b].strip().isdigit()`` without copying the stretch."""
-    first = _NONSPACE_RE.search(text, a, b)
-    if first is None:
-        return False
-    k = start = first.start()
-    while k < b and text[k].isdigit():
-        k += 1
-    return k > start and _SPACES_RE.match(text, k, b).end() == b  # type: ignore[union-attr]
-
-
 def _line_sentences(
     text: str, lo: int, hi: int, quotes: list[QuotedSpan], quote_starts: list[int], out: list[tuple[int, int]]
 ) -> None:
-    """Append the sentences of the line ``text[lo:hi]`` (no newline inside) to ``out``."""
+    """Append the sentences of the line ``text[lo:hi]`` (no newline inside) to ``out``.
+
+    Per candidate end mark only its neighbourhood is read: what the sentence so far looks like (its
+    first letter or digit, whether it is a bare number) is worked out once per sentence start.
+    """
     ends = []
     start = lo
+    word = number_end = -1  # first letter/digit at or after `start` (hi: none); where a bare number may end
     for m in _END_RE.finditer(text, lo, hi):
         end = m.end()
         if end < hi and not text[end].isspace():
@@ -283,9 +278,12 @@ def _line_sentences(
         if next_char.islower():
             continue
         mark = m.start()
-        word = _ALNUM_RE.search(text, start, mark)
-        if word is None or (text[word.start()].isdigit() and _is_number(text, start, mark)):
-            continue  # "!!!" or a list number "1."
+        if word < start:
+            found = _ALNUM_RE.search(text, start, hi)
+            word = found.start() if found else hi
+            number_end = _number_end(text, start, hi)
+        if word >= mark or number_end >= mark:
+            continue  # "!!!" or a list number "1." (text[start:mark].strip().isdigit())
         inside = bisect_left(quote_starts, end) - 1  # the last quote opening before `end`
         if inside >= 0 and end <= quotes[inside].end:
             continue
@@ -307,6 +305,25 @@ def _line_sentences(
                 last -= 1
             out.append((first.start(), last))
         a = b
+
+
+def _number_end(text: str, start: int, hi: int) -> int:
+    """``p`` such that, for ``start < mark <= hi`` where ``text[mark]`` is not a digit,
+    ``text[start:mark].strip().isdigit()`` iff ``mark <= p``; -1 when no such stretch is a number.
+
+    The stretch is a number iff it is spaces, one run of ``isdigit`` characters, spaces: ``p`` is the
+    first non-space after that run (``hi`` if none).
+    """
+    first = _NONSPACE_RE.search(text, start, hi)
+    if first is None:
+        return -1
+    k = begin = first.start()
+    while k < hi and text[k].isdigit():
+        k += 1
+    if k == begin:
+        return -1
+    after = _NONSPACE_RE.search(text, k, hi)
+    return after.start() if after else hi
 
 
 def _sentences(text: str, quotes: list[QuotedSpan], quote_starts: list[int]) -> list[tuple[int, int]]:
