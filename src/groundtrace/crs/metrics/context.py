@@ -50,10 +50,14 @@ class RunState:
         return score
 
     def review_terms(self, poi_id: str) -> frozenset[str]:
-        """Lexicon terms mentioned by any KB review of ``poi_id`` (cached)."""
+        """Lexicon terms named by ``poi_id``'s category labels or by any of its KB reviews (cached).
+
+        Category labels count as support: a "Bed & Breakfast" card may say "breakfast" without the POI
+        having ``good_for_meal: breakfast``.
+        """
         terms = self._poi_review_terms.get(poi_id)
         if terms is None:
-            found: set[str] = set()
+            found: set[str] = set(self.lexicon.term_ids_in(" | ".join(self.kb.pois[poi_id].categories)))
             for review in self.kb.reviews_of(poi_id):
                 found |= self.lexicon.term_ids_in(review.text)
             terms = frozenset(found)
