@@ -17,7 +17,8 @@ Order and guards (the model can tighten a verdict, never loosen a deterministic 
    instructions" boundary (block delimiters inside untrusted text are neutralised).
 3. A PASS on a safety-critical attribute that the deterministic support check does not confirm (the
    quote does not state the value) becomes UNVERIFIED — which the default policy routes to REVIEW.
-4. ``url`` is kept only when it names a stored Document; reasoning is cut to 30 words.
+4. the answer is capped at ``40 + tokens_per_verdict × candidates`` tokens (a runaway answer is
+   truncated, hence malformed, instead of filling the context); ``url`` is kept only when it names a stored Document; reasoning is cut to 30 words.
 5. Output that never validates (``SchemaMalformedError`` after the client's re-asks) or a failed call
    → UNCERTAIN for every sent candidate, reasoning naming SCHEMA_MALFORMED / the error. The verdict
    is about the *judge's* output, not the candidate, so it is not a candidate FAIL; UNCERTAIN routes
@@ -141,8 +142,10 @@ class LLMJudge:
 
     name = "llm"
 
-    def __init__(self, llm: Any, *, search: Any = None, temperature: float = 0.0, max_doc_chars: int = 4000) -> None:
+    def __init__(self, llm: Any, *, search: Any = None, temperature: float = 0.0, max_doc_chars: int = 4000,
+                 tokens_per_verdict: int = 100) -> None:
         self.llm = llm
+        self.tokens_per_verdict = tokens_per_verdict
         self.search = search  # kept for interface parity; the LLM judges from the stored evidence
         self.temperature = temperature
         self.max_doc_chars = max_doc_chars
@@ -165,7 +168,8 @@ class LLMJudge:
         messages = build_messages(sku, scout, pending, self.max_doc_chars)
         self.calls += 1
         try:
-            parsed = self.llm.complete(messages, schema=schema, temperature=self.temperature).parsed
+            parsed = self.llm.complete(messages, schema=schema, temperature=self.temperature,
+                                       max_tokens=40 + self.tokens_per_verdict * len(pending)).parsed
         except SchemaMalformedError as exc:
             log.warning("judge output malformed for %s: %s", sku.sku_id, exc)
             for slug, cand in pending.items():
