@@ -4,13 +4,25 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from groundtrace.catalog.judge import make_judge
 from groundtrace.catalog.judge_llm import LLMJudge, build_messages, output_model
-from groundtrace.catalog.model import SKU, Candidate, CandidateStatus, Document, Evidence, FailureType, VerdictLabel
+from groundtrace.catalog.model import (
+    SKU,
+    Candidate,
+    CandidateStatus,
+    Document,
+    Evidence,
+    FailureType,
+    VerdictLabel,
+)
 from groundtrace.catalog.scout import ScoutResult
 from groundtrace.catalog.templates import load_templates
+from groundtrace.core.llm.local import local_model_available
 from groundtrace.core.llm.openai_client import OpenAIClient
 from groundtrace.core.llm.wire_server import Reply, WireServer
 
@@ -141,12 +153,6 @@ def test_messages_put_every_document_in_a_data_block() -> None:
 
 
 # -- the bundled local model, for real (proves the path, not quality) ------------------------------------
-from pathlib import Path  # noqa: E402
-
-import pytest  # noqa: E402
-
-from groundtrace.core.llm.local import local_model_available  # noqa: E402
-
 LOCAL_OK, LOCAL_WHY = local_model_available()
 TINY_TEMPLATE = """category: grocery
 attributes:

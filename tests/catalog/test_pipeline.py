@@ -105,7 +105,7 @@ def test_scan_reports_broken_middle_line(demo: tuple, tmp_path: Path) -> None:
     out = tmp_path / "r.jsonl"
     lines = reference.read_text(encoding="utf-8").splitlines(keepends=True)
     out.write_text("".join(lines[:5]) + "garbage\n" + "".join(lines[5:]), encoding="utf-8")
-    done, results, truncated, issues = scan_results(out, load_templates())
+    _done, results, truncated, issues = scan_results(out, load_templates())
     assert truncated == 0 and len(results) == len(lines) and any(":6:" in i for i in issues)
 
 

@@ -363,7 +363,7 @@ def run_enrich(skus_path: Path, out_path: Path, config: EnrichConfig | None = No
                 sku, future = window.popleft()
                 try:
                     results, calls = future.result()
-                except Exception as exc:  # noqa: BLE001 - one bad SKU must not stop the batch
+                except Exception as exc:
                     summary.skus_failed += 1
                     issue(f"{sku.sku_id}: {type(exc).__name__}: {exc}")
                     log.exception("SKU %s failed", sku.sku_id)
@@ -396,9 +396,9 @@ def summary_lines(summary: EnrichSummary) -> list[str]:
     fails = ", ".join(f"{k} {v}" for k, v in sorted(summary.failure_types.items())) or "-"
     shares = summary.shares()
     return [
-        f"SKUs: {summary.skus_read} read, {summary.skus_done_before} already done, {summary.skus_processed} "
-        f"processed ({summary.no_template} without template), {summary.skus_failed} failed; "
-        f"{summary.lines_written} lines written, {summary.results_total} in file",
+        (f"SKUs: {summary.skus_read} read, {summary.skus_done_before} already done, {summary.skus_processed} "
+         f"processed ({summary.no_template} without template), {summary.skus_failed} failed; "
+         f"{summary.lines_written} lines written, {summary.results_total} in file"),
         f"verdicts: {mix or '-'}",
         f"failure types: {fails}",
         "actions: " + ", ".join(f"{a} {summary.actions.get(a, 0)} ({shares[a]:.1%})" for a in ("WRITE", "BLOCK", "REVIEW")),
