@@ -35,7 +35,13 @@ def enrich_cmd(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from groundtrace.catalog.pipeline import EnrichConfig, build_components, read_skus, run_enrich, summary_lines
+    from groundtrace.catalog.pipeline import (
+        EnrichConfig,
+        build_components,
+        read_skus,
+        run_enrich,
+        summary_lines,
+    )
     from groundtrace.catalog.policy import PolicyError
     from groundtrace.catalog.sources import SourceError
     from groundtrace.catalog.templates import TemplateError
@@ -62,8 +68,6 @@ def enrich_cmd(
     with Progress(TextColumn("enrich"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, disable=no_progress or as_json) as bar:
         task = bar.add_task("enrich", total=total)
-        bar.update(task, completed=0)
-        summary = None
 
         def progress(_sku: object, _n: int) -> None:
             bar.advance(task)
