@@ -93,10 +93,19 @@ def test_unknown_source_and_missing_evidence_are_hallucinations() -> None:
 
 
 def test_fuzzy_quote_at_threshold_is_verified() -> None:
-    # one character differs in a 35-character quote: score >= 0.80, the quote counts as found
-    quote = "Acme Crunch Granola, Vanila, 16 oz"
-    label, _, _, verified = _judge(_cand("net_content", "16 oz", _ev(CAT_TITLE, quote)), [CAT_TITLE])
+    # one character missing in a 18-character quote: score >= 0.80, the quote counts as found
+    quote = "Net Contnt: 16 oz"
+    label, _, _, verified = _judge(_cand("net_content", "16 oz", _ev(FEED, quote)), [FEED])
     assert verified and label == VerdictLabel.PASS
+
+
+def test_mentioned_but_not_stated_is_unverified() -> None:
+    # "16 oz" in the title is a bare quantity (the attribute is not named): supported, not confirmed
+    label, failure, why, verified = _judge(_cand("net_content", "16 oz", _ev(CAT_TITLE, "Vanilla, 16 oz")),
+                                           [CAT_TITLE])
+    assert (label, failure, verified) == (VerdictLabel.UNVERIFIED, None, True) and "mentioned" in why
+    # the same value from an explicit field is direct support
+    assert _judge(_cand("net_content", "16 oz", _ev(FEED, "Net Content: 16 oz")), [FEED])[0] == VerdictLabel.PASS
 
 
 def test_instruction_like_quote_is_unsafe_even_when_present() -> None:

@@ -24,11 +24,14 @@ stored Document, finds the value inside the quoted span, or the quote states it 
    offline extractor finds one single clear value (explicit field or sentence naming the attribute,
    quality >= 0.85) in the stored internal evidence for a not_found/not_applicable candidate, or one
    explicit field value for ambiguous/conflict → FAIL/MISSING_EXTRACTION.
-2. internal evidence (catalog, syndicated, image) supports the value → PASS (UNCERTAIN when another
-   internal Document states a different value: rule 5); internal evidence that states a different value
-   and does not support it → FAIL/CONTRADICTION. No search.
+2. internal evidence (catalog, syndicated, image) directly supports the value → PASS (UNCERTAIN when
+   another internal Document states a different value: rule 5); "directly" = an explicit ``key: value``
+   field or a sentence naming the attribute (extractor quality >= 0.85). A value only *mentioned* (a
+   vocabulary word or bare quantity in free text) is supported but not confirmed → UNVERIFIED.
+   Internal evidence that states a different value and does not support it → FAIL/CONTRADICTION. No
+   search.
 3. web-only evidence: a quote on an exact-match page (identity matched with confidence >= 0.8, i.e.
-   GTIN/MPN or brand+size+variant confirmed) that supports the value → PASS; otherwise search
+   GTIN/MPN or brand+size+variant confirmed) that directly supports the value → PASS; otherwise search
    (brand + MPN + name + attribute, plus the GTIN) with the SearchProvider, keep only exact-match
    pages: confirmation → PASS, a different value → FAIL/INCORRECT_VALUE, both → UNCERTAIN (rule 5),
    only near-variants / generic pages / nothing → UNVERIFIED (FAIL/UNSUPPORTED_INFERENCE when the
@@ -73,6 +76,8 @@ log = logging.getLogger(__name__)
 
 INTERNAL_SOURCES = frozenset({"catalog", "syndicated", "image"})
 CLEAR_QUALITY = 0.85
+DIRECT_QUALITY = 0.85  # explicit "key: value" field or a sentence naming the attribute
+LITERAL_QUALITY = 0.75
 EXACT_MATCH_CONFIDENCE = 0.8
 JUDGES: Registry[Any] = Registry("judge")
 
@@ -210,6 +215,18 @@ class Supporter:
                 return 1.0
         return literal_support(item, ev.quote, self.spec)
 
+    def strength(self, item: str, ev: Evidence, doc: Document) -> float:
+        """How directly the quote states ``item``: the extractor's quality of an equal finding overlapping
+        the quote (1.0 explicit field, 0.85 sentence naming the attribute, 0.75 vocabulary mention, 0.6
+        bare quantity); a quote that merely contains every word of the value counts 0.75; 0 = not stated."""
+        match = locate_quote(ev.quote, doc.text)
+        span = (match.start, match.end)
+        best = max((f.quality for f in self.findings(doc) if f.evidence.span is not None
+                    and overlaps(f.evidence.span, [span]) and same_value(item, f.value, self.spec)), default=0.0)
+        if best == 0.0 and literal_support(item, ev.quote, self.spec) >= 1.0:
+            best = LITERAL_QUALITY
+        return best
+
     def stated(self, docs: list[Document], min_quality: float = CLEAR_QUALITY) -> list[tuple[str, Document]]:
         """Clear values (quality >= ``min_quality``) the extractor finds in ``docs``."""
         return [(f.value, d) for d in docs for f in self.findings(d) if f.quality >= min_quality]
@@ -272,6 +289,9 @@ class RuleJudge:
         def item_support(item: str, evs: list[tuple[Evidence, Document]]) -> float:
             return max((sup.support(item, ev, d) for ev, d in evs), default=0.0)
 
+        def direct(evs: list[tuple[Evidence, Document]]) -> bool:
+            return all(max((sup.strength(i, ev, d) for ev, d in evs), default=0.0) >= DIRECT_QUALITY for i in items)
+
         if internal:
             # rules 2, 4 and 5 on own evidence; web never rescues an unsupported internal claim
             scores = [item_support(i, internal) for i in items]
@@ -279,6 +299,9 @@ class RuleJudge:
             if all(s >= 1.0 for s in scores):
                 if other and not spec.multi_valued:
                     return v(VerdictLabel.UNCERTAIN, f"internal sources also state {other[0]!r}: material conflict")
+                if not direct(internal):
+                    return v(VerdictLabel.UNVERIFIED, "value is mentioned, but no field or sentence states it as "
+                                                      "this attribute")
                 return v(VerdictLabel.PASS, "internal evidence directly supports the value")
             if any(s >= 1.0 for s in scores) and spec.multi_valued:
                 missing = [i for i, s in zip(items, scores, strict=True) if s < 1.0]
@@ -294,7 +317,7 @@ class RuleJudge:
         # rule 3: web-sourced
         scores = [item_support(i, web) for i in items]
         exact_urls = [d.source_ref for ev, d in web if self._exact(sku, d)]
-        if all(s >= 1.0 for s in scores) and exact_urls:
+        if all(s >= 1.0 for s in scores) and exact_urls and direct(web):
             return v(VerdictLabel.PASS, "exact-match product page states the value", url=exact_urls[0])
         confirm, contradict = self._search(sku, candidate, spec, template, sup, page_cache or {})
         if confirm and contradict:
