@@ -33,7 +33,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -268,6 +268,30 @@ def _timed_scores(
     return scores, probs, seconds
 
 
+def binary_result(
+    dataset: str,
+    scores: Sequence[float],
+    labels: Sequence[int],
+    threshold: float,
+    pairs_scored: int,
+    seconds: float,
+    **extra: Any,
+) -> BinaryResult:
+    """Accuracy at ``threshold``, AUROC and throughput of binary ``scores`` against 0/1 ``labels``."""
+    return BinaryResult(
+        dataset=dataset,
+        n=len(labels),
+        n_positive=sum(labels),
+        threshold=threshold,
+        accuracy=accuracy_at(scores, labels, threshold),
+        auroc=auroc(scores, labels),
+        pairs_scored=pairs_scored,
+        seconds=seconds,
+        pairs_per_s=pairs_scored / seconds if seconds > 0 else float("inf"),
+        **extra,
+    )
+
+
 def evaluate_esnli(
     scorer: EntailmentScorer,
     examples: list[NliExample],
@@ -294,35 +318,30 @@ def evaluate_esnli(
             contra_auroc = auroc(
                 [row[contra] for row in probs], [int(e.label == "contradiction") for e in examples]
             )
-    return BinaryResult(
-        dataset="e-SNLI dev",
-        n=len(examples),
-        n_positive=sum(y),
-        threshold=threshold,
-        accuracy=accuracy_at(scores, y, threshold),
-        auroc=auroc(scores, y),
+    return binary_result(
+        "e-SNLI dev",
+        scores,
+        y,
+        threshold,
+        len(pairs),
+        seconds,
         accuracy_3way=acc3,
         contradiction_auroc=contra_auroc,
-        pairs_scored=len(pairs),
-        seconds=seconds,
-        pairs_per_s=len(pairs) / seconds if seconds > 0 else float("inf"),
     )
 
 
 def score_wice(
     scorer: EntailmentScorer,
     claims: list[WiceClaim],
-    mode: WicePremise = "retrieved",
-    k: int = 5,
-    chunk_sentences: int = 5,
+    premises: Callable[[WiceClaim], list[str]],
     progress: ProgressFn | None = None,
     chunk: int = 256,
 ) -> tuple[list[float], int, float]:
-    """Claim scores (max over each claim's premises), number of pairs scored and seconds."""
+    """Claim scores (max over each claim's ``premises(claim)``), number of pairs scored and seconds."""
     pairs: list[tuple[str, str]] = []
     owner: list[int] = []
     for ci, claim in enumerate(claims):
-        for premise in wice_premises(claim, mode, k, chunk_sentences):
+        for premise in premises(claim):
             pairs.append((premise, claim.claim))
             owner.append(ci)
     scores, _, seconds = _timed_scores(scorer, pairs, "WiCE", progress, chunk)
@@ -346,7 +365,9 @@ def evaluate_wice(
     """supported vs not_supported results; partially_supported summarised separately."""
     if not claims:
         raise NliDataError("no WiCE claims to score")
-    scores, n_pairs, seconds = score_wice(scorer, claims, mode, k, chunk_sentences, progress)
+    scores, n_pairs, seconds = score_wice(
+        scorer, claims, lambda claim: wice_premises(claim, mode, k, chunk_sentences), progress
+    )
     binary = [
         (s, int(c.label == "supported")) for s, c in zip(scores, claims) if c.label != "partially_supported"
     ]
@@ -357,16 +378,13 @@ def evaluate_wice(
     premise = {"retrieved": f"retrieved top-{k}", "chunks": f"chunks of {chunk_sentences}, max"}.get(
         mode, mode
     )
-    return BinaryResult(
-        dataset="WiCE dev",
-        n=len(binary),
-        n_positive=sum(b_labels),
-        threshold=threshold,
-        accuracy=accuracy_at(b_scores, b_labels, threshold),
-        auroc=auroc(b_scores, b_labels),
-        pairs_scored=n_pairs,
-        seconds=seconds,
-        pairs_per_s=n_pairs / seconds if seconds > 0 else float("inf"),
+    return binary_result(
+        "WiCE dev",
+        b_scores,
+        b_labels,
+        threshold,
+        n_pairs,
+        seconds,
         premise=premise,
         partial_n=len(partial),
         partial_mean_score=sum(partial) / len(partial) if partial else None,

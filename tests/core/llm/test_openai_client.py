@@ -398,3 +398,41 @@ def test_stale_cache_entry_that_no_longer_validates_is_replaced(serve, make_clie
     done = make_client(server, cache=cache).complete(ASK, Place)
     assert not done.cached and done.parsed.stars == 4 and len(server.requests) == 1
     assert cache.get(key).text == VALID
+
+
+FAULTS = (
+    Reply(status=500),
+    Reply(raw_body='{"id": "x", "choices": [{"message": {"content": "trunc'),  # truncated wire JSON
+    Reply(status=429, headers={"Retry-After": "2"}),
+    '{"name": "Oak", "stars": 0}',  # invalid -> re-ask
+    Reply(content='{"name": "Oak Bis', finish_reason="length"),  # truncated answer -> re-ask
+    VALID,
+)
+
+
+def test_sync_and_async_share_every_decision(serve, make_client, sleeper) -> None:
+    """The same fault script gives the same requests, answer, usage and back-off, sync and async."""
+    import asyncio
+
+    runs = []
+    for use_async in (False, True):
+        sleeper.delays.clear()
+        server = serve(scripted(*FAULTS))
+        client = make_client(server, max_reasks=2)
+        done = asyncio.run(client.acomplete(ASK, Place)) if use_async else client.complete(ASK, Place)
+        runs.append((done.parsed, done.usage, list(sleeper.delays), server.requests, client.usage()))
+    assert runs[0] == runs[1]
+    parsed, usage, delays, requests, ledger = runs[0]
+    assert parsed == Place(name="Oak Bistro", stars=4)
+    # 6 requests: 500, truncated body and 429 are transport retries; two re-asks; 3 answered calls
+    assert len(requests) == 6
+    assert (usage.calls, usage.retries, usage.reasks) == (3, 3, 2)
+    assert delays[2] == 2.0  # Retry-After honoured on the third retry
+    assert ledger == usage
+
+
+def test_unknown_completion_option_is_a_type_error(serve, make_client) -> None:
+    server = serve(scripted(VALID))
+    with pytest.raises(TypeError, match="temprature"):
+        make_client(server).complete(ASK, Place, temprature=0.2)  # type: ignore[call-arg]
+    assert server.requests == []

@@ -12,9 +12,10 @@ Implementations are registered in :data:`LLM_CLIENTS` (``openai`` for any OpenAI
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
 
 from pydantic import BaseModel, Field
+from typing_extensions import Unpack
 
 from groundtrace.core.registry import Registry
 
@@ -82,6 +83,20 @@ class SchemaMalformedError(LLMError):
         self.errors = errors
 
 
+ChatMessages = list[ChatMessage] | list[dict[str, str]]
+
+
+class CallOptions(TypedDict, total=False):
+    """Keyword options of ``complete``/``acomplete``, all optional; ``None`` values are not sent.
+
+    ``temperature`` (default 0.0; > 0 is cached only with a ``seed``), ``max_tokens``, ``seed``.
+    """
+
+    temperature: float
+    max_tokens: int | None
+    seed: int | None
+
+
 @runtime_checkable
 class LLMClient(Protocol):
     """What agents may rely on. ``messages`` are :class:`ChatMessage` or ``{"role", "content"}`` dicts."""
@@ -89,23 +104,11 @@ class LLMClient(Protocol):
     model: str
 
     def complete(
-        self,
-        messages: list[ChatMessage] | list[dict[str, str]],
-        schema: type[BaseModel] | None = None,
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        seed: int | None = None,
+        self, messages: ChatMessages, schema: type[BaseModel] | None = None, **options: Unpack[CallOptions]
     ) -> Completion: ...
 
     async def acomplete(
-        self,
-        messages: list[ChatMessage] | list[dict[str, str]],
-        schema: type[BaseModel] | None = None,
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        seed: int | None = None,
+        self, messages: ChatMessages, schema: type[BaseModel] | None = None, **options: Unpack[CallOptions]
     ) -> Completion: ...
 
     def usage(self) -> Usage:

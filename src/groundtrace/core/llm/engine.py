@@ -18,8 +18,9 @@ raising :class:`~groundtrace.core.llm.retry.TransientError` for retryable failur
 4. a valid answer is cached; usage (tokens, retries, re-asks, cost) goes to the client's ledger even when
    the call fails.
 
-The dialogue is a generator that yields message lists and receives answers, so the sync and async
-drivers share every decision and differ only in how they wait.
+The call is one generator program (:mod:`~groundtrace.core.llm.steps`) that yields effects — "send this
+body", "sleep this long" — so re-asks, retries, back-off and fall-back are written once; ``complete``
+and ``acomplete`` differ only in the pump that performs the effects.
 """
 
 from __future__ import annotations
@@ -29,13 +30,21 @@ import logging
 import threading
 import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Generator, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel
+from typing_extensions import Unpack
 
-from groundtrace.core.llm.base import ChatMessage, Completion, LLMError, SchemaMalformedError, Usage
+from groundtrace.core.llm.base import (
+    CallOptions,
+    ChatMessage,
+    Completion,
+    LLMError,
+    SchemaMalformedError,
+    Usage,
+)
 from groundtrace.core.llm.cache import ResponseCache, cache_key, is_cacheable
 from groundtrace.core.llm.ledger import Ledger, PriceTable
 from groundtrace.core.llm.parsing import JSONExtractionError, extract_json_object
@@ -47,6 +56,7 @@ from groundtrace.core.llm.schema import (
     schema_instruction,
     strict_json_schema,
 )
+from groundtrace.core.llm.steps import Program, Sleep, run_async, run_sync
 
 log = logging.getLogger("groundtrace.llm")
 StructuredMode = Literal["json_schema", "json_object", "prompt"]
@@ -88,6 +98,24 @@ class LLMRequest:
     temperature: float = 0.0
     max_tokens: int | None = None
     seed: int | None = None
+
+
+class EngineOptions(TypedDict, total=False):
+    """Keyword options every concrete client passes through to :class:`StructuredLLMClient`."""
+
+    max_reasks: int
+    concurrency: int
+    cache: ResponseCache | None
+    prices: PriceTable | None
+    retry: RetryPolicy | None
+    structured: StructuredMode | Literal["auto"]
+
+
+@dataclass(frozen=True)
+class _Post:
+    """Effect: send this chat-completions body once."""
+
+    payload: dict[str, Any]
 
 
 @dataclass
@@ -203,52 +231,20 @@ class StructuredLLMClient(ABC):
         return self.ledger.total()
 
     def complete(
-        self,
-        messages: Messages,
-        schema: SchemaArg = None,
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        seed: int | None = None,
+        self, messages: Messages, schema: SchemaArg = None, **options: Unpack[CallOptions]
     ) -> Completion:
         """Answer ``messages``; with ``schema`` the answer is validated (see module docstring)."""
-        call = self._start(messages, schema, temperature, max_tokens, seed)
+        call = self._start(messages, schema, options)
         cached = self._from_cache(call)
-        if cached is not None:
-            return cached
-        dialogue = self._dialogue(call)
-        try:
-            outgoing = next(dialogue)
-            while True:
-                outgoing = dialogue.send(self._send(call, outgoing))
-        except StopIteration as stop:
-            return stop.value
-        finally:
-            self._record(call)
+        return cached if cached is not None else run_sync(self._program(call), self._perform)
 
     async def acomplete(
-        self,
-        messages: Messages,
-        schema: SchemaArg = None,
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        seed: int | None = None,
+        self, messages: Messages, schema: SchemaArg = None, **options: Unpack[CallOptions]
     ) -> Completion:
         """Async twin of :meth:`complete`; at most ``concurrency`` requests are in flight per event loop."""
-        call = self._start(messages, schema, temperature, max_tokens, seed)
+        call = self._start(messages, schema, options)
         cached = self._from_cache(call)
-        if cached is not None:
-            return cached
-        dialogue = self._dialogue(call)
-        try:
-            outgoing = next(dialogue)
-            while True:
-                outgoing = dialogue.send(await self._asend(call, outgoing))
-        except StopIteration as stop:
-            return stop.value
-        finally:
-            self._record(call)
+        return cached if cached is not None else await run_async(self._program(call), self._aperform)
 
     async def acomplete_many(
         self, requests: Iterable[LLMRequest], *, return_exceptions: bool = False
@@ -278,21 +274,19 @@ class StructuredLLMClient(ABC):
         )
 
     # -- the shared loop -------------------------------------------------------------------------------
-    def _start(
-        self,
-        messages: Messages,
-        schema: SchemaArg,
-        temperature: float,
-        max_tokens: int | None,
-        seed: int | None,
-    ) -> _Call:
+    def _start(self, messages: Messages, schema: SchemaArg, options: CallOptions) -> _Call:
+        unknown = set(options) - set(CallOptions.__annotations__)
+        if unknown:
+            raise TypeError(
+                f"unknown completion option(s) {sorted(unknown)}; use {sorted(CallOptions.__annotations__)}"
+            )
         msgs = normalise_messages(messages)
         out_schema = as_output_schema(schema)
-        options = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed}
+        opts = {"temperature": 0.0, "max_tokens": None, "seed": None, **options}
         key = None
-        if self.cache is not None and is_cacheable(temperature, seed):
-            key = cache_key(self.model, msgs, options, out_schema.json_schema() if out_schema else None)
-        return _Call(messages=msgs, schema=out_schema, options=options, key=key)
+        if self.cache is not None and is_cacheable(opts["temperature"], opts["seed"]):
+            key = cache_key(self.model, msgs, opts, out_schema.json_schema() if out_schema else None)
+        return _Call(messages=msgs, schema=out_schema, options=opts, key=key)
 
     def _from_cache(self, call: _Call) -> Completion | None:
         if call.key is None or self.cache is None:
@@ -328,12 +322,19 @@ class StructuredLLMClient(ABC):
         except (JSONExtractionError, SchemaValidationFailure) as exc:
             return None, str(exc)
 
-    def _dialogue(self, call: _Call) -> Generator[list[dict[str, str]], WireAnswer, Completion]:
+    def _program(self, call: _Call) -> Program[Completion]:
+        """The whole call as a program; its usage reaches the ledger however it ends."""
+        try:
+            return (yield from self._dialogue(call))
+        finally:
+            self._record(call)
+
+    def _dialogue(self, call: _Call) -> Program[Completion]:
         messages = list(call.messages)
         answer: WireAnswer | None = None
         problem = ""
         for attempt in range(self.max_reasks + 1):
-            answer = yield messages
+            answer = yield from self._exchange(call, messages)
             if call.schema is None:
                 return self._finish(call, answer, None)
             truncated = answer.finish_reason == "length"
@@ -411,17 +412,13 @@ class StructuredLLMClient(ABC):
         if self._mode == rejected:  # another coroutine may already have moved on
             self._mode = STRUCTURED_MODES[STRUCTURED_MODES.index(rejected) + 1]
 
-    def _send(self, call: _Call, messages: list[dict[str, str]]) -> WireAnswer:
+    def _exchange(self, call: _Call, messages: list[dict[str, str]]) -> Program[WireAnswer]:
+        """One answered request: retries under the policy, response-format fall-back, accounting."""
         while True:
             mode = self._mode
-            payload = build_payload(messages, call.schema, call.options, mode)
-
-            def attempt(payload: dict[str, Any] = payload) -> WireAnswer:
-                with self._thread_slots:
-                    return self._post(payload)
-
+            post = _Post(build_payload(messages, call.schema, call.options, mode))
             try:
-                answer, retries = self.retry.run(attempt)
+                answer, retries = yield from self.retry.attempts(post)
             except RetriesExhaustedError as exc:
                 call.usage = call.usage + Usage(retries=exc.retries)
                 raise
@@ -430,6 +427,19 @@ class StructuredLLMClient(ABC):
                 continue
             self._account(call, answer, retries)
             return answer
+
+    # -- the two pumps: perform one effect, holding a concurrency slot while a request is in flight ------
+    def _perform(self, effect: _Post | Sleep) -> WireAnswer | None:
+        if isinstance(effect, Sleep):
+            return self.retry.sleep(effect.seconds)
+        with self._thread_slots:
+            return self._post(effect.payload)
+
+    async def _aperform(self, effect: _Post | Sleep) -> WireAnswer | None:
+        if isinstance(effect, Sleep):
+            return await self.retry.asleep(effect.seconds)
+        async with self._loop_semaphore():
+            return await self._apost(effect.payload)
 
     def _loop_semaphore(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
@@ -438,24 +448,3 @@ class StructuredLLMClient(ABC):
             if semaphore is None:
                 semaphore = self._loop_slots[loop] = asyncio.Semaphore(self.concurrency)
         return semaphore
-
-    async def _asend(self, call: _Call, messages: list[dict[str, str]]) -> WireAnswer:
-        semaphore = self._loop_semaphore()
-        while True:
-            mode = self._mode
-            payload = build_payload(messages, call.schema, call.options, mode)
-
-            async def attempt(payload: dict[str, Any] = payload) -> WireAnswer:
-                async with semaphore:
-                    return await self._apost(payload)
-
-            try:
-                answer, retries = await self.retry.arun(attempt)
-            except RetriesExhaustedError as exc:
-                call.usage = call.usage + Usage(retries=exc.retries)
-                raise
-            except FormatRejectedError as exc:
-                self._downgrade(mode, exc)
-                continue
-            self._account(call, answer, retries)
-            return answer

@@ -20,12 +20,12 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+
+from typing_extensions import Unpack
 
 from groundtrace.core.llm.base import LLMError
-from groundtrace.core.llm.cache import ResponseCache
-from groundtrace.core.llm.engine import FormatRejectedError, StructuredLLMClient, StructuredMode, WireAnswer
-from groundtrace.core.llm.ledger import PriceTable
+from groundtrace.core.llm.engine import EngineOptions, FormatRejectedError, StructuredLLMClient, WireAnswer
 from groundtrace.core.llm.retry import RetryPolicy
 
 BUNDLED_MODEL_NAME = "smollm2-135m-instruct"
@@ -113,24 +113,13 @@ class LocalLlamaClient(StructuredLLMClient):
         model: str | None = None,
         n_ctx: int = 2048,
         n_threads: int | None = None,
-        max_reasks: int = 2,
-        concurrency: int = 1,
-        cache: ResponseCache | None = None,
-        prices: PriceTable | None = None,
-        structured: StructuredMode | Literal["auto"] = "auto",
-        retry: RetryPolicy | None = None,
+        **engine: Unpack[EngineOptions],
     ) -> None:
         path = Path(model_path) if model_path is not None else None
         name = model or (path.stem.lower() if path is not None else BUNDLED_MODEL_NAME)
-        super().__init__(
-            name,
-            max_reasks=max_reasks,
-            concurrency=concurrency,
-            cache=cache,
-            prices=prices,
-            retry=retry if retry is not None else RetryPolicy(max_retries=0),
-            structured=structured,
-        )
+        if engine.get("retry") is None:
+            engine["retry"] = RetryPolicy(max_retries=0)  # in-process: nothing transient to retry
+        super().__init__(name, **{"concurrency": 1, "structured": "auto", **engine})
         self.model_path = path
         self.n_ctx = n_ctx
         # half the cores, at most 4: llama.cpp threads spin while waiting, so oversubscribing a busy

@@ -18,13 +18,13 @@ import json
 import re
 import threading
 import weakref
-from typing import Any, Literal
+from typing import Any
+
+from typing_extensions import Unpack
 
 from groundtrace.core.llm.base import LLMError
-from groundtrace.core.llm.cache import ResponseCache
 from groundtrace.core.llm.config import LLMSettings, load_settings
-from groundtrace.core.llm.engine import FormatRejectedError, StructuredLLMClient, StructuredMode, WireAnswer
-from groundtrace.core.llm.ledger import PriceTable
+from groundtrace.core.llm.engine import EngineOptions, FormatRejectedError, StructuredLLMClient, WireAnswer
 from groundtrace.core.llm.retry import RetryPolicy, TransientError, parse_retry_after
 
 _FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|schema|structured", re.IGNORECASE)
@@ -50,28 +50,15 @@ class OpenAIClient(StructuredLLMClient):
         *,
         timeout_s: float = 60.0,
         max_retries: int = 4,
-        max_reasks: int = 2,
-        concurrency: int = 8,
-        cache: ResponseCache | None = None,
-        prices: PriceTable | None = None,
-        structured: StructuredMode | Literal["auto"] = "auto",
-        retry: RetryPolicy | None = None,
+        **engine: Unpack[EngineOptions],
     ) -> None:
         if not model:
             raise LLMError(
                 "OpenAIClient needs a model name (set GROUNDTRACE_LLM_MODEL or use 'openai:MODEL')"
             )
-        if retry is None:
-            retry = RetryPolicy(max_retries=max_retries)
-        super().__init__(
-            model,
-            max_reasks=max_reasks,
-            concurrency=concurrency,
-            cache=cache,
-            prices=prices,
-            retry=retry,
-            structured=structured,
-        )
+        if engine.get("retry") is None:
+            engine["retry"] = RetryPolicy(max_retries=max_retries)
+        super().__init__(model, **{"structured": "auto", **engine})
         if api_key is None:
             api_key = load_settings().api_key
         if not api_key:

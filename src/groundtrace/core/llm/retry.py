@@ -19,9 +19,10 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from groundtrace.core.llm.base import LLMError
+from groundtrace.core.llm.steps import Program, Sleep, run_async, run_sync
 
 T = TypeVar("T")
 log = logging.getLogger("groundtrace.llm")
@@ -90,11 +91,17 @@ class RetryPolicy:
         base = min(self.max_delay_s, self.base_delay_s * (2**retry_index))
         return base * (1.0 - self.jitter * self.rng.random())
 
-    def run(self, attempt: Callable[[], T]) -> tuple[T, int]:
-        """Call ``attempt`` until it succeeds; returns ``(result, retries_made)``."""
+    def attempts(self, request: Any) -> Program[tuple[Any, int]]:
+        """The retry loop as a program (see :mod:`~groundtrace.core.llm.steps`).
+
+        Yields ``request`` until performing it succeeds; after a :class:`TransientError` yields a
+        :class:`~groundtrace.core.llm.steps.Sleep` with :meth:`delay` and tries again. Returns
+        ``(result, retries_made)``; raises :class:`RetriesExhaustedError` after ``max_retries`` retries.
+        Any other exception thrown in propagates at once.
+        """
         for retry in range(self.max_retries + 1):
             try:
-                return attempt(), retry
+                return (yield request), retry
             except TransientError as exc:
                 if retry == self.max_retries:
                     raise RetriesExhaustedError(
@@ -102,20 +109,19 @@ class RetryPolicy:
                     ) from exc
                 wait = self.delay(retry, exc.retry_after)
                 log.info("retry %d/%d in %.2fs: %s", retry + 1, self.max_retries, wait, exc)
-                self.sleep(wait)
+                yield Sleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def run(self, attempt: Callable[[], T]) -> tuple[T, int]:
+        """Call ``attempt`` until it succeeds; returns ``(result, retries_made)``."""
+        return run_sync(
+            self.attempts(attempt), lambda e: self.sleep(e.seconds) if isinstance(e, Sleep) else e()
+        )
 
     async def arun(self, attempt: Callable[[], Awaitable[T]]) -> tuple[T, int]:
         """Async twin of :meth:`run`."""
-        for retry in range(self.max_retries + 1):
-            try:
-                return await attempt(), retry
-            except TransientError as exc:
-                if retry == self.max_retries:
-                    raise RetriesExhaustedError(
-                        f"gave up after {retry} retries: {exc}", retries=retry
-                    ) from exc
-                wait = self.delay(retry, exc.retry_after)
-                log.info("retry %d/%d in %.2fs: %s", retry + 1, self.max_retries, wait, exc)
-                await self.asleep(wait)
-        raise AssertionError("unreachable")  # pragma: no cover
+
+        async def perform(effect: Any) -> Any:
+            return await (self.asleep(effect.seconds) if isinstance(effect, Sleep) else effect())
+
+        return await run_async(self.attempts(attempt), perform)
