@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from groundtrace.catalog.demo_catalog import write_demo_catalog
@@ -150,3 +152,23 @@ def test_cli_rejects_llm_judge_without_llm(demo: tuple, tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["catalog", "enrich", str(paths.skus), "--out", str(tmp_path / "x.jsonl"),
                                       "--judge", "llm"])
     assert result.exit_code != 0 and "--llm" in result.output
+
+
+# -- property: any input file is read without crashing; every problem names file:line ----------------------
+
+_GOOD = SKU(sku_id="P", title="Acme Granola", category="grocery").model_dump_json()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.one_of(st.text(max_size=40).map(lambda t: t.replace("\n", " ")), st.just(_GOOD),
+                                st.just('{"sku_id": 1}')), max_size=8),
+       suffix=st.sampled_from([".jsonl", ".csv"]))
+def test_reading_arbitrary_files_never_crashes(tmp_path: Path, lines: list[str], suffix: str) -> None:
+    path = tmp_path / f"in{suffix}"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    skus, issues = read_skus(path)
+    assert len({s.sku_id for s in skus}) == len(skus)
+    for issue in issues:
+        assert issue.startswith(f"{path}:") and issue.split(":")[1].isdigit()
+    if suffix == ".jsonl":
+        assert [s.sku_id for s in skus] == (["P"] if _GOOD in lines else [])

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from groundtrace.catalog.model import (
     Action,
@@ -106,3 +108,24 @@ def test_bad_policy_files_name_the_file(tmp_path: Path, body: str, message: str)
     with pytest.raises(PolicyError) as err:
         load_policy(path)
     assert str(path) in str(err.value) and message in str(err.value)
+
+
+# -- invariants over every combination (hypothesis) ---------------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(status=st.sampled_from(list(CandidateStatus)), label=st.sampled_from(list(VerdictLabel)),
+       conf=st.floats(0.0, 1.0), verified=st.booleans(), safety=st.booleans(),
+       theta=st.floats(0.0, 1.0), unverified_action=st.sampled_from(list(Action)))
+def test_policy_invariants(status: CandidateStatus, label: VerdictLabel, conf: float, verified: bool, safety: bool,
+                           theta: float, unverified_action: Action) -> None:
+    verdicts = {P: W, F: B, U: unverified_action, N: R}
+    policy = WritePolicy(threshold=theta, verdicts=verdicts)
+    action, reason = _route(SAFETY if safety else PLAIN, status.value, conf, label, verified, policy)
+    assert reason
+    if action == W:  # a WRITE always has a value, a non-FAIL verdict and confidence >= θ
+        assert status == CandidateStatus.EXTRACTED and label != F and conf >= theta
+        if safety:
+            assert label == P and verified
+    if status != CandidateStatus.EXTRACTED or label == F:
+        assert action == B
