@@ -196,3 +196,40 @@ def test_evidence_core_doc_examples_run() -> None:
     assert len(blocks) == 3
     for i, block in enumerate(blocks):
         exec(compile(block, f"evidence-core.md block {i}", "exec"), {})  # noqa: S102 - our own doc
+
+
+WORDS = st.text(alphabet=string.ascii_letters + string.digits, min_size=1, max_size=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(WORDS, min_size=1, max_size=30), st.data())
+def test_unique_word_aligned_substring_gets_exactly_its_span(words: list[str], data: st.DataObject) -> None:
+    # Words joined by ", " — the quote is a run of whole words, so its span in the ORIGINAL source is
+    # [offset of its first word, end of its last word); when it occurs once, no other span is right.
+    source = ", ".join(words)
+    i = data.draw(st.integers(0, len(words) - 1))
+    j = data.draw(st.integers(i + 1, len(words)))
+    quote = ", ".join(words[i:j])
+    start = sum(len(w) + 2 for w in words[:i])
+    m = locate_quote(quote, source)
+    assert m.score == 1.0 and quote_score(quote, source) == 1.0
+    if normalize_text(source).count(normalize_text(quote)) == 1:
+        assert (m.start, m.end) == (start, start + len(quote))
+
+
+REGEX_META = ".^$*+?{}[]\\|()"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(alphabet=REGEX_META + "ab ", min_size=1, max_size=40).filter(lambda q: any(c in "ab" for c in q)),
+    st.text(alphabet=string.ascii_lowercase + " ", max_size=80),
+    st.text(alphabet=string.ascii_lowercase + " ", max_size=80),
+)
+def test_regex_metacharacter_quotes_are_matched_literally(quote: str, left: str, right: str) -> None:
+    # A quote of regex metacharacters around letters, embedded verbatim: found exactly, never a regex
+    # error, and its span covers the normalised quote (punctuation may be trimmed at the edges).
+    source = f"{left} {quote} {right}"
+    m = locate_quote(quote, source)
+    assert m.score == 1.0
+    assert normalize_text(source[m.start : m.end]) == normalize_text(quote)

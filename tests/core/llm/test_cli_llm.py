@@ -132,3 +132,36 @@ def test_llm_commands_have_help() -> None:
         assert result.exit_code == 0, result.output
         assert expected in " ".join(result.stdout.split())
     assert "--json-schema" in runner.invoke(app, ["llm", "ask", "--help"]).stdout
+
+
+def test_ask_llm_local_gives_a_schema_valid_answer_end_to_end(tmp_path: Path) -> None:
+    """``--llm local`` selects the bundled SmolLM2 through the factory; the answer validates."""
+    import jsonschema
+    import pytest
+
+    from groundtrace.core.llm.local import local_model_available
+
+    available, why = local_model_available()
+    if not available:
+        pytest.skip(f"bundled local model unavailable: {why}")
+    args = [
+        "llm",
+        "ask",
+        "Name one colour.",
+        "--llm",
+        "local",
+        "--json-schema",
+        str(_schema_file(tmp_path)),
+        "--max-tokens",
+        "48",
+        "--cache-path",
+        str(tmp_path / "c.sqlite"),
+        "--json",
+    ]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["model"] == "smollm2-135m-instruct" and not out["cached"]
+    jsonschema.validate(out["parsed"], SCHEMA)
+    assert out["parsed"]["colour"].strip()
+    assert out["usage"]["completion_tokens"] > 0 and out["usage"]["cost_usd"] == 0.0
