@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from groundtrace.cli import app
+from groundtrace.core.llm.local import local_model_available
 from groundtrace.core.llm.wire_server import Reply, scripted
 
 runner = CliRunner()
+LOCAL_AVAILABLE, LOCAL_WHY = local_model_available()
 SCHEMA = {
     "title": "Pick",
     "type": "object",
@@ -134,16 +137,12 @@ def test_llm_commands_have_help() -> None:
     assert "--json-schema" in runner.invoke(app, ["llm", "ask", "--help"]).stdout
 
 
+@pytest.mark.model
+@pytest.mark.skipif(not LOCAL_AVAILABLE, reason=f"bundled local model unavailable: {LOCAL_WHY}")
 def test_ask_llm_local_gives_a_schema_valid_answer_end_to_end(tmp_path: Path) -> None:
     """``--llm local`` selects the bundled SmolLM2 through the factory; the answer validates."""
     import jsonschema
-    import pytest
 
-    from groundtrace.core.llm.local import local_model_available
-
-    available, why = local_model_available()
-    if not available:
-        pytest.skip(f"bundled local model unavailable: {why}")
     args = [
         "llm",
         "ask",
