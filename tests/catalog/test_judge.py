@@ -90,6 +90,9 @@ def test_unknown_source_and_missing_evidence_are_hallucinations() -> None:
     ghost = Evidence(source="web", source_type="retailer", source_ref="https://nowhere.example/x", quote="vanilla")
     assert _judge(_cand("flavor", "vanilla", ghost), [CAT_TITLE])[1] == FailureType.HALLUCINATION
     assert _judge(_cand("flavor", "vanilla"), [CAT_TITLE])[1] == FailureType.HALLUCINATION
+    empty = _ev(CAT_TITLE, "").model_copy(update={"span": (5, 5)})
+    label, failure, why, _ = _judge(_cand("flavor", "vanilla", _ev(CAT_TITLE, "Vanilla"), empty), [CAT_TITLE])
+    assert (label, failure) == (VerdictLabel.FAIL, FailureType.HALLUCINATION) and "empty quote" in why
 
 
 def test_fuzzy_quote_at_threshold_is_verified() -> None:

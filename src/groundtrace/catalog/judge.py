@@ -114,8 +114,10 @@ def verify_quotes(candidate: Candidate, scout: ScoutResult) -> tuple[bool, str |
         doc = scout.document(ev.source_ref)
         if doc is None:
             return False, f"quote source {ev.source_ref[:60]} is not a stored document", FailureType.HALLUCINATION
+        if not ev.quote.strip():
+            return False, f"empty quote for {ev.source_ref[:60]}", FailureType.HALLUCINATION
         match = locate_quote(ev.quote, doc.text)
-        if not ev.quote.strip() or match.score < GROUNDED_THRESHOLD:
+        if match.score < GROUNDED_THRESHOLD:
             return (False, f"quote not found in {ev.source_ref[:60]} (score {match.score:.2f} < 0.80)",
                     FailureType.HALLUCINATION)
         if overlaps((match.start, match.end), instruction_spans(doc.text)):
