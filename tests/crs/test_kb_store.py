@@ -196,3 +196,44 @@ def test_cli_build_info_and_demo(tmp_path: Path) -> None:
     assert (
         load_kb(tmp_path / "demo.sqlite").content_hash == kb_summary(tmp_path / "demo.sqlite")["content_hash"]
     )
+
+
+def test_parse_per_type() -> None:
+    from groundtrace.cli.crs_kb_cmd import parse_per_type
+
+    assert parse_per_type("800") == {"restaurant": 800, "hotel": 800, "attraction": 800}
+    assert parse_per_type(" restaurant=5, Hotel=2 ") == {"restaurant": 5, "hotel": 2, "attraction": 0}
+    for bad, why in (("-1", ">= 0"), ("museum=3", "TYPE=N"), ("hotel=x", "not an integer"), ("lots", "integer")):
+        with pytest.raises(ValueError, match=why):
+            parse_per_type(bad)
+
+
+def test_cli_build_per_type_targets_and_config_file(tmp_path: Path) -> None:
+    """Per-type targets from --per-type and a YAML config (CLI options override the file)."""
+    from typer.testing import CliRunner
+
+    from groundtrace.cli import app
+
+    config = tmp_path / "selection.yaml"
+    config.write_text(
+        "cities: [Tucson]\nper_type: {restaurant: 2, hotel: 0, attraction: 0}\n"
+        "min_reviews: 2\nmin_review_chars: 0\nstar_bands: [4.0]\nband_allocation: equal\n",
+        encoding="utf-8",
+    )
+    runner = CliRunner()
+    base = ["crs", "kb", "build", "--yelp-dir", str(YELP), "--no-progress", "--config", str(config)]
+    result = runner.invoke(app, [*base, "--out", str(tmp_path / "a.sqlite")])
+    assert result.exit_code == 0, result.output
+    kb = load_kb(tmp_path / "a.sqlite")
+    assert sorted(p.poi_type for p in kb.pois.values()) == ["restaurant", "restaurant"]
+    selection = kb_summary(tmp_path / "a.sqlite")["selection"]
+    assert selection["star_bands"] == [4.0] and selection["band_allocation"] == "equal"
+    result = runner.invoke(app, [*base, "--per-type", "restaurant=1,hotel=1", "--out", str(tmp_path / "b.sqlite")])
+    assert result.exit_code == 0, result.output
+    kb = load_kb(tmp_path / "b.sqlite")
+    assert sorted(p.poi_type for p in kb.pois.values()) == ["hotel", "restaurant"]
+    config.write_text("per_type: {spa: 3}\n", encoding="utf-8")
+    bad = runner.invoke(app, [*base, "--out", str(tmp_path / "c.sqlite")])
+    assert bad.exit_code == 2 and "unknown POI type" in bad.output and "selection.yaml" in bad.output
+    bad = runner.invoke(app, [*base, "--per-type", "spa=3", "--out", str(tmp_path / "c.sqlite")])
+    assert bad.exit_code == 2 and "TYPE=N" in bad.output

@@ -23,6 +23,7 @@ def build(
 ) -> None:
     """Build a TRACE-CRS dialogue dataset from a knowledge base and print the build report."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from groundtrace.crs.build import REALISERS, BuildConfig, build_dataset
@@ -50,7 +51,7 @@ def build(
             report = build_dataset(knowledge, dialogues, seed, out, realiser=realiser, config=config,
                                    progress=lambda n: bar.advance(task, n))
     except PlanningError as exc:
-        console.print(f"[red]cannot build from {kb}: {exc}[/red]")
+        console.print(f"[red]cannot build from {escape(kb)}: {escape(str(exc))}[/red]")
         raise typer.Exit(1) from exc
     report.print_summary(console)
-    console.print(f"wrote {out}/{{train,validation,test}}.jsonl, schema.json, manifest.json, build_report.json")
+    console.print(f"wrote {escape(str(out))}/{{train,validation,test}}.jsonl, schema.json, manifest.json, build_report.json")

@@ -104,7 +104,7 @@ def export(
             raise typer.Exit(2) from None
         problems = report.problems
         console.print(
-            f"redacted {report.dialogues} dialogue(s) in {', '.join(report.files)}: {report.quotes} quote(s), {report.near_verbatim} near-verbatim"
+            f"redacted {report.dialogues} dialogue(s) in {escape(', '.join(report.files))}: {report.quotes} quote(s), {report.near_verbatim} near-verbatim"
         )
     else:
         data = read_dataset(dataset)

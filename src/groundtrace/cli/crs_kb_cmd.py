@@ -27,9 +27,66 @@ def _print_summary(summary: dict[str, Any], title: str) -> None:
         table.add_row(escape(city), *(str(counts.get(t, 0)) for t in ("restaurant", "hotel", "attraction")))
     console.print(table)
     console.print(
-        f"POIs: {summary.get('pois')}  reviews: {summary.get('reviews')}  hash: {summary.get('content_hash')}",
+        escape(f"POIs: {summary.get('pois')}  reviews: {summary.get('reviews')}  hash: {summary.get('content_hash')}"),
         soft_wrap=True,
     )
+
+
+def parse_per_type(text: str) -> dict[str, int]:
+    """``"800"`` → 800 for every type; ``"restaurant=800,hotel=400"`` → those types only (others 0).
+
+    Raises ValueError naming the bad part (unknown type, non-integer or negative count).
+    """
+    from groundtrace.crs.schema import POI_TYPES
+
+    text = text.strip()
+    if "=" not in text:
+        try:
+            count = int(text)
+        except ValueError:
+            raise ValueError(f"expected an integer or TYPE=N[,TYPE=N...], got {text!r}") from None
+        if count < 0:
+            raise ValueError(f"per-type target must be >= 0, got {count}")
+        return {t: count for t in POI_TYPES}
+    out: dict[str, int] = {t: 0 for t in POI_TYPES}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        name, sep, value = part.partition("=")
+        name = name.strip().lower()
+        if not sep or name not in POI_TYPES:
+            raise ValueError(f"{part!r}: expected TYPE=N with TYPE one of {', '.join(POI_TYPES)}")
+        try:
+            out[name] = int(value)
+        except ValueError:
+            raise ValueError(f"{part!r}: {value.strip()!r} is not an integer") from None
+        if out[name] < 0:
+            raise ValueError(f"{part!r}: target must be >= 0")
+    return out
+
+
+def selection_config(config_file: Path | None, overrides: dict[str, Any]):  # -> SelectionConfig
+    """The :class:`~groundtrace.crs.kb_select.SelectionConfig` of a YAML/JSON file (or the defaults),
+    with every non-None ``overrides`` value replacing the file's; raises ValueError with the reason."""
+    import yaml
+    from pydantic import ValidationError
+
+    from groundtrace.crs.kb_select import SelectionConfig
+
+    data: dict[str, Any] = {}
+    if config_file is not None:
+        try:
+            loaded = yaml.safe_load(config_file.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as exc:
+            raise ValueError(f"{config_file}: {exc}") from None
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ValueError(f"{config_file}: expected a mapping of SelectionConfig fields")
+        data = dict(loaded or {})
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        return SelectionConfig.model_validate(data)
+    except ValidationError as exc:
+        where = f"{config_file}: " if config_file is not None else ""
+        parts = [f"{'.'.join(map(str, e['loc'])) or '<root>'}: {e['msg']}" for e in exc.errors()]
+        raise ValueError(where + "; ".join(parts)) from None
 
 
 @kb_app.command("build")
@@ -40,21 +97,34 @@ def build(
     out: Path = typer.Option(
         ..., "--out", help="KB file to write (SQLite); a KB.summary.json is written next to it."
     ),
+    config_file: Path = typer.Option(
+        None,
+        "--config",
+        help="YAML/JSON file of SelectionConfig fields (star_bands, band_allocation, oversample, ...); "
+        "the options below override it.",
+    ),
     cities: list[str] = typer.Option(
         None, "--cities", help="City to include (repeatable or comma-separated); default: top --n-cities."
     ),
-    n_cities: int = typer.Option(8, "--n-cities", min=1, help="How many cities when --cities is not given."),
-    per_type: int = typer.Option(
-        800, "--per-type", min=0, help="Target POIs per type (restaurant, hotel, attraction)."
+    n_cities: int = typer.Option(
+        None, "--n-cities", min=1, help="How many cities when --cities is not given [default: 8]."
     ),
-    min_reviews: int = typer.Option(5, "--min-reviews", min=0, help="Minimum reviews kept per selected POI."),
+    per_type: str = typer.Option(
+        None,
+        "--per-type",
+        help="Target POIs per type: N for every type, or e.g. restaurant=800,hotel=400 "
+        "(unlisted types 0) [default: 800 each].",
+    ),
+    min_reviews: int = typer.Option(
+        None, "--min-reviews", min=0, help="Minimum reviews kept per selected POI [default: 5]."
+    ),
     max_reviews_per_poi: int = typer.Option(
-        15, "--max-reviews-per-poi", min=1, help="Cap on reviews kept per POI."
+        None, "--max-reviews-per-poi", min=1, help="Cap on reviews kept per POI [default: 15]."
     ),
     min_review_chars: int = typer.Option(
-        40, "--min-review-chars", min=0, help="Skip reviews shorter than this."
+        None, "--min-review-chars", min=0, help="Skip reviews shorter than this [default: 40]."
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed of the stratified POI and review sampling."),
+    seed: int = typer.Option(None, "--seed", help="Seed of the stratified POI and review sampling [default: 0]."),
     progress: bool = typer.Option(
         True, "--progress/--no-progress", help="Show a progress bar by bytes read."
     ),
@@ -64,7 +134,7 @@ def build(
     from rich.markup import escape
     from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
 
-    from groundtrace.crs.kb_select import SelectionConfig, select_kb
+    from groundtrace.crs.kb_select import select_kb
     from groundtrace.crs.kb_store import save_kb
     from groundtrace.crs.yelp import yelp_files
 
@@ -74,15 +144,22 @@ def build(
     except FileNotFoundError as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None
-    config = SelectionConfig(
-        cities=[c.strip() for entry in cities or [] for c in entry.split(",") if c.strip()] or None,
-        n_cities=n_cities,
-        per_type={t: per_type for t in ("restaurant", "hotel", "attraction")},
-        min_reviews=min_reviews,
-        max_reviews_per_poi=max_reviews_per_poi,
-        min_review_chars=min_review_chars,
-        seed=seed,
-    )
+    try:
+        config = selection_config(
+            config_file,
+            {
+                "cities": [c.strip() for entry in cities or [] for c in entry.split(",") if c.strip()] or None,
+                "n_cities": n_cities,
+                "per_type": parse_per_type(per_type) if per_type is not None else None,
+                "min_reviews": min_reviews,
+                "max_reviews_per_poi": max_reviews_per_poi,
+                "min_review_chars": min_review_chars,
+                "seed": seed,
+            },
+        )
+    except ValueError as exc:
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(2) from None
     sizes = {"reviews": review.stat().st_size}
     with Progress(
         "[progress.description]{task.description}",
@@ -112,7 +189,7 @@ def build(
     if report.missing_cities:
         out_console.print(f"[yellow]no eligible POI in:[/yellow] {escape(', '.join(report.missing_cities))}")
     if report.shortfall:
-        out_console.print(f"[yellow]shortfall vs target:[/yellow] {report.shortfall}")
+        out_console.print(f"[yellow]shortfall vs target:[/yellow] {escape(str(report.shortfall))}")
     if report.problems:
         out_console.print(f"[yellow]{len(report.problems)} problem(s) (lines skipped):[/yellow]")
         for problem in report.problems[:MAX_SHOWN]:
@@ -146,7 +223,7 @@ def info(
         return
     _print_summary(summary, f"KB {kb}")
     console = Console()
-    console.print(f"created: {summary.get('created')}  source: {escape(str(summary.get('source') or '-'))}")
+    console.print(f"created: {escape(str(summary.get('created')))}  source: {escape(str(summary.get('source') or '-'))}")
     if verify:
         console.print("[green]content hash verified[/green]")
 

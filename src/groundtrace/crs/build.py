@@ -114,15 +114,16 @@ class BuildReport(BaseModel):
         return rows
 
     def print_summary(self, console: Any = None) -> None:
-        """Print a rich table of :meth:`summary_rows`."""
+        """Print a rich table of :meth:`summary_rows` (values escaped: KB names come from files)."""
         from rich.console import Console
+        from rich.markup import escape
         from rich.table import Table
 
         table = Table(title="TRACE-CRS build", show_header=False)
         table.add_column(style="bold")
         table.add_column()
         for label, value in self.summary_rows():
-            table.add_row(label, value)
+            table.add_row(escape(label), escape(value))
         (console or Console()).print(table)
 
 
