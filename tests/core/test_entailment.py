@@ -11,12 +11,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from groundtrace.core.entailment import (
+    CHECKPOINT_FORMATS,
     DEFAULT_SCORER,
     ENTAILMENT_SCORERS,
     ENTAILMENT_THRESHOLD,
     EntailmentScorer,
     LexicalOverlapScorer,
     check_pairs,
+    checkpoint_format,
     content_words,
     entailed,
     entailment_column,
@@ -131,3 +133,17 @@ def test_importing_core_entailment_is_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_checkpoint_formats_registry_claims_directories(tmp_path: Path) -> None:
+    onnx_dir, hf_dir = tmp_path / "onnx", tmp_path / "hf"
+    onnx_dir.mkdir()
+    hf_dir.mkdir()
+    (onnx_dir / "model_quantized.onnx").write_bytes(b"")
+    (onnx_dir / "config.json").write_text("{}")  # an ONNX export also has config.json: *.onnx wins
+    (hf_dir / "config.json").write_text("{}")
+    assert checkpoint_format(onnx_dir) == "onnx"
+    assert checkpoint_format(hf_dir) == "transformers"
+    assert CHECKPOINT_FORMATS.canonical("HF") == "transformers"
+    for name in CHECKPOINT_FORMATS.names():  # lazy targets resolve and follow the loader protocol
+        assert callable(CHECKPOINT_FORMATS.get(name).from_directory)

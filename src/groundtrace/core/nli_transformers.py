@@ -106,6 +106,11 @@ class CrossEncoderNLI:
         self.label_names = [str(id2label.get(i, f"LABEL_{i}")) for i in range(model.config.num_labels)]
         self.model = model.to(self.device).eval()
 
+    @classmethod
+    def from_directory(cls, path: str | Path, **options: Any) -> CrossEncoderNLI:
+        """``CrossEncoderNLI(path, **options)`` (the loader protocol of ``CHECKPOINT_FORMATS``)."""
+        return cls(path, **options)
+
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[list[float]]:
         """Softmax over all classes per pair (columns follow :attr:`label_names`), in input order."""
         pairs = check_pairs(pairs)
