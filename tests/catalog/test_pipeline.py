@@ -172,3 +172,41 @@ def test_reading_arbitrary_files_never_crashes(tmp_path: Path, lines: list[str],
         assert issue.startswith(f"{path}:") and issue.split(":")[1].isdigit()
     if suffix == ".jsonl":
         assert [s.sku_id for s in skus] == (["P"] if _GOOD in lines else [])
+
+
+# -- real sample data: invariants of the whole chain (not quality) ------------------------------------------
+@pytest.mark.parametrize(("fmt", "parts", "templates_from_wdc"), [
+    ("wdc-pave", ("catalog", "wdc_pave", "train_large.jsonl"), True),
+    ("openfoodfacts", ("catalog", "openfoodfacts", "products.tsv"), False),
+])
+def test_real_samples_publish_only_verified_values(tmp_path: Path, fmt: str, parts: tuple[str, ...],
+                                                   templates_from_wdc: bool) -> None:
+    from groundtrace.catalog.importers import import_file
+    from groundtrace.catalog.templates import dump_template
+    from tests.conftest import shared_path
+
+    source = shared_path(*parts)
+    import_file(fmt, source, tmp_path / "data", limit=40)
+    config = EnrichConfig()
+    if templates_from_wdc:
+        from groundtrace.catalog.importers.wdc_pave import templates_from_wdc as generate
+
+        folder = tmp_path / "tpl"
+        folder.mkdir()
+        for i, template in enumerate(generate(shared_path("catalog", "wdc_pave", "descriptions.csv"))[0]):
+            (folder / f"t{i}.yaml").write_text(dump_template(template), encoding="utf-8")
+        config = EnrichConfig(templates=folder)
+    out = tmp_path / "results.jsonl"
+    summary = run_enrich(tmp_path / "data" / "skus.jsonl", out, config)
+    rows = [AttributeResult.model_validate(r) for r in _lines(out)]
+    assert summary.skus_failed == 0 and rows
+    templates = load_templates(config.templates)
+    for r in rows:
+        spec = templates.for_category(r.category).attribute(r.attribute)  # type: ignore[union-attr]
+        if r.decision.action.value == "WRITE":
+            assert r.candidate.value is not None and r.verdict.verdict.value in ("PASS", "UNVERIFIED")
+            assert r.verdict.quote_verified and r.candidate.confidence >= 0.7
+            if spec.safety_critical:
+                assert r.verdict.verdict.value == "PASS"
+        if r.verdict.verdict.value == "PASS" and r.candidate.value is not None:
+            assert r.verdict.quote_verified
