@@ -248,6 +248,9 @@ def test_cli_run_and_score_agree(demo, tmp_path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert "recall@1" in result.output
+    flat = " ".join(result.output.replace("│", " ").split())
+    assert "nli_entailment unavailable" in flat  # shown as unavailable, never as 0
+    assert "open_recall@1" not in flat  # the other setting's metrics are simply not listed
     info = json.loads((tmp_path / "a" / "run.json").read_text())
     assert info["status"] == "complete" and info["config"] == {"seed": 4} and info["counts"]["dialogues"] == 8
     assert info["kb_hash"] == demo.kb.content_hash

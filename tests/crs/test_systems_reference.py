@@ -96,3 +96,17 @@ def test_random_is_deterministic_per_turn_and_seeded(demo) -> None:
     assert first == again
     assert [o.ranking for o in first] != [c.respond(i).ranking for i in inputs]
     assert a.config() == {"seed": 1}
+
+
+def test_render_response_hand_written() -> None:
+    from groundtrace.crs.predictions import CandidateCard
+    from groundtrace.crs.systems.reference import TaggedSentence, render_response
+
+    card = CandidateCard(
+        poi_id="p", name="Starling Pizza Co.", city="X", poi_type="restaurant", lat=0, lon=0, stars=4
+    )
+    quotes = [TaggedSentence("R2", "Great crust"), TaggedSentence("R5", "Friendly staff")]
+    assert render_response(card, "p", quotes) == (
+        'I recommend Starling Pizza Co. Reviewers say: "Great crust" [R2]. "Friendly staff" [R5].'
+    )
+    assert render_response(None, "p-7", []) == "I recommend p-7."

@@ -43,6 +43,8 @@ def _print_scores(table, info: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from groundtrace.crs.metrics import parse_metric
+
     console = Console()
     view = Table(
         title=f"{info.get('system')} · {table.setting} · {table.n_dialogues} dialogues, {table.n_turns} turns"
@@ -51,7 +53,9 @@ def _print_scores(table, info: dict) -> None:
     view.add_column("value", justify="right")
     view.add_column("scored / unscorable / n.a.", justify="right")
     for name in table.metrics:
-        if name in table.unavailable:
+        if name in table.unavailable:  # NLI without a scorer is shown as unavailable, never 0
+            if parse_metric(name).setting in ("any", table.setting):
+                view.add_row(name, "unavailable", table.unavailable[name])
             continue
         value, count = table.aggregate.get(name), table.counts[name]
         view.add_row(

@@ -5,11 +5,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+from html.parser import HTMLParser
 
 import pytest
 from typer.testing import CliRunner
 
 from groundtrace.cli import app
+from groundtrace.core.citations import find_tags
 from groundtrace.crs.kb import KnowledgeBase
 from groundtrace.crs.predictions import Prediction
 from groundtrace.crs.report import build_report
@@ -149,6 +151,49 @@ def test_untrusted_review_and_response_text_is_escaped() -> None:
     assert '<span class="bad" title="does not resolve">R7</span>' in view
 
 
+class _Elements(HTMLParser):
+    """Every start tag of a page with its attributes (what a browser would build)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, list[tuple[str, str | None]]]] = []
+
+    def handle_starttag(self, tag, attrs) -> None:
+        self.tags.append((tag, attrs))
+
+
+def _elements(page: str) -> list[tuple[str, list[tuple[str, str | None]]]]:
+    parser = _Elements()
+    parser.feed(page)
+    return parser.tags
+
+
+def _assert_inert(page: str) -> None:
+    """No script element and no event-handler attribute anywhere in the parsed page."""
+    tags = _elements(page)
+    assert not [t for t, _ in tags if t in ("script", "img", "iframe")]
+    assert not [(t, a) for t, attrs in tags for a, _ in attrs if a.lower().startswith("on")]
+
+
+def test_attribute_injection_in_a_review_stays_text() -> None:
+    review = 'Great "view" here." onmouseover="alert(1)" x=" and <script>alert(2)</script> the best tacos.'
+    base = _tiny_kb(review)
+    poi = base.pois["p1"].model_copy(update={"name": '" onmouseover="alert(3)'})
+    evil_id = 'rv1" onclick="x'
+    kb = KnowledgeBase([poi], [base.reviews["rv1"].model_copy(update={"review_id": evil_id})])
+    response = 'It has "the best tacos" [R1] and "view" here." onmouseover="alert(4) [R1]'
+    view = evidence_view(response, {"R1": ReviewRef(review_id=evil_id, poi_id="p1")}, kb, 'd" x="1')
+    assert '<mark class="ok">the best tacos</mark>' in view  # resolved, located and highlighted
+    _assert_inert(view)
+    assert "&quot; onmouseover=&quot;alert(1)&quot;" in view and "&quot; onmouseover=&quot;alert(4)" in view
+    # every attribute value is one of ours: tag links and anchors are sanitised ids
+    for tag, attrs in _elements(view):
+        for name, value in attrs:
+            assert name in ("class", "href", "id", "title"), (tag, name)
+            if name in ("href", "id"):
+                assert value is not None and all(ch.isalnum() or ch in "#-_" for ch in value), value
+
+
 def test_highlight_merges_overlaps_and_escapes() -> None:
     assert highlighted("a<b>c", [(1, 3, True), (2, 4, False)]) == 'a<mark class="weak">&lt;b&gt;</mark>c'
     assert highlighted("x", []) == "x"
@@ -164,9 +209,24 @@ def test_script_in_a_run_is_escaped_in_the_full_report(runs, tmp_path) -> None:
     first = Prediction.model_validate_json((src / PREDICTIONS_FILE).read_text().splitlines()[0])
     first.response = "</div><script>alert(1)</script>" + first.response
     (out / PREDICTIONS_FILE).write_text(first.model_dump_json() + "\n")
-    build_report([out], tmp_path / "rep", resamples=20, knowledge_base=demo.kb, dialogues=demo.dialogues)
+    # the first cited review of that response carries a script and an attribute injection
+    tag = find_tags(first.response)[0].label
+    dialogue = next(d for d in demo.dialogues if d.dialogue_id == first.dialogue_id)
+    review_id = dialogue.review_refs[tag].review_id
+    evil = '<script>alert(2)</script> "><b onmouseover="alert(3)">x</b> '
+    reviews = [
+        r.model_copy(update={"text": evil + r.text}) if r.review_id == review_id else r
+        for r in demo.kb.reviews.values()
+    ]
+    kb = KnowledgeBase(list(demo.kb.pois.values()), reviews, name="evil")
+    build_report([out], tmp_path / "rep", resamples=20, knowledge_base=kb, dialogues=demo.dialogues)
     page = (tmp_path / "rep" / "report.html").read_text()
     assert "<script>" not in page and "&lt;/div&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert (
+        "&lt;script&gt;alert(2)&lt;/script&gt; &quot;&gt;&lt;b onmouseover=&quot;alert(3)&quot;&gt;" in page
+    )
+    _assert_inert(page)
+    assert '<mark class="ok">' in page  # the quote is still located in the (prefixed) review
 
 
 def test_axis_value_mapping() -> None:

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groundtrace.crs.report.stats import bootstrap_ci, holm, per_dialogue, sign_flip_pvalue, wilcoxon_pvalue
+from groundtrace.crs.report.stats import (
+    bootstrap_ci,
+    cluster_sums,
+    hoeffding_bound,
+    holm,
+    paired_test,
+    per_dialogue,
+    sign_flip_pvalue,
+    wilcoxon_pvalue,
+)
 
 
 def test_holm_hand_computed() -> None:
@@ -30,9 +41,10 @@ def test_exact_sign_flip_hand_computed() -> None:
 
 
 def test_monte_carlo_sign_flip_is_seeded_and_bounded() -> None:
-    diffs = np.ones(40)  # exact p = 2 / 2^40: Monte Carlo gives its floor 1 / (1 + B)
+    diffs = np.ones(40)  # exact p = 2 / 2^40 ≈ 1.8e-12; Monte Carlo alone stops at its floor 1 / (1 + B)
     a = sign_flip_pvalue(diffs, np.random.default_rng(1), resamples=500)
-    assert a == pytest.approx(1 / 501)
+    # Hoeffding: 2·exp(−(Σδ)² / (2·Σδ²)) = 2·exp(−40² / (2·40)) = 2·e^−20 ≈ 4.1e-9 < 1/501
+    assert a == pytest.approx(2 * math.exp(-20)) and 2 / 2**40 <= a < 1 / 501
     noise = np.random.default_rng(2).normal(size=40)
     p1 = sign_flip_pvalue(noise, np.random.default_rng(3), 400)
     p2 = sign_flip_pvalue(noise, np.random.default_rng(3), 400)
@@ -71,3 +83,37 @@ def test_bootstrap_ci_lies_within_the_unit_values(per: list[list[float]], seed: 
         assert (lo, hi) == (None, None)
         return
     assert min(flat) - 1e-12 <= lo <= hi <= max(flat) + 1e-12
+
+
+def test_hoeffding_bound_hand_computed() -> None:
+    # δ = (1, 1, −1, 2): Σ = 3, Σδ² = 7 → 2·exp(−9/14) = 1.0516 → capped at 1
+    assert hoeffding_bound(np.array([1.0, 1.0, -1.0, 2.0])) == 1.0
+    # δ = 20 × 0.5: Σ = 10, Σδ² = 5 → 2·exp(−100/10) = 2·e^−10
+    assert hoeffding_bound(np.full(20, 0.5)) == pytest.approx(2 * math.exp(-10))
+    assert hoeffding_bound(np.zeros(3)) == 1.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from([-1.0, -0.5, 0.0, 0.5, 1.0, 2.0]), min_size=1, max_size=10))
+def test_hoeffding_bounds_the_exact_p(diffs: list[float]) -> None:
+    d = np.array(diffs)
+    exact = sign_flip_pvalue(d, np.random.default_rng(0))  # n <= 12: exact enumeration
+    assert exact <= hoeffding_bound(d[d != 0]) + 1e-12
+
+
+def test_signs_are_flipped_per_dialogue() -> None:
+    # four turns of ONE dialogue, each +1: per dialogue Δ = (4); signs of (4): |±4| ≥ 4 always → p = 1
+    # (turn by turn it would be the exact 2/16 = 0.125 — treating correlated turns as independent)
+    diffs = np.ones(4)
+    assert list(cluster_sums(diffs, ["d1"] * 4)) == [4.0]
+    rng = np.random.default_rng(0)
+    t = paired_test("closed", "recall@1", "a", "b", np.ones(4), np.zeros(4), rng, 100, ["d1"] * 4)
+    assert (t.n, t.n_dialogues, t.p_permutation) == (4, 1, 1.0)
+    assert sign_flip_pvalue(diffs, rng) == 0.125
+    # two dialogues: d1 turns (+1, +1), d2 turn (−1) → Δ = (2, −1); sums ±2 ± 1 ∈ {3, 1, −1, −3}; observed 1
+    # → every sign vector reaches |·| ≥ 1 → p = 1
+    t = paired_test("closed", "m", "a", "b", np.array([1.0, 1.0, 0.0]), np.array([0.0, 0.0, 1.0]), rng, 100,
+                    ["d1", "d1", "d2"])  # fmt: skip
+    assert (t.n_dialogues, t.p_permutation, t.mean_diff) == (2, 1.0, pytest.approx(1 / 3))
+    with pytest.raises(ValueError, match="group labels"):
+        cluster_sums(np.ones(3), ["d1"])

@@ -7,7 +7,7 @@ Metrics need, for one response text:
 * quoted citations — every quoted span (``"..."``, ``“...”`` ...) inside a claim that carries tags,
   with the quote's text (quote marks excluded), its span and the claim's tags.
 
-Both come from ``groundtrace.core.citations`` (``find_tags`` / ``parse_citations``); quote matching
+Both come from ``groundtrace.core.citations`` (``find_tag_groups`` / ``parse_citations``); quote matching
 comes from ``groundtrace.core.quotes.quote_score``. This module is the only place that knows their
 shapes, so a change there is a change here only.
 """
@@ -51,25 +51,12 @@ class QuotedCitation:
 
 
 def find_tag_groups(text: str) -> list[TagGroup]:
-    """Every tag group of ``text``, in order, with its bracket-to-bracket span.
-
-    ``core.citations.find_tags`` returns one span per label; the labels of one group are separated only
-    by spaces, ``,`` or ``;`` inside one pair of brackets, so each label's group is the nearest ``[``
-    before it and ``]`` after it.
-    """
-    groups: list[TagGroup] = []
-    current: tuple[int, int] | None = None
-    labels: list[str] = []
-    for tag in _core("citations").find_tags(text):
-        span = (text.rfind("[", 0, tag.start), text.find("]", tag.end) + 1)
-        if span != current:
-            if current is not None:
-                groups.append(TagGroup(current[0], current[1], tuple(labels)))
-            current, labels = span, []
-        labels.append(tag.label)
-    if current is not None:
-        groups.append(TagGroup(current[0], current[1], tuple(labels)))
-    return groups
+    """Every tag group of ``text``, in order, with its bracket-to-bracket span
+    (``core.citations.find_tag_groups``; ``[R1][R3]`` is two groups)."""
+    return [
+        TagGroup(g.start, g.end, tuple(t.label for t in g.tags))
+        for g in _core("citations").find_tag_groups(text)
+    ]
 
 
 @dataclass(frozen=True, slots=True)

@@ -79,6 +79,9 @@ def build_report(
         kb_obj,
         plots,
         turns_per_run=html_turns,
+        turn_values=[
+            {(t["dialogue_id"], int(t["turn_index"])): t["values"] for t in r.scores["turns"]} for r in runs
+        ],
     )
     (out / "report.html").write_text(page, encoding="utf-8")
     written.append(out / "report.html")

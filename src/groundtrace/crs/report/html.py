@@ -17,14 +17,15 @@ from groundtrace.core.citations import find_tags, parse_citations
 from groundtrace.core.quotes import GROUNDED_THRESHOLD, locate_quote
 from groundtrace.crs.kb import KnowledgeBase, open_review_refs
 from groundtrace.crs.predictions import Prediction
-from groundtrace.crs.report.leaderboard import HEADLINE, Report
+from groundtrace.crs.report.leaderboard import HEADLINE, Report, all_metrics
 from groundtrace.crs.report.render import fmt
 from groundtrace.crs.schema import Dialogue, ReviewRef
 
 CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:70rem;color:#222;line-height:1.45}
-table{border-collapse:collapse;margin:1rem 0;font-size:.9rem}th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:right}
-th:first-child,td:first-child{text-align:left}th{background:#f3f3f3}.ci{color:#777;font-size:.8em}
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:90rem;padding:0 1rem;color:#222;line-height:1.45}
+table{border-collapse:collapse;margin:1rem 0;font-size:.85rem}.scroll{overflow-x:auto}th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:right}
+th:first-child,td:first-child,td.l{text-align:left}th{background:#f3f3f3;text-align:center}td{white-space:nowrap}
+.ci{display:block;color:#777;font-size:.75em}details{margin:.5rem 0}summary{cursor:pointer;color:#335}
 .turn{border:1px solid #ddd;border-radius:6px;padding:.75rem 1rem;margin:1rem 0}.meta{color:#666;font-size:.85rem}
 .response{background:#f8f8ff;padding:.5rem;border-left:3px solid #88a}.review{font-size:.9rem;margin:.4rem 0 .4rem 1rem}
 mark.ok{background:#c8f0c0}mark.weak{background:#ffd8a8}a.tag{font-weight:600;text-decoration:none}
@@ -111,48 +112,97 @@ def _leaderboard_html(report: Report) -> str:
         rows = [r for r in report.rows if r.setting == setting]
         metrics = [m for m in HEADLINE[setting] if any(m in r.cells for r in rows)]
         out.append(
-            f"<h2>{_e(setting.capitalize())} set</h2><table><tr><th>system</th>"
+            f'<h2>{_e(setting.capitalize())} set</h2><div class="scroll"><table><tr><th>system</th>'
             + "".join(f"<th>{_e(m)}</th>" for m in metrics)
             + "<th>unscorable</th></tr>"
         )
         for r in rows:
-            cells = []
-            for m in metrics:
-                c = r.cells.get(m)
-                if c is None:
-                    cells.append("<td>—</td>")
-                else:
-                    ci = (
-                        f' <span class="ci">[{fmt(c.ci_low)}, {fmt(c.ci_high)}]</span>'
-                        if c.ci_low is not None
-                        else ""
-                    )
-                    cells.append(f"<td>{fmt(c.value)}{ci}</td>")
+            cells = [_cell_html(r, m) for m in metrics]
             out.append(
                 f"<tr><td>{_e(r.label)}</td>{''.join(cells)}<td>{r.unscorable_turns}/{r.n_turns}</td></tr>"
             )
-        out.append("</table>")
+        out.append("</table></div>")
+        out.append(_all_metrics_html(report, setting, rows))
     if report.tests:
         out.append(
-            "<h2>Paired significance tests</h2><table><tr><th>setting</th><th>metric</th><th>A</th><th>B</th>"
-            "<th>n</th><th>Δ</th><th>p perm.</th><th>p Holm</th><th>p Wilcoxon</th></tr>"
+            '<h2>Paired significance tests</h2><div class="scroll"><table><tr><th>setting</th><th>metric</th>'
+            "<th>A</th><th>B</th>"
+            "<th>units</th><th>dialogues</th><th>Δ</th><th>p perm.</th><th>p Holm</th><th>p Wilcoxon</th></tr>"
         )
         for t in report.tests:
             out.append(
-                f"<tr><td>{_e(t.setting)}</td><td>{_e(t.metric)}</td><td>{_e(t.a)}</td><td>{_e(t.b)}</td>"
-                f"<td>{t.n}</td><td>{fmt(t.mean_diff)}</td><td>{t.p_permutation:.4g}</td>"
+                f'<tr><td>{_e(t.setting)}</td><td class="l">{_e(t.metric)}</td><td class="l">{_e(t.a)}</td>'
+                f'<td class="l">{_e(t.b)}</td>'
+                f"<td>{t.n}</td><td>{t.n_dialogues}</td><td>{fmt(t.mean_diff)}</td><td>{t.p_permutation:.4g}</td>"
                 f"<td>{t.p_holm:.4g}</td><td>{t.p_wilcoxon:.4g}</td></tr>"
             )
-        out.append("</table>")
+        out.append("</table></div>")
     if report.notes:
         out.append("<ul>" + "".join(f"<li>{_e(n)}</li>" for n in report.notes) + "</ul>")
     return "\n".join(out)
+
+
+def _cell_html(row, metric: str) -> str:
+    c = row.cells.get(metric)
+    if c is None:
+        why = row.unavailable.get(metric)
+        return f'<td title="{_e(why)}">unavailable</td>' if why is not None else "<td>—</td>"
+    ci = f' <span class="ci">[{fmt(c.ci_low)}, {fmt(c.ci_high)}]</span>' if c.ci_low is not None else ""
+    return f"<td>{fmt(c.value)}{ci}</td>"
+
+
+def _all_metrics_html(report: Report, setting: str, rows) -> str:
+    """Every metric of the setting (rows) by run (columns), in a collapsible block."""
+    from groundtrace.crs.metrics import parse_metric
+
+    out = [
+        f'<details><summary>All metrics, {_e(setting)} set</summary><div class="scroll"><table><tr>'
+        "<th>metric</th><th>axis</th>"
+        "<th>better</th>" + "".join(f"<th>{_e(r.label)}</th>" for r in rows) + "</tr>"
+    ]
+    for m in all_metrics(report, setting):
+        spec = parse_metric(m)
+        arrow = "↑" if spec.higher_is_better else "↓"
+        out.append(
+            f'<tr><td>{_e(m)}</td><td class="l">{_e(spec.axis)}</td><td>{arrow}</td>'
+            + "".join(_cell_html(r, m) for r in rows)
+            + "</tr>"
+        )
+    out.append("</table></div></details>")
+    return "".join(out)
 
 
 def _inline_svg(path: Path) -> str:
     text = path.read_text(encoding="utf-8")
     start = text.find("<svg")
     return text[start:] if start >= 0 else ""
+
+
+TurnValues = Mapping[tuple[str, int], Mapping[str, float | None]]
+SHOWN_METRICS = ("recall@1", "open_recall@1", "gs", "cd", "pc", "cgs", "hallucinated_attribute_rate")
+
+
+def select_turns(preds: list[Prediction], values: TurnValues | None, limit: int) -> list[Prediction]:
+    """The ``limit`` turns that say most about a run, in file order: unscorable turns first, then turns
+    whose top-1 misses the gold, then by ascending CGS, ties in file order (the first ``limit`` turns when
+    no per-turn values are known)."""
+    if values is None:
+        return preds[:limit]
+
+    def key(i: int) -> tuple[float, float, float, int]:
+        p = preds[i]
+        v = values.get((p.dialogue_id, p.turn_index), {})
+        hit = v.get("recall@1", v.get("open_recall@1"))
+        cgs = v.get("cgs")
+        return (0.0 if p.error else 1.0, 1.0 if hit is None else hit, 1.0 if cgs is None else cgs, i)
+
+    chosen = sorted(range(len(preds)), key=key)[:limit]
+    return [preds[i] for i in sorted(chosen)]
+
+
+def _values_line(v: Mapping[str, float | None]) -> str:
+    shown = [f"{m} {fmt(v[m], 2)}" for m in SHOWN_METRICS if m in v and v[m] is not None]
+    return " · ".join(shown)
 
 
 def render_html(
@@ -163,8 +213,11 @@ def render_html(
     plots: list[Path],
     *,
     turns_per_run: int = 40,
+    turn_values: list[TurnValues] | None = None,
 ) -> str:
-    """The report page; ``runs`` = (label, setting, predictions). Evidence links need ``dialogues`` and ``kb``."""
+    """The report page; ``runs`` = (label, setting, predictions), ``turn_values[i]`` the per-turn metric
+    values of run i (picks the turns shown, :func:`select_turns`). Evidence links need ``dialogues`` and
+    ``kb``."""
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -182,16 +235,28 @@ def render_html(
         )
     open_refs: dict[tuple[str, tuple[str, ...]], dict[str, ReviewRef]] = {}
     for r_index, (label, setting, preds) in enumerate(runs):
+        values = turn_values[r_index] if turn_values is not None else None
+        shown = select_turns(preds, values, turns_per_run)
         parts.append(f"<h2>Responses: {_e(label)} · {_e(setting)}</h2>")
-        for p in preds[:turns_per_run]:
+        if values is not None and len(shown) < len(preds):
+            parts.append(
+                f'<p class="meta">{len(shown)} of {len(preds)} turns: unscorable turns first, then turns whose '
+                "top-1 misses the gold, then the least grounded (lowest CGS); in dataset order.</p>"
+            )
+        for p in shown:
             prefix = f"r{r_index}-{p.dialogue_id}-{p.turn_index}"
             dialogue = dialogues.get(p.dialogue_id)
             user = ""
+            turn = None
             if dialogue is not None and 0 < p.turn_index <= len(dialogue.turns):
                 user = dialogue.turns[p.turn_index - 1].text
+                turn = next((t for t in dialogue.turns if t.index == p.turn_index), None)
+            gold = f" · gold: {_e(turn.gold.gold_poi)}" if turn is not None and turn.gold is not None else ""
+            scored = _values_line(values.get((p.dialogue_id, p.turn_index), {})) if values is not None else ""
             parts.append(
                 f'<div class="turn"><div class="meta">{_e(p.dialogue_id)} · turn {p.turn_index} · '
-                f"top-3: {_e(', '.join(p.ranking[:3]))}</div>"
+                f"top-3: {_e(', '.join(p.ranking[:3]))}{gold}</div>"
+                + (f'<div class="meta">{_e(scored)}</div>' if scored else "")
             )
             if user:
                 parts.append(f"<p><b>User:</b> {_e(user)}</p>")
@@ -201,7 +266,6 @@ def render_html(
             refs: Mapping[str, ReviewRef] = {}
             if dialogue is not None and kb is not None:
                 refs = dialogue.review_refs
-                turn = next((t for t in dialogue.turns if t.index == p.turn_index), None)
                 if setting == "open" and turn is not None and turn.gold is not None:
                     key = (dialogue.dialogue_id, tuple(turn.gold.open_pool))
                     if key not in open_refs:

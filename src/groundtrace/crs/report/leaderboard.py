@@ -66,6 +66,7 @@ class RunRow:
     unscorable_turns: int
     n_dialogues: int
     n_turns: int
+    unavailable: dict[str, str] = field(default_factory=dict)  # metric -> reason (e.g. NLI without a scorer)
 
 
 @dataclass
@@ -152,16 +153,46 @@ def _row(run: RunData, resamples: int, seed: int) -> RunRow:
         unscorable_turns=sum(not t["scorable"] for t in run.scores["turns"]),
         n_dialogues=int(run.scores.get("n_dialogues", 0)),
         n_turns=int(run.scores.get("n_turns", 0)),
+        unavailable=unavailable_metrics(run),
     )
 
 
-def _aligned(a: RunData, b: RunData, metric: str) -> tuple[np.ndarray, np.ndarray]:
+def unavailable_metrics(run: RunData) -> dict[str, str]:
+    """Metrics of the run's setting that could not be computed, with the reason (the other setting's
+    metrics are left out: they never apply)."""
+    from groundtrace.crs.metrics import parse_metric
+
+    out = {}
+    for metric, reason in run.scores.get("unavailable", {}).items():
+        if parse_metric(metric).setting in ("any", run.setting):
+            out[metric] = str(reason)
+    return out
+
+
+def all_metrics(report: Report, setting: str) -> list[str]:
+    """Every metric with a value or an 'unavailable' mark in a run of ``setting``: the 25 in report order
+    first, then any other requested metric."""
+    from groundtrace.crs.metrics import DEFAULT_METRICS
+
+    rows = [r for r in report.rows if r.setting == setting]
+    present = list(dict.fromkeys(m for r in rows for m in (*r.cells, *r.unavailable)))
+    order = [str(m) for m in DEFAULT_METRICS]
+    return [m for m in order if m in present] + [m for m in present if m not in order]
+
+
+def _aligned(a: RunData, b: RunData, metric: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Values of both runs on the units where both have one, and each unit's dialogue id."""
     if a.level(metric) == "turn":
-        va, vb = a.turn_values(metric), b.turn_values(metric)
-    else:
-        va, vb = a.dialogue_values(metric), b.dialogue_values(metric)  # type: ignore[assignment]
-    keys = [k for k in va if va[k] is not None and vb.get(k) is not None]
-    return np.array([va[k] for k in keys], dtype=float), np.array([vb[k] for k in keys], dtype=float)
+        ta, tb = a.turn_values(metric), b.turn_values(metric)
+        tkeys = [k for k in ta if ta[k] is not None and tb.get(k) is not None]
+        xs = np.array([ta[k] for k in tkeys], dtype=float)
+        ys = np.array([tb[k] for k in tkeys], dtype=float)
+        return xs, ys, [k[0] for k in tkeys]
+    da, db = a.dialogue_values(metric), b.dialogue_values(metric)
+    dkeys = [k for k in da if da[k] is not None and db.get(k) is not None]
+    xs = np.array([da[k] for k in dkeys], dtype=float)
+    ys = np.array([db[k] for k in dkeys], dtype=float)
+    return xs, ys, dkeys
 
 
 def paired_tests(runs: list[RunData], resamples: int, seed: int, notes: list[str]) -> list[PairedTest]:
@@ -174,15 +205,16 @@ def paired_tests(runs: list[RunData], resamples: int, seed: int, notes: list[str
             notes.append(f"{a.label} and {b.label} ({a.setting}) ran on different datasets: not compared")
             continue
         for k, metric in enumerate(m for m in a.metrics if m in b.metrics):
-            xs, ys = _aligned(a, b, metric)
+            xs, ys, groups = _aligned(a, b, metric)
             rng = np.random.default_rng([seed, 1, k])
-            tests.append(paired_test(a.setting, metric, a.label, b.label, xs, ys, rng, resamples))
+            tests.append(paired_test(a.setting, metric, a.label, b.label, xs, ys, rng, resamples, groups))
     for t, p in zip(tests, holm([t.p_permutation for t in tests]), strict=True):
         t.p_holm = p
     if tests:
         notes.append(
             f"{len(tests)} paired tests; p_holm is the Holm–Bonferroni adjustment of the permutation p-values "
-            "over all of them (multiple comparisons). Wilcoxon p-values are unadjusted."
+            "over all of them (multiple comparisons). Signs are flipped per dialogue (turns of a dialogue are not "
+            "independent); Wilcoxon p-values use the same per-dialogue differences and are unadjusted."
         )
     return tests
 

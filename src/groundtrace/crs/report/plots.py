@@ -24,31 +24,45 @@ def plot_axes(report: Report, out: Path) -> list[Path]:
     written: list[Path] = []
 
     angles = [2 * math.pi * i / len(AXIS_NAMES) for i in range(len(AXIS_NAMES))]
-    fig = plt.figure(figsize=(6, 6))
+    fig = plt.figure(figsize=(6.5, 7))
     ax = fig.add_subplot(projection="polar")
+    ax.set_theta_offset(math.pi / 2)  # first axis at the top, clockwise
+    ax.set_theta_direction(-1)
     for name, values in series:
-        ax.plot([*angles, angles[0]], [*values, values[0]], label=name, linewidth=1.5)
+        ax.plot(
+            [*angles, angles[0]], [*values, values[0]], label=name, linewidth=1.8, marker="o", markersize=4
+        )
         ax.fill([*angles, angles[0]], [*values, values[0]], alpha=0.1)
     ax.set_xticks(angles)
-    ax.set_xticklabels(list(AXIS_NAMES))
+    ax.set_xticklabels(list(AXIS_NAMES), fontsize=11)
+    ax.tick_params(axis="x", pad=14)  # axis names clear of the outer ring
     ax.set_ylim(0, 1)
-    ax.set_title("TRACE-CRS axes (1 = best)")
-    ax.legend(loc="upper right", bbox_to_anchor=(1.35, 1.1), fontsize=8)
+    ax.set_yticks([0.25, 0.5, 0.75, 1.0])
+    ax.set_yticklabels(["0.25", "0.5", "0.75", "1"], fontsize=8, color="#555")
+    ax.set_rlabel_position(45)  # radial labels between two axes, away from the axis names
+    ax.set_title("TRACE-CRS axes (1 = best)", pad=24)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=min(3, max(1, len(series))), fontsize=9,
+              frameon=False)  # fmt: skip
     for ext in ("png", "svg"):
         path = out / f"axes_radar.{ext}"
         fig.savefig(path, bbox_inches="tight", dpi=120, metadata={"Date": None} if ext == "svg" else None)
         written.append(path)
     plt.close(fig)
 
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(8, 4.5))
     width = 0.8 / max(1, len(series))
     for k, (name, values) in enumerate(series):
-        ax.bar([i + k * width for i in range(len(AXIS_NAMES))], values, width=width, label=name)
+        bars = ax.bar([i + k * width for i in range(len(AXIS_NAMES))], values, width=width, label=name)
+        if len(series) <= 4:  # value labels stay legible for a few systems only
+            ax.bar_label(bars, labels=[f"{v:.2f}" for v in values], fontsize=7, padding=2)
     ax.set_xticks([i + width * (len(series) - 1) / 2 for i in range(len(AXIS_NAMES))])
     ax.set_xticklabels(list(AXIS_NAMES))
-    ax.set_ylim(0, 1)
+    ax.set_ylim(0, 1.08)
+    ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     ax.set_ylabel("axis score (1 = best)")
-    ax.legend(fontsize=8)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=min(3, max(1, len(series))), fontsize=9,
+              frameon=False)  # fmt: skip
     for ext in ("png", "svg"):
         path = out / f"axes_bar.{ext}"
         fig.savefig(path, bbox_inches="tight", dpi=120, metadata={"Date": None} if ext == "svg" else None)

@@ -6,7 +6,7 @@ import csv
 import io
 import json
 
-from groundtrace.crs.report.leaderboard import HEADLINE, Report
+from groundtrace.crs.report.leaderboard import HEADLINE, Report, all_metrics
 
 
 def fmt(value: float | None, digits: int = 3) -> str:
@@ -17,7 +17,7 @@ def _cell(report: Report, label: str, setting: str, metric: str) -> str:
     row = next(r for r in report.rows if r.label == label and r.setting == setting)
     cell = row.cells.get(metric)
     if cell is None:
-        return "—"
+        return "unavailable" if metric in row.unavailable else "—"
     if cell.ci_low is None:
         return fmt(cell.value)
     return f"{fmt(cell.value)} [{fmt(cell.ci_low)}, {fmt(cell.ci_high)}]"
@@ -28,7 +28,10 @@ def _md_escape(text: str) -> str:
 
 
 def markdown(report: Report) -> str:
-    """Leaderboards per setting (headline metrics, value [95% CI]), tests, breakdowns and notes."""
+    """Leaderboards per setting (headline metrics, then all metrics; value [95% CI]), tests, breakdowns
+    and notes."""
+    from groundtrace.crs.metrics import parse_metric
+
     lines = ["# TRACE-CRS leaderboard", ""]
     for setting in report.settings():
         rows = [r for r in report.rows if r.setting == setting]
@@ -49,17 +52,29 @@ def markdown(report: Report) -> str:
                 f"seed {report.seed}]. t2r: lower is better."
             ),
             "",
+            f"### All metrics, {setting} set",
+            "",
+            "| metric | axis | better | " + " | ".join(_md_escape(r.label) for r in rows) + " |",
+            "|---|---|---|" + "---|" * len(rows),
         ]
+        for m in all_metrics(report, setting):
+            spec = parse_metric(m)
+            arrow = "↑" if spec.higher_is_better else "↓"
+            cells = " | ".join(_cell(report, r.label, setting, m) for r in rows)
+            lines.append(f"| {m} | {spec.axis} | {arrow} | {cells} |")
+        unavailable = sorted({f"{m}: {why}" for r in rows for m, why in r.unavailable.items()})
+        lines += [""] + [f"Unavailable (not 0) — {u}." for u in unavailable] + ([""] if unavailable else [])
     if report.tests:
         lines += [
             "## Paired significance tests",
             "",
-            "| setting | metric | A | B | n | mean A | mean B | Δ | p perm. | p Holm | p Wilcoxon |",
-            "|---|---|---|---|---|---|---|---|---|---|---|",
+            "| setting | metric | A | B | units | dialogues | mean A | mean B | Δ | p perm. | p Holm | p Wilcoxon |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for t in report.tests:
             lines.append(
-                f"| {t.setting} | {t.metric} | {_md_escape(t.a)} | {_md_escape(t.b)} | {t.n} | {fmt(t.mean_a)} | "
+                f"| {t.setting} | {t.metric} | {_md_escape(t.a)} | {_md_escape(t.b)} | {t.n} | {t.n_dialogues} | "
+                f"{fmt(t.mean_a)} | "
                 f"{fmt(t.mean_b)} | {fmt(t.mean_diff)} | {t.p_permutation:.4g} | {t.p_holm:.4g} | {t.p_wilcoxon:.4g} |"
             )
         lines.append("")

@@ -8,11 +8,15 @@
 * **CI** — percentile bootstrap: the 2.5th and 97.5th percentiles of the resample values
   (:func:`bootstrap_ci`), resamples whose count is 0 left out.
 * **Paired tests** between two runs on the same units (turns for turn metrics, dialogues for dialogue
-  metrics, both values present): differences ``δ_i = a_i − b_i``;
-  the sign-flip permutation test p = (#{|Σ ε_i δ_i| ≥ |Σ δ_i|}) / 2^n over every sign vector ``ε`` when
-  the number n of non-zero differences is ≤ :data:`EXACT_MAX_N` (zeros never change the sum), else
-  (1 + #hits) / (1 + B) over B random sign vectors; and the Wilcoxon
-  signed-rank test (``scipy.stats.wilcoxon``, zero differences dropped; p = 1 when all are 0).
+  metrics, both values present): differences ``δ_i = a_i − b_i``, summed per dialogue,
+  ``Δ_d = Σ_{i∈d} δ_i`` — the dialogue is the exchangeable unit (turns of one dialogue are not
+  independent), so signs are flipped per dialogue. Sign-flip permutation test of ``|Σ_d Δ_d|``:
+  p = #{|Σ ε_d Δ_d| ≥ |Σ Δ_d|} / 2^n over every sign vector ``ε`` when the number n of non-zero
+  ``Δ_d`` is ≤ :data:`EXACT_MAX_N` (zeros never change the sum); else
+  p = min((1 + #hits) / (1 + B), 2·exp(−(ΣΔ)² / (2·ΣΔ²))) over B random sign vectors — the second
+  term is Hoeffding's bound on the exact p (a Rademacher sum), which resolves p-values below the
+  Monte Carlo floor 1/(1+B) so that they survive the Holm adjustment. Wilcoxon signed-rank test
+  (``scipy.stats.wilcoxon``) on the same per-dialogue ``Δ_d`` (zeros dropped; p = 1 when all are 0).
 * **Multiple comparisons** — Holm–Bonferroni over all the tests of a report (:func:`holm`).
 """
 
@@ -55,8 +59,28 @@ def bootstrap_ci(
     return float(lo), float(hi)
 
 
+def cluster_sums(diffs: np.ndarray, groups: list[str] | None) -> np.ndarray:
+    """Per-group sums of ``diffs`` (groups in first-seen order); ``diffs`` itself when ``groups`` is None."""
+    if groups is None:
+        return diffs
+    if len(groups) != len(diffs):
+        raise ValueError(f"{len(groups)} group labels for {len(diffs)} differences")
+    index: dict[str, int] = {}
+    codes = np.array([index.setdefault(g, len(index)) for g in groups], dtype=np.int64)
+    return np.bincount(codes, weights=diffs, minlength=len(index)) if len(diffs) else diffs
+
+
+def hoeffding_bound(diffs: np.ndarray) -> float:
+    """Two-sided Hoeffding bound on the exact sign-flip p: ``min(1, 2·exp(−(Σδ)² / (2·Σδ²)))``."""
+    sq = float(np.sum(diffs * diffs))
+    if sq == 0:
+        return 1.0
+    return min(1.0, 2.0 * float(np.exp(-(float(diffs.sum()) ** 2) / (2.0 * sq))))
+
+
 def sign_flip_pvalue(diffs: np.ndarray, rng: np.random.Generator, resamples: int = 1000) -> float:
-    """Two-sided paired permutation p-value of ``Σ δ`` (exact for n ≤ EXACT_MAX_N; module docstring)."""
+    """Two-sided paired permutation p-value of ``Σ δ`` over independent units ``δ`` (module docstring:
+    exact for n ≤ EXACT_MAX_N, else Monte Carlo capped by Hoeffding's bound)."""
     diffs = diffs[diffs != 0]  # a zero difference adds 0 whatever its sign
     n = len(diffs)
     if n == 0:
@@ -71,7 +95,7 @@ def sign_flip_pvalue(diffs: np.ndarray, rng: np.random.Generator, resamples: int
     for start in range(0, resamples, CHUNK):
         signs = rng.choice(np.array([1.0, -1.0]), size=(min(CHUNK, resamples - start), n))
         hits += int(np.sum(np.abs(signs @ diffs) >= observed - tol))
-    return (1 + hits) / (1 + resamples)
+    return min((1 + hits) / (1 + resamples), hoeffding_bound(diffs))
 
 
 def wilcoxon_pvalue(diffs: np.ndarray) -> float:
@@ -105,6 +129,7 @@ class PairedTest:
     a: str
     b: str
     n: int
+    n_dialogues: int
     mean_a: float | None
     mean_b: float | None
     mean_diff: float | None
@@ -122,19 +147,23 @@ def paired_test(
     ys: np.ndarray,
     rng: np.random.Generator,
     resamples: int,
+    groups: list[str] | None = None,
 ) -> PairedTest:
-    """Paired test of aligned unit values ``xs`` (run a) and ``ys`` (run b)."""
+    """Paired test of aligned unit values ``xs`` (run a) and ``ys`` (run b); ``groups[i]`` is the dialogue
+    of unit ``i`` (None: every unit is its own dialogue). Signs are flipped per dialogue."""
     diffs = xs - ys
     n = len(diffs)
+    clustered = cluster_sums(diffs, groups)
     return PairedTest(
         setting=setting,
         metric=metric,
         a=a,
         b=b,
         n=n,
+        n_dialogues=len(clustered),
         mean_a=float(xs.mean()) if n else None,
         mean_b=float(ys.mean()) if n else None,
         mean_diff=float(diffs.mean()) if n else None,
-        p_permutation=sign_flip_pvalue(diffs, rng, resamples),
-        p_wilcoxon=wilcoxon_pvalue(diffs),
+        p_permutation=sign_flip_pvalue(clustered, rng, resamples),
+        p_wilcoxon=wilcoxon_pvalue(clustered),
     )
