@@ -165,3 +165,57 @@ def test_output_does_not_depend_on_python_hash_seed(tmp_path) -> None:
         subprocess.run([sys.executable, "-c", code, str(tmp_path / hash_seed)], check=True, env=env, timeout=60)
     for name in FILES:
         assert (tmp_path / "1" / name).read_bytes() == (tmp_path / "2" / name).read_bytes(), name
+
+
+class _Corrupting:
+    """Template realiser that replaces every quote of chosen attempts by text absent from the review.
+
+    Dialogue ``i`` with ``i % 4 == 0`` is corrupted on its first attempt only (regenerated, then kept);
+    ``i % 5 == 0`` on every attempt (dropped after ``max_attempts``)."""
+
+    name = "corrupting"
+
+    def __init__(self) -> None:
+        from groundtrace.crs.realise import TemplateRealiser
+
+        self.inner = TemplateRealiser()
+        self.calls: dict[str, int] = {}
+
+    def realise(self, plan, rng):
+        import re
+
+        d = self.inner.realise(plan, rng)
+        i = int(d.dialogue_id.rsplit("-", 1)[1])
+        k = self.calls.get(d.dialogue_id, 0)
+        self.calls[d.dialogue_id] = k + 1
+        if i % 5 == 0 or (i % 4 == 0 and k == 0):
+            for t in d.turns:
+                if t.cited_tags:
+                    t.text = re.sub(r'"[^"]+"', '"zebra xylophone quartz jukebox"', t.text)
+        return d
+
+
+def test_qc_failures_are_regenerated_or_dropped_and_counted(kb, tmp_path) -> None:
+    from rich.console import Console
+
+    from groundtrace.crs.qc import check_dialogue
+
+    n, attempts = 20, 3
+    report = build_dataset(kb, n, 2, tmp_path, realiser=_Corrupting(), config=BuildConfig(max_attempts=attempts))
+    always = [i for i in range(n) if i % 5 == 0]  # 0, 5, 10, 15 → dropped
+    once = [i for i in range(n) if i % 4 == 0 and i % 5 != 0]  # 4, 8, 12, 16 → kept on attempt 2
+    assert report.dropped == len(always) and report.built == n - len(always)
+    assert report.attempts == n + len(once) + (attempts - 1) * len(always)
+    failed_attempts = len(once) + attempts * len(always)  # each corrupted attempt fails both checks once
+    assert report.qc_failures == {"quote_mismatch": failed_attempts, "span_mismatch": failed_attempts}
+    assert report.dropped_by_reason == {"quote_mismatch": len(always)}
+    data = read_dataset(tmp_path)
+    kept = {d.dialogue_id for d in data.all_dialogues()}
+    assert kept == {f"trace-s2-{i:06d}" for i in range(n) if i not in always}
+    assert all(check_dialogue(d, kb) == [] for d in data.all_dialogues())
+    assert json.loads((tmp_path / "build_report.json").read_text())["qc_failures"] == report.qc_failures
+    console = Console(record=True, width=200)
+    report.print_summary(console)
+    text = console.export_text()
+    assert f"quote_mismatch {failed_attempts}, span_mismatch {failed_attempts}" in text
+    assert f"{n - len(always)} built / {n} requested ({len(always)} dropped)" in text

@@ -235,3 +235,51 @@ def test_llm_realiser_rejects_parroting_and_unnamed_rejections(ctx, openai_clien
         for t in d.turns:
             if t.act in ("accept", "reject_and_refine", "recommend", "compare", "explain"):
                 assert "Sounds lovely" not in t.text
+
+
+def test_llm_realised_dialogues_pass_the_validator_too(ctx, openai_client_cls) -> None:
+    """Both realisers pass the same checks: QC (above) and ``crs validate`` (no error, no uncovered quote)."""
+    from groundtrace.crs.validate import check_dialogue as validate_dialogue
+
+    dialogues, _ = _llm_dialogues(ctx, _faithful, openai_client_cls)
+    for d in dialogues:
+        problems = validate_dialogue(d, ctx.kb)
+        # the 30-POI test city is below the 50-POI open-pool floor: only that warning may appear
+        assert [p for p in problems if p.code != "open-pool"] == []
+        assert all(p.severity == "warning" and "only 30" in p.message for p in problems)
+        assert any(t.quote_spans for t in d.turns)
+        for t in d.turns:
+            for s in t.quote_spans:
+                assert t.text[s.start:s.end] == ctx.kb.review(s.review_id).text[s.review_start:s.review_end]
+
+
+def test_cli_build_with_the_llm_realiser_over_http_then_validate(ctx, tmp_path, monkeypatch, openai_client_cls) -> None:
+    """``crs build --realiser llm --llm http://…#MODEL`` end to end, then ``crs validate`` accepts it."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from groundtrace.cli import app
+    from groundtrace.core.llm.wire_server import WireServer
+    from groundtrace.crs.kb_store import save_kb
+
+    monkeypatch.setenv("GROUNDTRACE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("GROUNDTRACE_LLM_API_KEY", "x")
+    kb_path = save_kb(ctx.kb, tmp_path / "kb.sqlite")
+    runner = CliRunner()
+    with WireServer(_faithful) as server:
+        result = runner.invoke(app, ["crs", "build", "--kb", str(kb_path), "--dialogues", "4", "--seed", "3",
+                                     "--out", str(tmp_path / "ds"), "--realiser", "llm",
+                                     "--llm", f"{server.base_url}#test-model", "--workers", "2"])
+        assert result.exit_code == 0, result.output
+        assert server.requests
+    report = json.loads((tmp_path / "ds" / "build_report.json").read_text())
+    assert report["realiser"] == "llm" and report["built"] == 4
+    assert report["realiser_fallback_turns"] == 0 and report["llm_usage"]["calls"] >= 4 * 8
+    lines = [json.loads(x) for s in ("train", "validation", "test")
+             for x in (tmp_path / "ds" / f"{s}.jsonl").read_text().splitlines()]
+    assert len(lines) == 4 and all(d["realiser"] == "llm" for d in lines)
+    assert all(" should suit you (" in t["text"] for d in lines for t in d["turns"] if t["act"] == "recommend")
+    checked = runner.invoke(app, ["crs", "validate", str(tmp_path / "ds"), "--kb", str(kb_path)])
+    assert checked.exit_code == 0, checked.output
+    assert "0 error(s)" in checked.output and "quote-uncovered" not in checked.output
