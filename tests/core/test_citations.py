@@ -539,3 +539,11 @@ def test_abbreviation_is_the_whole_word_before_the_period() -> None:
     assert _sentences("See e.g. Next. And xe.g. Next") == ["See e.g. Next.", "And xe.g.", "Next"]
     assert _sentences("Go to p. 12. Then p. Two.") == ["Go to p. 12.", "Then p.", "Two."]
     assert _sentences("Met J. Doe. Then A.. Next") == ["Met J. Doe.", "Then A..", "Next"]
+
+
+def test_regex_classes_match_str_methods_on_every_code_point() -> None:
+    # the parser replaces str.isalnum()/str.isspace() calls by these regex classes
+    alnum, space = re.compile(r"[^\W_]"), re.compile(r"\s")
+    everything = "".join(map(chr, range(0x110000)))
+    assert "".join(alnum.findall(everything)) == "".join(filter(str.isalnum, everything))
+    assert "".join(space.findall(everything)) == "".join(filter(str.isspace, everything))

@@ -170,19 +170,20 @@ def strip_tags(text: str, prefix: str = "R") -> str:
     return _strip_re(prefix).sub("", text) if "[" in text else text
 
 
-_OPENER_RE = re.compile("[" + re.escape("".join(_QUOTE_CLOSERS)) + "]")
-_CLOSER_RE = re.compile("[" + re.escape("".join(set("".join(_QUOTE_CLOSERS.values())))) + "]")
+_OPENERS = re.escape("".join(_QUOTE_CLOSERS))
+_CLOSERS = re.escape("".join(sorted(set("".join(_QUOTE_CLOSERS.values())))))
+# [^\W_] is exactly str.isalnum() and \s exactly str.isspace() (tests check every code point). The mark's
+# class comes first so that the regex engine skips ahead to candidate marks. An opener is not after a
+# letter/digit and is before a non-space; a closer is after a non-space and not before a letter/digit.
+_OPENER_RE = re.compile(rf"[{_OPENERS}](?<![^\W_][{_OPENERS}])(?=\S)")
+_CLOSER_RE = re.compile(rf"[{_CLOSERS}](?<=\S[{_CLOSERS}])(?![^\W_])")
 
 
 def _valid_closers(text: str) -> dict[str, list[int]]:
-    """Sorted positions of each closing mark that may close a quote (follows a non-space, is not
-    followed by a letter or digit)."""
+    """Sorted positions of each closing mark that may close a quote."""
     out: dict[str, list[int]] = {}
-    last = len(text) - 1
     for m in _CLOSER_RE.finditer(text):
-        k = m.start()
-        if k > 0 and not text[k - 1].isspace() and not (k < last and text[k + 1].isalnum()):
-            out.setdefault(m.group(), []).append(k)
+        out.setdefault(m.group(), []).append(m.start())
     return out
 
 
@@ -199,7 +200,7 @@ def find_quotes(text: str) -> list[QuotedSpan]:
     resume, line_end = 0, -1
     for m in _OPENER_RE.finditer(text):
         i, ch = m.start(), m.group()
-        if i < resume or i + 1 >= n or text[i + 1].isspace() or (i > 0 and text[i - 1].isalnum()):
+        if i < resume:
             continue
         if i > line_end:  # openers come in order: find each line's end once
             line_end = text.find("\n", i)
@@ -281,7 +282,8 @@ def _line_sentences(
         if word < start:
             found = _ALNUM_RE.search(text, start, hi)
             word = found.start() if found else hi
-            number_end = _number_end(text, start, hi)
+            # a bare number starts with a digit, which is its first letter/digit too
+            number_end = _number_end(text, start, hi) if word < hi and text[word].isdigit() else -1
         if word >= mark or number_end >= mark:
             continue  # "!!!" or a list number "1." (text[start:mark].strip().isdigit())
         inside = bisect_left(quote_starts, end) - 1  # the last quote opening before `end`
