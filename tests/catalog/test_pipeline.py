@@ -210,3 +210,30 @@ def test_real_samples_publish_only_verified_values(tmp_path: Path, fmt: str, par
                 assert r.verdict.verdict.value == "PASS"
         if r.verdict.verdict.value == "PASS" and r.candidate.value is not None:
             assert r.verdict.quote_verified
+
+
+def test_sigkilled_process_resumes_without_loss_or_duplicates(demo: tuple, tmp_path: Path) -> None:
+    """A real ``kill -9`` of ``groundtrace catalog enrich`` as soon as it has written something."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    paths, _, reference = demo
+    out = tmp_path / "killed.jsonl"
+    args = ["catalog", "enrich", str(paths.skus), "--out", str(out), "--feed", str(paths.feed),
+            "--corpus", str(paths.corpus), "--no-progress"]
+    code = "import sys; from groundtrace.cli import main; sys.argv = ['groundtrace'] + sys.argv[1:]; main()"
+    proc = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if out.exists() and out.stat().st_size > 0:
+            os.kill(proc.pid, signal.SIGKILL)
+            break
+        time.sleep(0.005)
+    proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL  # killed mid-run, not finished
+    summary = run_enrich(paths.skus, out, EnrichConfig(feed=paths.feed, corpus=paths.corpus))
+    assert summary.skus_done_before < summary.skus_read
+    assert out.read_text(encoding="utf-8") == reference.read_text(encoding="utf-8")
