@@ -12,10 +12,9 @@ Implementations are registered in :data:`LLM_CLIENTS` (``openai`` for any OpenAI
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
+from typing import Any, Literal, Protocol, TypedDict, Unpack, runtime_checkable
 
 from pydantic import BaseModel, Field
-from typing_extensions import Unpack
 
 from groundtrace.core.registry import Registry
 

@@ -32,10 +32,9 @@ import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict, Unpack
 
 from pydantic import BaseModel
-from typing_extensions import Unpack
 
 from groundtrace.core.llm.base import (
     CallOptions,

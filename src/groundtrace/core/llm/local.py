@@ -20,9 +20,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any
-
-from typing_extensions import Unpack
+from typing import Any, Unpack
 
 from groundtrace.core.llm.base import LLMError
 from groundtrace.core.llm.engine import EngineOptions, FormatRejectedError, StructuredLLMClient, WireAnswer

@@ -18,9 +18,7 @@ import json
 import re
 import threading
 import weakref
-from typing import Any
-
-from typing_extensions import Unpack
+from typing import Any, Unpack
 
 from groundtrace.core.llm.base import LLMError
 from groundtrace.core.llm.config import LLMSettings, load_settings
