@@ -221,7 +221,7 @@ def test_rule3_generic_page_only_is_unverified_and_search_decides() -> None:
     search = MemorySearch(OFFICIAL.model_copy(update={"text": OFFICIAL.text.replace("UPC 012345678905. ", "")}))
     label, failure, why, _ = _judge(cand, [GENERIC], search, sku=sku)
     assert (label, failure) == (VerdictLabel.FAIL, FailureType.INCORRECT_VALUE) and "shelf_stable" in why
-    assert search.queries[0] == "Acme Acme Crunch Granola, Vanilla, 16 oz Storage"
+    assert search.queries[0] == "Acme Crunch Granola, Vanilla, 16 oz Storage"
     # a confirming exact-match page → PASS with its URL
     cand2 = _cand("storage", "shelf_stable", _ev(GENERIC, "Granola."))
     search2 = MemorySearch(OFFICIAL)
@@ -259,3 +259,16 @@ def test_judge_over_scout_result_verdicts_every_candidate(tmp_path: Path) -> Non
         if v.verdict == VerdictLabel.PASS and scout.candidates[slug].status == CandidateStatus.EXTRACTED:
             assert v.quote_verified
     assert "rule" in JUDGES and "llm" in JUDGES
+
+
+def test_judge_search_runs_each_query_once_per_sku() -> None:
+    search = MemorySearch(OFFICIAL)
+    a = _cand("storage", "refrigerated", _ev(GENERIC, "Keep refrigerated after opening."))
+    b = _cand("packaging_type", "bag", _ev(GENERIC, "Granola."))
+    scout = ScoutResult(sku_id="S1", category="grocery", template="grocery", candidates={"storage": a,
+                        "packaging_type": b}, documents=[GENERIC])
+    RuleJudge(search).judge(SKU1, scout, GROCERY)
+    # brand+name+attribute differs per attribute; the GTIN query is shared
+    assert sorted(search.queries) == sorted(["Acme Crunch Granola, Vanilla, 16 oz Storage",
+                                             "Acme Crunch Granola, Vanilla, 16 oz Packaging type",
+                                             "012345678905"])

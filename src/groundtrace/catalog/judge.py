@@ -260,7 +260,7 @@ class RuleJudge:
 
     def judge(self, sku: SKU, scout: ScoutResult, template: CategoryTemplate) -> dict[str, Verdict]:
         out: dict[str, Verdict] = {}
-        page_cache: dict[str, tuple[Document | None, bool]] = {}
+        page_cache: dict[str, Any] = {}
         for slug, candidate in scout.candidates.items():
             spec = template.attribute(slug)
             failed, verified = deterministic_check(candidate, spec, scout, self.name)
@@ -272,7 +272,7 @@ class RuleJudge:
 
     def judge_one(self, sku: SKU, candidate: Candidate, spec: AttributeSpec, scout: ScoutResult,
                   template: CategoryTemplate, verified: bool,
-                  page_cache: dict[str, tuple[Document | None, bool]] | None = None) -> Verdict:
+                  page_cache: dict[str, Any] | None = None) -> Verdict:
         """Rules 1-5 for one candidate that passed :func:`deterministic_check`."""
         sup = Supporter(sku, spec, template, self.extractor)
         internal_docs = [d for d in scout.documents if d.source in INTERNAL_SOURCES]
@@ -321,7 +321,8 @@ class RuleJudge:
         exact_urls = [d.source_ref for ev, d in web if self._exact(sku, d)]
         if all(s >= 1.0 for s in scores) and exact_urls and direct(web):
             return v(VerdictLabel.PASS, "exact-match product page states the value", url=exact_urls[0])
-        confirm, contradict = self._search(sku, candidate, spec, template, sup, page_cache or {})
+        confirm, contradict = self._search(sku, candidate, spec, template, sup,
+                                           page_cache if page_cache is not None else {})
         if confirm and contradict:
             return v(VerdictLabel.UNCERTAIN, "exact-match pages disagree on the value", url=confirm[0])
         if contradict:
@@ -360,14 +361,17 @@ class RuleJudge:
 
     def queries(self, sku: SKU, spec: AttributeSpec) -> list[str]:
         """brand + MPN + name + attribute, then the GTIN (seed Appendix A, rule 3)."""
-        parts = [p for p in (sku.brand, sku.mpn, sku.title, spec.name) if p]
-        out = [" ".join(dict.fromkeys(parts))]
+        title = sku.title.strip()
+        brand = (sku.brand or "").strip()
+        if brand and title.lower().startswith(brand.lower()):
+            title = title[len(brand):].strip()
+        out = [" ".join(p for p in (brand, sku.mpn, title, spec.name) if p)]
         if sku.gtin and identity.valid_gtin(sku.gtin):
             out.append(sku.gtin.strip())
         return out
 
     def _search(self, sku: SKU, candidate: Candidate, spec: AttributeSpec, template: CategoryTemplate,
-                sup: Supporter, cache: dict[str, tuple[Document | None, bool]]
+                sup: Supporter, cache: dict[str, Any]
                 ) -> tuple[list[str], list[tuple[str, str]]]:
         """(confirming URLs, [(other value, URL)]) from exact-match pages found by searching."""
         if self.search is None:
@@ -378,11 +382,14 @@ class RuleJudge:
         contradict: list[tuple[str, str]] = []
         items = _items(candidate.value)
         for query in self.queries(sku, spec):
-            try:
-                hits = self.search.search(query, self.hits_per_query)
-            except SourceError as exc:
-                log.warning("judge search failed for %s: %s", sku.sku_id, exc)
-                continue
+            key = "query\x00" + query
+            if key not in cache:  # the per-SKU cache also holds query hits (the GTIN query repeats)
+                try:
+                    cache[key] = self.search.search(query, self.hits_per_query)
+                except SourceError as exc:
+                    log.warning("judge search failed for %s: %s", sku.sku_id, exc)
+                    cache[key] = []
+            hits = cache[key]
             for hit in hits:
                 if classify_url(hit.url, sku.brand) is None:
                     continue  # blogs/forums/UGC are never evidence
