@@ -5,7 +5,7 @@
 
 Inputs (seeded ``random.Random``): ``--n`` synthetic review-length sources (600–1,200 characters, with
 curly quotes, dashes and accented words), each paired with one quote of 40–150 characters, cycling
-through three kinds:
+through four kinds:
 
 * ``exact`` — a verbatim substring starting at a word boundary;
 * ``edited`` — such a substring with 1–3 character edits (substitution, deletion or insertion) and its
