@@ -50,7 +50,8 @@ def quotable_sentences(reviews: list[TaggedReview], poi_id: str) -> list[TaggedS
 def render_response(card: CandidateCard | None, poi_id: str, quotes: list[TaggedSentence]) -> str:
     """``I recommend NAME. Reviewers say: "q1" [Rn]. "q2" [Rm].`` (no claims outside the quotes)."""
     name = card.name if card is not None else poi_id
-    stop = "" if name.endswith((".", "!", "?")) else "."  # "Starling Pizza Co." is not followed by another "."
+    # "Starling Pizza Co." is not followed by another "."
+    stop = "" if name.endswith((".", "!", "?")) else "."
     if not quotes:
         return f"I recommend {name}{stop}"
     cited = " ".join(f'"{q.text}" [{q.tag}].' for q in quotes)
