@@ -104,3 +104,65 @@ def test_single_turn_score_is_deterministic(r, text):
     a = score_predictions(DIALOGUES, preds, KB, metrics=METRICS).to_dict()
     b = score_predictions(DIALOGUES, list(reversed(preds)), KB, metrics=METRICS).to_dict()
     assert a == b
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(answer, min_size=len(TURNS), max_size=len(TURNS)))
+def test_dialogue_invariants(answers):
+    table = score_predictions(DIALOGUES, _predictions(answers), KB, metrics=METRICS)
+    for rec in table.dialogues:
+        for name in ("rejection_recovery", "task_success", "rejected_repeat"):
+            value = rec.values[name]
+            assert value is None or 0.0 <= value <= 1.0, (name, value)
+        # T2R = 1 exactly when the first recommendation turn's top-1 is the gold (R@1 of that turn)
+        first = min(t.turn_index for t in table.turns if t.dialogue_id == rec.dialogue_id)
+        r1 = next(
+            t.values["recall@1"]
+            for t in table.turns
+            if (t.dialogue_id, t.turn_index) == (rec.dialogue_id, first)
+        )
+        assert (rec.values["t2r"] == 1.0) == (r1 == 1.0)
+
+
+def _turn_values(ranking, text, metrics):
+    preds = [Prediction(dialogue_id="d3", turn_index=1, ranking=ranking, response=text)]
+    table = score_predictions([d for d in DIALOGUES if d.dialogue_id == "d3"], preds, KB, metrics=metrics)
+    return next(t.values for t in table.turns if t.turn_index == 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.permutations(["P1", "P2", "P3", "P4", "P5"]))
+def test_moving_the_gold_up_never_hurts(order):
+    # gold of d3/1 is P1; swapping it with the item just above can only raise every accuracy metric
+    ranking = list(order)
+    pos = ranking.index("P1")
+    if pos == 0:
+        return
+    better = list(ranking)
+    better[pos - 1], better[pos] = better[pos], better[pos - 1]
+    names = ["recall@1", "recall@3", "mrr", "ndcg@3", "multi_ref_hit@1"]
+    a, b = _turn_values(ranking, "", names), _turn_values(better, "", names)
+    assert all(b[m] >= a[m] for m in names), (a, b)
+    assert b["mrr"] > a["mrr"]  # the reciprocal rank strictly increases
+
+
+clean_piece = st.one_of(
+    st.tuples(fragment, tag).map(lambda ft: f'"{ft[0]}" {ft[1]}.' if ft[0] else f"{ft[1]}."),
+    st.sampled_from(["It is quiet.", "Great sushi [R3].", "Nice patio.", "Loud but fun [R4, R6]."]),
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(clean_piece, max_size=5).map(" ".join), ranking)
+def test_adding_text_moves_grounding_metrics_the_right_way(text, r):
+    names = ["gs", "cd", "citation_rate"]
+    base = _turn_values(r, text, names)
+    # 1. a verbatim quote of V2 under its own tag R2 is grounded: GS cannot drop, the turn now cites
+    grounded = _turn_values(r, f'{text} "Quiet enough to talk" [R2].'.strip(), names)
+    assert grounded["gs"] >= base["gs"] - 1e-12 and grounded["citation_rate"] == 1.0
+    # 2. an unrelated quote under a tag is never grounded: GS cannot rise (and is < 1)
+    fake = _turn_values(r, f'{text} "zebra quantum xylophone jukebox" [R2].'.strip(), names)
+    assert fake["gs"] <= base["gs"] + 1e-12 and fake["gs"] < 1.0
+    # 3. a sentence with no quote, tag or attribute adds only non-citation tokens: CD cannot rise, GS unchanged
+    padded = _turn_values(r, f"{text} Thanks for asking and have a lovely evening.".strip(), names)
+    assert padded["cd"] <= base["cd"] + 1e-12 and padded["gs"] == base["gs"]
