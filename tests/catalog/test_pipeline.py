@@ -237,3 +237,34 @@ def test_sigkilled_process_resumes_without_loss_or_duplicates(demo: tuple, tmp_p
     summary = run_enrich(paths.skus, out, EnrichConfig(feed=paths.feed, corpus=paths.corpus))
     assert summary.skus_done_before < summary.skus_read
     assert out.read_text(encoding="utf-8") == reference.read_text(encoding="utf-8")
+
+
+def test_concurrency_is_bounded_by_workers(demo: tuple, tmp_path: Path) -> None:
+    import threading
+    import time
+
+    paths, config, reference = demo
+    comp = build_components(config)
+    lock = threading.Lock()
+    state = {"now": 0, "max": 0}
+
+    class Counting:
+        def __init__(self, inner: object) -> None:
+            self.inner = inner
+
+        def scout(self, sku: SKU) -> object:
+            with lock:
+                state["now"] += 1
+                state["max"] = max(state["max"], state["now"])
+            try:
+                time.sleep(0.02)
+                return self.inner.scout(sku)  # type: ignore[attr-defined]
+            finally:
+                with lock:
+                    state["now"] -= 1
+
+    comp.scout = Counting(comp.scout)
+    out = tmp_path / "bounded.jsonl"
+    run_enrich(paths.skus, out, config.model_copy(update={"workers": 3}), components=comp)
+    assert 1 <= state["max"] <= 3
+    assert out.read_bytes() == reference.read_bytes()
