@@ -57,6 +57,18 @@ def test_reads_jsonl_and_csv_reporting_bad_lines(tmp_path: Path) -> None:
     assert [i.split(": ")[0] for i in issues] == [f"{csv_path}:3", f"{csv_path}:4"]
 
 
+def test_reads_parquet(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "skus.parquet"
+    pq.write_table(pa.table({"sku_id": ["P1", "P2"], "title": ["Acme Granola 16 oz", None],
+                             "category": ["grocery", "grocery"], "Net Wt": ["16 oz", None]}), path)
+    skus, issues = read_skus(path)
+    assert [s.sku_id for s in skus] == ["P1"] and skus[0].specs == {"Net Wt": "16 oz"}
+    assert len(issues) == 1 and issues[0].startswith(f"{path}:2: invalid SKU: title")
+
+
 def test_one_line_per_sku_attribute(demo: tuple) -> None:
     paths, _, reference = demo
     rows = _lines(reference)

@@ -2,9 +2,9 @@
 
 ``run_enrich(skus_path, out_path, config) -> EnrichSummary``:
 
-* **input** — SKU records as JSONL (one :class:`~groundtrace.catalog.model.SKU` per line) or CSV (columns
-  = SKU fields; ``specs`` / ``images`` may hold JSON; any other column becomes a spec). A malformed
-  line is reported as ``file:line: message`` and skipped; the rest is processed. A repeated sku_id is
+* **input** — SKU records as JSONL (one :class:`~groundtrace.catalog.model.SKU` per line), CSV or Parquet
+  (columns = SKU fields; ``specs`` / ``images`` may hold JSON; any other column becomes a spec; Parquet
+  rows are numbered from 1). A malformed line is reported as ``file:line: message`` and skipped; the rest is processed. A repeated sku_id is
   reported and processed once.
 * **offline by default** — built-in templates, the offline extractive engine, the rule judge and the
   built-in policy; ``llm`` switches the Scout to the LLM engine, ``judge="llm"`` the Judge.
@@ -117,8 +117,19 @@ def _csv_sku(row: dict[str, str]) -> SKU:
 
 
 def iter_skus(path: Path) -> Iterator[tuple[int, SKU | str]]:
-    """``(line, SKU)`` or ``(line, problem)`` for every record of a JSONL or CSV file."""
+    """``(line, SKU)`` or ``(line, problem)`` for every record of a JSONL, CSV or Parquet file."""
     path = Path(path)
+    if path.suffix.lower() in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        for row_number, record in enumerate(pq.read_table(path).to_pylist(), start=1):
+            try:
+                row = {k: (v if isinstance(v, str) else json.dumps(v) if isinstance(v, dict | list)
+                           else "" if v is None else str(v)) for k, v in record.items()}
+                yield row_number, _csv_sku(row)
+            except (ValidationError, ValueError, json.JSONDecodeError, AttributeError) as exc:
+                yield row_number, _problem(exc)
+        return
     if path.suffix.lower() == ".csv":
         with path.open(encoding="utf-8", newline="") as fh:
             reader = csv.DictReader(fh)
