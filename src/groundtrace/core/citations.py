@@ -246,9 +246,9 @@ def _is_abbreviation(text: str, lo: int, dot: int, next_char: str) -> bool:
 
     ``lo`` is the start of its line; ``next_char`` the first non-space character after the end mark.
     """
+    if dot == lo or text[dot - 1] not in _ASCII_LETTERS:
+        return False  # no word right before the period
     word = _word_before(text, max(lo, dot - _WORD_WINDOW), dot)
-    if not word:
-        return False
     if len(word) == 1 and word.isupper():
         return True  # an initial: "J. K. Rowling"
     lower = word.lower()
@@ -354,12 +354,24 @@ def _has_words(text: str, a: int, b: int) -> bool:
     return _ALNUM_RE.search(text, a, b) is not None
 
 
-def _claim(text: str, a: int, b: int, quotes: list[QuotedSpan], tags: list[Tag], prefix: str) -> CitedClaim:
+def _claim(
+    text: str,
+    a: int,
+    b: int,
+    quotes: list[QuotedSpan],
+    quote_starts: list[int],
+    tags: list[Tag],
+    strip: re.Pattern[str],
+) -> CitedClaim:
     a = _LEAD_RE.match(text, a, b).end()  # type: ignore[union-attr]
     while b > a and text[b - 1].isspace():
         b -= 1
-    inner = [q for q in quotes if a <= q.start < b]
-    return CitedClaim(strip_tags(text[a:b], prefix).strip(), a, b, inner, tags)
+    piece = text[a:b]
+    if "[" in piece:
+        piece = strip.sub("", piece)  # strip_tags
+    return CitedClaim(
+        piece.strip(), a, b, quotes[bisect_left(quote_starts, a) : bisect_left(quote_starts, b)], tags
+    )
 
 
 def parse_citations(text: str, prefix: str = "R") -> list[CitedClaim]:
@@ -371,6 +383,7 @@ def parse_citations(text: str, prefix: str = "R") -> list[CitedClaim]:
     groups = find_tag_groups(text, prefix)
     quotes = find_quotes(text)
     quote_starts = [q.start for q in quotes]
+    strip = _strip_re(prefix)
     claims: list[CitedClaim] = []
     g, n_groups = 0, len(groups)
     for s0, s1 in _sentences(text, quotes, quote_starts):
@@ -399,14 +412,5 @@ def parse_citations(text: str, prefix: str = "R") -> list[CitedClaim]:
         elif trailing_quote or pending or _has_words(text, cursor, s1):
             segments.append([cursor if segments else s0, s1, pending])
         for a, b, tags in segments:
-            claims.append(
-                _claim(
-                    text,
-                    a,
-                    b,
-                    quotes[bisect_left(quote_starts, a) : bisect_left(quote_starts, b)],
-                    tags,
-                    prefix,
-                )
-            )
+            claims.append(_claim(text, a, b, quotes, quote_starts, tags, strip))
     return claims
