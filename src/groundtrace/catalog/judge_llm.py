@@ -111,9 +111,15 @@ def data_block(label: str, body: str, **attrs: str) -> str:
 
 
 def _candidate_view(c: Candidate) -> dict[str, Any]:
-    return {"status": c.status.value, "value": c.value, "confidence": c.confidence,
-            "evidence": [{"source": e.source, "source_type": e.source_type, "source_ref": e.source_ref,
-                          "quote": e.quote} for e in c.evidence]}
+    """Compact view (small models have small contexts): abstentions carry only their status."""
+    if c.status != CandidateStatus.EXTRACTED or c.value is None:
+        return {"status": c.status.value}
+    return {"status": c.status.value, "value": c.value, "confidence": round(c.confidence, 2),
+            "evidence": [{"source_ref": e.source_ref, "quote": e.quote} for e in c.evidence]}
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def build_messages(sku: SKU, scout: ScoutResult, candidates: dict[str, Candidate],
@@ -123,9 +129,8 @@ def build_messages(sku: SKU, scout: ScoutResult, candidates: dict[str, Candidate
     context = {"sku_id": sku.sku_id, "title": sku.title, "brand": sku.brand, "category": sku.category,
                "gtin": sku.gtin, "mpn": sku.mpn}
     parts = ["Judge every candidate below for this SKU.",
-             data_block("SKU_CONTEXT", json.dumps(context, ensure_ascii=False, indent=1)),
-             data_block("CANDIDATE_VALUES", json.dumps({s: _candidate_view(c) for s, c in candidates.items()},
-                                                       ensure_ascii=False, indent=1))]
+             data_block("SKU_CONTEXT", _json(context)),
+             data_block("CANDIDATE_VALUES", _json({s: _candidate_view(c) for s, c in candidates.items()}))]
     cited = {ev.source_ref for c in candidates.values() for ev in c.evidence}
     for doc in scout.documents:
         if doc.source == "web" and doc.source_ref not in cited:
@@ -143,7 +148,7 @@ class LLMJudge:
     name = "llm"
 
     def __init__(self, llm: Any, *, search: Any = None, temperature: float = 0.0, max_doc_chars: int = 4000,
-                 tokens_per_verdict: int = 100) -> None:
+                 tokens_per_verdict: int = 80) -> None:
         self.llm = llm
         self.tokens_per_verdict = tokens_per_verdict
         self.search = search  # kept for interface parity; the LLM judges from the stored evidence
