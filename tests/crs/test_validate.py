@@ -161,3 +161,81 @@ def test_cli_validate_exit_codes(kb: KnowledgeBase, tmp_path: Path) -> None:
     assert as_json.exit_code == 1 and as_json.output.count('"severity"') >= 10
     missing = runner.invoke(app, ["crs", "validate", str(tmp_path / "nope")])
     assert missing.exit_code == 2
+
+
+# -- the strict fast path never accepts what the JSON Schema rejects ----------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**40), 2**40)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from(["", "user", "system", "recommend", "train", "Easy", "cuisine", "R1", "p1", "0", "3", "4.5"])
+    | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+def _paths(node: object, prefix: tuple = ()) -> list[tuple]:
+    out = [prefix]
+    if isinstance(node, dict):
+        for k, v in node.items():
+            out.extend(_paths(v, (*prefix, k)))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            out.extend(_paths(v, (*prefix, i)))
+    return out
+
+
+def _base_objects() -> list[dict]:
+    import json
+
+    lines = (DATA / "train.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(x) for x in lines if x.strip()][:2]
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_strict_acceptance_implies_schema_acceptance(data: st.DataObject) -> None:
+    import copy
+    import json
+
+    from groundtrace.crs.validate import _schema_validator, strict_parse
+
+    obj = copy.deepcopy(data.draw(st.sampled_from(_base_objects())))
+    for _ in range(data.draw(st.integers(1, 3))):
+        path = data.draw(st.sampled_from(_paths(obj)[1:]))
+        parent = obj
+        for key in path[:-1]:
+            parent = parent[key]
+        action = data.draw(st.sampled_from(["replace", "convert", "delete", "add"]))
+        if action == "convert":  # the same value as another JSON type: what a lax parser would coerce
+            value = parent[path[-1]]
+            if isinstance(value, (bool, int, float, str)) or value is None:
+                kinds = [str, lambda v: [v], lambda v: {"v": v}]
+                if isinstance(value, (bool, int, float)):
+                    kinds += [float, int, bool]
+                parent[path[-1]] = data.draw(st.sampled_from(kinds))(value)
+        elif action == "replace":
+            parent[path[-1]] = data.draw(_JSON_VALUES)
+        elif action == "delete":
+            del parent[path[-1]]
+        elif isinstance(parent, dict):
+            parent[data.draw(st.text(max_size=8))] = data.draw(_JSON_VALUES)
+        else:
+            parent.append(data.draw(_JSON_VALUES))
+    raw = json.dumps(obj).encode()
+    if strict_parse(raw) is not None:
+        errors = [e.message for e in _schema_validator().iter_errors(json.loads(raw))]
+        assert errors == [], raw
+
+
+def test_strict_fast_path_accepts_the_valid_fixture() -> None:
+    from groundtrace.crs.validate import strict_parse
+
+    lines = (DATA / "train.jsonl").read_bytes().splitlines()
+    assert lines and all(strict_parse(x) is not None for x in lines if x.strip())
