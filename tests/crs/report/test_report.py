@@ -89,6 +89,15 @@ def test_leaderboard_values_cis_and_tests(report_dir, runs) -> None:
     assert data["closed_vs_open"][0]["system"] in {"oracle", "random"}
     # radar axes: oracle accuracy maps every accuracy metric to 1
     assert rows[("oracle", "closed")]["axes"]["accuracy"] == 1.0
+    # latency and LLM cost per system come from run.json (reference systems spend no tokens)
+    info = json.loads((runs[1][2] / "run.json").read_text())
+    usage = rows[("random", "closed")]["usage"]
+    assert usage["latency_mean_s"] == info["usage"]["latency_s"]["mean"] > 0
+    assert usage["latency_p95_s"] == info["usage"]["latency_s"]["p95"]
+    assert usage["cost_usd"] == 0.0 and usage["prompt_tokens"] == 0.0
+    # NLI ran without a scorer: unavailable with its reason, the open metrics of a closed run are not listed
+    assert "nli_entailment" in rows[("random", "closed")]["unavailable"]
+    assert "open_recall@1" not in rows[("random", "closed")]["unavailable"]
 
 
 def test_breakdowns_partition_the_dialogues(report_dir, runs) -> None:
@@ -105,6 +114,10 @@ def test_markdown_csv_latex(report_dir) -> None:
     md = (report_dir / "leaderboard.md").read_text()
     assert "## Closed set" in md and "## Open set" in md and "| oracle | 1.000 [1.000, 1.000]" in md
     assert "Breakdown by difficulty" in md and "Holm" in md
+    assert "latency mean / p95 (s) | LLM cost (USD) |" in md and "0.0000 (0 tokens)" in md
+    assert "### All metrics, closed set" in md and "| nli_entailment | grounding | ↑ | unavailable |" in md
+    assert "| hallucinated_attribute_rate | grounding | ↓ |" in md
+    assert md.count("\n| recall@5 | accuracy |") == 1  # every metric once per setting
     rows = list(csv.DictReader(io.StringIO((report_dir / "leaderboard.csv").read_text())))
     r1 = [r for r in rows if r["label"] == "oracle" and r["metric"] == "recall@1"]
     assert len(r1) == 1 and float(r1[0]["value"]) == 1.0

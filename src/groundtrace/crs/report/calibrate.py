@@ -63,8 +63,8 @@ def read_human_labels(path: Path | str) -> HumanLabels:
             turn = None if raw_turn in (None, "") else int(raw_turn)  # type: ignore[arg-type]
         except (TypeError, ValueError):
             errors.append(
-                f"{path}:{number}: label must be a number and turn_index an integer "
-                f"(got {raw_label!r}, {raw_turn!r})"
+                f"{path}:{number}: label must be a finite number and turn_index an integer "
+                f"(got label={raw_label!r}, turn_index={raw_turn!r})"
             )
             continue
         if not did:

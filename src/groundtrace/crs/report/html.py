@@ -18,7 +18,7 @@ from groundtrace.core.quotes import GROUNDED_THRESHOLD, locate_quote
 from groundtrace.crs.kb import KnowledgeBase, open_review_refs
 from groundtrace.crs.predictions import Prediction
 from groundtrace.crs.report.leaderboard import HEADLINE, Report, all_metrics
-from groundtrace.crs.report.render import fmt
+from groundtrace.crs.report.render import cost_text, fmt, latency_text
 from groundtrace.crs.schema import Dialogue, ReviewRef
 
 CSS = """
@@ -114,12 +114,13 @@ def _leaderboard_html(report: Report) -> str:
         out.append(
             f'<h2>{_e(setting.capitalize())} set</h2><div class="scroll"><table><tr><th>system</th>'
             + "".join(f"<th>{_e(m)}</th>" for m in metrics)
-            + "<th>unscorable</th></tr>"
+            + "<th>unscorable</th><th>latency mean / p95 (s)</th><th>LLM cost (USD)</th></tr>"
         )
         for r in rows:
             cells = [_cell_html(r, m) for m in metrics]
             out.append(
-                f"<tr><td>{_e(r.label)}</td>{''.join(cells)}<td>{r.unscorable_turns}/{r.n_turns}</td></tr>"
+                f"<tr><td>{_e(r.label)}</td>{''.join(cells)}<td>{r.unscorable_turns}/{r.n_turns}</td>"
+                f"<td>{_e(latency_text(r.usage))}</td><td>{_e(cost_text(r.usage))}</td></tr>"
             )
         out.append("</table></div>")
         out.append(_all_metrics_html(report, setting, rows))

@@ -67,6 +67,7 @@ class RunRow:
     n_dialogues: int
     n_turns: int
     unavailable: dict[str, str] = field(default_factory=dict)  # metric -> reason (e.g. NLI without a scorer)
+    usage: dict[str, float] = field(default_factory=dict)  # latency mean/p95 (s), tokens and USD per run
 
 
 @dataclass
@@ -154,7 +155,25 @@ def _row(run: RunData, resamples: int, seed: int) -> RunRow:
         n_dialogues=int(run.scores.get("n_dialogues", 0)),
         n_turns=int(run.scores.get("n_turns", 0)),
         unavailable=unavailable_metrics(run),
+        usage=run_usage(run),
     )
+
+
+def run_usage(run: RunData) -> dict[str, float]:
+    """Latency (mean, p95 per turn, s) and LLM usage (tokens, USD in total and per turn) from ``run.json``;
+    empty when the run recorded none (an offline file without latencies still reports zeros)."""
+    usage = run.info.get("usage") or {}
+    if not usage:
+        return {}
+    lat = usage.get("latency_s", {})
+    return {
+        "latency_mean_s": float(lat.get("mean", 0.0)),
+        "latency_p95_s": float(lat.get("p95", 0.0)),
+        "prompt_tokens": float(usage.get("prompt_tokens", 0)),
+        "completion_tokens": float(usage.get("completion_tokens", 0)),
+        "cost_usd": float(usage.get("cost_usd", 0.0)),
+        "cost_usd_per_turn": float(usage.get("cost_usd_per_turn", 0.0)),
+    }
 
 
 def unavailable_metrics(run: RunData) -> dict[str, str]:

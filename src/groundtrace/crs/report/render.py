@@ -23,6 +23,21 @@ def _cell(report: Report, label: str, setting: str, metric: str) -> str:
     return f"{fmt(cell.value)} [{fmt(cell.ci_low)}, {fmt(cell.ci_high)}]"
 
 
+def latency_text(usage: dict[str, float]) -> str:
+    """``0.0123 / 0.0456`` (mean / p95 seconds per turn), ``—`` when not recorded."""
+    if not usage:
+        return "—"
+    return f"{usage['latency_mean_s']:.4f} / {usage['latency_p95_s']:.4f}"
+
+
+def cost_text(usage: dict[str, float]) -> str:
+    """``1.2345 (812+64 tok/turn)``-style total cost with tokens, ``—`` when not recorded."""
+    if not usage:
+        return "—"
+    tokens = int(usage["prompt_tokens"] + usage["completion_tokens"])
+    return f"{usage['cost_usd']:.4f} ({tokens} tokens)"
+
+
 def _md_escape(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -39,12 +54,17 @@ def markdown(report: Report) -> str:
         lines += [
             f"## {setting.capitalize()} set",
             "",
-            "| system | " + " | ".join(metrics) + " | unscorable turns |",
-            "|---|" + "---|" * len(metrics) + "---|",
+            "| system | "
+            + " | ".join(metrics)
+            + " | unscorable turns | latency mean / p95 (s) | LLM cost (USD) |",
+            "|---|" + "---|" * len(metrics) + "---|---|---|",
         ]
         for r in rows:
             cells = " | ".join(_cell(report, r.label, setting, m) for m in metrics)
-            lines.append(f"| {_md_escape(r.label)} | {cells} | {r.unscorable_turns}/{r.n_turns} |")
+            lines.append(
+                f"| {_md_escape(r.label)} | {cells} | {r.unscorable_turns}/{r.n_turns} | {latency_text(r.usage)} | "
+                f"{cost_text(r.usage)} |"
+            )
         lines += [
             "",
             (
