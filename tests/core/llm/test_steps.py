@@ -57,12 +57,17 @@ def test_sync_and_async_pumps_perform_the_same_effects() -> None:
 def test_unhandled_exception_propagates_and_the_program_finishes() -> None:
     log: list[str] = []
 
+    performed: list[object] = []
+
     def perform(effect: object) -> object:
-        raise Boom if effect == "b" else Boom if effect == "a" else None
+        performed.append(effect)
+        if isinstance(effect, Sleep):
+            return None
+        raise Boom  # 'a' fails (handled by the program), then 'b' fails too (not handled)
 
     with pytest.raises(Boom):
-        run_sync(program(log), lambda e: None if isinstance(e, Sleep) else perform(e))
-    assert log == ["closed"]
+        run_sync(program(log), perform)
+    assert performed == ["a", Sleep(1.0), "b"] and log == ["closed"]
 
 
 def test_cancellation_closes_the_program() -> None:
