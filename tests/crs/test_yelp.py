@@ -313,3 +313,44 @@ def test_map_attributes_output_is_always_canonical(raw: dict) -> None:
             assert isinstance(value, str)
         else:
             assert isinstance(value, bool)
+
+
+def test_unpaired_surrogate_lines_are_reported_and_the_rest_kept(tmp_path: Path) -> None:
+    """``"\\ud800"`` decodes to a lone surrogate no UTF-8 file or SQLite text can hold: report, skip, go on."""
+    lines = [
+        '{"review_id": "r0", "business_id": "b1", "stars": 4, "text": "Great food \\ud800 here"}',
+        '{"review_id": "r1", "business_id": "b1", "stars": 4, "text": "Smiles \\ud83d\\ude00 all round"}',
+        '{"review_id": "r2", "business_id": "b1", "stars": 4, "text": "A literal backslash-udon: \\\\udon"}',
+        '{"review_id": "r3", "business_id": "b1", "stars": 4, "text": "Lone low \\uDC00 surrogate"}',
+    ]
+    path = tmp_path / REVIEW_FILE
+    path.write_text("\n".join(lines), encoding="utf-8")
+    errors: list[LineError] = []
+    reviews = list(stream_reviews(path, errors))
+    assert [r.review_id for r in reviews] == ["r1", "r2"]
+    assert reviews[0].text == "Smiles \U0001f600 all round" and reviews[1].text.endswith("\\udon")
+    assert [(e.line, "surrogate" in e.message) for e in errors] == [(1, True), (4, True)]
+    assert str(errors[0]).startswith(f"{path}:1: ")
+
+
+def test_cli_kb_build_survives_a_surrogate_in_a_review(tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from groundtrace.cli import app
+    from groundtrace.crs.kb_store import load_kb
+
+    business = {"business_id": "b1", "name": "X", "city": "T", "latitude": 1.0, "longitude": 2.0,
+                "stars": 4.0, "review_count": 5, "categories": "Restaurants"}
+    (tmp_path / BUSINESS_FILE).write_text(json.dumps(business) + "\n", encoding="utf-8")
+    reviews = [json.dumps({"review_id": f"r{i}", "business_id": "b1", "stars": 4, "text": f"Lovely dinner {i}"})
+               for i in range(3)]
+    reviews[1] = reviews[1].replace("dinner", "dinner \\ud800")
+    (tmp_path / REVIEW_FILE).write_text("\n".join(reviews) + "\n", encoding="utf-8")
+    out = tmp_path / "kb.sqlite"
+    result = CliRunner().invoke(app, ["crs", "kb", "build", "--yelp-dir", str(tmp_path), "--out", str(out),
+                                      "--min-reviews", "1", "--min-review-chars", "0", "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert f"{REVIEW_FILE}:2: unpaired" in result.output.replace("\n", "")
+    assert sorted(load_kb(out).reviews) == ["r0", "r2"]

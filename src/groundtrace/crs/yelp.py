@@ -10,7 +10,8 @@ Real-data quirks handled
   ``"True"``, ``"{'romantic': False, 'classy': None}"``. :func:`parse_literal` decodes them with
   :func:`ast.literal_eval` (never ``eval``) and never raises.
 * ``categories``, ``hours``, ``attributes`` may be null or missing; the last line may lack ``\\n``.
-* A malformed line (bad JSON, not an object, missing required field) is recorded as a
+* A malformed line (bad JSON, invalid UTF-8, an unpaired surrogate escape such as ``"\\ud800"``, not an
+  object, missing required field) is recorded as a
   :class:`~groundtrace.crs.dataset_io.LineError` ``file:line: message`` and skipped; the rest is read.
 
 Category mapping (:data:`CATEGORY_RULES`, first matching rule wins — the precedence):
@@ -386,6 +387,15 @@ def iter_json_lines(
             except (json.JSONDecodeError, UnicodeDecodeError) as exc:
                 errors.append(LineError(file=str(path), line=number, message=f"invalid JSON: {exc}"))
                 continue
+            if (b"\\ud" in raw or b"\\uD" in raw) and not _encodable(obj):
+                errors.append(
+                    LineError(
+                        file=str(path),
+                        line=number,
+                        message="unpaired UTF-16 surrogate escape (e.g. \\ud800): not valid text, line skipped",
+                    )
+                )
+                continue
             if not isinstance(obj, dict):
                 errors.append(
                     LineError(
@@ -398,6 +408,16 @@ def iter_json_lines(
             yield number, obj
     if on_bytes is not None and pending:
         on_bytes(pending)
+
+
+def _encodable(obj: object) -> bool:
+    """False when a string of ``obj`` holds a lone surrogate (JSON ``"\\ud800"``), which no UTF-8 file or
+    SQLite text can store; surrogate *pairs* are decoded by ``json`` into one character and are fine."""
+    try:
+        json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def stream_businesses(
