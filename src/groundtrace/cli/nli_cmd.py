@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -15,45 +16,58 @@ def _fmt(value: float | None, digits: int = 4) -> str:
 
 @app.command("nli-eval")
 def nli_eval(
-    model: str = typer.Option(
-        "lexical",
-        "--model",
-        "-m",
-        help="Registered scorer name (see --list) or a local checkpoint directory.",
-    ),
-    data_dir: Path | None = typer.Option(
-        None,
-        "--data-dir",
-        help="Folder with esnli/ and wice/ (default: ../shared/data/nli from the current directory).",
-    ),
-    limit: int | None = typer.Option(None, "--limit", min=1, help="Score only the first N e-SNLI pairs."),
-    wice_limit: int | None = typer.Option(
-        None, "--wice-limit", min=1, help="Score only the first N WiCE claims."
-    ),
-    datasets: str = typer.Option("esnli,wice", "--datasets", help="Comma-separated subset of: esnli, wice."),
-    wice_premise: str = typer.Option(
-        "retrieved",
-        "--wice-premise",
-        help="WiCE premise: retrieved (top-k sentences), chunks (max), oracle (leaks).",
-    ),
-    top_k: int = typer.Option(5, "--top-k", min=1, help="Sentences kept by --wice-premise retrieved."),
-    chunk_sentences: int = typer.Option(
-        5, "--chunk-sentences", min=1, help="Window size for --wice-premise chunks."
-    ),
-    device: str = typer.Option("auto", "--device", help="auto, cpu or cuda (checkpoint models)."),
-    batch_size: int | None = typer.Option(
-        None,
-        "--batch-size",
-        min=1,
-        help="Pairs per forward pass (default: the model's own; 32 for checkpoints).",
-    ),
-    max_length: int = typer.Option(
-        256, "--max-length", min=8, help="Max tokens per pair (checkpoint models)."
-    ),
-    json_out: Path | None = typer.Option(
-        None, "--json", help="Also write the full report as JSON to this file."
-    ),
-    list_models: bool = typer.Option(False, "--list", help="List the registered scorers and exit."),
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model", "-m", help="Registered scorer name (see --list) or a local checkpoint directory."
+        ),
+    ] = "lexical",
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--data-dir",
+            help="Folder with esnli/ and wice/ (default: ../shared/data/nli from the current directory).",
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="Score only the first N e-SNLI pairs.")
+    ] = None,
+    wice_limit: Annotated[
+        int | None, typer.Option("--wice-limit", min=1, help="Score only the first N WiCE claims.")
+    ] = None,
+    datasets: Annotated[
+        str, typer.Option("--datasets", help="Comma-separated subset of: esnli, wice.")
+    ] = "esnli,wice",
+    wice_premise: Annotated[
+        str,
+        typer.Option(
+            "--wice-premise", help="WiCE premise: retrieved (top-k sentences), chunks (max), oracle (leaks)."
+        ),
+    ] = "retrieved",
+    top_k: Annotated[
+        int, typer.Option("--top-k", min=1, help="Sentences kept by --wice-premise retrieved.")
+    ] = 5,
+    chunk_sentences: Annotated[
+        int, typer.Option("--chunk-sentences", min=1, help="Window size for --wice-premise chunks.")
+    ] = 5,
+    device: Annotated[str, typer.Option("--device", help="auto, cpu or cuda (checkpoint models).")] = "auto",
+    batch_size: Annotated[
+        int | None,
+        typer.Option(
+            "--batch-size",
+            min=1,
+            help="Pairs per forward pass (default: the model's own; 32 for checkpoints).",
+        ),
+    ] = None,
+    max_length: Annotated[
+        int, typer.Option("--max-length", min=8, help="Max tokens per pair (checkpoint models).")
+    ] = 256,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write the full report as JSON to this file.")
+    ] = None,
+    list_models: Annotated[
+        bool, typer.Option("--list", help="List the registered scorers and exit.")
+    ] = False,
 ) -> None:
     """Evaluate an entailment scorer on e-SNLI dev and WiCE dev: accuracy@0.5, AUROC, n, pairs/s."""
     from rich.console import Console

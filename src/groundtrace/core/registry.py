@@ -147,7 +147,9 @@ class Registry(Generic[T]):
             except ImportError as exc:
                 hint = entry.meta.get("install_hint")
                 extra = f"; install it with: {hint}" if hint else ""
-                raise ImportError(f"{self.kind} {entry.name!r} needs {exc.name or module_name}{extra}") from exc
+                raise ImportError(
+                    f"{self.kind} {entry.name!r} needs {exc.name or module_name}{extra}"
+                ) from exc
             target = getattr(module, attr)
             self._check_base(entry.name, target)
             entry.target = target
