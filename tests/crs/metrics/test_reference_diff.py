@@ -119,3 +119,27 @@ def test_fast_equals_reference(dialogues, kb):
     assert compared == len(preds) == 175
     # the corpus really exercises both grounded and ungrounded quotes
     assert grounded_seen[True] > 20 and grounded_seen[False] > 5
+
+
+def test_category_labels_support_terms_in_both_implementations(dialogues):
+    # P9 is a "Bed & Breakfast": no good_for_meal attribute and no review says "breakfast", yet its category
+    # label names the term, so "breakfast" is supported (0 hallucinated); "brunch" is not (1 of 2 mentions).
+    from groundtrace.crs.kb import KnowledgeBase
+    from groundtrace.crs.schema import POI, Review, ReviewRef
+
+    poi = POI(poi_id="P9", name="Rose Inn", city="Tucson", poi_type="hotel", lat=32.2, lon=-110.95, stars=4.0,
+              review_count=1, categories=["Hotels & Travel", "Bed & Breakfast"])  # fmt: skip
+    kb = KnowledgeBase(
+        [poi], [Review(review_id="W1", poi_id="P9", stars=4.0, text="Friendly hosts, spotless sheets.")]
+    )
+    refs = {"R1": ReviewRef(review_id="W1", poi_id="P9")}
+    response = 'Rose Inn serves breakfast and brunch: "Friendly hosts, spotless sheets" [R1].'
+    expected = reference_turn_values(response, ["P9"], refs, kb, load_lexicon())
+    assert expected["hallucinated_attribute_rate"] == 0.5  # breakfast supported by the label, brunch not
+    # any fixture dialogue will do (d2 has no anchor): only its tag table and turn 1 matter here
+    dialogue = next(d for d in dialogues if d.dialogue_id == "d2").model_copy(
+        update={"dialogue_id": "h1", "review_refs": refs}
+    )
+    pred = Prediction(dialogue_id="h1", turn_index=1, ranking=["P9"], response=response)
+    table = score_predictions([dialogue], [pred], kb, metrics=["hallucinated_attribute_rate", "gs"])
+    assert table.turns[0].values == {"hallucinated_attribute_rate": 0.5, "gs": 1.0}

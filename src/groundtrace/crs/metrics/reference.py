@@ -169,7 +169,10 @@ def reference_turn_values(
                     term_id in {m[0] for m in reference_mentions(rv.text, lexicon)}
                     for rv in kb.reviews_of(pid)
                 )
-                ok_term = ok_term or term.supported_by_kb(poi) or in_reviews
+                in_categories = any(  # a "Bed & Breakfast" label supports "breakfast"
+                    term_id in {m[0] for m in reference_mentions(label, lexicon)} for label in poi.categories
+                )
+                ok_term = ok_term or term.supported_by_kb(poi) or in_reviews or in_categories
             bad += not ok_term
         har = bad / len(mentions)
     else:

@@ -159,7 +159,9 @@ def _score(
         if metric.setting not in ("any", setting):
             unavailable[str(metric)] = f"{metric.setting}-set metric; this run's setting is {setting!r}"
         elif metric.requires == "entailment" and entailment is None:
-            unavailable[str(metric)] = "no entailment scorer given (pass entailment=EntailmentScorer)"
+            unavailable[str(metric)] = (
+                "no entailment scorer configured (CLI: --nli NAME|DIR; API: entailment=EntailmentScorer)"
+            )
         else:
             active.append(metric)
 
