@@ -1,6 +1,6 @@
 """Benchmark: ``parse_citations`` calls/s on realistic system responses against the implementation it replaced.
 
-    python benchmarks/bench_citations.py [--dialogues 400] [--rounds 5] [--seed 0]
+    python benchmarks/bench_citations.py [--dialogues 400] [--rounds 5] [--seed 0] [--scoring 0]
 
 Inputs (setup, not timed): the system responses of ``--dialogues`` demo dialogues (``generate_demo_kb`` +
 ``build_dialogues``, template realiser), varied the way ``bench_metrics.py``'s synthetic run varies them
@@ -13,6 +13,11 @@ The old implementation is a frozen copy (below; verbatim but for names and docst
 each round times one pass of the old and one of the new over each corpus (process CPU time; best round
 wins, both measured in the same run under the same load). Reported: calls/s for each and the ratio
 (``> 1`` = new faster). Ratios compare across machines; absolute rates do not.
+
+``--scoring N`` adds the end-to-end view: ``bench_metrics.py``'s synthetic run over N dialogues is scored
+(``score_predictions``, the non-NLI closed-setting metrics, as there) with ``core.citations.parse_citations``
+swapped for the old copy and back, alternating for ``--rounds`` rounds in this one process; the aggregates
+must be equal, and the best CPU time of each is reported.
 """
 
 from __future__ import annotations
@@ -285,11 +290,50 @@ def best_pass(fn: Callable[[str], object], texts: list[str], rounds: int) -> flo
     return best
 
 
+def scoring_ab(n_dialogues: int, seed: int, rounds: int) -> int:
+    """Score one synthetic run with the old and the new parser, alternating (see module docstring)."""
+    from bench_metrics import synthetic_run  # benchmarks/ is on sys.path when run as a script
+
+    from groundtrace.core import citations
+    from groundtrace.crs.build import build_dialogues
+    from groundtrace.crs.demo_kb import generate_demo_kb
+    from groundtrace.crs.metrics import DEFAULT_METRICS, score_predictions
+    from groundtrace.crs.metrics.lexicon import load_lexicon
+
+    kb = generate_demo_kb(seed)
+    dialogues, _ = build_dialogues(kb, n_dialogues, seed)
+    preds = synthetic_run(dialogues, seed)
+    metrics = [m for m in DEFAULT_METRICS if m.requires is None and m.setting != "open"]
+    load_lexicon()
+    new_parse = citations.parse_citations
+    best = {"old": float("inf"), "new": float("inf")}
+    aggregates = {}
+    try:
+        for _ in range(rounds):
+            for name, fn in (("old", _old_parse_citations), ("new", new_parse)):
+                citations.parse_citations = fn  # what crs.metrics._evidence calls
+                t = time.process_time()
+                table = score_predictions(dialogues, preds, kb, metrics=metrics)
+                best[name] = min(best[name], time.process_time() - t)
+                aggregates[name] = table.aggregate
+    finally:
+        citations.parse_citations = new_parse
+    if aggregates["old"] != aggregates["new"]:
+        print("MISMATCH: scoring aggregates differ between old and new parser", file=sys.stderr)
+        return 1
+    n_turns = sum(len(d.recommendation_turns()) for d in dialogues)
+    print(f"scoring {len(metrics)} metrics x {n_turns} turns ({n_dialogues} dialogues, equal aggregates): "
+          f"old parser {best['old']:.2f} s CPU, new {best['new']:.2f} s CPU "
+          f"-> {100 * (1 - best['new'] / best['old']):.0f}% less")  # fmt: skip
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dialogues", type=int, default=400)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--scoring", type=int, default=0, metavar="N", help="also A/B-score N dialogues")
     args = parser.parse_args(argv)
 
     t0 = time.perf_counter()
@@ -322,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
         chars = sum(map(len, texts)) / len(texts)
         print(f"{name:<26} ({chars:>6.0f} chars): old {len(batch) / old_s:>9.0f} calls/s   "
               f"new {len(batch) / new_s:>9.0f} calls/s   ratio {old_s / new_s:5.1f}x")  # fmt: skip
-    return 0
+    return scoring_ab(args.scoring, args.seed, args.rounds) if args.scoring else 0
 
 
 if __name__ == "__main__":
