@@ -331,6 +331,15 @@ def test_unpaired_surrogate_lines_are_reported_and_the_rest_kept(tmp_path: Path)
     assert reviews[0].text == "Smiles \U0001f600 all round" and reviews[1].text.endswith("\\udon")
     assert [(e.line, "surrogate" in e.message) for e in errors] == [(1, True), (4, True)]
     assert str(errors[0]).startswith(f"{path}:1: ")
+    business = tmp_path / BUSINESS_FILE
+    good = '{"business_id": "b%d", "name": "%s", "latitude": 1, "longitude": 2, "stars": 4, "categories": "%s"}'
+    business.write_text(
+        "\n".join([good % (1, "Caf\\ud800", "Cafes"), good % (2, "Fine", "Cafes, X\\udfff"), good % (3, "Ok", "Cafes")]),
+        encoding="utf-8",
+    )
+    errors = []
+    assert [p.poi_id for p in stream_businesses(business, errors)] == ["b3"]
+    assert [e.line for e in errors] == [1, 2] and all("surrogate" in e.message for e in errors)
 
 
 def test_cli_kb_build_survives_a_surrogate_in_a_review(tmp_path: Path) -> None:

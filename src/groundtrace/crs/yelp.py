@@ -294,6 +294,19 @@ class RecordError(ValueError):
     """A well-formed JSON line that is not a usable record (missing or invalid required field)."""
 
 
+SURROGATE_MESSAGE = "unpaired UTF-16 surrogate escape (e.g. \\ud800) in a text field: not valid text"
+
+
+def _require_encodable(*texts: str) -> None:
+    """Raise :class:`RecordError` when a kept string holds a lone surrogate (JSON ``"\\ud800"``), which no
+    UTF-8 file or SQLite text can store (surrogate *pairs* are decoded by ``json`` into one character).
+    Only the strings a record keeps are checked: attribute values are canonical enums and cannot hold one."""
+    try:
+        "".join(texts).encode("utf-8")
+    except UnicodeEncodeError:
+        raise RecordError(SURROGATE_MESSAGE) from None
+
+
 def business_to_poi(obj: dict[str, Any]) -> POI | None:
     """One business object → POI, or None when its categories map to no POI type.
 
@@ -309,7 +322,7 @@ def business_to_poi(obj: dict[str, Any]) -> POI | None:
         raise RecordError(f"missing required field(s): {', '.join(missing)}")
     attrs, price = map_attributes(obj.get("attributes"))
     try:
-        return POI(
+        poi = POI(
             poi_id=str(obj["business_id"]),
             name=str(obj["name"]),
             city=str(obj.get("city") or "").strip(),
@@ -326,6 +339,8 @@ def business_to_poi(obj: dict[str, Any]) -> POI | None:
         )
     except (ValidationError, TypeError, ValueError) as exc:
         raise RecordError(_short_error(exc)) from None
+    _require_encodable(poi.poi_id, poi.name, poi.city, poi.state, poi.address, *poi.categories)
+    return poi
 
 
 def review_from_obj(obj: dict[str, Any]) -> Review:
@@ -335,7 +350,7 @@ def review_from_obj(obj: dict[str, Any]) -> Review:
         raise RecordError(f"missing required field(s): {', '.join(missing)}")
     try:
         date = obj.get("date")
-        return Review(
+        review = Review(
             review_id=str(obj["review_id"]),
             poi_id=str(obj["business_id"]),
             stars=float(obj["stars"]),
@@ -344,6 +359,8 @@ def review_from_obj(obj: dict[str, Any]) -> Review:
         )
     except (ValidationError, TypeError, ValueError) as exc:
         raise RecordError(_short_error(exc)) from None
+    _require_encodable(review.review_id, review.poi_id, review.text, review.date or "")
+    return review
 
 
 def _short_error(exc: Exception) -> str:
@@ -387,15 +404,6 @@ def iter_json_lines(
             except (json.JSONDecodeError, UnicodeDecodeError) as exc:
                 errors.append(LineError(file=str(path), line=number, message=f"invalid JSON: {exc}"))
                 continue
-            if (b"\\ud" in raw or b"\\uD" in raw) and not _encodable(obj):
-                errors.append(
-                    LineError(
-                        file=str(path),
-                        line=number,
-                        message="unpaired UTF-16 surrogate escape (e.g. \\ud800): not valid text, line skipped",
-                    )
-                )
-                continue
             if not isinstance(obj, dict):
                 errors.append(
                     LineError(
@@ -408,16 +416,6 @@ def iter_json_lines(
             yield number, obj
     if on_bytes is not None and pending:
         on_bytes(pending)
-
-
-def _encodable(obj: object) -> bool:
-    """False when a string of ``obj`` holds a lone surrogate (JSON ``"\\ud800"``), which no UTF-8 file or
-    SQLite text can store; surrogate *pairs* are decoded by ``json`` into one character and are fine."""
-    try:
-        json.dumps(obj, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def stream_businesses(
