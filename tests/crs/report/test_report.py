@@ -134,6 +134,8 @@ def test_html_is_self_contained_and_links_tags(report_dir) -> None:
     assert page.startswith("<!DOCTYPE html>") and "<style>" in page and "<svg" in page
     assert 'src="http' not in page and 'href="http' not in page and "<link" not in page
     assert 'class="tag" href="#r0-' in page and '<mark class="ok">' in page
+    assert '<span class="ci">p95 ' in page and " tokens</span>" in page  # latency and cost per run
+    assert "<summary>All metrics, closed set</summary>" in page and 'title="no entailment scorer' in page
 
 
 def _tiny_kb(text: str) -> KnowledgeBase:

@@ -18,7 +18,7 @@ from groundtrace.core.quotes import GROUNDED_THRESHOLD, locate_quote
 from groundtrace.crs.kb import KnowledgeBase, open_review_refs
 from groundtrace.crs.predictions import Prediction
 from groundtrace.crs.report.leaderboard import HEADLINE, Report, all_metrics
-from groundtrace.crs.report.render import cost_text, fmt, latency_text
+from groundtrace.crs.report.render import fmt
 from groundtrace.crs.schema import Dialogue, ReviewRef
 
 CSS = """
@@ -114,13 +114,13 @@ def _leaderboard_html(report: Report) -> str:
         out.append(
             f'<h2>{_e(setting.capitalize())} set</h2><div class="scroll"><table><tr><th>system</th>'
             + "".join(f"<th>{_e(m)}</th>" for m in metrics)
-            + "<th>unscorable</th><th>latency mean / p95 (s)</th><th>LLM cost (USD)</th></tr>"
+            + "<th>unscorable</th><th>latency (s)</th><th>LLM cost (USD)</th></tr>"
         )
         for r in rows:
             cells = [_cell_html(r, m) for m in metrics]
             out.append(
                 f"<tr><td>{_e(r.label)}</td>{''.join(cells)}<td>{r.unscorable_turns}/{r.n_turns}</td>"
-                f"<td>{_e(latency_text(r.usage))}</td><td>{_e(cost_text(r.usage))}</td></tr>"
+                f"{_usage_cells(r.usage)}</tr>"
             )
         out.append("</table></div>")
         out.append(_all_metrics_html(report, setting, rows))
@@ -141,6 +141,17 @@ def _leaderboard_html(report: Report) -> str:
     if report.notes:
         out.append("<ul>" + "".join(f"<li>{_e(n)}</li>" for n in report.notes) + "</ul>")
     return "\n".join(out)
+
+
+def _usage_cells(usage: Mapping[str, float]) -> str:
+    """Latency (mean, p95 below) and LLM cost (USD, tokens below) cells of a leaderboard row."""
+    if not usage:
+        return "<td>—</td><td>—</td>"
+    tokens = int(usage["prompt_tokens"] + usage["completion_tokens"])
+    return (
+        f'<td>{usage["latency_mean_s"]:.4f}<span class="ci">p95 {usage["latency_p95_s"]:.4f}</span></td>'
+        f'<td>{usage["cost_usd"]:.4f}<span class="ci">{tokens} tokens</span></td>'
+    )
 
 
 def _cell_html(row, metric: str) -> str:
