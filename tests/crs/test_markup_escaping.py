@@ -95,6 +95,8 @@ def test_build_summary_and_errors_print_kb_names_literally(tmp_path: Path) -> No
     tiny_dir = tmp_path / "t[bold]"
     tiny_dir.mkdir()
     tiny = save_kb(generate_demo_kb(0, n_per_type=5, reviews_per_poi=1), tiny_dir / "tiny.sqlite")
-    result = CliRunner().invoke(app, ["crs", "build", "--kb", str(tiny), "--dialogues", "2", "--out", str(tmp_path / "p")])
+    result = CliRunner().invoke(
+        app, ["crs", "build", "--kb", str(tiny), "--dialogues", "2", "--out", str(tmp_path / "p")]
+    )
     assert result.exit_code == 1
     assert "t[bold]/tiny.sqlite" in _flat(result.output)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from groundtrace.cli import app
@@ -165,15 +167,14 @@ def test_cli_validate_exit_codes(kb: KnowledgeBase, tmp_path: Path) -> None:
 
 # -- the strict fast path never accepts what the JSON Schema rejects ----------------------------------
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
 _JSON_VALUES = st.recursive(
     st.none()
     | st.booleans()
     | st.integers(-(2**40), 2**40)
     | st.floats(allow_nan=False, allow_infinity=False)
-    | st.sampled_from(["", "user", "system", "recommend", "train", "Easy", "cuisine", "R1", "p1", "0", "3", "4.5"])
+    | st.sampled_from(
+        ["", "user", "system", "recommend", "train", "Easy", "cuisine", "R1", "p1", "0", "3", "4.5"]
+    )
     | st.text(max_size=6),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
     max_leaves=6,

@@ -332,9 +332,17 @@ def test_unpaired_surrogate_lines_are_reported_and_the_rest_kept(tmp_path: Path)
     assert [(e.line, "surrogate" in e.message) for e in errors] == [(1, True), (4, True)]
     assert str(errors[0]).startswith(f"{path}:1: ")
     business = tmp_path / BUSINESS_FILE
-    good = '{"business_id": "b%d", "name": "%s", "latitude": 1, "longitude": 2, "stars": 4, "categories": "%s"}'
+    good = (
+        '{"business_id": "b%d", "name": "%s", "latitude": 1, "longitude": 2, "stars": 4, "categories": "%s"}'
+    )
     business.write_text(
-        "\n".join([good % (1, "Caf\\ud800", "Cafes"), good % (2, "Fine", "Cafes, X\\udfff"), good % (3, "Ok", "Cafes")]),
+        "\n".join(
+            [
+                good % (1, "Caf\\ud800", "Cafes"),
+                good % (2, "Fine", "Cafes, X\\udfff"),
+                good % (3, "Ok", "Cafes"),
+            ]
+        ),
         encoding="utf-8",
     )
     errors = []
@@ -350,16 +358,41 @@ def test_cli_kb_build_survives_a_surrogate_in_a_review(tmp_path: Path) -> None:
     from groundtrace.cli import app
     from groundtrace.crs.kb_store import load_kb
 
-    business = {"business_id": "b1", "name": "X", "city": "T", "latitude": 1.0, "longitude": 2.0,
-                "stars": 4.0, "review_count": 5, "categories": "Restaurants"}
+    business = {
+        "business_id": "b1",
+        "name": "X",
+        "city": "T",
+        "latitude": 1.0,
+        "longitude": 2.0,
+        "stars": 4.0,
+        "review_count": 5,
+        "categories": "Restaurants",
+    }
     (tmp_path / BUSINESS_FILE).write_text(json.dumps(business) + "\n", encoding="utf-8")
-    reviews = [json.dumps({"review_id": f"r{i}", "business_id": "b1", "stars": 4, "text": f"Lovely dinner {i}"})
-               for i in range(3)]
+    reviews = [
+        json.dumps({"review_id": f"r{i}", "business_id": "b1", "stars": 4, "text": f"Lovely dinner {i}"})
+        for i in range(3)
+    ]
     reviews[1] = reviews[1].replace("dinner", "dinner \\ud800")
     (tmp_path / REVIEW_FILE).write_text("\n".join(reviews) + "\n", encoding="utf-8")
     out = tmp_path / "kb.sqlite"
-    result = CliRunner().invoke(app, ["crs", "kb", "build", "--yelp-dir", str(tmp_path), "--out", str(out),
-                                      "--min-reviews", "1", "--min-review-chars", "0", "--no-progress"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "crs",
+            "kb",
+            "build",
+            "--yelp-dir",
+            str(tmp_path),
+            "--out",
+            str(out),
+            "--min-reviews",
+            "1",
+            "--min-review-chars",
+            "0",
+            "--no-progress",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert f"{REVIEW_FILE}:2: unpaired" in result.output.replace("\n", "")
     assert sorted(load_kb(out).reviews) == ["r0", "r2"]

@@ -27,7 +27,9 @@ def _print_summary(summary: dict[str, Any], title: str) -> None:
         table.add_row(escape(city), *(str(counts.get(t, 0)) for t in ("restaurant", "hotel", "attraction")))
     console.print(table)
     console.print(
-        escape(f"POIs: {summary.get('pois')}  reviews: {summary.get('reviews')}  hash: {summary.get('content_hash')}"),
+        escape(
+            f"POIs: {summary.get('pois')}  reviews: {summary.get('reviews')}  hash: {summary.get('content_hash')}"
+        ),
         soft_wrap=True,
     )
 
@@ -124,7 +126,9 @@ def build(
     min_review_chars: int = typer.Option(
         None, "--min-review-chars", min=0, help="Skip reviews shorter than this [default: 40]."
     ),
-    seed: int = typer.Option(None, "--seed", help="Seed of the stratified POI and review sampling [default: 0]."),
+    seed: int = typer.Option(
+        None, "--seed", help="Seed of the stratified POI and review sampling [default: 0]."
+    ),
     progress: bool = typer.Option(
         True, "--progress/--no-progress", help="Show a progress bar by bytes read."
     ),
@@ -148,7 +152,8 @@ def build(
         config = selection_config(
             config_file,
             {
-                "cities": [c.strip() for entry in cities or [] for c in entry.split(",") if c.strip()] or None,
+                "cities": [c.strip() for entry in cities or [] for c in entry.split(",") if c.strip()]
+                or None,
                 "n_cities": n_cities,
                 "per_type": parse_per_type(per_type) if per_type is not None else None,
                 "min_reviews": min_reviews,
@@ -223,7 +228,9 @@ def info(
         return
     _print_summary(summary, f"KB {kb}")
     console = Console()
-    console.print(f"created: {escape(str(summary.get('created')))}  source: {escape(str(summary.get('source') or '-'))}")
+    console.print(
+        f"created: {escape(str(summary.get('created')))}  source: {escape(str(summary.get('source') or '-'))}"
+    )
     if verify:
         console.print("[green]content hash verified[/green]")
 
