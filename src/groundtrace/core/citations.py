@@ -4,7 +4,8 @@ Contract (all offsets are character offsets into the text given):
 
 * **Tags.** A tag group is ``[`` + labels separated by ``,`` or ``;`` + ``]`` with optional spaces
   (``[R3]``, ``[R1, R3]``, ``[R1,R3]``, ``[ R2 ]``; ``[R1][R3]`` is two groups). A label is the prefix
-  (case-sensitive, default ``R``) and 1–6 ASCII digits; each label gets its own :class:`Tag` span.
+  (case-sensitive, default ``R``) and 1–6 ASCII digits; each label gets its own :class:`Tag` span
+  (:func:`find_tags`), each group its bracket-to-bracket :class:`TagGroup` (:func:`find_tag_groups`).
 * **Quotes** (:func:`find_quotes`). ``"..."``, ``“...”``, ``„...“``, ``«...»`` and single quotes
   ``'...'`` / ``‘...’`` on one line. An opening mark must not follow a letter or digit and must be
   followed by a non-space; a closing mark must follow a non-space and must not be followed by a letter
