@@ -301,10 +301,12 @@ def _require_encodable(*texts: str) -> None:
     """Raise :class:`RecordError` when a kept string holds a lone surrogate (JSON ``"\\ud800"``), which no
     UTF-8 file or SQLite text can store (surrogate *pairs* are decoded by ``json`` into one character).
     Only the strings a record keeps are checked: attribute values are canonical enums and cannot hold one."""
-    try:
-        "".join(texts).encode("utf-8")
-    except UnicodeEncodeError:
-        raise RecordError(SURROGATE_MESSAGE) from None
+    for text in texts:
+        if not text.isascii():  # O(1) in CPython; only non-ASCII text can hold a surrogate
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise RecordError(SURROGATE_MESSAGE) from None
 
 
 def business_to_poi(obj: dict[str, Any]) -> POI | None:
