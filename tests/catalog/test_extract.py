@@ -410,3 +410,58 @@ def test_instruction_detector_is_quiet_on_real_catalog_text() -> None:
     sentences = sum(len(sentence_spans(t)) for t in texts)
     flagged = [t[s:e] for t in texts for s, e in instruction_spans(t)]
     assert sentences > 6000 and flagged == []
+
+
+# -- audit fixes: dimensionality/cue words for axes, no punctuation-only values ------------------------------
+def test_watts_and_litres_are_not_width_or_length() -> None:
+    # The demo kettle: "1500 W" is watts, "1.7 L" litres; a bare axis letter is no dimension by itself.
+    text = "BrewMate Electric Kettle 1.7 L. Cordless electric kettle. Capacity: 1.7 L. 1500 W."
+    assert _all(HOME, "width", text) == []
+    assert _all(HOME, "length", text) == []
+    assert _all(HOME, "wattage", text) == ["1500 W"]
+    assert _all(HOME, "capacity", text) == ["1.7 L"]
+
+
+def test_unitless_axis_letters_count_inside_a_dimension_chain() -> None:
+    chain = "Overall size 24 W x 36 H x 12 D."
+    assert _all(HOME, "width", chain) == ["24 in"]
+    assert _all(HOME, "height", chain) == ["36 in"]
+    assert _all(HOME, "depth", chain) == ["12 in"]
+    # with a unit, a single axis mention still counts; a watt rating next to it does not
+    assert _all(HOME, "width", 'Shelf 18" W, 60 W bulb included.') == ["18 in"]
+
+
+def test_a_bare_length_is_no_axis_without_its_word() -> None:
+    # "6 ft cord" is a length quantity, but nothing says it is the item's length/width/depth/height
+    for slug in ("length", "width", "depth", "height"):
+        assert _all(HOME, slug, "Lamp with a 6 ft cord.") == []
+    assert _all(HOME, "length", "Cord length 6 ft.") == ["72 in"]
+
+
+@pytest.mark.parametrize("text", ["Color: -", "Color: --", "Color: N/A", "Color: /", "Finish: none"])
+def test_placeholder_field_values_are_never_values(text: str) -> None:
+    assert _all(HOME, "color", text) == [] and _all(HOME, "finish", text) == []
+
+
+def test_punctuation_vocabulary_value_never_matches() -> None:
+    # A "-" in a recommended vocabulary (AE-110K train gold) used to match the empty string in every title.
+    spec = AttributeSpec(slug="lens_height", name="Lens Height", type="string", recommended_values=["-", "50mm"])
+    doc = _doc("Polarized Night Vision Sunglasses Men Driving Bike Fishing - UV 400")
+    out = LexiconEngine().extract(SKU_, [spec], [doc])
+    assert out.findings == []
+    hit = LexiconEngine().extract(SKU_, [spec], [_doc("Lens height 50mm, UV 400")])
+    assert [f.value for f in hit.findings] == ["50mm"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["-", "--", "/", "N/A", "none", "50mm", "red", "Color: -", ":", "1500 W",
+                                 "1.7 L", "x", "24 W x 36 H", " ", "Capacity:", "Lens: -"]), max_size=12))
+def test_no_finding_is_empty_or_punctuation_only(parts: list[str]) -> None:
+    text = " ".join(parts)
+    vocab = AttributeSpec(slug="lens", name="Lens", type="string", recommended_values=["-", "red", ":"])
+    out = LexiconEngine().extract(SKU_, [vocab, *HOME.attributes], [_doc(text)], template_attributes=HOME.attributes)
+    for f in out.findings:
+        assert any(ch.isalnum() for ch in f.value), f
+        assert f.evidence.quote.strip() and any(ch.isalnum() for ch in f.evidence.quote), f
+        s, e = f.evidence.span
+        assert text[s:e] == f.evidence.quote

@@ -119,6 +119,19 @@ _SENT_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _KV_LINE = re.compile(r"^[ \t]*(?P<key>[A-Za-z][^:\n]{0,48}?)[ \t]*:[ \t]*(?P<val>[^\n]*\S)[ \t]*$", re.MULTILINE)
 
 
+#: Field fillers that state no value ("Color: -", "Model: N/A").
+PLACEHOLDERS = frozenset({"n a", "na", "none", "null", "nil", "unknown", "not applicable", "not available", "tbd",
+                          "tba", "various", "other", "see description", "see below", "undefined"})
+
+
+def is_value_text(value: str, placeholders: bool = True) -> bool:
+    """False for an empty or punctuation-only value ("-", "--", "/", "…"), and, when ``placeholders``, for
+    a filler that states no value ("N/A", "none", "unknown")."""
+    if not any(ch.isalnum() for ch in value):
+        return False
+    return not placeholders or _norm_key(value) not in PLACEHOLDERS
+
+
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence/line of ``text`` (split at . ! ? + space, and at newlines)."""
     spans: list[tuple[int, int]] = []
@@ -346,6 +359,7 @@ _DIM = re.compile(
     rf"(?<![\w./-])(?P<num>{_NUM})\s*(?P<unit>\"|”|''|in\.?|inch(?:es)?|cm|mm|ft\.?|')?\s*"
     r"(?:(?P<letter>[WDHL])\b\.?|(?P<word>wide|width|deep|depth|high|height|tall|long|length)\b)",
 )
+_AXES = frozenset({"width", "depth", "height", "length"})
 _DIM_AXIS = {"W": "width", "D": "depth", "H": "height", "L": "length", "wide": "width", "width": "width",
              "deep": "depth", "depth": "depth", "high": "height", "height": "height", "tall": "height",
              "long": "length", "length": "length"}
@@ -437,14 +451,14 @@ def attribute_keys(spec: AttributeSpec) -> set[str]:
 @lru_cache(maxsize=4096)
 def value_phrases(value: str) -> tuple[str, ...]:
     """Surface phrases of an allowed/recommended value: itself (separators relaxed), its synonyms and
-    its ``core.normalize.expand_abbreviation`` expansion."""
+    its ``core.normalize.expand_abbreviation`` expansion; phrases without a letter or digit are dropped."""
     from groundtrace.core.normalize import expand_abbreviation
 
     phrases = [value, *VALUE_SYNONYMS.get(value, ())]
     expanded = expand_abbreviation(value)
     if expanded and expanded.lower() != value.lower():
         phrases.append(expanded)
-    return tuple(phrases)
+    return tuple(p for p in phrases if any(ch.isalnum() for ch in p))  # "-" would match the empty string
 
 
 @lru_cache(maxsize=8192)
@@ -476,6 +490,7 @@ class LexiconEngine:
         for spec in attributes:
             for ctx in ctxs:
                 findings.extend(self.extract_one(spec, ctx, context))
+        findings = [f for f in findings if is_value_text(f.value, placeholders=False) and f.evidence.quote.strip()]
         return EngineOutput(findings=_dedupe(findings), flags={k: v for k, v in flags.items() if v})
 
     # -- dispatch -----------------------------------------------------------------------------------
@@ -548,7 +563,7 @@ class LexiconEngine:
                 mapped = found if len(found) == 1 or spec.multi_valued else []
             if mapped:
                 values.extend(v for v in mapped if v not in values)
-            elif spec.type == "string" and len(item) <= 80:
+            elif spec.type == "string" and len(item) <= 80 and is_value_text(item):
                 values.append(item)
         return values
 
@@ -558,6 +573,8 @@ class LexiconEngine:
             return []
         hits: list[tuple[str, int, int]] = []
         for value in vocab:
+            if not is_value_text(value, placeholders=False):
+                continue  # a "-" in a vocabulary would match the empty string everywhere
             for phrase in value_phrases(value):
                 for m in phrase_re(phrase).finditer(ctx.text):
                     hits.append((value, m.start(), m.end()))
@@ -620,7 +637,7 @@ class LexiconEngine:
                     out.append(self._finding(spec, ctx, _fmt(float(n)), m.span(), Q_NAMED))
             return out
         keys = attribute_keys(spec)
-        if spec.slug in ("width", "depth", "height", "length"):
+        if spec.slug in _AXES:
             out.extend(self._dimensions(spec, ctx))
         siblings = [a for a in attributes if a.slug != spec.slug and a.type == "number" and _dimension_units(a)]
         for q in quantities(ctx.text):
@@ -640,6 +657,8 @@ class LexiconEngine:
             if any(phrase_re(k).search(sentence) for k in keys):
                 out.append(self._finding(spec, ctx, value, (q.start, q.end), Q_NAMED))
                 continue
+            if spec.slug in _AXES:
+                continue  # a bare length is no width/depth/height/length without its word or an "A x B" chain
             if any(_accepts(other, q) is not None for other in siblings):
                 continue  # another attribute of the template shares this dimension: a bare number is ambiguous
             out.append(self._finding(spec, ctx, value, (q.start, q.end), Q_BARE))
@@ -657,6 +676,8 @@ class LexiconEngine:
             axis = _DIM_AXIS.get(m.group("letter") or (m.group("word") or "").lower())
             if axis != spec.slug:
                 continue
+            if m.group("letter") and not m.group("unit") and not _in_dim_chain(ctx.text, m.start(), m.end()):
+                continue  # "1500 W" is watts and "1.7 L" litres: a bare axis letter needs an "A x B x C" chain
             number = re.sub(r"(\d)[- ](\d+/\d+)", r"\1 \2", m.group("num"))
             unit = m.group("unit") or '"'
             unit = {"'": "ft", "''": "in", "”": "in", '"': "in"}.get(unit, unit.rstrip("."))
@@ -691,6 +712,15 @@ class LexiconEngine:
                     for value in _map_to_vocab(ctx.text[m.end():e], spec.allowed_values, search=True):
                         out.append(self._finding(spec, ctx, value, (s, e), Q_NAMED))
         return out
+
+
+_CHAIN_AFTER = re.compile(r"\s*[x×X*]\s*\d")
+_CHAIN_BEFORE = re.compile(r"\d\s*(?:\"|”|''|in\.?|cm|mm|')?\s*[WDHL]?\.?\s*[x×X*]\s*$")
+
+
+def _in_dim_chain(text: str, start: int, end: int) -> bool:
+    """True when the mention at ``[start, end)`` is part of an ``A x B x C`` dimension chain."""
+    return bool(_CHAIN_AFTER.match(text, end) or _CHAIN_BEFORE.search(text[max(0, start - 16):start]))
 
 
 def _trim(text: str, span: tuple[int, int]) -> tuple[int, int]:

@@ -102,6 +102,7 @@ def gold_from_scores(
 
     Several keys are alternative surface forms of one value (``"K-Cup"``, ``"K cup"``): the first is
     ``value``, the others ``alternatives``. ``n/a`` next to real values is dropped (counted ``na_mixed``).
+    A punctuation-only key (``"-"``) is read as ``n/a`` (counted ``punctuation_as_na``).
     """
     if not isinstance(scores, Mapping) or not scores:
         return None
@@ -109,8 +110,10 @@ def gold_from_scores(
     has_na = False
     for key in scores:
         text = clean_value(key)
-        if text.lower() == NA:
-            has_na = True
+        if text.lower() == NA or (text and not any(ch.isalnum() for ch in text)):
+            has_na = True  # "-", "--", "/": a filler that states no value (AE-110K lens sizes)
+            if text.lower() != NA:
+                counters["punctuation_as_na"] += 1
         elif text and text not in values:
             values.append(text)
     if not values:
