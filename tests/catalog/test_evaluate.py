@@ -290,3 +290,95 @@ def test_oracle_on_real_gold_scores_perfectly_and_a_shifted_one_does_not() -> No
     shifted = evaluate(_oracle(records, shift=1), labels).overall.metrics
     assert shifted["accuracy"].denominator == perfect["accuracy"].denominator
     assert shifted["accuracy"].value < 0.5  # neighbours rarely share a brand, size or flavour
+
+
+# -- gold wording normalised per template type (audit): right values count, wrong values stay wrong -----------
+_GROCERY_SPECS = {
+    "net_content": AttributeSpec(slug="net_content", name="Net content", type="number",
+                                 recommended_values=["oz", "lb", "g", "kg", "fl oz", "mL", "count"]),
+    "pack_count": AttributeSpec(slug="pack_count", name="Pack count", type="number"),
+    "caffeine": AttributeSpec(slug="caffeine_content", name="Caffeine content", type="enum",
+                              allowed_values=["caffeinated", "decaffeinated", "half_caff", "caffeine_free"]),
+    "flavor": AttributeSpec(slug="flavor", name="Flavor", type="string",
+                            recommended_values=["vanilla", "coconut", "lemon", "cherry", "pecan", "blackberry"]),
+    "item_form": AttributeSpec(slug="item_form", name="Item form", type="string",
+                               recommended_values=["whole bean", "ground", "tea bags", "k-cups"]),
+    "width": AttributeSpec(slug="width", name="Width", type="number", unit="in"),
+    "capacity": AttributeSpec(slug="capacity", name="Capacity", type="number", unit="L"),
+}
+
+
+@pytest.mark.parametrize(
+    ("attr", "predicted", "gold_text", "expected"),
+    [
+        # number+unit: the quantity is parsed out of the gold wording (OA-Mine gold strings)
+        ("net_content", "12 oz", "12 oz Bag", True),
+        ("net_content", "2.2 lb", "Large 2.2 Pound Bag", True),
+        ("net_content", "3.6 oz", "3.6 OZ (102g)", True),
+        ("net_content", "20 oz", "1 bag (20 oz.)", True),
+        ("net_content", "36 count", "36", True),  # a bare gold number is a count
+        ("net_content", "16 count", "16 capsules", True),
+        ("net_content", "16 oz", "12 oz Bag", False),  # wrong value stays wrong
+        ("net_content", "1 lb", "1 bag (20 oz.)", False),  # the "1" is a bag count, not a pound
+        ("net_content", "36 oz", "36", False),  # a bare number is a count, not ounces
+        ("net_content", "12 count", "12 oz", False),
+        ("width", "16.25 in", '16-1/4"', True),  # mixed fraction
+        ("width", "8 in", '6-7/8"', False),  # "7/8" is no 8 inches
+        ("width", "230 in", "208-230", False),  # a range is not its upper end
+        ("capacity", "9.464 L", "2-1/2 gallon", True),  # 2.5 gal = 9.464 L
+        ("capacity", "7.571 L", "2-1/2 gallon", False),  # 2 gal is not 2 1/2 gal
+        # pack counts
+        ("pack_count", "3", "Pack of 3", True),
+        ("pack_count", "2", "2-pack", True),
+        ("pack_count", "1", "1 Pack", True),
+        ("pack_count", "3", "Pack of 6", False),
+        ("pack_count", "3", "8/Pack", False),
+        ("pack_count", "12", "Case of 12 (6 pack)", False),  # two different counts: undecidable, wrong
+        # enums: through the vocabulary and its synonyms, same set on both sides
+        ("caffeine", "decaffeinated", "Decaf", True),
+        ("caffeine", "caffeine_free", "Caffeine-Free", True),
+        ("caffeine", "decaffeinated", "Half Caff", False),
+        # strings: case/plural, whole vocabulary value, contiguous tokens covering >= 50 %
+        ("item_form", "tea bags", "Teabags", True),
+        ("item_form", "whole bean", "Whole Bean Coffee", True),  # 2 of 3 tokens
+        ("item_form", "whole bean", "Ground", False),
+        ("flavor", "cherry", "Sour Cherries", True),  # plural, 1 of 2
+        ("flavor", "coconut", "Coconut Mocha", True),
+        ("flavor", "lemon", "Sicilian Lemon & Honeysuckle", False),  # 1 of 3 tokens
+        ("flavor", "coconut", "Pie Flavors (Blackberry, Pecan, Coconut Cream)", False),
+        ("flavor", "mocha coconut", "Coconut Mocha", False),  # order matters
+        ("flavor", "vanilla", "Chocolate", False),
+    ],
+)
+def test_gold_wording_is_normalised_per_type(attr: str, predicted: str, gold_text: str, expected: bool) -> None:
+    label = gold("x", _GROCERY_SPECS[attr].slug, gold_text)
+    assert value_matches(predicted, label, equal_for(_GROCERY_SPECS[attr])) is expected
+
+
+def test_alternatives_accept_any_surface_form_but_not_a_wrong_value() -> None:
+    label = gold("x", "pack_count", "8/Pack", alternatives=("3 Pack/Carton",))
+    equal = equal_for(_GROCERY_SPECS["pack_count"])
+    assert value_matches("3", label, equal) and not value_matches("8", label, equal)  # "8/Pack" names no count
+    assert not value_matches("4", label, equal)
+
+
+def test_quantity_mentions_and_pack_count_parsers() -> None:
+    from groundtrace.catalog.evaluate import pack_count, quantity_mentions
+
+    assert quantity_mentions("Large 2.2 Pound Bag") == ["2.2 Pound"]
+    assert quantity_mentions("24 Bag, 0.02 Pound") == ["24 count", "0.02 Pound"]
+    assert quantity_mentions('6-7/8"') == ['6 7/8 "'] and quantity_mentions("208-230v") == []
+    assert [pack_count(t) for t in ("Pack of 3", "2-pack", "12 ct", "7", "no count", "6 pk of 12 ct")] == [
+        3, 2, 12, 7, None, None]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(list(_GROCERY_SPECS)),
+       st.sampled_from(["12 oz", "12 oz Bag", "Pack of 3", "3", "Decaf", "tea bags", "Teabags", "Coconut Mocha",
+                        "coconut", "36", "36 count", '16-1/4"', "16.25 in", "2-1/2 gallon", "9.464 L", "", "-"]),
+       st.sampled_from(["12 oz", "12 oz Bag", "Pack of 3", "3", "Decaf", "tea bags", "Teabags", "Coconut Mocha",
+                        "coconut", "36", "36 count", '16-1/4"', "16.25 in", "2-1/2 gallon", "9.464 L", "", "-"]))
+def test_typed_comparison_is_symmetric_and_reflexive(attr: str, a: str, b: str) -> None:
+    equal = equal_for(_GROCERY_SPECS[attr])
+    assert equal(a, b) == equal(b, a)
+    assert equal(a, a)
