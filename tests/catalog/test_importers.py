@@ -244,3 +244,37 @@ def test_arbitrary_lines_never_crash(tmp_path: Path, lines: list[str], fmt: str)
     # every non-blank line is either a SKU or at least one reported error (warnings come on kept lines)
     assert report.skus == len(records) and report.skus + report.errors >= nonblank
     assert all(issue.startswith(f"{path}:") for issue in report.issues)
+
+
+# -- audit: punctuation-only gold is n/a; train-split templates -------------------------------------------------
+def test_punctuation_only_gold_is_not_applicable() -> None:
+    from collections import Counter
+
+    from groundtrace.catalog.importers import gold_from_scores
+
+    counters: Counter[str] = Counter()
+    dash = gold_from_scores("s", "lens_height", {"-": 1}, "ae-110k:Lens Height", counters)
+    assert dash is not None and dash.not_applicable and dash.value is None
+    mixed = gold_from_scores("s", "lens_width", {"-": 1, "50mm": 1}, "ae-110k:Lens Width", counters)
+    assert mixed is not None and mixed.value == "50mm" and mixed.alternatives == []
+    assert counters == {"punctuation_as_na": 2, "na_mixed": 1}
+
+
+def test_templates_from_gold_use_only_the_given_split() -> None:
+    from groundtrace.catalog.importers.train_templates import templates_from_gold
+
+    skus = [SKU(sku_id="a", title="t", category="Lure"), SKU(sku_id="b", title="t", category="Lure"),
+            SKU(sku_id="c", title="t", category="Shoes")]
+    gold = [GoldLabel(sku_id="a", attribute="color", value="Red"), GoldLabel(sku_id="b", attribute="color", value="-"),
+            GoldLabel(sku_id="b", attribute="color", value="Blue"), GoldLabel(sku_id="b", attribute="weight", value="6g"),
+            GoldLabel(sku_id="c", attribute="brand", not_applicable=True),
+            GoldLabel(sku_id="zz", attribute="brand", value="Ghost")]  # SKU not in the split: ignored
+    many = [GoldLabel(sku_id="c", attribute="size", value=str(n)) for n in range(20)]
+    by_cat = {t.category: t for t in templates_from_gold(skus, gold + many, max_vocab=15)}
+    assert set(by_cat) == {"Lure", "Shoes"}
+    lure = by_cat["Lure"]
+    assert [a.slug for a in lure.attributes] == ["color", "weight"]
+    assert lure.attribute("color").recommended_values == ["Red", "Blue"]  # "-" is never vocabulary
+    shoes = by_cat["Shoes"]
+    assert shoes.attribute("brand").recommended_values == []  # n/a gold names the attribute, adds no value
+    assert shoes.attribute("size").recommended_values == [] and len(shoes.attribute("size").examples) == 10
