@@ -93,24 +93,28 @@ def system_inputs(
     """``(turn, SystemInput)`` for each recommendation turn of ``dialogue`` in order (module docstring)."""
     anchor = dialogue.anchor.model_dump(mode="json") if dialogue.anchor is not None else None
     cards: dict[str, CandidateCard] = {}
+    tagged: dict[tuple[str, ...], list[TaggedReview]] = {}  # per pool: every closed turn shares one list
     for turn in dialogue.recommendation_turns():
         assert turn.gold is not None
-        if setting == "closed":
-            pool, refs = list(dialogue.candidates), dialogue.review_refs
-        else:
-            pool = list(turn.gold.open_pool)
-            refs = open_review_refs(kb, dialogue.review_refs, pool)
-        in_pool = set(pool)
+        pool = list(dialogue.candidates) if setting == "closed" else list(turn.gold.open_pool)
         for pid in pool:
             if pid not in cards:
                 cards[pid] = candidate_card(kb, pid)
-        reviews = [
-            TaggedReview(
-                tag=tag, review_id=ref.review_id, poi_id=ref.poi_id, text=kb.reviews[ref.review_id].text
+        reviews = tagged.get(tuple(pool))
+        if reviews is None:
+            refs = (
+                dialogue.review_refs
+                if setting == "closed"
+                else open_review_refs(kb, dialogue.review_refs, pool)
             )
-            for tag, ref in refs.items()
-            if ref.poi_id in in_pool
-        ]
+            in_pool = set(pool)
+            reviews = tagged[tuple(pool)] = [
+                TaggedReview(
+                    tag=tag, review_id=ref.review_id, poi_id=ref.poi_id, text=kb.reviews[ref.review_id].text
+                )
+                for tag, ref in refs.items()
+                if ref.poi_id in in_pool
+            ]
         history = [HistoryTurn(role=t.role, act=t.act, text=t.text) for t in dialogue.turns[: turn.index]]
         yield (
             turn,
