@@ -465,3 +465,11 @@ def test_no_finding_is_empty_or_punctuation_only(parts: list[str]) -> None:
         assert f.evidence.quote.strip() and any(ch.isalnum() for ch in f.evidence.quote), f
         s, e = f.evidence.span
         assert text[s:e] == f.evidence.quote
+
+
+def test_explicit_fields_only_take_quantities_of_the_template_dimension() -> None:
+    # pint dimensionality: power is no length, mass is no volume, even in a field named for the attribute
+    assert _all(HOME, "width", "Width: 1500 W") == []
+    assert _all(HOME, "capacity", "Capacity: 5 lb") == []
+    assert _all(HOME, "capacity", "Capacity: 5 qt") == ["4.732 L"]
+    assert _all(HOME, "width", "Width: 45 cm") == ["17.72 in"]
