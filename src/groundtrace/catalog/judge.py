@@ -40,6 +40,12 @@ stored Document, finds the value inside the quoted span, or the quote states it 
    rescues them.
 5. material conflict among exact-match sources → UNCERTAIN.
 
+**Independent statement check** (:mod:`groundtrace.catalog.judge_statement`, no extractor): a PASS under
+rules 2 and 3 also needs one sentence holding the quote to name the attribute (a cue) AND state the
+normalised value (numbers: an equal quantity in the template unit's dimension). The value only negated
+there ("not organic", "free of peanuts") → FAIL/CONTRADICTION; only hedged ("may contain", "traces of"),
+no cue in its sentence, or no such sentence → UNVERIFIED.
+
 Partial support: a string value only part of whose words are quoted (the core, >= half) → UNVERIFIED;
 a multi-valued value with an item no quote supports next to supported ones (an added fact) →
 FAIL/PARTIAL_EXTRACTION.
@@ -53,6 +59,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from groundtrace.catalog import identity
 from groundtrace.catalog.extract import LexiconEngine, instruction_spans, overlaps, value_phrases
+from groundtrace.catalog.judge_statement import Statement, statement
 from groundtrace.catalog.model import (
     SKU,
     AttributeSpec,
@@ -80,6 +87,10 @@ DIRECT_QUALITY = 0.85  # explicit "key: value" field or a sentence naming the at
 LITERAL_QUALITY = 0.75
 EXACT_MATCH_CONFIDENCE = 0.8
 JUDGES: Registry[Any] = Registry("judge")
+STATEMENT_ORDER: dict[str, int] = {"stated": 0, "negated": 1, "hedged": 2, "no_cue": 3, "absent": 4}
+STATEMENT_WHY = {"hedged": "only a precautionary statement (may contain / traces / facility)",
+                 "no_cue": "no quoted sentence names both the attribute and the value",
+                 "absent": "no quoted sentence states the normalised value (with the template unit)"}
 
 
 @runtime_checkable
@@ -294,6 +305,16 @@ class RuleJudge:
         def direct(evs: list[tuple[Evidence, Document]]) -> bool:
             return all(max((sup.strength(i, ev, d) for ev, d in evs), default=0.0) >= DIRECT_QUALITY for i in items)
 
+        def stated(evs: list[tuple[Evidence, Document]]) -> tuple[Statement, str]:
+            """The weakest item's best statement over ``evs`` (judge_statement, no extractor)."""
+            worst: tuple[Statement, str] = ("stated", "")
+            for i in items:
+                best = min((statement(i, ev.quote, d, spec) for ev, d in evs), key=STATEMENT_ORDER.__getitem__,
+                           default="absent")
+                if STATEMENT_ORDER[best] > STATEMENT_ORDER[worst[0]]:
+                    worst = (best, i)
+            return worst
+
         if internal:
             # rules 2, 4 and 5 on own evidence; web never rescues an unsupported internal claim
             scores = [item_support(i, internal) for i in items]
@@ -304,6 +325,11 @@ class RuleJudge:
                 if not direct(internal):
                     return v(VerdictLabel.UNVERIFIED, "value is mentioned, but no field or sentence states it as "
                                                       "this attribute")
+                how, item = stated(internal)
+                if how == "negated":
+                    return v(VerdictLabel.FAIL, f"the quoted sentence negates {item!r}", FailureType.CONTRADICTION)
+                if how != "stated":
+                    return v(VerdictLabel.UNVERIFIED, f"{item!r}: {STATEMENT_WHY[how]}")
                 return v(VerdictLabel.PASS, "internal evidence directly supports the value")
             if any(s >= 1.0 for s in scores) and spec.multi_valued:
                 missing = [i for i, s in zip(items, scores, strict=True) if s < 1.0]
@@ -320,7 +346,12 @@ class RuleJudge:
         scores = [item_support(i, web) for i in items]
         exact_urls = [d.source_ref for ev, d in web if self._exact(sku, d)]
         if all(s >= 1.0 for s in scores) and exact_urls and direct(web):
-            return v(VerdictLabel.PASS, "exact-match product page states the value", url=exact_urls[0])
+            how, item = stated(web)
+            if how == "negated":
+                return v(VerdictLabel.FAIL, f"the quoted sentence negates {item!r}", FailureType.CONTRADICTION,
+                         url=exact_urls[0])
+            if how == "stated":
+                return v(VerdictLabel.PASS, "exact-match product page states the value", url=exact_urls[0])
         confirm, contradict = self._search(sku, candidate, spec, template, sup,
                                            page_cache if page_cache is not None else {})
         if confirm and contradict:

@@ -52,6 +52,9 @@ class EnrichConfig(BaseModel):
     llm: str | None = None
     llm_options: dict[str, Any] = Field(default_factory=dict,
                                         description="Extra client arguments for make_llm (e.g. n_ctx for 'local').")
+    max_prompt_tokens: int | None = Field(
+        default=None, ge=256, description="Prompt + answer token limit of the LLM (default: the client's n_ctx "
+                                          "when known); prompts that would not fit switch to the compact mode.")
     judge: str = "rule"
     feed: Path | None = None
     corpus: Path | None = None
@@ -273,7 +276,7 @@ def build_components(config: EnrichConfig) -> Components:
     if llm is not None:
         from groundtrace.catalog.scout_llm import LLMEngine
 
-        engine = LLMEngine(llm)
+        engine = LLMEngine(llm, max_prompt_tokens=config.max_prompt_tokens)
     else:
         engine = LexiconEngine()
     scout = ScoutAgent(templates, sources, search, engine, max_queries=config.max_queries)
@@ -282,7 +285,7 @@ def build_components(config: EnrichConfig) -> Components:
     else:
         if llm is None:
             raise ValueError("--judge llm needs --llm SPEC")
-        judge = make_judge(config.judge, llm=llm, search=search)
+        judge = make_judge(config.judge, llm=llm, search=search, max_prompt_tokens=config.max_prompt_tokens)
     policy = load_policy(config.policy)
     return Components(templates, scout, judge, policy, errors)
 

@@ -18,6 +18,10 @@ def enrich_cmd(
                                    help="Template directory (default: the built-in templates)."),
     llm: str = typer.Option(None, "--llm", help="LLM for the Scout (and --judge llm): 'local', 'openai:MODEL', "
                                                 "'http://host:port/v1#MODEL'. Default: offline engine."),
+    max_prompt_tokens: int = typer.Option(
+        None, "--max-prompt-tokens", min=256,
+        help="Token limit (prompt + answer) of the LLM; default: the model's context for --llm local, none for "
+             "endpoints. Prompts that would not fit are compacted (relevant sentences only, attributes batched)."),
     judge: str = typer.Option("rule", "--judge", help="rule (deterministic, offline) or llm (needs --llm)."),
     feed: Path = typer.Option(None, "--feed", exists=True, dir_okay=False, help="Syndicated feed keyed by GTIN."),
     corpus: Path = typer.Option(None, "--corpus", exists=True, help="Local page corpus (folder or JSONL) to search."),
@@ -54,7 +58,8 @@ def enrich_cmd(
     if judge == "llm" and not llm:
         raise typer.BadParameter("--judge llm needs --llm SPEC", param_hint="--judge")
     config = EnrichConfig(templates=templates, llm=llm, judge=judge, feed=feed, corpus=corpus, searxng=searxng,
-                          images=images, policy=policy, workers=workers)
+                          images=images, policy=policy, workers=workers,
+                          max_prompt_tokens=max_prompt_tokens)
     try:
         comp = build_components(config)
     except (PolicyError, TemplateError, SourceError, LLMConfigError, UnknownNameError, ValueError) as exc:
