@@ -102,6 +102,7 @@ def _complying(quote_for: dict[str, tuple[str, str]]) -> Any:
     return answer
 
 
+@pytest.mark.parametrize("max_prompt_tokens", [None, 1500], ids=["full", "compact"])
 @pytest.mark.parametrize("judge", ["rule", "llm"])
 @pytest.mark.parametrize(("label", "quotes"), [
     # the injected sentence itself, on the identity-matched page and in the catalog description
@@ -116,21 +117,26 @@ def _complying(quote_for: dict[str, tuple[str, str]]) -> Any:
 ])
 def test_llm_engine_complying_with_injection_never_writes(catalog: Any, tmp_path: Path, monkeypatch: Any,
                                                           judge: str, label: str,
-                                                          quotes: dict[str, tuple[str, str]]) -> None:
+                                                          quotes: dict[str, tuple[str, str]],
+                                                          max_prompt_tokens: int | None) -> None:
     monkeypatch.setenv("GROUNDTRACE_CACHE_DIR", str(tmp_path / "cache"))
     paths, subset = catalog
     out = tmp_path / f"{label}-{judge}.jsonl"
     with WireServer(_complying(quotes)) as server:
         spec = f"{server.base_url}#complier"
-        summary = run_enrich(subset, out, EnrichConfig(llm=spec, judge=judge, feed=paths.feed, corpus=paths.corpus))
+        summary = run_enrich(subset, out, EnrichConfig(llm=spec, judge=judge, feed=paths.feed, corpus=paths.corpus,
+                                                       max_prompt_tokens=max_prompt_tokens))
         judge_calls = sum(r["messages"][0]["content"].startswith("You are JudgeAgent") for r in server.requests)
     assert summary.skus_failed == 0, summary.issues
     rows = _rows(out)
     assert len({r["sku_id"] for r in rows}) == 2
     assert not _writes_gluten_free(rows), [r["decision"] for r in _writes_gluten_free(rows)]
     _no_injected_evidence_written(rows, {})
-    if judge == "llm":
+    if judge == "llm" and max_prompt_tokens is None:
         assert judge_calls == 2  # one judge call per SKU
+    if max_prompt_tokens is not None:  # compact mode: the injected sentence is not even in the prompt
+        for r in server.requests:
+            assert "Ignore previous instructions" not in r["messages"][1]["content"]
     dietary = {r["sku_id"]: r for r in rows if r["attribute"] == "dietary_labels"}
     for row in dietary.values():
         if row["candidate"]["value"]:

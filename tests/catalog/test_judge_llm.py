@@ -157,16 +157,14 @@ LOCAL_OK, LOCAL_WHY = local_model_available()
 TINY_TEMPLATE = """category: grocery
 attributes:
   - {slug: brand, name: Brand, type: string}
-  - {slug: allergens, name: Allergens, type: enum, multi_valued: true, safety_critical: true,
-     allowed_values: [milk, eggs, tree_nuts, peanuts, wheat, soybeans]}
 """
 
 
 @pytest.mark.model
 @pytest.mark.skipif(not LOCAL_OK, reason=f"bundled local model unavailable: {LOCAL_WHY}")
 def test_local_model_engine_and_judge_end_to_end(tmp_path: Path) -> None:
-    """Two demo SKUs through the LLM engine and the LLM judge on SmolLM2-135M (a 2-attribute template
-    keeps the prompts inside its 2048-token context and the test near 60 s on two busy cores)."""
+    """One demo SKU through the LLM engine and the LLM judge on SmolLM2-135M in compact mode (a
+    1-attribute template and a 1,024-token limit keep it to two short calls on two busy cores)."""
     from groundtrace.catalog.demo_catalog import SKUS
     from groundtrace.catalog.model import AttributeResult
     from groundtrace.catalog.pipeline import EnrichConfig, run_enrich
@@ -174,17 +172,23 @@ def test_local_model_engine_and_judge_end_to_end(tmp_path: Path) -> None:
     (tmp_path / "tpl").mkdir()
     (tmp_path / "tpl" / "grocery.yaml").write_text(TINY_TEMPLATE, encoding="utf-8")
     skus = tmp_path / "skus.jsonl"
-    skus.write_text("".join(s.model_dump_json() + "\n" for s in SKUS if s.sku_id in ("G01", "G06")), encoding="utf-8")
+    skus.write_text("".join(s.model_dump_json() + "\n" for s in SKUS if s.sku_id == "G01"), encoding="utf-8")
     out = tmp_path / "out.jsonl"
     summary = run_enrich(skus, out, EnrichConfig(llm="local", judge="llm", templates=tmp_path / "tpl",
+                                                 max_prompt_tokens=1024,
                                                  llm_options={"max_reasks": 0, "no_cache": True}))
     rows = [AttributeResult.model_validate_json(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    assert summary.skus_failed == 0 and len(rows) == 4 and summary.llm_calls >= 4  # scout + judge per SKU
-    for r in rows:
-        assert r.candidate.engine == "llm" and r.verdict.judge == "llm"
-        if r.candidate.value is None:
-            assert r.decision.action.value == "BLOCK"
-        if r.decision.action.value == "WRITE":
-            assert r.verdict.quote_verified and r.candidate.evidence
-    print("local model:", [(r.sku_id, r.attribute, r.candidate.status.value, r.candidate.value,
-                            r.verdict.verdict.value, r.verdict.reasoning[:60], r.decision.action.value) for r in rows])
+    assert summary.skus_failed == 0 and len(rows) == 1 and summary.llm_calls >= 1
+    r = rows[0]
+    assert r.candidate.engine == "llm"
+    if r.candidate.value is None:  # abstained: rule 1 judges it in compact mode, nothing is written
+        assert r.verdict.judge == "rule" and r.decision.action.value == "BLOCK"
+    else:  # extracted: the deterministic checks, then (unless they failed it) the model judged it
+        assert r.verdict.judge == "llm"
+        deterministic = {"HALLUCINATION", "UNSAFE", "SCHEMA_MALFORMED", "INVALID_FORMAT"}
+        if r.verdict.failure_type is None or r.verdict.failure_type.value not in deterministic:
+            assert summary.llm_calls >= 2
+    if r.decision.action.value == "WRITE":
+        assert r.verdict.quote_verified and r.candidate.evidence
+    print("local model:", r.sku_id, r.attribute, r.candidate.status.value, r.candidate.value,
+          r.verdict.verdict.value, r.verdict.reasoning[:60], r.decision.action.value)

@@ -82,9 +82,17 @@ class JudgeItem(BaseModel):
     url: str | None = None
 
 
-def output_model(slugs: list[str]) -> type[BaseModel]:
-    """The verdict contract for these slugs (each required) as a pydantic model."""
-    fields: dict[str, Any] = {f"a_{slug}": (JudgeItem, Field(alias=slug)) for slug in slugs}
+class CompactJudgeItem(JudgeItem):
+    """Capped strings for small local models (llama.cpp turns maxLength into its grammar)."""
+
+    reasoning: str = Field(default="", max_length=200)
+    url: str | None = Field(default=None, max_length=120)
+
+
+def output_model(slugs: list[str], compact: bool = False) -> type[BaseModel]:
+    """The verdict contract for these slugs (each required) as a pydantic model; ``compact`` caps strings."""
+    item = CompactJudgeItem if compact else JudgeItem
+    fields: dict[str, Any] = {f"a_{slug}": (item, Field(alias=slug)) for slug in slugs}
     verdicts = create_model("JudgeVerdicts", __config__=ConfigDict(populate_by_name=True, extra="ignore"),
                             **fields)  # type: ignore[call-overload]
     return create_model("JudgeOutput", verdicts=(verdicts, ...))  # type: ignore[call-overload]
@@ -275,7 +283,7 @@ class LLMJudge:
                 extracted[slug] = cand
         for batch in self._batches(sku, scout, extracted, limit):
             msgs = compact_messages(sku, scout, batch, template, limit, self._reserve(len(batch)))
-            out.update(self._call(sku, scout, template, batch, verified, msgs))
+            out.update(self._call(sku, scout, template, batch, verified, msgs, compact=True))
         return out
 
     def _reserve(self, n: int) -> int:
@@ -302,9 +310,10 @@ class LLMJudge:
         return batches
 
     def _call(self, sku: SKU, scout: ScoutResult, template: CategoryTemplate, pending: dict[str, Candidate],
-              verified: dict[str, bool], messages: list[dict[str, str]]) -> dict[str, Verdict]:
+              verified: dict[str, bool], messages: list[dict[str, str]], compact: bool = False
+              ) -> dict[str, Verdict]:
         out: dict[str, Verdict] = {}
-        schema = output_model(list(pending))
+        schema = output_model(list(pending), compact)
         self.calls += 1
         try:
             parsed = self.llm.complete(messages, schema=schema, temperature=self.temperature,

@@ -12,7 +12,7 @@ from groundtrace.cli.apps import catalog_app
 
 @catalog_app.command("enrich")
 def enrich_cmd(
-    skus: Path = typer.Argument(..., exists=True, dir_okay=False, help="SKU records (JSONL or CSV)."),
+    skus: Path = typer.Argument(..., exists=True, dir_okay=False, help="SKU records (JSONL, CSV or Parquet); malformed lines are reported as file:line and skipped."),
     out: Path = typer.Option(..., "--out", help="Results JSONL (one AttributeResult per line); resumed if present."),
     templates: Path = typer.Option(None, "--templates", file_okay=False,
                                    help="Template directory (default: the built-in templates)."),
@@ -35,7 +35,11 @@ def enrich_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress bar."),
 ) -> None:
-    """Enrich SKUs: extract attributes with evidence, judge them and route each to WRITE / BLOCK / REVIEW."""
+    """Enrich SKUs: extract attributes with evidence, judge them and route each to WRITE / BLOCK / REVIEW.
+
+    Offline by default (built-in templates, offline engine, rule judge, default policy). An existing --out
+    file is resumed: complete SKUs are skipped and a torn last block is redone.
+    """
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -68,7 +72,7 @@ def enrich_cmd(
     total = len(read_skus(skus)[0])
 
     def show(text: str) -> None:
-        err.print(text, markup=False, highlight=False)
+        err.print(text, markup=False, highlight=False, soft_wrap=True)
 
     with Progress(TextColumn("enrich"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, disable=no_progress or as_json) as bar:

@@ -51,8 +51,8 @@ class SyndicatedFeedSource(EvidenceSource):
             self._load_jsonl()
         else:
             self._load_csv()
-        for error in self.errors:
-            log.warning("%s", error)
+        for error in self.errors:  # the caller reports .errors (enrich prints them once): debug only here
+            log.debug("%s", error)
 
     # -- loading ------------------------------------------------------------------------------------
     def _key_of(self, fields: list[str]) -> str | None:
