@@ -152,6 +152,45 @@ def test_messages_put_every_document_in_a_data_block() -> None:
     assert "‹‹‹END DATA›››" in user  # the delimiter inside the description was neutralised
 
 
+def test_web_only_candidate_gets_the_judges_own_search_results() -> None:
+    """Rule 3 for the LLM judge: exact-match pages found by searching go into the prompt (SEARCH_RESULT)
+    and a verdict URL naming one of them is kept; a generic page is not an exact match, so not added."""
+    from groundtrace.catalog.sources import SearchHit, SearchProvider
+
+    official_url = "https://www.acme.com/p/granola-16"
+    official = Document(source="web", source_type="official_web", source_ref=official_url,
+                        title="Acme Crunch Granola, Vanilla, 16 oz",
+                        text="Acme Crunch Granola, Vanilla, 16 oz. UPC 012345678905. Storage: keep refrigerated.")
+    generic = Document(source="web", source_type="retailer", source_ref="https://shop.example.com/granola",
+                       title="Granola", text="Granola. Keep refrigerated after opening.")
+
+    class Memory(SearchProvider):
+        queries: list[str] = []
+
+        def search(self, query: str, k: int = 10) -> list[SearchHit]:
+            self.queries.append(query)
+            return [SearchHit(url=official_url, title=official.title)]
+
+        def fetch(self, url: str) -> Document | None:
+            return official if url == official_url else None
+
+    sku = SKU1.model_copy(update={"gtin": "012345678905"})
+    cand = _cand("storage", "refrigerated", _ev(generic, "Keep refrigerated after opening."))
+    scout = ScoutResult(sku_id="S1", category="grocery", template="grocery", documents=[DESC, TITLE, generic],
+                        candidates={"storage": cand})
+    canned = {"storage": {"verdict": "PASS", "failure_type": None, "reasoning": "official page", "url": official_url}}
+    search = Memory()
+    with WireServer(_responder(canned)) as server:
+        verdicts = LLMJudge(_client(server), search=search).judge(sku, scout, GROCERY)
+        user = server.requests[0]["messages"][1]["content"]
+    assert search.queries  # it searched
+    assert f'<<<DATA SEARCH_RESULT source="web" source_type="official_web" source_ref="{official_url}">>>' in user
+    assert verdicts["storage"].verdict == VerdictLabel.PASS and verdicts["storage"].url == official_url
+    # without a search provider the same URL is not a stored document: dropped
+    with WireServer(_responder(canned)) as server:
+        assert LLMJudge(_client(server)).judge(sku, scout, GROCERY)["storage"].url is None
+
+
 # -- the bundled local model, for real (proves the path, not quality) ------------------------------------
 LOCAL_OK, LOCAL_WHY = local_model_available()
 TINY_TEMPLATE = """category: grocery
