@@ -152,6 +152,26 @@ def test_messages_put_every_document_in_a_data_block() -> None:
     assert "‹‹‹END DATA›››" in user  # the delimiter inside the description was neutralised
 
 
+def test_model_pass_is_tightened_when_the_text_does_not_state_the_value() -> None:
+    """What SmolLM2-135M did for real: PASS for a whole title as brand / flavor. A PASS needs a quoted
+    sentence naming the attribute and stating the value (else UNVERIFIED); another clear internal value
+    makes it UNCERTAIN (rule 5)."""
+    brand_doc = Document(source="catalog", source_type="catalog", source_ref="catalog:brand", text="Brand: Acme")
+    flavor = _cand("flavor", "vanilla", _ev(TITLE, "Granola, Vanilla"))  # stated, but no "flavor" cue
+    junk = _cand("brand", "Acme Crunch Granola Vanilla 16 oz", _ev(TITLE, "Acme Crunch Granola, Vanilla, 16 oz"))
+    good = _cand("brand", "Acme", _ev(brand_doc, "Brand: Acme"))
+    with WireServer(_responder({})) as server:  # PASS for everything
+        judge = LLMJudge(_client(server))
+        scout = ScoutResult(sku_id="S1", category="grocery", template="grocery", documents=[TITLE, brand_doc],
+                            candidates={"flavor": flavor, "brand": junk})
+        first = judge.judge(SKU1, scout, GROCERY)
+        scout2 = scout.model_copy(update={"candidates": {"brand": good}})
+        second = judge.judge(SKU1, scout2, GROCERY)
+    assert first["flavor"].verdict == VerdictLabel.UNVERIFIED and "not confirmed" in first["flavor"].reasoning
+    assert first["brand"].verdict == VerdictLabel.UNCERTAIN and "'Acme'" in first["brand"].reasoning
+    assert second["brand"].verdict == VerdictLabel.PASS  # a field that names and states it passes
+
+
 def test_web_only_candidate_gets_the_judges_own_search_results() -> None:
     """Rule 3 for the LLM judge: exact-match pages found by searching go into the prompt (SEARCH_RESULT)
     and a verdict URL naming one of them is kept; a generic page is not an exact match, so not added."""

@@ -20,6 +20,11 @@ Order and guards (the model can tighten a verdict, never loosen a deterministic 
    may name them.
 3. A PASS on a safety-critical attribute that the deterministic support check does not confirm (the
    quote does not state the value) becomes UNVERIFIED — which the default policy routes to REVIEW.
+   Any PASS also needs :func:`~groundtrace.catalog.judge_statement.statement` = ``stated`` (a quoted
+   sentence names the attribute and states the normalised value) or a confirming exact-match page named
+   by ``url``, else UNVERIFIED; a PASS/UNVERIFIED on a single-valued attribute whose internal sources
+   clearly state another value becomes UNCERTAIN (rule 5, deterministic). A model answering PASS for
+   everything (measured: SmolLM2-135M) thus cannot publish a value the evidence does not state.
 4. the answer is capped at ``40 + tokens_per_verdict × candidates`` tokens (a runaway answer is
    truncated, hence malformed, instead of filling the context); ``url`` is kept only when it names a stored Document; reasoning is cut to 30 words.
 5. Output that never validates (``SchemaMalformedError`` after the client's re-asks) or a failed call
@@ -45,7 +50,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from groundtrace.catalog.judge import RuleJudge, Supporter, deterministic_check, verdict
+from groundtrace.catalog.judge import INTERNAL_SOURCES, RuleJudge, Supporter, deterministic_check, verdict
+from groundtrace.catalog.judge_statement import statement
 from groundtrace.catalog.model import (
     SKU,
     Candidate,
@@ -364,27 +370,44 @@ class LLMJudge:
                 out[slug] = verdict(cand, VerdictLabel.UNCERTAIN, f"judge unavailable: {str(exc)[:80]}",
                                     quote_verified=verified[slug], judge=self.name)
             return out
-        refs = {d.source_ref for d in [*scout.documents, *(searched or [])]}
+        docs = {d.source_ref: d for d in [*scout.documents, *(searched or [])]}
         for slug, cand in pending.items():
             item: JudgeItem = getattr(parsed.verdicts, f"a_{slug}")
-            out[slug] = self._guard(sku, cand, item, template, scout, verified[slug], refs)
+            out[slug] = self._guard(sku, cand, item, template, scout, verified[slug], docs)
         return out
 
     def _guard(self, sku: SKU, cand: Candidate, item: JudgeItem, template: CategoryTemplate, scout: ScoutResult,
-               verified: bool, refs: set[str]) -> Verdict:
+               verified: bool, docs: dict[str, Document]) -> Verdict:
+        """Tighten, never loosen, the model's verdict (module docstring, guards 3-4)."""
         label = VerdictLabel(item.verdict)
         failure = FailureType(item.failure_type) if label == VerdictLabel.FAIL and item.failure_type else None
-        url = item.url if item.url in refs else None
+        url = item.url if item.url in docs else None
         reasoning = item.reasoning
         spec = template.attribute(cand.attribute)
         extracted = cand.status == CandidateStatus.EXTRACTED and cand.value is not None
-        if label == VerdictLabel.PASS and extracted and spec.safety_critical:
-            sup = Supporter(sku, spec, template)
-            items = [cand.value] if isinstance(cand.value, str) else list(cand.value or [])
-            pairs = [(ev, scout.document(ev.source_ref)) for ev in cand.evidence]
+        if not extracted or label in (VerdictLabel.FAIL, VerdictLabel.UNCERTAIN):
+            return verdict(cand, label, reasoning, failure=failure, quote_verified=verified, url=url, judge=self.name)
+        sup = Supporter(sku, spec, template)
+        items = [cand.value] if isinstance(cand.value, str) else list(cand.value or [])
+        pairs = [(ev, scout.document(ev.source_ref)) for ev in cand.evidence]
+        if label == VerdictLabel.PASS and spec.safety_critical:
             confirmed = all(any(doc is not None and sup.support(i, ev, doc) >= 1.0 for ev, doc in pairs)
                             for i in items)
             if not confirmed:
                 label = VerdictLabel.UNVERIFIED
                 reasoning = "LLM PASS on safety-critical value not confirmed by the quoted text"
+        if label == VerdictLabel.PASS:
+            page = docs.get(url) if url else None
+            by_page = page is not None and all(any(sup.equal(i, v) for v, _ in sup.stated([page], 0.75)) for i in items)
+            stated = all(any(doc is not None and statement(i, ev.quote, doc, spec) == "stated" for ev, doc in pairs)
+                         for i in items)
+            if not (stated or by_page):
+                label = VerdictLabel.UNVERIFIED
+                reasoning = "LLM PASS not confirmed: no quoted sentence names the attribute and states the value"
+        if not spec.multi_valued:  # rule 5, deterministic: an internal source clearly states another value
+            internal = [d for d in scout.documents if d.source in INTERNAL_SOURCES]
+            other = [v for v, _ in sup.stated(internal) if not any(sup.equal(v, i) for i in items)]
+            if other:
+                label, failure = VerdictLabel.UNCERTAIN, None
+                reasoning = f"internal sources also state {other[0]!r}: material conflict"
         return verdict(cand, label, reasoning, failure=failure, quote_verified=verified, url=url, judge=self.name)
