@@ -185,7 +185,8 @@ def test_web_only_candidate_gets_the_judges_own_search_results() -> None:
                        title="Granola", text="Granola. Keep refrigerated after opening.")
 
     class Memory(SearchProvider):
-        queries: list[str] = []
+        def __init__(self) -> None:
+            self.queries: list[str] = []
 
         def search(self, query: str, k: int = 10) -> list[SearchHit]:
             self.queries.append(query)

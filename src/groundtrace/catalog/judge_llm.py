@@ -71,8 +71,8 @@ from groundtrace.catalog.prompt_budget import (
     select_sentences,
 )
 from groundtrace.catalog.scout import ScoutResult
-from groundtrace.core.quotes import GROUNDED_THRESHOLD, locate_quote
 from groundtrace.core.llm.base import LLMError, SchemaMalformedError
+from groundtrace.core.quotes import GROUNDED_THRESHOLD, locate_quote
 
 log = logging.getLogger(__name__)
 

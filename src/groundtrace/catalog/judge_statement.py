@@ -40,10 +40,10 @@ CLAIM_CUES: dict[str, tuple[str, ...]] = {
     "allergens": ("contains", "allergy", "allergen"),
     "caffeine_content": ("caffeine", "caffeinated", "decaf"),
 }
-_NEGATION = re.compile(r"(?:\bnot|\bnon|\bno|\bnever|\bwithout|n't|\bfree\s+(?:of|from)|\bzero)\s*[-\s]?\s*$", re.I)
+_NEGATION = re.compile(r"(?:\bnot|\bnon|\bno|\bnever|\bwithout|n't|\bfree\s+(?:of|from)|\bzero)\s*[-\s]?\s*$", re.IGNORECASE)
 _HEDGE = re.compile(
     r"\b(?:may\s+contain|may\s+also\s+contain|traces?\s+of|facility|shared\s+equipment|same\s+equipment|"
-    r"same\s+line|cross[\s-]?contact)\b", re.I)
+    r"same\s+line|cross[\s-]?contact)\b", re.IGNORECASE)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?(?:\s*(?:fl\.?\s*oz|[a-zA-Z%]{1,6}\.?))?")
 _KV = re.compile(r"^\s*([^:]{1,50}):\s*(.+)$")
 _ORDER: dict[Statement, int] = {"stated": 0, "negated": 1, "hedged": 2, "no_cue": 3, "absent": 4}

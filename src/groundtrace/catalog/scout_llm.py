@@ -37,7 +37,7 @@ Documents. Big-context endpoints keep the single call.
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -54,14 +54,14 @@ from groundtrace.catalog.extract import (
 )
 from groundtrace.catalog.model import SKU, AttributeSpec, CandidateStatus, Document, Evidence
 from groundtrace.catalog.prompt_budget import (
+    attribute_query as _attribute_query,
+)
+from groundtrace.catalog.prompt_budget import (
     doc_sentences,
     estimate_tokens,
     group_by_document,
     prompt_limit,
     select_sentences,
-)
-from groundtrace.catalog.prompt_budget import (
-    attribute_query as _attribute_query,
 )
 from groundtrace.core.llm.base import LLMError, SchemaMalformedError
 from groundtrace.core.quotes import GROUNDED_THRESHOLD, locate_quote
@@ -131,8 +131,6 @@ class CompactScoutAttribute(BaseModel):
 
 
 def _capped(n: int | None) -> Any:
-    from typing import Annotated
-
     return str if n is None else Annotated[str, Field(max_length=n)]
 
 
@@ -150,15 +148,11 @@ def _value_type(spec: AttributeSpec, compact: bool = False) -> Any:
         return member | None
     items = list[member]  # type: ignore[valid-type]
     if compact:
-        from typing import Annotated
-
-        items = Annotated[items, Field(max_length=COMPACT_CAPS["items"])]  # type: ignore[assignment]
+            items = Annotated[items, Field(max_length=COMPACT_CAPS["items"])]  # type: ignore[assignment]
     return items | None
 
 
 def _compact_fields() -> dict[str, Any]:
-    from typing import Annotated
-
     short, quote = _capped(COMPACT_CAPS["short"]), _capped(COMPACT_CAPS["quote"])
     quotes = Annotated[list[quote], Field(max_length=COMPACT_CAPS["quotes"])]  # type: ignore[valid-type]
     return {"source_ref": (short | None, None), "quoted_evidence": (quotes | quote | None, None)}
