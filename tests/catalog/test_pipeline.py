@@ -280,3 +280,27 @@ def test_concurrency_is_bounded_by_workers(demo: tuple, tmp_path: Path) -> None:
     run_enrich(paths.skus, out, config.model_copy(update={"workers": 3}), components=comp)
     assert 1 <= state["max"] <= 3
     assert out.read_bytes() == reference.read_bytes()
+
+
+def test_enrich_with_a_vision_llm_reads_package_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--vlm: the images are also transcribed by a vision model over the OpenAI wire; the offline engine
+    then extracts from that transcription like from any image evidence."""
+    from groundtrace.core.llm.wire_server import WireServer
+
+    monkeypatch.setenv("GROUNDTRACE_LLM_API_KEY", "k")
+    (tmp_path / "img").mkdir()
+    (tmp_path / "img" / "pack.png").write_bytes(b"\x89PNG\r\n\x1a\nnot really an image")
+    sku = SKU(sku_id="V1", title="Acme Oat Bar", category="grocery", brand="Acme", images=["pack.png"])
+    skus = tmp_path / "skus.jsonl"
+    skus.write_text(sku.model_dump_json() + "\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    with WireServer(lambda req: "ACME OAT BAR\nINGREDIENTS: OATS, HONEY.\nCONTAINS: MILK.") as server:
+        summary = run_enrich(skus, out, EnrichConfig(images=tmp_path / "img", vlm=f"{server.base_url}#vision"))
+        assert any(p.get("type") == "image_url" for p in server.requests[0]["messages"][-1]["content"])
+    assert summary.skus_failed == 0
+    rows = {json.loads(line)["attribute"]: json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()}
+    allergens = rows["allergens"]["candidate"]
+    assert allergens["value"] == ["milk"]
+    assert [e["source_ref"] for e in allergens["evidence"]] == ["image:pack.png#vlm"]
+    with pytest.raises(ValueError, match="--vlm needs --images"):
+        run_enrich(skus, tmp_path / "o2.jsonl", EnrichConfig(vlm=f"{server.base_url}#vision"))

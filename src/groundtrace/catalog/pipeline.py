@@ -60,6 +60,8 @@ class EnrichConfig(BaseModel):
     corpus: Path | None = None
     searxng: str | None = None
     images: Path | None = Field(default=None, description="Base folder of SKU image paths (enables OCR).")
+    vlm: str | None = Field(default=None, description="Vision LLM spec (OpenAI-compatible endpoint) that also "
+                                                      "transcribes the SKU images (needs ``images``).")
     policy: Path | None = None
     workers: int = Field(default=1, ge=1, le=64)
     max_queries: int = 12
@@ -261,6 +263,13 @@ def build_components(config: EnrichConfig) -> Components:
         sources.append(feed)
     if config.images is not None:
         sources.append(TesseractOCRSource(config.images))
+    if config.vlm:
+        if config.images is None:
+            raise ValueError("--vlm needs --images DIR")
+        from groundtrace.catalog.sources import VLMImageSource
+        from groundtrace.core.llm.factory import make_llm as _make_llm
+
+        sources.append(VLMImageSource.from_llm(_make_llm(config.vlm), base_dir=config.images))
     search: Any = None
     if config.corpus is not None:
         search = LocalCorpusSearch(config.corpus)

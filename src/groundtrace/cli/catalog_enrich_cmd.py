@@ -28,6 +28,8 @@ def enrich_cmd(
     searxng: str = typer.Option(None, "--searxng", help="SearxNG base URL for live web search."),
     images: Path = typer.Option(None, "--images", exists=True, file_okay=False,
                                 help="Folder of SKU images; enables OCR evidence (tesseract)."),
+    vlm: str = typer.Option(None, "--vlm", help="Vision LLM (OpenAI-compatible: 'http://host:port/v1#MODEL', "
+                                                "'openai:MODEL') that also transcribes the --images."),
     policy: Path = typer.Option(None, "--policy", exists=True, dir_okay=False, help="Write-policy YAML file."),
     workers: int = typer.Option(1, "--workers", min=1, max=64, help="SKUs processed at once (threads)."),
     gold: Path = typer.Option(None, "--gold", exists=True, dir_okay=False,
@@ -62,7 +64,7 @@ def enrich_cmd(
     if judge == "llm" and not llm:
         raise typer.BadParameter("--judge llm needs --llm SPEC", param_hint="--judge")
     config = EnrichConfig(templates=templates, llm=llm, judge=judge, feed=feed, corpus=corpus, searxng=searxng,
-                          images=images, policy=policy, workers=workers,
+                          images=images, vlm=vlm, policy=policy, workers=workers,
                           max_prompt_tokens=max_prompt_tokens)
     try:
         comp = build_components(config)
