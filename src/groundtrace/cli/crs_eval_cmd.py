@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -75,37 +76,54 @@ def _print_scores(table, info: dict) -> None:
 
 @crs_app.command("run")
 def run(
-    dataset: Path = typer.Option(
-        ..., "--dataset", help="Dataset folder (split files + manifest) or one JSONL file."
-    ),
-    system: str = typer.Option(
-        ..., "--system", help="A registered system name (see `crs systems`) or an http(s):// endpoint."
-    ),
-    setting: str = typer.Option(
-        "closed", "--setting", help="'closed' (8 candidates) or 'open' (the 50–100 open-set pool)."
-    ),
-    out: Path = typer.Option(
-        ..., "--out", help="Run folder (predictions.jsonl, scores.json, run.json); resumable."
-    ),
-    split: str = typer.Option("test", "--split", help="Split to run on: train, validation, test or all."),
-    workers: int = typer.Option(1, "--workers", min=1, help="Dialogues answered in parallel (thread pool)."),
-    limit: int = typer.Option(None, "--limit", min=1, help="Only the first N dialogues of the split."),
-    kb: str = typer.Option(
-        None, "--kb", help="KB file, or 'demo'/'demo:SEED'; default: the demo city named by the manifest."
-    ),
-    seed: int = typer.Option(0, "--seed", help="Seed passed to systems that take one (e.g. random)."),
-    timeout: float = typer.Option(30.0, "--timeout", help="HTTP systems: seconds per request."),
-    retries: int = typer.Option(
-        2, "--retries", min=0, help="HTTP systems: retries on time-outs, 429 and 5xx."
-    ),
-    retry_errors: bool = typer.Option(
-        False, "--retry-errors", help="On resume, re-run dialogues that had an errored turn."
-    ),
-    nli: str = typer.Option(
-        None,
-        "--nli",
-        help="Entailment scorer for the NLI metric: a registered name (e.g. 'lexical') or a local model dir.",
-    ),
+    *,
+    dataset: Annotated[
+        Path, typer.Option("--dataset", help="Dataset folder (split files + manifest) or one JSONL file.")
+    ],
+    system: Annotated[
+        str,
+        typer.Option(
+            "--system", help="A registered system name (see `crs systems`) or an http(s):// endpoint."
+        ),
+    ],
+    setting: Annotated[
+        str, typer.Option("--setting", help="'closed' (8 candidates) or 'open' (the 50–100 open-set pool).")
+    ] = "closed",
+    out: Annotated[
+        Path, typer.Option("--out", help="Run folder (predictions.jsonl, scores.json, run.json); resumable.")
+    ],
+    split: Annotated[
+        str, typer.Option("--split", help="Split to run on: train, validation, test or all.")
+    ] = "test",
+    workers: Annotated[
+        int, typer.Option("--workers", min=1, help="Dialogues answered in parallel (thread pool).")
+    ] = 1,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="Only the first N dialogues of the split.")
+    ] = None,
+    kb: Annotated[
+        str | None,
+        typer.Option(
+            "--kb", help="KB file, or 'demo'/'demo:SEED'; default: the demo city named by the manifest."
+        ),
+    ] = None,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed passed to systems that take one (e.g. random).")
+    ] = 0,
+    timeout: Annotated[float, typer.Option("--timeout", help="HTTP systems: seconds per request.")] = 30.0,
+    retries: Annotated[
+        int, typer.Option("--retries", min=0, help="HTTP systems: retries on time-outs, 429 and 5xx.")
+    ] = 2,
+    retry_errors: Annotated[
+        bool, typer.Option("--retry-errors", help="On resume, re-run dialogues that had an errored turn.")
+    ] = False,
+    nli: Annotated[
+        str | None,
+        typer.Option(
+            "--nli",
+            help="Entailment scorer for the NLI metric: a registered name (e.g. 'lexical') or a local model dir.",
+        ),
+    ] = None,
 ) -> None:
     """Run a CRS system on a dataset split, record per-turn predictions and score them."""
     import inspect
@@ -169,28 +187,37 @@ def run(
 
 @crs_app.command("score")
 def score(
-    dataset: Path = typer.Option(
-        ..., "--dataset", help="Dataset folder or JSONL file the predictions answer."
-    ),
-    predictions: Path = typer.Option(
-        ..., "--predictions", help="Predictions JSONL (one Prediction per line)."
-    ),
-    out: Path = typer.Option(..., "--out", help="Run folder to write scores.json and run.json into."),
-    setting: str = typer.Option(
-        "closed", "--setting", help="'closed' or 'open': predictions of the other setting are ignored."
-    ),
-    split: str = typer.Option(
-        "test", "--split", help="Split the predictions answer: train, validation, test or all."
-    ),
-    limit: int = typer.Option(None, "--limit", min=1, help="Only the first N dialogues of the split."),
-    kb: str = typer.Option(
-        None, "--kb", help="KB file, or 'demo'/'demo:SEED'; default: the demo city named by the manifest."
-    ),
-    nli: str = typer.Option(
-        None,
-        "--nli",
-        help="Entailment scorer for the NLI metric: a registered name (e.g. 'lexical') or a local model dir.",
-    ),
+    *,
+    dataset: Annotated[
+        Path, typer.Option("--dataset", help="Dataset folder or JSONL file the predictions answer.")
+    ],
+    predictions: Annotated[
+        Path, typer.Option("--predictions", help="Predictions JSONL (one Prediction per line).")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="Run folder to write scores.json and run.json into.")],
+    setting: Annotated[
+        str,
+        typer.Option("--setting", help="'closed' or 'open': predictions of the other setting are ignored."),
+    ] = "closed",
+    split: Annotated[
+        str, typer.Option("--split", help="Split the predictions answer: train, validation, test or all.")
+    ] = "test",
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="Only the first N dialogues of the split.")
+    ] = None,
+    kb: Annotated[
+        str | None,
+        typer.Option(
+            "--kb", help="KB file, or 'demo'/'demo:SEED'; default: the demo city named by the manifest."
+        ),
+    ] = None,
+    nli: Annotated[
+        str | None,
+        typer.Option(
+            "--nli",
+            help="Entailment scorer for the NLI metric: a registered name (e.g. 'lexical') or a local model dir.",
+        ),
+    ] = None,
 ) -> None:
     """Score a predictions JSONL offline (bad lines are reported as file:line and skipped)."""
     from rich.console import Console
@@ -222,19 +249,27 @@ def score(
 
 @crs_app.command("report")
 def report(
-    runs: list[Path] = typer.Argument(..., help="Run folders written by `crs run` / `crs score`."),
-    out: Path = typer.Option(
-        ..., "--out", help="Report folder (leaderboard.md/.csv/.tex/.json, plots, report.html)."
-    ),
-    resamples: int = typer.Option(1000, "--resamples", min=10, help="Bootstrap / permutation resamples."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the numpy Generator used for resampling."),
-    dataset: Path = typer.Option(
-        None, "--dataset", help="Dataset for the HTML evidence view (default: the one in run.json)."
-    ),
-    kb: str = typer.Option(
-        None, "--kb", help="KB for the HTML evidence view (default: from the dataset manifest)."
-    ),
-    html_turns: int = typer.Option(40, "--html-turns", min=0, help="Turns per run shown in the HTML report."),
+    *,
+    runs: Annotated[list[Path], typer.Argument(help="Run folders written by `crs run` / `crs score`.")],
+    out: Annotated[
+        Path,
+        typer.Option("--out", help="Report folder (leaderboard.md/.csv/.tex/.json, plots, report.html)."),
+    ],
+    resamples: Annotated[
+        int, typer.Option("--resamples", min=10, help="Bootstrap / permutation resamples.")
+    ] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the numpy Generator used for resampling.")] = 0,
+    dataset: Annotated[
+        Path | None,
+        typer.Option("--dataset", help="Dataset for the HTML evidence view (default: the one in run.json)."),
+    ] = None,
+    kb: Annotated[
+        str | None,
+        typer.Option("--kb", help="KB for the HTML evidence view (default: from the dataset manifest)."),
+    ] = None,
+    html_turns: Annotated[
+        int, typer.Option("--html-turns", min=0, help="Turns per run shown in the HTML report.")
+    ] = 40,
 ) -> None:
     """Leaderboard with bootstrap CIs, paired significance tests, breakdowns, plots and an HTML report."""
     from groundtrace.crs.report import build_report
@@ -251,14 +286,17 @@ def report(
 
 @crs_app.command("calibrate")
 def calibrate(
-    human: Path = typer.Option(
-        ..., "--human", help="Human labels: CSV/TSV/JSONL with dialogue_id, turn_index, label."
-    ),
-    run_dir: Path = typer.Option(..., "--run", help="A run folder (its scores.json holds per-turn values)."),
-    metric: str = typer.Option(
-        "cgs", "--metric", help="Metric to correlate with the labels (any alias, e.g. R@1)."
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    *,
+    human: Annotated[
+        Path, typer.Option("--human", help="Human labels: CSV/TSV/JSONL with dialogue_id, turn_index, label.")
+    ],
+    run_dir: Annotated[
+        Path, typer.Option("--run", help="A run folder (its scores.json holds per-turn values).")
+    ],
+    metric: Annotated[
+        str, typer.Option("--metric", help="Metric to correlate with the labels (any alias, e.g. R@1).")
+    ] = "cgs",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Spearman correlation (rho, p-value) of a metric against human labels."""
     import json
@@ -276,7 +314,10 @@ def calibrate(
 
 
 @crs_app.command("systems")
-def systems(as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
+def systems(
+    *,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
     """List the registered CRS systems (names, aliases, descriptions)."""
     import json
 
@@ -295,7 +336,10 @@ def systems(as_json: bool = typer.Option(False, "--json", help="Print as JSON.")
 
 
 @crs_app.command("metrics")
-def metrics(as_json: bool = typer.Option(False, "--json", help="Print as JSON (with formulas).")) -> None:
+def metrics(
+    *,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON (with formulas).")] = False,
+) -> None:
     """List the 25 default metrics by axis (name, direction, aggregation)."""
     import json
 
