@@ -201,3 +201,28 @@ def test_doc_python_example_runs_through_the_runner(demo) -> None:
     preds = run_dialogue(system, demo.dialogues[0], demo.kb, "closed")
     assert preds and all(p.error is None for p in preds)
     assert system.config() == {"seed": 1}
+
+
+def test_cli_run_with_an_http_endpoint_scores_like_the_class(demo, tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from groundtrace.cli import app
+
+    system = build_system("random", seed=5)
+    direct = run_system(system, demo.dialogues[:8], demo.kb, tmp_path / "py", split="all")
+
+    def handler(body: dict) -> tuple[int, bytes]:
+        return 200, system.respond(SystemInput.model_validate(body)).model_dump_json().encode()
+
+    args = ["--dataset", str(demo.dataset), "--split", "all", "--kb", str(demo.kb_path), "--limit", "8"]
+    with serve(handler) as url:
+        result = CliRunner().invoke(
+            app, ["crs", "run", *args, "--system", url, "--out", str(tmp_path / "http"), "--workers", "2"]
+        )
+    assert result.exit_code == 0, result.output
+    # the CLI keeps the first 8 dialogues of the split: the same 8 the direct run was given
+    http_scores = json.loads((tmp_path / "http" / "scores.json").read_text())
+    assert http_scores == json.loads((tmp_path / "py" / "scores.json").read_text())
+    assert direct.table.n_turns == http_scores["n_turns"] > 0
+    info = json.loads((tmp_path / "http" / "run.json").read_text())
+    assert info["system"] == url and info["usage"]["latency_s"]["mean"] > 0
