@@ -278,3 +278,26 @@ def test_cli_report_systems_metrics(runs, tmp_path) -> None:
     missing = runner.invoke(app, ["crs", "report", str(tmp_path / "nope"), "--out", str(tmp_path / "x")])
     flat = " ".join(missing.output.replace("│", " ").split())
     assert missing.exit_code == 2 and "not a run folder" in flat
+
+
+def test_select_turns_shows_what_explains_a_loss() -> None:
+    from groundtrace.crs.report.html import select_turns
+
+    preds = [
+        Prediction(
+            dialogue_id="d", turn_index=i, ranking=["p"], response="", error="boom" if i == 7 else None
+        )
+        for i in (1, 3, 5, 7, 9)
+    ]
+    values = {
+        ("d", 1): {"recall@1": 1.0, "cgs": 0.2},  # hit, poorly grounded
+        ("d", 3): {"recall@1": 0.0, "cgs": 0.9},  # miss
+        ("d", 5): {"recall@1": 1.0, "cgs": 1.0},  # perfect
+        ("d", 7): {"recall@1": 0.0, "cgs": 0.0},  # unscorable (error)
+        ("d", 9): {"recall@1": 0.0, "cgs": 0.5},  # miss, less grounded than turn 3
+    }
+    # priority: error (7), then misses by CGS (9: 0.5, 3: 0.9), then hits by CGS (1: 0.2, 5: 1.0);
+    # the chosen turns are shown in file order
+    assert [p.turn_index for p in select_turns(preds, values, 3)] == [3, 7, 9]
+    assert [p.turn_index for p in select_turns(preds, values, 4)] == [1, 3, 7, 9]
+    assert [p.turn_index for p in select_turns(preds, None, 2)] == [1, 3]  # no values: the first turns
