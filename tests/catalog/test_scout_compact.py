@@ -43,8 +43,11 @@ def _doc(ref: str, text: str) -> Document:
 
 def test_estimate_and_context_window() -> None:
     text = '{"brand": "Acme", "net_content": "16 oz"}'
-    # core tokens: { " brand " : " Acme " , " net_content " : " 16 oz " } = 18; ceil(1.25 * 18) = 23
-    assert count_tokens(text) == 18 and estimate_tokens(text) == 23
+    # core tokens: { " brand " : " Acme " , " net_content " : " 16 oz " } = 18; "16" is 2 digits: +1
+    # -> ceil(1.25 * 19) = 24
+    assert count_tokens(text) == 18 and estimate_tokens(text) == 24
+    # "UPC 012345678905": 2 core tokens + 11 extra digits = 13 -> ceil(1.25 * 13) = 17
+    assert estimate_tokens("UPC 012345678905") == 17
     assert context_window(_Small()) == 2048 and context_window(object()) is None
 
 

@@ -7,9 +7,11 @@ LLM engine and the LLM judge switch to a *compact mode* when the full prompt plu
 
 * ``context_window(llm)`` — the client's context size: ``llm.n_ctx`` (``core.llm.local.LocalLlamaClient``)
   or ``None`` (remote endpoints: unknown, treated as big);
-* ``estimate_tokens(text) = ceil(TOKEN_RATIO × core.tokens.count_tokens(text))`` — the core tokenizer
-  counts words and punctuation; SmolLM2's BPE needed 1.13× as many tokens on Scout prompts
-  (measured: 2,461 model vs 2,166 core tokens; system prompt 438 vs 386), ``TOKEN_RATIO`` = 1.25 adds margin;
+* ``estimate_tokens(text) = ceil(TOKEN_RATIO × (core tokens + extra digits))`` — the core tokenizer
+  counts words and punctuation, SmolLM2's BPE splits numbers into digits; it needed 1.13× as many tokens
+  on Scout prompts (measured: 2,461 model vs 2,166 core tokens; system prompt 438 vs 386), and a judge
+  prompt full of GTINs overflowed the 2,048 context when digits were not counted, so each digit counts
+  and ``TOKEN_RATIO`` = 1.25 adds margin;
 * evidence is cut into sentences/lines (``extract.sentence_spans``, so every line is a verbatim
   substring of its stored Document and a quote copied from it is locatable there), instruction-like
   sentences (prompt injection) are dropped, and sentences are ranked per attribute with Okapi BM25
@@ -21,6 +23,7 @@ LLM engine and the LLM judge switch to a *compact mode* when the full prompt plu
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,9 +35,15 @@ TOKEN_RATIO = 1.25
 MAX_SENTENCE_CHARS = 400
 
 
+_DIGITS = re.compile(r"\d{2,}")
+
+
 def estimate_tokens(text: str) -> int:
-    """Model tokens ``text`` will take, estimated from the core tokenizer (module docstring)."""
-    return math.ceil(TOKEN_RATIO * count_tokens(text))
+    """Model tokens ``text`` will take: ``ceil(TOKEN_RATIO × (core tokens + extra digits))`` where a run of
+    n digits counts n tokens (Llama-family BPEs such as SmolLM2's split numbers into single digits; a
+    GTIN is one core token but 12-14 model tokens)."""
+    extra = sum(len(m.group(0)) - 1 for m in _DIGITS.finditer(text))
+    return math.ceil(TOKEN_RATIO * (count_tokens(text) + extra))
 
 
 def context_window(llm: Any) -> int | None:

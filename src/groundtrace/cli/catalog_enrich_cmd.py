@@ -33,7 +33,7 @@ def enrich_cmd(
     policy: Path = typer.Option(None, "--policy", exists=True, dir_okay=False, help="Write-policy YAML file."),
     workers: int = typer.Option(1, "--workers", min=1, max=64, help="SKUs processed at once (threads)."),
     gold: Path = typer.Option(None, "--gold", exists=True, dir_okay=False,
-                              help="Gold labels JSONL: print the evaluation after the run."),
+                              help="Gold labels JSONL: print the evaluation of this file's SKUs after the run."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress bar."),
 ) -> None:
@@ -106,6 +106,7 @@ def _evaluate(results: Path, gold: Path, skus: Path, templates: Path | None) -> 
     for issue in issues + gold_issues:
         typer.echo(str(issue), err=True)
     categories = {s.sku_id: s.category for s in read_skus(skus)[0]}
+    gold_rows = [g for g in gold_rows if g.sku_id in categories]  # score the SKUs of this file only
     report = evaluate(rows, gold_rows, templates=load_templates(templates), categories=categories)
     report.print()
 
