@@ -25,7 +25,8 @@ Order and guards (the model can tighten a verdict, never loosen a deterministic 
    by ``url``, else UNVERIFIED; a PASS/UNVERIFIED on a single-valued attribute whose internal sources
    clearly state another value becomes UNCERTAIN (rule 5, deterministic). A model answering PASS for
    everything (measured: SmolLM2-135M) thus cannot publish a value the evidence does not state.
-4. the answer is capped at ``40 + tokens_per_verdict × candidates`` tokens (a runaway answer is
+4. the answer is capped at ``40 + tokens_per_verdict × candidates`` tokens (120 per verdict: SmolLM2
+   pretty-prints ~100 with a 200-character reasoning; 80 truncated its answers) (a runaway answer is
    truncated, hence malformed, instead of filling the context); ``url`` is kept only when it names a stored Document; reasoning is cut to 30 words.
 5. Output that never validates (``SchemaMalformedError`` after the client's re-asks) or a failed call
    → UNCERTAIN for every sent candidate, reasoning naming SCHEMA_MALFORMED / the error. The verdict
@@ -260,7 +261,7 @@ class LLMJudge:
     name = "llm"
 
     def __init__(self, llm: Any, *, search: Any = None, temperature: float = 0.0, max_doc_chars: int = 4000,
-                 tokens_per_verdict: int = 80, max_prompt_tokens: int | None = None) -> None:
+                 tokens_per_verdict: int = 120, max_prompt_tokens: int | None = None) -> None:
         self.llm = llm
         self.max_prompt_tokens = max_prompt_tokens
         self.tokens_per_verdict = tokens_per_verdict
