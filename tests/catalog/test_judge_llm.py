@@ -111,6 +111,14 @@ def test_safety_critical_pass_needs_deterministic_support() -> None:
     cand = _cand("allergens", ["peanuts"], _ev(DESC, "Crunchy oat clusters."))
     with WireServer(_responder({})) as server:
         v = LLMJudge(_client(server)).judge(SKU1, _scout(cand), GROCERY)["allergens"]
+    assert (v.verdict, v.failure_type) == (VerdictLabel.FAIL, FailureType.UNSUPPORTED_INFERENCE)
+    # "tree_nuts" from a sentence saying only "nuts" (half its words): not a FAIL, but not a PASS either
+    nuts = Document(source="catalog", source_type="catalog", source_ref="catalog:spec:notes", text="Roasted nuts inside.")
+    cand = _cand("allergens", ["tree_nuts"], _ev(nuts, "Roasted nuts inside."))
+    scout = ScoutResult(sku_id="S1", category="grocery", template="grocery", documents=[nuts],
+                        candidates={"allergens": cand})
+    with WireServer(_responder({})) as server:
+        v = LLMJudge(_client(server)).judge(SKU1, scout, GROCERY)["allergens"]
     assert v.verdict == VerdictLabel.UNVERIFIED and "not confirmed" in v.reasoning
 
 
@@ -159,17 +167,20 @@ def test_model_pass_is_tightened_when_the_text_does_not_state_the_value() -> Non
     brand_doc = Document(source="catalog", source_type="catalog", source_ref="catalog:brand", text="Brand: Acme")
     flavor = _cand("flavor", "vanilla", _ev(TITLE, "Granola, Vanilla"))  # stated, but no "flavor" cue
     junk = _cand("brand", "Acme Crunch Granola Vanilla 16 oz", _ev(TITLE, "Acme Crunch Granola, Vanilla, 16 oz"))
+    invented = _cand("item_form", "red", _ev(TITLE, "Acme Crunch Granola, Vanilla, 16 oz"))  # quote lacks it
     good = _cand("brand", "Acme", _ev(brand_doc, "Brand: Acme"))
     with WireServer(_responder({})) as server:  # PASS for everything
         judge = LLMJudge(_client(server))
         scout = ScoutResult(sku_id="S1", category="grocery", template="grocery", documents=[TITLE, brand_doc],
-                            candidates={"flavor": flavor, "brand": junk})
+                            candidates={"flavor": flavor, "brand": junk, "item_form": invented})
         first = judge.judge(SKU1, scout, GROCERY)
         scout2 = scout.model_copy(update={"candidates": {"brand": good}})
         second = judge.judge(SKU1, scout2, GROCERY)
     assert first["flavor"].verdict == VerdictLabel.UNVERIFIED and "not confirmed" in first["flavor"].reasoning
     assert first["brand"].verdict == VerdictLabel.UNCERTAIN and "'Acme'" in first["brand"].reasoning
     assert second["brand"].verdict == VerdictLabel.PASS  # a field that names and states it passes
+    assert (first["item_form"].verdict, first["item_form"].failure_type) == (
+        VerdictLabel.FAIL, FailureType.UNSUPPORTED_INFERENCE)
 
 
 def test_web_only_candidate_gets_the_judges_own_search_results() -> None:

@@ -23,7 +23,9 @@ Order and guards (the model can tighten a verdict, never loosen a deterministic 
    Any PASS also needs :func:`~groundtrace.catalog.judge_statement.statement` = ``stated`` (a quoted
    sentence names the attribute and states the normalised value) or a confirming exact-match page named
    by ``url``, else UNVERIFIED; a PASS/UNVERIFIED on a single-valued attribute whose internal sources
-   clearly state another value becomes UNCERTAIN (rule 5, deterministic). A model answering PASS for
+   clearly state another value becomes UNCERTAIN (rule 5, deterministic); a value no quote states even
+   half of (extractor or literal word share < 0.5) is FAIL/UNSUPPORTED_INFERENCE whatever the model said
+   (rules 3-4, as in the rule judge). A model answering PASS for
    everything (measured: SmolLM2-135M) thus cannot publish a value the evidence does not state.
 4. the answer is capped at ``40 + tokens_per_verdict × candidates`` tokens (120 per verdict: SmolLM2
    pretty-prints ~100 with a 200-character reasoning; 80 truncated its answers) (a runaway answer is
@@ -391,6 +393,12 @@ class LLMJudge:
         sup = Supporter(sku, spec, template)
         items = [cand.value] if isinstance(cand.value, str) else list(cand.value or [])
         pairs = [(ev, scout.document(ev.source_ref)) for ev in cand.evidence]
+        unsupported = [i for i in items if not any(doc is not None and sup.support(i, ev, doc) >= 0.5
+                                                   for ev, doc in pairs)]
+        if unsupported:  # rules 3-4, deterministic: no quote states (even half of) the value
+            return verdict(cand, VerdictLabel.FAIL, f"no quote states {unsupported[0]!r}",
+                           failure=FailureType.UNSUPPORTED_INFERENCE, quote_verified=verified, url=url,
+                           judge=self.name)
         if label == VerdictLabel.PASS and spec.safety_critical:
             confirmed = all(any(doc is not None and sup.support(i, ev, doc) >= 1.0 for ev, doc in pairs)
                             for i in items)
