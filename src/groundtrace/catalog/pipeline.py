@@ -125,7 +125,10 @@ def iter_skus(path: Path) -> Iterator[tuple[int, SKU | str]]:
     """``(line, SKU)`` or ``(line, problem)`` for every record of a JSONL, CSV or Parquet file."""
     path = Path(path)
     if path.suffix.lower() in (".parquet", ".pq"):
-        import pyarrow.parquet as pq
+        try:
+            import pyarrow.parquet as pq
+        except ImportError as exc:
+            raise ImportError(f"{path}: reading Parquet needs pyarrow: pip install 'groundtrace[parquet]'") from exc
 
         for row_number, record in enumerate(pq.read_table(path).to_pylist(), start=1):
             try:
