@@ -9,6 +9,26 @@ import typer
 
 from groundtrace.cli.apps import crs_app
 
+# Options shared by `crs run` and `crs score` (declared once).
+LimitOption = Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N dialogues of the split.")]
+KbOption = Annotated[
+    str | None,
+    typer.Option("--kb", help="KB file, or 'demo'/'demo:SEED'; default: the demo city named by the manifest."),
+]
+NliOption = Annotated[
+    str | None,
+    typer.Option(
+        "--nli",
+        help="Entailment scorer for the NLI metric: a registered name (e.g. 'lexical') or a local model dir.",
+    ),
+]
+
+
+def _check_setting(setting: str) -> None:
+    if setting not in ("closed", "open"):
+        raise typer.BadParameter("choose 'closed' or 'open'", param_hint="--setting")
+
+
 
 def _load(dataset: Path, split: str, kb: str | None):
     from rich.console import Console
@@ -98,15 +118,8 @@ def run(
     workers: Annotated[
         int, typer.Option("--workers", min=1, help="Dialogues answered in parallel (thread pool).")
     ] = 1,
-    limit: Annotated[
-        int | None, typer.Option("--limit", min=1, help="Only the first N dialogues of the split.")
-    ] = None,
-    kb: Annotated[
-        str | None,
-        typer.Option(
-            "--kb", help="KB file, or 'demo'/'demo:SEED'; default: the demo city named by the manifest."
-        ),
-    ] = None,
+    limit: LimitOption = None,
+    kb: KbOption = None,
     seed: Annotated[
         int, typer.Option("--seed", help="Seed passed to systems that take one (e.g. random).")
     ] = 0,
@@ -117,13 +130,7 @@ def run(
     retry_errors: Annotated[
         bool, typer.Option("--retry-errors", help="On resume, re-run dialogues that had an errored turn.")
     ] = False,
-    nli: Annotated[
-        str | None,
-        typer.Option(
-            "--nli",
-            help="Entailment scorer for the NLI metric: a registered name (e.g. 'lexical') or a local model dir.",
-        ),
-    ] = None,
+    nli: NliOption = None,
 ) -> None:
     """Run a CRS system on a dataset split, record per-turn predictions and score them."""
     import inspect
@@ -134,8 +141,7 @@ def run(
     from groundtrace.crs.runner import RunKeyMismatchError, run_system
     from groundtrace.crs.systems import SYSTEMS, HTTPSystem, build_system, is_url
 
-    if setting not in ("closed", "open"):
-        raise typer.BadParameter("choose 'closed' or 'open'", param_hint="--setting")
+    _check_setting(setting)
     data, knowledge = _load(dataset, split, kb)
     scorer = _scorer(nli)
     if is_url(system):
@@ -202,30 +208,16 @@ def score(
     split: Annotated[
         str, typer.Option("--split", help="Split the predictions answer: train, validation, test or all.")
     ] = "test",
-    limit: Annotated[
-        int | None, typer.Option("--limit", min=1, help="Only the first N dialogues of the split.")
-    ] = None,
-    kb: Annotated[
-        str | None,
-        typer.Option(
-            "--kb", help="KB file, or 'demo'/'demo:SEED'; default: the demo city named by the manifest."
-        ),
-    ] = None,
-    nli: Annotated[
-        str | None,
-        typer.Option(
-            "--nli",
-            help="Entailment scorer for the NLI metric: a registered name (e.g. 'lexical') or a local model dir.",
-        ),
-    ] = None,
+    limit: LimitOption = None,
+    kb: KbOption = None,
+    nli: NliOption = None,
 ) -> None:
     """Score a predictions JSONL offline (bad lines are reported as file:line and skipped)."""
     from rich.console import Console
 
     from groundtrace.crs.runner import score_file
 
-    if setting not in ("closed", "open"):
-        raise typer.BadParameter("choose 'closed' or 'open'", param_hint="--setting")
+    _check_setting(setting)
     if not predictions.is_file():
         raise typer.BadParameter(f"{predictions}: no such file", param_hint="--predictions")
     data, knowledge = _load(dataset, split, kb)
