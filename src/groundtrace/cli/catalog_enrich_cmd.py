@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from groundtrace.cli.apps import catalog_app
+from groundtrace.cli.console import err_console
 
 
 @catalog_app.command("enrich")
@@ -42,7 +43,6 @@ def enrich_cmd(
     Offline by default (built-in templates, offline engine, rule judge, default policy). An existing --out
     file is resumed: complete SKUs are skipped and a torn last block is redone.
     """
-    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from groundtrace.catalog.pipeline import (
@@ -58,7 +58,7 @@ def enrich_cmd(
     from groundtrace.core.llm.config import LLMConfigError
     from groundtrace.core.registry import UnknownNameError
 
-    err = Console(stderr=True)
+    err = err_console()
     if judge not in ("rule", "llm"):
         raise typer.BadParameter("must be 'rule' or 'llm'", param_hint="--judge")
     if judge == "llm" and not llm:

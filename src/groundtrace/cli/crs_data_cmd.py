@@ -9,20 +9,19 @@ from pathlib import Path
 import typer
 
 from groundtrace.cli.apps import crs_app
+from groundtrace.cli.console import err_console, print_error
 
 
 def _load_kb_or_exit(kb: Path | None):  # returns KnowledgeBase | None
     if kb is None:
         return None
-    from rich.console import Console
-    from rich.markup import escape
 
     from groundtrace.crs.kb_store import KBIntegrityError, NotAKnowledgeBaseError, load_kb
 
     try:
         return load_kb(kb)
     except (FileNotFoundError, NotAKnowledgeBaseError, KBIntegrityError) as exc:
-        Console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}")
+        print_error(exc)
         raise typer.Exit(2) from None
 
 
@@ -46,7 +45,7 @@ def validate(
     try:
         problems = validate_path(path, knowledge)
     except FileNotFoundError as exc:
-        Console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}")
+        print_error(exc)
         raise typer.Exit(2) from None
     errors = sum(p.severity == "error" for p in problems)
     warnings = len(problems) - errors
@@ -100,7 +99,7 @@ def export(
         try:
             report = redact_dataset(dataset, out, {rid: r.text for rid, r in knowledge.reviews.items()})
         except (FileNotFoundError, RedactionError) as exc:
-            Console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}")
+            print_error(exc)
             raise typer.Exit(2) from None
         problems = report.problems
         console.print(
@@ -148,12 +147,12 @@ def hydrate(
 
     console = Console()
     if not yelp_reviews.is_file():
-        Console(stderr=True).print(f"[red]error:[/red] {escape(str(yelp_reviews))} not found")
+        print_error(f"{yelp_reviews} not found")
         raise typer.Exit(2)
     try:
         needed = needed_spans(release)
     except FileNotFoundError as exc:
-        Console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}")
+        print_error(exc)
         raise typer.Exit(2) from None
     errors: list[LineError] = []
     with Progress(
@@ -161,7 +160,7 @@ def hydrate(
         BarColumn(),
         DownloadColumn(),
         TransferSpeedColumn(),
-        console=Console(stderr=True),
+        console=err_console(),
         disable=not progress,
     ) as bar:
         task = bar.add_task("reviews", total=yelp_reviews.stat().st_size)
@@ -169,7 +168,7 @@ def hydrate(
     try:
         report = hydrate_dataset(release, slices, out)
     except (FileNotFoundError, RedactionError) as exc:
-        Console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}")
+        print_error(exc)
         raise typer.Exit(2) from None
     console.print(
         f"hydrated {report.dialogues} dialogue(s): {report.restored} quote(s) restored from {len(needed)} review(s)"

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from groundtrace.cli.apps import crs_app
+from groundtrace.cli.console import err_console
 
 # Options shared by `crs run` and `crs score` (declared once).
 LimitOption = Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N dialogues of the split.")]
@@ -31,11 +32,10 @@ def _check_setting(setting: str) -> None:
 
 
 def _load(dataset: Path, split: str, kb: str | None):
-    from rich.console import Console
 
     from groundtrace.crs.runner import load_split, resolve_kb
 
-    err = Console(stderr=True)
+    err = err_console()
     try:
         data = load_split(dataset, split)
         knowledge = resolve_kb(kb, data.manifest, data.dialogues)
@@ -213,7 +213,6 @@ def score(
     nli: NliOption = None,
 ) -> None:
     """Score a predictions JSONL offline (bad lines are reported as file:line and skipped)."""
-    from rich.console import Console
 
     from groundtrace.crs.runner import score_file
 
@@ -232,7 +231,7 @@ def score(
         dataset=str(dataset.resolve()),
         entailment=_scorer(nli),
     )
-    err = Console(stderr=True)
+    err = err_console()
     for line in result.info["prediction_errors"]:
         err.print(f"skipped {line}", markup=False, highlight=False)
     _print_scores(result.table, result.info)

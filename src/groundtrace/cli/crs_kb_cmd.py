@@ -9,6 +9,7 @@ from typing import Any
 import typer
 
 from groundtrace.cli.apps import kb_app
+from groundtrace.cli.console import err_console, print_error
 
 MAX_SHOWN = 200  # problems printed by `build`; all of them go to KB.summary.json
 
@@ -142,7 +143,7 @@ def build(
     from groundtrace.crs.kb_store import save_kb
     from groundtrace.crs.yelp import yelp_files
 
-    console = Console(stderr=True)
+    console = err_console()
     try:
         business, review = yelp_files(yelp_dir)
     except FileNotFoundError as exc:
@@ -221,7 +222,7 @@ def info(
         if verify:
             load_kb(kb)
     except (FileNotFoundError, NotAKnowledgeBaseError, KBIntegrityError) as exc:
-        Console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}")
+        print_error(exc)
         raise typer.Exit(1) from None
     if as_json:
         typer.echo(json.dumps(summary, indent=2, ensure_ascii=False))

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from groundtrace.cli.apps import app
+from groundtrace.cli.console import err_console
 
 
 def _fmt(value: float | None, digits: int = 4) -> str:
@@ -78,7 +79,7 @@ def nli_eval(
     from groundtrace.core.nli_eval import NliDataError, run_nli_eval
 
     console = Console()
-    err = Console(stderr=True)
+    err = err_console()
     if list_models:
         for name in ENTAILMENT_SCORERS.names():
             console.print(f"{name}: {ENTAILMENT_SCORERS.meta(name).get('description', '')}", markup=False)
