@@ -31,3 +31,14 @@ def shared_path(*parts: str) -> Path:
 @pytest.fixture
 def rng() -> random.Random:
     return random.Random(1234)
+
+
+@pytest.fixture(autouse=True)
+def wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Render rich/typer output (tables, error panels) 1000 columns wide in every test.
+
+    Without it rich wraps at 80 columns, and whether a phrase a test looks for is split across lines
+    depends on how long the checkout and temporary paths happen to be on that machine.
+    """
+    monkeypatch.setenv("COLUMNS", "1000")
+    monkeypatch.delenv("LINES", raising=False)
