@@ -232,9 +232,17 @@ def test_sigkilled_process_resumes_without_loss_or_duplicates(demo: tuple, tmp_p
     import sys
     import time
 
-    paths, _, reference = demo
+    paths, config, _ = demo
+    # The demo SKUs five times over (fresh ids): long enough (~100 SKUs) that the kill lands mid-run
+    # even when the poll below is descheduled on a loaded machine.
+    records = _lines(paths.skus)
+    skus = tmp_path / "skus.jsonl"
+    skus.write_text("".join(json.dumps({**r, "sku_id": f"{r['sku_id']}-{k}"}) + "\n"
+                            for k in range(5) for r in records), encoding="utf-8")
+    reference = tmp_path / "reference.jsonl"
+    run_enrich(skus, reference, config)
     out = tmp_path / "killed.jsonl"
-    args = ["catalog", "enrich", str(paths.skus), "--out", str(out), "--feed", str(paths.feed),
+    args = ["catalog", "enrich", str(skus), "--out", str(out), "--feed", str(paths.feed),
             "--corpus", str(paths.corpus), "--no-progress"]
     code = "import sys; from groundtrace.cli import main; sys.argv = ['groundtrace'] + sys.argv[1:]; main()"
     proc = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -246,7 +254,7 @@ def test_sigkilled_process_resumes_without_loss_or_duplicates(demo: tuple, tmp_p
         time.sleep(0.005)
     proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL  # killed mid-run, not finished
-    summary = run_enrich(paths.skus, out, EnrichConfig(feed=paths.feed, corpus=paths.corpus))
+    summary = run_enrich(skus, out, EnrichConfig(feed=paths.feed, corpus=paths.corpus))
     assert summary.skus_done_before < summary.skus_read
     assert out.read_text(encoding="utf-8") == reference.read_text(encoding="utf-8")
 
