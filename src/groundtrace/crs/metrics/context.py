@@ -13,6 +13,7 @@ Conventions shared by every metric (documented in docs/crs-metrics.md):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cached_property
 
 from groundtrace.core.tokens import token_spans
@@ -107,6 +108,13 @@ class TurnContext:
     @property
     def scorable(self) -> bool:
         return self.prediction is not None
+
+    def memoised(self, key: str, compute: Callable[[TurnContext], float]) -> float:
+        """``compute(self)``, computed once per turn and kept under ``key`` until :meth:`release`."""
+        value = self.memo.get(key)
+        if value is None:
+            value = self.memo[key] = compute(self)
+        return value
 
     _HEAVY = ("tag_groups", "tagged_claims", "quoted_citations", "mentions", "token_spans", "claims", "refs")
 

@@ -30,10 +30,7 @@ def citation_grounded(ctx: TurnContext, quote: str, tags: tuple[str, ...]) -> bo
 
 
 def gs_value(ctx: TurnContext) -> float:
-    value = ctx.memo.get("gs")
-    if value is None:
-        value = ctx.memo["gs"] = _gs_compute(ctx)
-    return value
+    return ctx.memoised("gs", _gs_compute)
 
 
 def _gs_compute(ctx: TurnContext) -> float:
@@ -58,10 +55,7 @@ def citation_regions(ctx: TurnContext) -> list[tuple[int, int]]:
 
 
 def cd_value(ctx: TurnContext) -> float:
-    value = ctx.memo.get("cd")
-    if value is None:
-        value = ctx.memo["cd"] = _cd_compute(ctx)
-    return value
+    return ctx.memoised("cd", _cd_compute)
 
 
 def _cd_compute(ctx: TurnContext) -> float:
@@ -79,10 +73,7 @@ def _cd_compute(ctx: TurnContext) -> float:
 
 
 def pc_value(ctx: TurnContext) -> float:
-    value = ctx.memo.get("pc")
-    if value is None:
-        value = ctx.memo["pc"] = _pc_compute(ctx)
-    return value
+    return ctx.memoised("pc", _pc_compute)
 
 
 def _pc_compute(ctx: TurnContext) -> float:
