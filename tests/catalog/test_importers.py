@@ -278,3 +278,33 @@ def test_templates_from_gold_use_only_the_given_split() -> None:
     shoes = by_cat["Shoes"]
     assert shoes.attribute("brand").recommended_values == []  # n/a gold names the attribute, adds no value
     assert shoes.attribute("size").recommended_values == [] and len(shoes.attribute("size").examples) == 10
+
+
+def test_cli_templates_from_gold_on_real_oa_mine_train(tmp_path: Path) -> None:
+    """Import the real OA-Mine train split, build templates from it, and load them for enrichment."""
+    from groundtrace.catalog.templates import load_templates
+
+    imported = runner.invoke(app, ["catalog", "import", "--format", "oa-mine",
+                                   str(shared_path("catalog", "oa_mine", "train.jsonl")), "--out", str(tmp_path / "train")])
+    assert imported.exit_code == 0, imported.output
+    result = runner.invoke(app, ["catalog", "templates", "from-gold", "--skus", str(tmp_path / "train" / "skus.jsonl"),
+                                 "--gold", str(tmp_path / "train" / "gold.jsonl"), "--out", str(tmp_path / "tpl")])
+    assert result.exit_code == 0, result.output
+    files = sorted(p.name for p in (tmp_path / "tpl").glob("*.yaml"))
+    assert len(files) == result.output.count("attributes") >= 2
+    categories = {json.loads(line)["category"] for line in (tmp_path / "train" / "skus.jsonl").read_text().splitlines()}
+    loaded = load_templates(tmp_path / "tpl")
+    for category in categories:
+        template, _ = loaded.resolve(category)
+        assert template is not None and template.category == category and template.attributes
+
+
+def test_cli_templates_from_gold_without_matching_gold_fails(tmp_path: Path) -> None:
+    skus = tmp_path / "skus.jsonl"
+    skus.write_text(SKU(sku_id="a", title="t", category="Lure").model_dump_json() + "\n", encoding="utf-8")
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(GoldLabel(sku_id="other", attribute="color", value="Red").model_dump_json() + "\n", encoding="utf-8")
+    result = runner.invoke(app, ["catalog", "templates", "from-gold", "--skus", str(skus), "--gold", str(gold),
+                                 "--out", str(tmp_path / "tpl")])
+    assert result.exit_code == 1 and "nothing to build" in result.output
+    assert not (tmp_path / "tpl").exists()
