@@ -12,7 +12,14 @@ from typer.testing import CliRunner
 
 from groundtrace.catalog.demo_catalog import write_demo_catalog
 from groundtrace.catalog.model import SKU, AttributeResult
-from groundtrace.catalog.pipeline import EnrichConfig, build_components, read_skus, run_enrich, scan_results
+from groundtrace.catalog.pipeline import (
+    EnrichConfig,
+    build_components,
+    read_skus,
+    run_enrich,
+    scan_results,
+    summary_lines,
+)
 from groundtrace.catalog.templates import load_templates
 from groundtrace.cli import app
 
@@ -312,3 +319,10 @@ def test_enrich_with_a_vision_llm_reads_package_text(tmp_path: Path, monkeypatch
     assert [e["source_ref"] for e in allergens["evidence"]] == ["image:pack.png#vlm"]
     with pytest.raises(ValueError, match="--vlm needs --images"):
         run_enrich(skus, tmp_path / "o2.jsonl", EnrichConfig(vlm=f"{server.base_url}#vision"))
+
+
+def test_offline_run_has_no_llm_ledger(demo: tuple, tmp_path: Path) -> None:
+    paths, config, _ = demo
+    summary = run_enrich(paths.skus, tmp_path / "out.jsonl", config)
+    assert summary.llm_calls == 0 and summary.llm_usage is None
+    assert not any(line.startswith("LLM usage") for line in summary_lines(summary))

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from groundtrace.catalog.demo_catalog import SKUS
 from groundtrace.catalog.judge_llm import LLMJudge
 from groundtrace.catalog.model import SKU, Document
-from groundtrace.catalog.pipeline import EnrichConfig, run_enrich
+from groundtrace.catalog.pipeline import EnrichConfig, run_enrich, summary_lines
 from groundtrace.catalog.prompt_budget import (
     attribute_query,
     context_window,
@@ -125,6 +125,11 @@ def test_enrich_compact_end_to_end_over_the_wire(tmp_path: Path, monkeypatch: An
     scout_calls = [r for r in log if r["messages"][0]["content"].startswith("You are ScoutAgent")]
     judge_calls = [r for r in log if r["messages"][0]["content"].startswith("You are JudgeAgent")]
     assert len(scout_calls) >= 4 and len(judge_calls) == 2  # >= 2 batches per SKU; one judge call per SKU
+    usage = summary.llm_usage  # the run's ledger: every request the server answered, with its tokens
+    assert usage is not None and usage.calls == len(log) == summary.llm_calls and usage.cache_hits == 0
+    assert usage.prompt_tokens >= sum(estimate_messages(r["messages"]) for r in log) // 2 > 0
+    assert usage.completion_tokens > 0
+    assert any(line.startswith(f"LLM usage: {len(log)} requests") for line in summary_lines(summary))
     for r in log:
         assert estimate_messages(r["messages"]) + r["max_tokens"] <= limit
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]

@@ -28,7 +28,7 @@ import os
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from groundtrace.catalog.model import SKU, AttributeResult
 from groundtrace.catalog.policy import WritePolicy, load_policy
 from groundtrace.catalog.templates import TemplateSet, load_templates
+from groundtrace.core.llm.base import Usage
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +75,7 @@ class Components:
     judge: Any
     policy: WritePolicy
     errors: list[str]
+    llm_clients: list[Any] = field(default_factory=list)  # every LLM client the run calls (usage ledger)
 
 
 class EnrichSummary(BaseModel):
@@ -93,6 +95,9 @@ class EnrichSummary(BaseModel):
     statuses: dict[str, int] = Field(default_factory=dict)
     issues: list[str] = Field(default_factory=list)
     llm_calls: int = 0
+    llm_usage: Usage | None = Field(
+        default=None, description="This run's LLM ledger (calls, tokens, cache hits, retries, cost); "
+                                  "None when no LLM is configured.")
 
     def shares(self) -> dict[str, float]:
         """WRITE / BLOCK / REVIEW shares over every result line."""
@@ -260,6 +265,7 @@ def build_components(config: EnrichConfig) -> Components:
     templates = load_templates(config.templates)
     errors: list[str] = []
     sources: list[Any] = [CatalogRecordSource()]
+    llm_clients: list[Any] = []
     if config.feed is not None:
         feed = SyndicatedFeedSource(config.feed)
         errors.extend(feed.errors)
@@ -272,7 +278,9 @@ def build_components(config: EnrichConfig) -> Components:
         from groundtrace.catalog.sources import VLMImageSource
         from groundtrace.core.llm.factory import make_llm as _make_llm
 
-        sources.append(VLMImageSource.from_llm(_make_llm(config.vlm), base_dir=config.images))
+        vlm_client = _make_llm(config.vlm)
+        llm_clients.append(vlm_client)
+        sources.append(VLMImageSource.from_llm(vlm_client, base_dir=config.images))
     search: Any = None
     if config.corpus is not None:
         search = LocalCorpusSearch(config.corpus)
@@ -284,6 +292,7 @@ def build_components(config: EnrichConfig) -> Components:
         from groundtrace.core.llm.factory import make_llm
 
         llm = make_llm(config.llm, **config.llm_options)
+        llm_clients.append(llm)
     engine: Any
     if llm is not None:
         from groundtrace.catalog.scout_llm import LLMEngine
@@ -299,7 +308,7 @@ def build_components(config: EnrichConfig) -> Components:
             raise ValueError("--judge llm needs --llm SPEC")
         judge = make_judge(config.judge, llm=llm, search=search, max_prompt_tokens=config.max_prompt_tokens)
     policy = load_policy(config.policy)
-    return Components(templates, scout, judge, policy, errors)
+    return Components(templates, scout, judge, policy, errors, llm_clients)
 
 
 def process_sku(sku: SKU, comp: Components) -> tuple[list[AttributeResult], int]:
@@ -371,7 +380,30 @@ def run_enrich(skus_path: Path, out_path: Path, config: EnrichConfig | None = No
     _tally(summary, previous)
     todo = [s for s in skus if s.sku_id not in done]
     summary.skus_done_before = len(skus) - len(todo)
+    usage_before = _usage_total(comp.llm_clients)
+    try:
+        _run_window(todo, comp, config, summary, out_path, issue, progress)
+    finally:
+        if comp.llm_clients:
+            summary.llm_usage = _usage_minus(_usage_total(comp.llm_clients), usage_before)
+    return summary
 
+
+def _usage_total(clients: list[Any]) -> Usage:
+    total = Usage()
+    for client in clients:
+        total = total + client.usage()
+    return total
+
+
+def _usage_minus(after: Usage, before: Usage) -> Usage:
+    """``after - before`` field by field: the usage of this run when the clients served earlier runs."""
+    return Usage(**{name: getattr(after, name) - getattr(before, name) for name in Usage.model_fields})
+
+
+def _run_window(todo: list[SKU], comp: Components, config: EnrichConfig, summary: EnrichSummary,
+                out_path: Path, issue: Callable[[str], None], progress: ProgressFn | None) -> None:
+    """Process ``todo`` with at most ``config.workers`` SKUs in flight, appending each SKU's lines in order."""
     with out_path.open("ab") as fh, ThreadPoolExecutor(max_workers=config.workers) as pool:
         window: deque[tuple[SKU, Future[tuple[list[AttributeResult], int]]]] = deque()
         it = iter(todo)
@@ -412,7 +444,6 @@ def run_enrich(skus_path: Path, out_path: Path, config: EnrichConfig | None = No
         finally:
             for _, future in window:
                 future.cancel()
-    return summary
 
 
 def summary_lines(summary: EnrichSummary) -> list[str]:
@@ -429,4 +460,10 @@ def summary_lines(summary: EnrichSummary) -> list[str]:
         f"failure types: {fails}",
         "actions: " + ", ".join(f"{a} {summary.actions.get(a, 0)} ({shares[a]:.1%})" for a in ("WRITE", "BLOCK", "REVIEW")),
         f"LLM calls: {summary.llm_calls}; issues: {len(summary.issues)}",
+        *([_usage_line(summary.llm_usage)] if summary.llm_usage is not None else []),
     ]
+
+
+def _usage_line(u: Usage) -> str:
+    return (f"LLM usage: {u.calls} requests, {u.prompt_tokens}+{u.completion_tokens} tokens, "
+            f"{u.cache_hits} cache hits, {u.retries} retries, {u.reasks} re-asks, ${u.cost_usd:.6f}")
