@@ -29,7 +29,7 @@ def test_every_command_has_help() -> None:
 def test_expected_groups_exist() -> None:
     root = typer.main.get_command(app)
     names = {" ".join(p) for p, _ in _walk(root)}
-    assert {"crs", "catalog", "demo", "crs kb"} <= names
+    assert {"crs", "catalog", "demo", "crs kb", "nli-eval", "llm", "catalog templates"} <= names
 
 
 def test_every_command_help_runs() -> None:
