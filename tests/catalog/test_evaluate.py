@@ -382,3 +382,18 @@ def test_typed_comparison_is_symmetric_and_reflexive(attr: str, a: str, b: str) 
     equal = equal_for(_GROCERY_SPECS[attr])
     assert equal(a, b) == equal(b, a)
     assert equal(a, a)
+
+
+def test_cli_evaluate_shows_markup_in_catalog_data_as_text(tmp_path: Path) -> None:
+    """Category / attribute names and issues are catalog data: rich markup in them is printed verbatim,
+    never interpreted (an unbalanced closing tag used to crash the printer and lose the --json report)."""
+    hostile = "Grocery > [/bold] [link=http://evil.example]click[/link]"
+    rows = [r.model_copy(update={"category": hostile}) for r in RESULTS]
+    results_path, gold_path, out = tmp_path / "results.jsonl", tmp_path / "gold.jsonl", tmp_path / "report.json"
+    results_path.write_text("\n".join(r.model_dump_json() for r in rows) + "\n[/red] not json\n", encoding="utf-8")
+    gold_path.write_text("\n".join(g.model_dump_json() for g in GOLD) + "\n", encoding="utf-8")
+    cli = runner.invoke(app, ["catalog", "evaluate", "--results", str(results_path), "--gold", str(gold_path),
+                              "--json", str(out)])
+    assert cli.exit_code == 0, cli.output
+    assert hostile in cli.output  # shown as typed, tags and all
+    assert hostile in json.loads(out.read_text())["per_category"]

@@ -142,9 +142,10 @@ def _numbers_equal(a: str, b: str, unit: str | None) -> bool:
         return True
     for bare, other in ((a, qb), (b, qa)):
         whole = parse_quantity(bare)
-        if whole is not None and whole.unitless:
-            if any(y == f"{n} count" and values_equal(bare, n, "number") for y in other for n in [y.split()[0]]):
-                return True
+        if whole is not None and whole.unitless and any(
+            y == f"{n} count" and values_equal(bare, n, "number") for y in other for n in [y.split()[0]]
+        ):
+            return True
     return False
 
 
@@ -170,10 +171,10 @@ def typed_equal(a: str, b: str, spec: AttributeSpec) -> bool:
     if spec.type == "bool":
         return False
     if spec.type == "number":
-        if spec.unit or any(parse_quantity(f"1 {u}") is not None and not parse_quantity(f"1 {u}").unitless
-                            for u in spec.recommended_values):
-            if _numbers_equal(a, b, spec.unit):
-                return True
+        has_unit = spec.unit or any(parse_quantity(f"1 {u}") is not None and not parse_quantity(f"1 {u}").unitless
+                                    for u in spec.recommended_values)
+        if has_unit and _numbers_equal(a, b, spec.unit):
+            return True
         ca, cb = pack_count(a), pack_count(b)
         return ca is not None and ca == cb
     if spec.type == "enum":
@@ -346,7 +347,9 @@ class EvaluationReport(BaseModel):
     def print(self, console: Any = None) -> None:
         """Rich tables: overall metrics, then per category and per attribute."""
         from rich.console import Console
+        from rich.markup import escape
         from rich.table import Table
+        from rich.text import Text
 
         console = console or Console()
 
@@ -373,12 +376,12 @@ class EvaluationReport(BaseModel):
             for name in shown:
                 table.add_column(name, justify="right")
             for key, group in groups.items():
-                table.add_row(key, str(group.pairs), *(
+                table.add_row(escape(key), str(group.pairs), *(  # keys are catalog data: never markup
                     "—" if group.metrics[n].value is None else f"{100 * group.metrics[n].value:.1f}" for n in shown
                 ))
             console.print(table)
         for issue in self.issues[:20]:
-            console.print(f"[yellow]{issue}[/yellow]", markup=True, highlight=False)
+            console.print(Text(issue, style="yellow"), highlight=False)
 
 
 def _extracted(result: AttributeResult) -> bool:

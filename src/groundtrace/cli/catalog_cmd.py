@@ -20,6 +20,7 @@ def templates_list(
 ) -> None:
     """List the category templates with their attributes."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from groundtrace.catalog.templates import TemplateError, load_templates
@@ -35,8 +36,9 @@ def templates_list(
     for column in ("category", "aliases", "attributes", "safety-critical"):
         table.add_column(column)
     for t in templates:
-        table.add_row(t.category, ", ".join(t.aliases), ", ".join(a.slug for a in t.attributes),
-                      ", ".join(a.slug for a in t.attributes if a.safety_critical) or "-")
+        table.add_row(*(escape(cell) for cell in (  # template files are user data: never markup
+            t.category, ", ".join(t.aliases), ", ".join(a.slug for a in t.attributes),
+            ", ".join(a.slug for a in t.attributes if a.safety_critical) or "-")))
     Console().print(table)
 
 
@@ -179,8 +181,9 @@ def evaluate_cmd(
     report = evaluate(result_rows, gold_rows, templates=template_set, categories=categories,
                       scope=scope)  # type: ignore[arg-type]
     report.issues = [str(i) for i in issues] + report.issues
-    report.print()
-    if json_out is not None:
+    if json_out is not None:  # written first: the report survives whatever happens while printing
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(report.to_dict(), indent=2), encoding="utf-8")
+    report.print()
+    if json_out is not None:
         typer.echo(f"wrote {json_out}")

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from groundtrace.cli.apps import catalog_app
-from groundtrace.cli.console import err_console
+from groundtrace.cli.console import err_console, print_error
 
 
 @catalog_app.command("enrich")
@@ -69,7 +69,7 @@ def enrich_cmd(
     try:
         comp = build_components(config)
     except (PolicyError, TemplateError, SourceError, LLMConfigError, UnknownNameError, ValueError) as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False)
+        print_error(exc)
         raise typer.Exit(2) from exc
     total = len(read_skus(skus)[0])
 
