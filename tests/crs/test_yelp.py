@@ -396,3 +396,62 @@ def test_cli_kb_build_survives_a_surrogate_in_a_review(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert f"{REVIEW_FILE}:2: unpaired" in result.output.replace("\n", "")
     assert sorted(load_kb(out).reviews) == ["r0", "r2"]
+
+
+def test_lines_that_are_not_utf8_are_reported_as_such_and_the_rest_kept(tmp_path: Path) -> None:
+    """``json.loads(bytes)`` guesses UTF-16 from ``\\xff\\xfe`` and says "'utf-16-le' codec can't decode";
+    lines are decoded as UTF-8 explicitly, so the message says what is wrong, with file:line."""
+    review = '{"review_id": "r%d", "business_id": "b1", "stars": 4, "text": "Lovely caf\u00e9 %s"}'
+    lines = [
+        "\ufeff".encode() + (review % (0, "first")).encode(),  # a UTF-8 byte-order mark opening the file
+        b"\xff\xfe" + (review % (1, "utf-16 guess")).encode(),
+        (review % (2, "fine")).encode(),
+        (review % (3, "latin-1")).encode("latin-1"),  # the é as one byte 0xe9
+        (review % (4, "encoded surrogate")).encode().replace(b"\xc3\xa9", b"\xed\xa0\x80"),
+        (review % (5, "last")).encode(),
+    ]
+    path = tmp_path / REVIEW_FILE
+    path.write_bytes(b"\n".join(lines))
+    errors: list[LineError] = []
+    reviews = list(stream_reviews(path, errors))
+    assert [r.review_id for r in reviews] == ["r0", "r2", "r5"]
+    assert reviews[0].text == "Lovely caf\u00e9 first"  # the BOM is not part of the record
+    assert [e.line for e in errors] == [2, 4, 5]
+    assert all(e.message.startswith("not valid UTF-8: ") for e in errors), errors
+    assert not any("utf-16" in e.message or "codec" in e.message for e in errors)
+    assert (
+        str(errors[0])
+        == f"{path}:2: not valid UTF-8: invalid start byte (byte 0xff at byte offset 0 of the line)"
+    )
+    assert "byte 0xe9" in errors[1].message and "byte 0xed" in errors[2].message
+    # the selective pass: the bad line of a wanted business is reported, one of another business is not
+    errors = []
+    assert [r.review_id for r in stream_reviews(path, errors, business_ids={"b1"})] == ["r0", "r2", "r5"]
+    assert [e.line for e in errors] == [2, 4, 5]
+    errors = []
+    assert list(stream_reviews(path, errors, business_ids={"other"})) == [] and errors == []
+    # a BOM later in the file is not silently accepted
+    path.write_bytes(
+        b"\n".join([(review % (0, "a")).encode(), "\ufeff".encode() + (review % (1, "b")).encode()])
+    )
+    errors = []
+    assert [r.review_id for r in stream_reviews(path, errors)] == ["r0"]
+    assert [e.line for e in errors] == [2] and "BOM" in errors[0].message
+    # the business file goes through the same reader
+    business = tmp_path / BUSINESS_FILE
+    good = '{"business_id": "b%d", "name": "Caf\u00e9 %d", "latitude": 1, "longitude": 2, "stars": 4, "categories": "Cafes"}'
+    business.write_bytes(
+        b"\n".join(
+            [
+                b"\xff\xfe" + (good % (1, 1)).encode(),
+                (good % (2, 2)).encode("latin-1"),
+                (good % (3, 3)).encode(),
+            ]
+        )
+    )
+    errors = []
+    assert [p.poi_id for p in stream_businesses(business, errors)] == ["b3"]
+    assert [(e.line, e.message.split(":")[0]) for e in errors] == [
+        (1, "not valid UTF-8"),
+        (2, "not valid UTF-8"),
+    ]

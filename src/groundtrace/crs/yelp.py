@@ -377,6 +377,13 @@ def _short_error(exc: Exception) -> str:
 OnBytes = Callable[[int], None]
 
 
+def utf8_error_message(raw: bytes, exc: UnicodeDecodeError) -> str:
+    """``not valid UTF-8: <reason> (byte 0xff at byte offset 0 of the line)`` for a line that failed to decode."""
+    return (
+        f"not valid UTF-8: {exc.reason} (byte 0x{raw[exc.start]:02x} at byte offset {exc.start} of the line)"
+    )
+
+
 def iter_json_lines(
     path: Path,
     errors: list[LineError],
@@ -385,8 +392,9 @@ def iter_json_lines(
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each JSON-object line of ``path`` (1-based numbers).
 
-    Blank lines are skipped silently; bad JSON or a non-object line appends a :class:`LineError` and is
-    skipped. ``prefilter(raw_line) -> False`` skips a line *unparsed* (so it is never reported even if
+    Lines are decoded as UTF-8 (a byte-order mark opening the file is dropped). Blank lines are skipped
+    silently; a line that is not valid UTF-8, bad JSON or a non-object line appends a :class:`LineError`
+    and is skipped. ``prefilter(raw_line) -> False`` skips a line *unparsed* (so it is never reported even if
     malformed) — this is how the review stream avoids decoding reviews of unwanted businesses.
     ``on_bytes(n)`` is called with the bytes consumed, in chunks, for a progress bar.
     """
@@ -402,8 +410,17 @@ def iter_json_lines(
             if len(raw) < 3 and not raw.strip():  # a JSON object line has at least 3 bytes with its newline
                 continue
             try:
-                obj = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                # explicit UTF-8: json.loads(bytes) would guess the encoding from the first bytes
+                # (\xff\xfe → UTF-16) and report a misleading codec error
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                errors.append(LineError(file=str(path), line=number, message=utf8_error_message(raw, exc)))
+                continue
+            if number == 1 and text.startswith("\ufeff"):  # a UTF-8 byte-order mark opening the file
+                text = text[1:]
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError as exc:
                 errors.append(LineError(file=str(path), line=number, message=f"invalid JSON: {exc}"))
                 continue
             if not isinstance(obj, dict):
