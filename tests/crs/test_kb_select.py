@@ -165,3 +165,52 @@ def test_bottom_k_keeps_the_smallest_keys_in_any_order(ids: list[str], cap: int,
         heap.offer(seeded_key(seed, ident), ident, ident)
     assert heap.offered == len(ids)
     assert heap.ordered() == sorted(ids, key=lambda i: seeded_key(seed, i))[:cap]  # reference: sort everything
+
+
+def test_select_kb_reports_selected_cities_that_end_with_no_poi() -> None:
+    # Reno's candidates (the casino hotel: 2 reviews in the file; the cafe: 1) cannot keep 3 reviews
+    kb, report = select_kb(
+        YELP / BUSINESS_FILE,
+        YELP / REVIEW_FILE,
+        _fixture_config(cities=["Tucson", "Reno"], min_reviews=3, max_reviews_per_poi=3),
+    )
+    assert report.cities == ["Reno", "Tucson"] and "Reno" not in kb.cities()
+    assert report.empty_cities == {
+        "Reno": "none of its 2 candidate POI(s) kept >= 3 review(s) of 0-5000 characters"
+    }
+    # one restaurant over two cities: allocate gives it to Reno (the lower index), Tucson gets no candidate
+    kb, report = select_kb(
+        YELP / BUSINESS_FILE,
+        YELP / REVIEW_FILE,
+        _fixture_config(n_cities=2, min_reviews=1, per_type={"restaurant": 1}),
+    )
+    assert sorted(kb.pois) == ["b_cafe"]
+    assert list(report.empty_cities) == ["Tucson"]
+    assert report.empty_cities["Tucson"].startswith("no candidate: the per-type targets")
+    # every selected city has a POI: nothing reported
+    _, report = select_kb(YELP / BUSINESS_FILE, YELP / REVIEW_FILE, _fixture_config(n_cities=1))
+    assert report.empty_cities == {}
+
+
+def test_cli_kb_build_flags_a_city_with_no_poi_on_real_sample(tmp_path: Path) -> None:
+    """The audit's case: on the 1,000-business sample, Tucson is among the top 8 cities but none of its
+    candidates has a review of >= 40 characters in the 999-review file."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from groundtrace.cli import app
+    from groundtrace.crs.kb_select import summary_path
+
+    yelp = shared_path("yelp", BUSINESS_FILE).parent
+    out = tmp_path / "kb.sqlite"
+    args = ["crs", "kb", "build", "--yelp-dir", str(yelp), "--out", str(out)]
+    result = CliRunner().invoke(app, [*args, "--min-reviews", "1", "--per-type", "50", "--no-progress"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(summary_path(out).read_text(encoding="utf-8"))
+    report = summary["selection_report"]
+    assert "Tucson" in report["cities"] and "Tucson" not in summary["cities"]
+    assert list(report["empty_cities"]) == ["Tucson"]
+    assert "kept >= 1 review(s) of 40-5000 characters" in report["empty_cities"]["Tucson"]
+    assert "1 selected city(ies) with 0 POIs (not in the KB):" in result.output
+    assert "  Tucson: none of its " in result.output

@@ -139,8 +139,7 @@ def build(
     from rich.markup import escape
     from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
 
-    from groundtrace.crs.kb_select import select_kb
-    from groundtrace.crs.kb_store import save_kb
+    from groundtrace.crs.kb_select import build_kb, summary_path
     from groundtrace.crs.yelp import yelp_files
 
     console = err_console()
@@ -183,17 +182,20 @@ def build(
             task = bar.add_task(stage, total=total)
             return lambda n: bar.advance(task, n)
 
-        kb, report = select_kb(business, review, config, on_bytes=on_bytes, name=out.stem)
-    save_kb(kb, out, source=str(yelp_dir.resolve()), selection=config.model_dump(mode="json"))
-    summary = kb.summary()
-    summary["selection_report"] = report.model_dump(mode="json", exclude={"problems"})
-    summary["problems"] = [str(p) for p in report.problems]
-    summary_path = out.with_name(out.name + ".summary.json")
-    summary_path.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        _, report, summary = build_kb(
+            business, review, out, config, on_bytes=on_bytes, source=str(yelp_dir.resolve())
+        )
+    written = summary_path(out)
     _print_summary(summary, f"KB {out}")
     out_console = Console()
     if report.missing_cities:
         out_console.print(f"[yellow]no eligible POI in:[/yellow] {escape(', '.join(report.missing_cities))}")
+    if report.empty_cities:
+        out_console.print(
+            f"[yellow]{len(report.empty_cities)} selected city(ies) with 0 POIs (not in the KB):[/yellow]"
+        )
+        for city, why in report.empty_cities.items():
+            out_console.print(f"  {escape(city)}: {escape(why)}", soft_wrap=True)
     if report.shortfall:
         out_console.print(f"[yellow]shortfall vs target:[/yellow] {escape(str(report.shortfall))}")
     if report.problems:
@@ -201,8 +203,8 @@ def build(
         for problem in report.problems[:MAX_SHOWN]:
             out_console.print(f"  {escape(str(problem))}", soft_wrap=True)
         if len(report.problems) > MAX_SHOWN:
-            out_console.print(f"  ... {len(report.problems) - MAX_SHOWN} more in {escape(str(summary_path))}")
-    out_console.print(f"wrote {escape(str(out))} and {escape(str(summary_path))}")
+            out_console.print(f"  ... {len(report.problems) - MAX_SHOWN} more in {escape(str(written))}")
+    out_console.print(f"wrote {escape(str(out))} and {escape(str(written))}")
 
 
 @kb_app.command("info")

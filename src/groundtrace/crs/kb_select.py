@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -174,6 +175,10 @@ class SelectionReport(BaseModel):
     selected_pois: dict[str, int]
     selected_reviews: int
     shortfall: dict[str, int] = Field(description="type -> target minus selected, when positive.")
+    empty_cities: dict[str, str] = Field(
+        default_factory=dict,
+        description="Cities of `cities` that ended with 0 selected POIs -> why (they are absent from the KB).",
+    )
     problems: list[LineError]
 
 
@@ -286,6 +291,13 @@ def select_kb(
             shortfall[poi_type] = target - got
     pois = [candidates[pid] for pid in selected]
     reviews = [r for pid in selected for r in sorted(kept_reviews[pid], key=lambda r: r.review_id)]
+    empty = _empty_cities(
+        [canonical_city[low] for low in cities],
+        list(candidates.values()),
+        usable,
+        {p.city for p in pois},
+        cfg,
+    )
     kb = KnowledgeBase(pois, reviews, name=name)
     report = SelectionReport(
         cities=[canonical_city[low] for low in cities],
@@ -297,9 +309,72 @@ def select_kb(
         selected_pois=selected_by_type,
         selected_reviews=len(reviews),
         shortfall=shortfall,
+        empty_cities=empty,
         problems=problems,
     )
     return kb, report
+
+
+def _empty_cities(
+    cities: list[str],
+    candidates: list[POI],
+    usable: set[str],
+    selected_cities: set[str],
+    cfg: SelectionConfig,
+) -> dict[str, str]:
+    """Each city of ``cities`` with no selected POI -> why: the per-type targets gave it no candidate,
+    none of its candidates kept ``min_reviews`` reviews, or its usable POIs were not needed."""
+    n_candidates: Counter[str] = Counter(p.city for p in candidates)
+    n_usable: Counter[str] = Counter(p.city for p in candidates if p.poi_id in usable)
+    out: dict[str, str] = {}
+    for city in cities:
+        if city in selected_cities:
+            continue
+        if n_candidates[city] == 0:
+            out[city] = "no candidate: the per-type targets were split over the other cities"
+        elif n_usable[city] == 0:
+            out[city] = (
+                f"none of its {n_candidates[city]} candidate POI(s) kept >= {cfg.min_reviews} review(s) "
+                f"of {cfg.min_review_chars}-{cfg.max_review_chars} characters"
+            )
+        else:
+            out[city] = (
+                f"its {n_usable[city]} usable POI(s) were not needed: the per-type targets were met elsewhere"
+            )
+    return out
+
+
+def summary_path(kb_path: Path) -> Path:
+    """Where :func:`build_kb` writes the summary of the KB file ``kb_path``: ``<KB>.summary.json``."""
+    return kb_path.with_name(kb_path.name + ".summary.json")
+
+
+def build_kb(
+    business_path: Path,
+    review_path: Path,
+    out: Path,
+    config: SelectionConfig | None = None,
+    *,
+    on_bytes: Callable[[str], OnBytes | None] | None = None,
+    source: str = "",
+) -> tuple[KnowledgeBase, SelectionReport, dict[str, Any]]:
+    """The whole ``groundtrace crs kb build``: :func:`select_kb`, the KB written to ``out`` (SQLite, with
+    ``source`` and the config), and ``<out>.summary.json``; returns the KB, the report and that summary.
+
+    The summary is :meth:`KnowledgeBase.summary` plus ``selection_report`` (the report without its
+    problems, so with ``shortfall`` and ``empty_cities``) and ``problems`` (every skipped line as
+    ``file:line: message``).
+    """
+    from groundtrace.crs.kb_store import save_kb
+
+    cfg = config or SelectionConfig()
+    kb, report = select_kb(business_path, review_path, cfg, on_bytes=on_bytes, name=out.stem)
+    save_kb(kb, out, source=source, selection=cfg.model_dump(mode="json"))
+    summary: dict[str, Any] = dict(kb.summary())
+    summary["selection_report"] = report.model_dump(mode="json", exclude={"problems"})
+    summary["problems"] = [str(p) for p in report.problems]
+    summary_path(out).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return kb, report, summary
 
 
 def _band_weights(sizes: list[int], cfg: SelectionConfig) -> list[float] | None:
