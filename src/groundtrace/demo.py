@@ -20,6 +20,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 DEMO_SYSTEMS: tuple[str, ...] = ("oracle", "random")
 
@@ -38,12 +39,12 @@ def run_crs_demo(out_dir: Path, n_dialogues: int, seed: int, console: Console) -
     console.rule("[bold]TRACE-CRS[/bold]")
     kb = generate_demo_kb(seed=seed)
     artefacts["kb"] = save_kb(kb, out_dir / "kb.sqlite", source=f"demo city (seed {seed})")
-    console.print(f"knowledge base: {len(kb.pois)} POIs, {len(kb.reviews)} reviews → {artefacts['kb']}")
+    console.print(f"knowledge base: {len(kb.pois)} POIs, {len(kb.reviews)} reviews → {artefacts['kb']}", markup=False)
 
     dataset_dir = out_dir / "dataset"
     report = build_dataset(kb, n_dialogues, seed, dataset_dir)
     artefacts["dataset"] = dataset_dir
-    console.print(f"dataset: {_summarise(report)} → {dataset_dir}")
+    console.print(f"dataset: {_summarise(report)} → {dataset_dir}", markup=False)
 
     problems = validate_path(dataset_dir, kb)
     errors = [p for p in problems if p.severity == "error"]
@@ -58,7 +59,8 @@ def run_crs_demo(out_dir: Path, n_dialogues: int, seed: int, console: Console) -
         result = run_system(build_system(name), dialogues, kb, run_dir, setting="closed", split="all",
                             dataset=str(dataset_dir))
         run_dirs.append(run_dir)
-        console.print(f"run {name}: R@1={result.table.value('R@1'):.3f}  CGS={result.table.value('cgs'):.3f} → {run_dir}")
+        console.print(f"run {name}: R@1={result.table.value('R@1'):.3f}  CGS={result.table.value('cgs'):.3f} → {run_dir}",
+                      markup=False)
     report_dir = out_dir / "report"
     build_report(run_dirs, report_dir, dataset=dataset_dir, knowledge_base=kb, dialogues=dialogues)
     artefacts["leaderboard"] = report_dir / "leaderboard.md"
@@ -73,7 +75,7 @@ def run_catalog_step(out_dir: Path, console: Console) -> dict[str, Path]:
     console.rule("[bold]TRACE-Catalog[/bold]")
     outcome = run_catalog_demo(out_dir)
     for line in outcome.get("summary_lines", []):
-        console.print(line)
+        console.print(line, markup=False)
     metrics = outcome.get("metrics", {})
     if metrics:
         console.print("evaluation: " + ", ".join(f"{k}={v:.3f}" for k, v in metrics.items() if isinstance(v, float)))
@@ -85,14 +87,14 @@ def run_demo(out_dir: Path, n_dialogues: int = 200, seed: int = 7, console: Cons
     console = console or Console()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    console.print(f"[bold]groundtrace demo[/bold] → {out_dir}")
+    console.print(Text.assemble(("groundtrace demo", "bold"), f" → {out_dir}"))
     artefacts = run_crs_demo(out_dir / "crs", n_dialogues, seed, console)
     artefacts.update({f"catalog_{k}": v for k, v in run_catalog_step(out_dir / "catalog", console).items()})
     table = Table(title="demo artefacts")
     table.add_column("what")
     table.add_column("where")
     for name, path in artefacts.items():
-        table.add_row(name, str(path))
+        table.add_row(name, Text(str(path)))  # a user's path is never markup
     console.print(table)
     return artefacts
 

@@ -72,6 +72,7 @@ def nli_eval(
 ) -> None:
     """Evaluate an entailment scorer on e-SNLI dev and WiCE dev: accuracy@0.5, AUROC, n, pairs/s."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
@@ -126,7 +127,7 @@ def nli_eval(
 
     for problem in report.problems:
         err.print(f"skipped {problem}", markup=False)
-    table = Table(title=f"nli-eval · {report.model}")
+    table = Table(title=f"nli-eval · {escape(str(report.model))}")  # a user path: never markup
     for col in ("dataset", "n", "pos", "acc@0.5", "AUROC", "acc 3-way", "pairs", "pairs/s", "premise"):
         table.add_column(col)
     for r in report.results:
