@@ -360,3 +360,34 @@ def test_resolve_kb(demo, tmp_path) -> None:
     assert resolve_kb(None, small.manifest, small.dialogues).content_hash == generate_demo_kb(2).content_hash
     with pytest.raises(ValueError, match="no split 'dev'"):
         load_split(tmp_path / "d2", "dev")
+
+
+def test_resume_drops_lines_that_are_not_utf8_and_scores_like_a_clean_run(demo, tmp_path) -> None:
+    dialogues = demo.dialogues[:6]
+    asked: list[str] = []
+
+    class Recording(RandomSystem):
+        def respond(self, inp):
+            asked.append(inp.dialogue_id)
+            return super().respond(inp)
+
+    clean = run_system(Recording(seed=3), dialogues, demo.kb, tmp_path / "clean", split="all")
+    out = tmp_path / "resumed"
+    run_system(Recording(seed=3), dialogues, demo.kb, out, split="all")
+    path = out / PREDICTIONS_FILE
+    lines = path.read_bytes().splitlines(keepends=True)
+    # a line of the third dialogue gets bytes that are not UTF-8: that dialogue is re-run, the rest kept
+    third = dialogues[2].dialogue_id.encode()
+    broken = next(i for i, line in enumerate(lines) if third in line)
+    lines[broken] = lines[broken].replace(b'"response":"', b'"response":"\xff\xfe', 1)
+    path.write_bytes(b"".join(lines))
+    column = lines[broken].index(b"\xff") + 1
+    assert read_predictions(path).errors == [
+        f"{path}:{broken + 1}: not valid UTF-8 (invalid start byte at byte {column})"
+    ]
+    asked.clear()
+    resumed = run_system(Recording(seed=3), dialogues, demo.kb, out, split="all")
+    assert asked == [dialogues[2].dialogue_id] * len(dialogues[2].recommendation_turns())
+    assert resumed.info["counts"]["bad_prediction_lines"] == 1
+    assert resumed.table.to_dict() == clean.table.to_dict()
+    assert read_predictions(path).errors == []

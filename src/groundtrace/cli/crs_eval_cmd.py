@@ -94,6 +94,25 @@ def _print_scores(table, info: dict) -> None:
     )
 
 
+def _warn_unmatched(table, split: str) -> None:
+    """A stderr warning when predictions were left out for another setting or matched no turn (orphans)."""
+    stats = table.predictions
+    parts = []
+    if stats.other_setting:
+        other = "open" if table.setting == "closed" else "closed"
+        parts.append(
+            f"{stats.other_setting} prediction(s) are for another setting than {table.setting!r} and were "
+            f"ignored (pass --setting {other} to score them)"
+        )
+    if stats.orphan:
+        parts.append(
+            f"{stats.orphan} prediction(s) match no recommendation turn of split {split!r} (orphans; pass "
+            "--split with the split they answer, e.g. --split all)"
+        )
+    if parts:
+        err_console().print(f"warning: {'; '.join(parts)}", markup=False, highlight=False)
+
+
 @crs_app.command("run")
 def run(
     *,
@@ -188,6 +207,7 @@ def run(
         except RunKeyMismatchError as exc:
             raise typer.BadParameter(str(exc), param_hint="--out") from None
     _print_scores(result.table, result.info)
+    _warn_unmatched(result.table, split)
     typer.echo(f"wrote {out}/predictions.jsonl, scores.json, run.json")
 
 
@@ -214,27 +234,31 @@ def score(
 ) -> None:
     """Score a predictions JSONL offline (bad lines are reported as file:line and skipped)."""
 
-    from groundtrace.crs.runner import score_file
+    from groundtrace.crs.runner import RunKeyMismatchError, score_file
 
     _check_setting(setting)
     if not predictions.is_file():
         raise typer.BadParameter(f"{predictions}: no such file", param_hint="--predictions")
     data, knowledge = _load(dataset, split, kb)
-    result = score_file(
-        predictions,
-        data.dialogues,
-        knowledge,
-        out,
-        setting=setting,
-        split=split,  # type: ignore[arg-type]
-        limit=limit,
-        dataset=str(dataset.resolve()),
-        entailment=_scorer(nli),
-    )
+    try:
+        result = score_file(
+            predictions,
+            data.dialogues,
+            knowledge,
+            out,
+            setting=setting,
+            split=split,  # type: ignore[arg-type]
+            limit=limit,
+            dataset=str(dataset.resolve()),
+            entailment=_scorer(nli),
+        )
+    except RunKeyMismatchError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--out") from None
     err = err_console()
     for line in result.info["prediction_errors"]:
         err.print(f"skipped {line}", markup=False, highlight=False)
     _print_scores(result.table, result.info)
+    _warn_unmatched(result.table, split)
     typer.echo(f"wrote {out}/scores.json, run.json")
 
 

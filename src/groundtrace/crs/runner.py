@@ -8,7 +8,9 @@ candidates' reviews under their ``[Rn]`` tags (closed: ``Dialogue.review_refs``;
 
 Failure semantics: an exception, an output that is not a :class:`SystemOutput` (e.g. ``ranking`` not a
 list) or a ranking naming a POI outside the pool makes that turn a prediction with ``error`` set — an
-unscorable turn for the metrics (default value, counted) — never NaN, never dropped.
+unscorable turn for the metrics (default value, counted) — never NaN, never dropped. :func:`score_file`
+applies the same pool check to a predictions file (:func:`check_pools`), so identical outputs score
+identically whichever path they come through.
 
 Run directory (``out``) and resume
 ----------------------------------
@@ -17,6 +19,7 @@ Run directory (``out``) and resume
   ``history`` keeps one entry (start, ``run_s``, dialogues run, workers) per invocation.
   The key is ``sha256`` of the canonical JSON of those parts; a directory holding another key is refused
   (:class:`RunKeyMismatchError`): one directory, one (dataset, system, config, setting, split).
+  :func:`score_file` makes the same check (its config is the predictions path).
 * ``predictions.jsonl`` — one :class:`Prediction` per line; all turns of a dialogue are appended in one
   write, flushed and fsync'ed when the dialogue finishes, so a crash loses at most the dialogues in flight.
 * Re-running with the same key skips dialogues whose every recommendation turn is in the file (with
@@ -158,14 +161,55 @@ def check_output(raw: object, pool: Sequence[str]) -> tuple[SystemOutput, TurnUs
         raise ValueError("invalid output: ranking must be a list of POI id strings")
     if not isinstance(raw.response, str):
         raise ValueError("invalid output: response must be a string")  # noqa: TRY004
-    allowed = set(pool)
-    unknown = [p for p in raw.ranking if p not in allowed]
-    if unknown:
-        more = f" (+{len(unknown) - 3} more)" if len(unknown) > 3 else ""
-        raise ValueError(
-            f"invalid output: unknown POI id(s) {', '.join(map(repr, unknown[:3]))}{more} not in the candidate pool"
-        )
+    problem = pool_violation(raw.ranking, pool)
+    if problem is not None:
+        raise ValueError(problem)
     return raw, usage
+
+
+def pool_violation(ranking: Sequence[str], pool: Sequence[str] | set[str]) -> str | None:
+    """The message for ranked ids outside ``pool`` (None when every id is in it).
+
+    One function for the runner (:func:`check_output`) and for predictions files (:func:`check_pools`), so
+    that both paths make the same turns unscorable with the same error text.
+    """
+    allowed = pool if isinstance(pool, set) else set(pool)
+    unknown = [p for p in ranking if p not in allowed]
+    if not unknown:
+        return None
+    more = f" (+{len(unknown) - 3} more)" if len(unknown) > 3 else ""
+    return f"invalid output: unknown POI id(s) {', '.join(map(repr, unknown[:3]))}{more} not in the candidate pool"
+
+
+def check_pools(
+    preds: Sequence[Prediction], dialogues: Sequence[Dialogue], setting: Setting
+) -> tuple[list[Prediction], int]:
+    """``preds`` with the runner's pool check applied, and how many turns it made errored.
+
+    A prediction of ``setting`` for a recommendation turn of ``dialogues`` whose ranking names a POI
+    outside that turn's pool (closed: ``Dialogue.candidates``; open: ``gold.open_pool``) becomes errored
+    exactly as :func:`run_dialogue` records it: ``error`` = ``"ValueError: invalid output: unknown POI
+    id(s) ..."``, empty ranking and response (latency and usage are kept). Other predictions are unchanged.
+    """
+    pools: dict[tuple[str, int], set[str]] = {}
+    for d in dialogues:
+        closed = set(d.candidates) if setting == "closed" else None
+        for turn in d.recommendation_turns():
+            assert turn.gold is not None
+            pools[(d.dialogue_id, turn.index)] = closed if closed is not None else set(turn.gold.open_pool)
+    out: list[Prediction] = []
+    errored = 0
+    for p in preds:
+        pool = pools.get((p.dialogue_id, p.turn_index)) if p.setting == setting and p.error is None else None
+        problem = pool_violation(p.ranking, pool) if pool is not None else None
+        if problem is None:
+            out.append(p)
+            continue
+        errored += 1
+        out.append(
+            p.model_copy(update={"error": f"{ValueError.__name__}: {problem}", "ranking": [], "response": ""})
+        )
+    return out, errored
 
 
 def run_dialogue(
@@ -244,12 +288,24 @@ class PredictionsFile:
 
 
 def read_predictions(path: Path | str) -> PredictionsFile:
-    """Read a predictions JSONL; a bad line is reported as ``file:line: message`` and skipped."""
+    """Read a predictions JSONL; a bad line is reported as ``file:line: message`` and skipped.
+
+    The file is read as bytes and each line decoded on its own: a line that is not valid UTF-8 is
+    reported as ``file:line: not valid UTF-8 (...)`` and the other lines are kept (a UTF-8 byte order mark
+    at the start of the file is ignored).
+    """
     path = Path(path)
     preds: list[Prediction] = []
     errors: list[str] = []
-    with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
+    with path.open("rb") as fh:
+        for number, raw in enumerate(fh, 1):
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                errors.append(f"{path}:{number}: not valid UTF-8 ({exc.reason} at byte {exc.start + 1})")
+                continue
             if not line.strip():
                 continue
             try:
@@ -426,15 +482,7 @@ def run_system(
     }
     key = run_key(parts)
     run_path = out / RUN_FILE
-    previous: dict[str, Any] = {}
-    if run_path.exists():
-        previous = json.loads(run_path.read_text(encoding="utf-8"))
-        if previous.get("run_key") != key:
-            raise RunKeyMismatchError(
-                f"{out} holds another run (key {str(previous.get('run_key'))[:12]}: system "
-                f"{previous.get('system')!r}, setting {previous.get('setting')!r}, split {previous.get('split')!r}); "
-                f"this run has key {key[:12]} — use another --out"
-            )
+    previous = _previous_run(out, key)
     selected = list(dialogues[:limit] if limit is not None else dialogues)
     pred_path = out / PREDICTIONS_FILE
     done, bad_lines = _prepare_resume(pred_path, selected, retry_errors)
@@ -545,6 +593,29 @@ def run_system(
     return RunResult(out, table, info)
 
 
+def _previous_run(out: Path, key: str) -> dict[str, Any]:
+    """The ``run.json`` already in ``out`` ({} when none); :class:`RunKeyMismatchError` when it holds
+    another key (``crs run`` and ``crs score`` share this check: one folder, one run)."""
+    run_path = out / RUN_FILE
+    if not run_path.exists():
+        return {}
+    try:
+        previous = json.loads(run_path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RunKeyMismatchError(f"{run_path}: not a run.json ({exc}) — use another --out") from None
+    if not isinstance(previous, dict):
+        raise RunKeyMismatchError(f"{run_path}: not a run.json (not a JSON object) — use another --out")
+    if previous.get("run_key") != key:
+        source = previous.get("config", {}).get("predictions") if previous.get("mode") == "offline" else None
+        what = f"predictions {source!r}" if isinstance(source, str) else f"system {previous.get('system')!r}"
+        raise RunKeyMismatchError(
+            f"{out} holds another run (key {str(previous.get('run_key'))[:12]}: {what}, "
+            f"setting {previous.get('setting')!r}, split {previous.get('split')!r}); "
+            f"this run has key {key[:12]} — use another --out"
+        )
+    return previous
+
+
 def _scorer_name(entailment: Any) -> str | None:
     """How ``run.json`` names the NLI scorer (None: the NLI metric is unavailable)."""
     if entailment is None:
@@ -575,10 +646,15 @@ def score_file(
 ) -> RunResult:
     """Score a predictions JSONL offline into ``out`` (``scores.json``, ``run.json``, a copy of the file).
 
-    Bad lines are skipped and listed (``file:line: message``) in ``run.json["prediction_errors"]``.
+    Bad lines are skipped and listed (``file:line: message``) in ``run.json["prediction_errors"]``. The
+    runner's pool check applies (:func:`check_pools`): a ranking naming a POI outside the turn's pool
+    makes the turn errored with the runner's error text, so a file scores exactly like the same outputs
+    given through :func:`run_system`. Predictions for dialogues of ``dialogues`` beyond ``limit`` are left
+    out (they are not orphans). ``out`` holding another run (another ``run.json`` key, or a
+    ``predictions.jsonl`` of other content without ``run.json``) raises :class:`RunKeyMismatchError`
+    before anything is written.
     """
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     file = read_predictions(predictions)
     selected = list(dialogues[:limit] if limit is not None else dialogues)
     systems = sorted({p.system for p in file.predictions if p.system})
@@ -589,16 +665,28 @@ def score_file(
         "setting": setting,
         "split": split,
     }
+    key = run_key(parts)
+    checked, pool_errors = check_pools(file.predictions, selected, setting)
     copy = out / PREDICTIONS_FILE
-    if Path(predictions).resolve() != copy.resolve():
-        copy.write_text(_prediction_lines(file.predictions), encoding="utf-8")
-    s0 = time.perf_counter()
-    table = _score_and_write(out, selected, file.predictions, kb, setting, metrics, entailment)
+    in_place = Path(predictions).resolve() == copy.resolve()
+    text = _prediction_lines(checked)
+    previous = _previous_run(out, key)
+    if not previous and not in_place and copy.is_file() and copy.read_bytes() != text.encode("utf-8"):
+        raise RunKeyMismatchError(
+            f"{out} holds a {PREDICTIONS_FILE} of other predictions and no {RUN_FILE} — use another --out"
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    if not in_place:
+        copy.write_text(text, encoding="utf-8")
+    all_ids = {d.dialogue_id for d in dialogues}
     selected_ids = {d.dialogue_id for d in selected}
-    preds = [p for p in file.predictions if p.dialogue_id in selected_ids and p.setting == setting]
+    scored = [p for p in checked if p.dialogue_id in selected_ids or p.dialogue_id not in all_ids]
+    s0 = time.perf_counter()
+    table = _score_and_write(out, selected, scored, kb, setting, metrics, entailment)
+    preds = [p for p in checked if p.dialogue_id in selected_ids and p.setting == setting]
     info: dict[str, Any] = {
         "format": RUN_FORMAT,
-        "run_key": run_key(parts),
+        "run_key": key,
         **parts,
         "dataset": dataset,
         "kb_name": kb.name,
@@ -614,6 +702,7 @@ def score_file(
             "turns": table.n_turns,
             "unscorable_turns": sum(not t.scorable for t in table.turns),
             "errored_turns": sum(p.error is not None for p in preds),
+            "out_of_pool_turns": pool_errors,
             "bad_prediction_lines": len(file.errors),
         },
         "prediction_errors": file.errors[:50],
