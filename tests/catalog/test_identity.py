@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -136,6 +139,53 @@ def test_different_flavour_is_rejected() -> None:
     assert identity_match(vanilla, page("Chobani Vanilla Greek Yogurt, 32 oz Tub")).matched
 
 
+GRANOLA = sku("Acme Crunch Granola 16 oz", brand="Acme")
+
+
+@pytest.mark.parametrize(("product", "title", "word"), [
+    (sku("Coca-Cola Classic 12 fl oz can", brand="Coca-Cola"), "Coca-Cola Cherry 12 fl oz can", "cherry"),
+    (GRANOLA, "Acme Crunch Granola Chocolate 16 oz", "chocolate"),
+    (GRANOLA, "Acme Crunch Granola Gluten Free 16 oz", "gluten free"),
+    (GRANOLA, "Acme Crunch Granola, Gluten-Free, 1 lb", "gluten free"),
+    (GRANOLA, "Acme Organic Crunch Granola 16 oz", "organic"),
+    (sku("Acme Ceramic Mug 12 oz", brand="Acme"), "Acme Ceramic Mug 12 oz, Blue", "blue"),
+    (sku("Acme Dish Soap 16 fl oz", brand="Acme"), "Acme Dish Soap Lavender 16 fl oz", "lavender"),
+])
+def test_page_stating_a_variant_the_sku_does_not_is_a_near_variant(product: SKU, title: str, word: str) -> None:
+    result = identity_match(product, page(title))
+    assert not result.matched and result.checks["variant"] is False
+    assert result.reason == f"near-variant: page states variant {word!r} the SKU does not"
+    assert result.checks["brand"] is True and result.checks["size"] is True  # everything else agrees
+
+
+def test_unstated_variant_is_confirmed_only_by_gtin_or_mpn() -> None:
+    coke = sku("Coca-Cola Classic 12 fl oz can", brand="Coca-Cola", gtin=UPC, mpn="CC-CLS-12")
+    by_gtin = identity_match(coke, page("Coca-Cola Cherry 12 fl oz can", gtin="0" + UPC))
+    assert by_gtin.matched and by_gtin.reason == "GTIN matches"
+    by_mpn = identity_match(coke, page("Coca-Cola Cherry 12 fl oz can", text="Item model: CC-CLS-12"))
+    assert by_mpn.matched and by_mpn.reason.startswith("MPN matches (page states variant 'cherry'")
+    # a variant the SKU itself states that differs is still rejected before the MPN (rule 3)
+    cherry = sku("Coca-Cola Cherry 12 fl oz can", brand="Coca-Cola", mpn="CC-CLS-12")
+    vanilla = identity_match(cherry, page("Coca-Cola Vanilla 12 fl oz can", text="Item model: CC-CLS-12"))
+    assert not vanilla.matched and vanilla.reason == "near-variant: variant 'vanilla'"
+
+
+def test_unstated_variant_rule_keeps_the_other_rules() -> None:
+    assert identity_match(GRANOLA, page("Acme Crunch Granola 16 oz")).matched
+    assert identity_match(GRANOLA, page("Acme Crunch Granola, 1 lb Bag")).matched  # 16 oz == 1 lb
+    assert identity_match(GRANOLA, page("Acme Crunch Granola 16 oz", text="Also in chocolate.")).matched  # body
+    twin = identity_match(GRANOLA, page("Acme Crunch Granola 16 oz, Twin Pack"))
+    assert not twin.matched and twin.reason == "near-variant: pack count 2 vs 1"
+    twelve = sku("Acme Sparkling Water 12 fl oz, 12-pack", brand="Acme")
+    assert not identity_match(twelve, page("Acme Sparkling Water 12 fl oz, 24-pack")).matched
+    # the SKU's variant from its specs counts as stated
+    flavored = sku("Acme Crunch Granola 16 oz", brand="Acme", specs={"Flavor": "Chocolate"})
+    assert identity_match(flavored, page("Acme Crunch Granola Chocolate 16 oz")).matched
+    # the brand is blanked before variant words are read: "Orange" in a brand is no variant
+    assert identity_match(sku("Orange Crush Soda 12 fl oz", brand="Orange Crush"),
+                          page("Orange Crush Soda 12 fl oz")).matched
+
+
 def test_gtin_match_confirms_despite_title_noise_and_upc_ean_forms() -> None:
     result = identity_match(COFFEE, page("Coffee canister", text="Item details. UPC: 036000291452"))
     assert result.matched and result.checks["gtin"] is True and result.confidence == pytest.approx(0.99)
@@ -168,7 +218,8 @@ def test_mpn_match_overrides_title_noise() -> None:
     toner = sku("Xerox Toner Cartridge for WorkCentre 4250", brand="Xerox", mpn="106R01409")
     noisy = page("BEST PRICE!!! High-Yield Laser Cartridge Black - 25K pages", text="Model: 106R01409 compatible")
     result = identity_match(toner, noisy)
-    assert result.matched and result.checks["mpn"] is True and result.reason == "MPN matches"
+    assert result.matched and result.checks["mpn"] is True and result.reason.startswith("MPN matches")
+    assert "'black' the SKU does not; MPN wins" in result.reason  # an unstated colour: the MPN confirms
     assert identity_match(toner, page("High-Yield Laser Cartridge")).matched is False  # nothing confirms
 
 
@@ -217,3 +268,35 @@ def test_size_decides_identity(mine: int, theirs: int, unit: str) -> None:
     close = abs(mine - theirs) <= max(0.5, 0.02 * max(mine, theirs))
     assert result.matched is close
     assert result.checks["size"] is close
+
+
+# -- end to end: the near-variant page never feeds a value --------------------------------------------------
+CHOCOLATE_PAGE = """<!doctype html>
+<html><head><title>Acme Crunch Granola, Chocolate, 16 oz</title>
+<link rel="canonical" href="https://www.acme.com/products/crunch-granola-chocolate-16-oz"></head>
+<body><h1>Acme Crunch Granola, Chocolate, 16 oz</h1>
+<table><tr><td>Flavor</td><td>Chocolate</td></tr><tr><td>Country of Origin</td><td>Canada</td></tr>
+<tr><td>Storage</td><td>Shelf stable</td></tr></table>
+<p>Rich chocolate granola clusters.</p></body></html>
+"""
+
+
+def test_enrich_never_writes_from_a_page_of_another_variant(tmp_path: Path) -> None:
+    from groundtrace.catalog.pipeline import EnrichConfig, run_enrich
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "acme_chocolate.html").write_text(CHOCOLATE_PAGE, encoding="utf-8")
+    skus = tmp_path / "skus.jsonl"
+    skus.write_text(json.dumps({"sku_id": "X1", "title": "Acme Crunch Granola 16 oz", "brand": "Acme",
+                                "category": "grocery"}) + "\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    summary = run_enrich(skus, out, EnrichConfig(corpus=corpus))
+    assert summary.skus_failed == 0, summary.issues
+    rows = {r["attribute"]: r for r in map(json.loads, out.read_text(encoding="utf-8").splitlines())}
+    for attribute in ("flavor", "country_of_origin", "storage"):  # all three only on the chocolate page
+        row = rows[attribute]
+        assert row["candidate"]["status"] == "identity_mismatch", row
+        assert row["candidate"]["value"] is None and row["decision"]["action"] != "WRITE"
+    for row in rows.values():  # no value of any attribute rests on the chocolate page
+        assert all("chocolate" not in ev["source_ref"] for ev in row["candidate"]["evidence"]), row

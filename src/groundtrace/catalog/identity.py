@@ -7,8 +7,14 @@ or MPN match confirms; near-variants are rejected. The decision, in order:
    new GTIN to every size/pack/variant, so it outranks any title noise);
 2. a conflicting page GTIN or MPN → **reject**;
 3. a stated brand, size, pack count or variant that differs → **reject** (near-variant);
-4. the MPN found on the page → **match** (overrides title noise: word order, marketing words, missing brand);
-5. otherwise **match** only if the brand is confirmed and every size / pack count / variant the SKU states
+4. the MPN found on the page → **match** (overrides title noise: word order, marketing words, missing brand,
+   and a variant word the SKU title leaves out);
+5. the page states a variant the SKU does not (a flavor / color / scent / dietary word of
+   :data:`VARIANT_LEXICON` in a family the SKU title and specs name nothing of: "Acme Crunch Granola
+   Chocolate 16 oz" or "... Gluten Free 16 oz" for the SKU "Acme Crunch Granola 16 oz", "Coca-Cola Cherry"
+   for "Coca-Cola Classic") → **reject** ("near-variant: page states variant ... the SKU does not"): an
+   unnamed SKU variant cannot be confirmed to be that one, and only a GTIN or MPN match (rules 1, 4) can;
+6. otherwise **match** only if the brand is confirmed and every size / pack count / variant the SKU states
    is confirmed on the page; else **reject** ("cannot confirm ...").
 
 Checks are ``True`` (agree), ``False`` (conflict) or ``None`` (not determinable). Page identity is read from
@@ -185,6 +191,13 @@ VARIANT_LEXICON: dict[str, tuple[str, ...]] = {
         "citrus", "eucalyptus", "vanilla scent", "rose", "jasmine", "sandalwood", "coconut scent",
         "spring meadow", "mountain spring", "clean linen", "tea tree", "aloe",
     ),
+    # dietary versions sold as separate products next to the regular one (a title claim, not body text)
+    "dietary": (
+        "gluten free", "sugar free", "no sugar added", "zero sugar", "reduced sugar", "low sugar", "diet",
+        "organic", "fat free", "nonfat", "non fat", "low fat", "reduced fat", "lactose free", "dairy free",
+        "non dairy", "caffeine free", "low sodium", "reduced sodium", "no salt added", "unsalted",
+        "lightly salted", "keto", "vegan", "plant based",
+    ),
 }
 
 
@@ -197,7 +210,7 @@ def _variant_patterns() -> list[tuple[str, str, re.Pattern[str]]]:
 
 
 def extract_variants(text: str, exclude: str | None = None) -> dict[str, set[str]]:
-    """Variant words per family (flavor/color/scent); ``exclude`` (the brand) is blanked out first.
+    """Variant words per family (flavor/color/scent/dietary); ``exclude`` (the brand) is blanked out first.
     Longer phrases consume their text, so "dark chocolate" does not also yield "chocolate"."""
     text = text or ""
     if exclude:
@@ -231,7 +244,8 @@ _LABELLED_GTIN = re.compile(r"\b(?:upc|ean|gtin|barcode)(?:-?1[234]|-?a|-?8)?\b\
 _BARE_GTIN = re.compile(r"(?<!\d)(\d{12,14})(?!\d)")
 _SIZE_SPEC_KEYS = ("size", "net content", "net_content", "net weight", "volume", "weight", "size/weight")
 _PACK_SPEC_KEYS = ("pack", "pack_count", "pack count", "pack quantity", "pack size", "count")
-_VARIANT_SPEC_KEYS = ("flavor", "flavour", "color", "colour", "scent", "variant")
+_VARIANT_SPEC_KEYS = ("flavor", "flavour", "color", "colour", "scent", "variant", "dietary", "dietary labels",
+                      "dietary_labels", "diet type")
 
 
 def _norm_id(text: str) -> str:
@@ -336,6 +350,11 @@ def _check_variant(sku_v: dict[str, set[str]], page_v: dict[str, set[str]]) -> t
     return outcome, shown
 
 
+def _unstated_variants(sku_v: dict[str, set[str]], page_v: dict[str, set[str]]) -> list[str]:
+    """Variant words the page states in a family the SKU states nothing of (rule 5 of the module doc)."""
+    return sorted(w for family in set(page_v) - set(sku_v) for w in page_v[family])
+
+
 def identity_match(sku: SKU, doc: Document) -> IdentityResult:
     """Decide whether ``doc`` describes exactly ``sku`` (rules in the module docstring)."""
     title = _identity_text(doc)
@@ -380,8 +399,13 @@ def identity_match(sku: SKU, doc: Document) -> IdentityResult:
             "pack_count": f"pack count {shown['pack']} vs {sku_pack or 1}",
         }
         return result(False, "near-variant: " + "; ".join(details[k] for k in conflicts), 0.0)
+    unstated = _unstated_variants(sku_variants, page_variants)
     if checks["mpn"] is True:
-        return result(True, "MPN matches", 0.9)
+        note = f" (page states variant {', '.join(unstated)!r} the SKU does not; MPN wins)" if unstated else ""
+        return result(True, "MPN matches" + note, 0.9)
+    if unstated:
+        checks["variant"] = False
+        return result(False, f"near-variant: page states variant {', '.join(unstated)!r} the SKU does not", 0.0)
     missing = [] if checks["brand"] is True else ["brand"]
     if sku_sizes and checks["size"] is not True:
         missing.append("size")
