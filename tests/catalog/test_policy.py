@@ -129,3 +129,20 @@ def test_policy_invariants(status: CandidateStatus, label: VerdictLabel, conf: f
             assert label == P and verified
     if status != CandidateStatus.EXTRACTED or label == F:
         assert action == B
+
+
+def test_builtin_cautious_policy_writes_only_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cautious = load_policy("cautious")
+    assert cautious.name == "cautious"
+    assert _route(PLAIN, "extracted", 0.95, U, True, cautious)[0] == R  # default would WRITE this
+    assert _route(PLAIN, "extracted", 0.95, U, True)[0] == W
+    assert _route(PLAIN, "extracted", 0.9, P, True, cautious)[0] == W
+    assert _route(PLAIN, "extracted", 0.5, P, True, cautious)[0] == B
+    assert _route(SAFETY, "extracted", 0.9, U, True, cautious)[0] == R
+    assert load_policy("default") == WritePolicy()
+    # a file of that name in the working directory wins over the built-in
+    (tmp_path / "cautious").write_text("name: mine\nthreshold: 0.9\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert load_policy("cautious").name == "mine"
+    with pytest.raises(PolicyError, match="cannot read policy"):
+        load_policy(tmp_path / "missing.yaml")

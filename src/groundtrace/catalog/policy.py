@@ -127,13 +127,26 @@ def _ft(verdict: Verdict) -> str:
     return verdict.failure_type.value if verdict.failure_type else "unspecified"
 
 
+BUILTIN_POLICIES = ("default", "cautious")  # data/<name>_policy.yaml
+
+
+def builtin_policy_path(name: str) -> Path:
+    """The bundled policy file of a built-in policy name (``default``, ``cautious``)."""
+    if name not in BUILTIN_POLICIES:
+        raise PolicyError(f"unknown built-in policy {name!r} (built-in: {', '.join(BUILTIN_POLICIES)})")
+    return Path(str(resources.files("groundtrace.catalog") / "data" / f"{name}_policy.yaml"))
+
+
 def default_policy_path() -> Path:
-    return Path(str(resources.files("groundtrace.catalog") / "data" / "default_policy.yaml"))
+    return builtin_policy_path("default")
 
 
 def load_policy(path: str | Path | None = None) -> WritePolicy:
-    """The policy in ``path`` (default: the built-in ``default_policy.yaml``); errors name the file."""
+    """The policy in ``path`` — a YAML file, or a built-in name (``default``, ``cautious``) when no such
+    file exists; ``None`` is ``default``. Errors name the file."""
     file = Path(path) if path is not None else default_policy_path()
+    if path is not None and not file.exists() and str(path) in BUILTIN_POLICIES:
+        file = builtin_policy_path(str(path))
     try:
         data = yaml.safe_load(file.read_text(encoding="utf-8"))
     except OSError as exc:

@@ -31,7 +31,10 @@ def enrich_cmd(
                                 help="Folder of SKU images; enables OCR evidence (tesseract)."),
     vlm: str = typer.Option(None, "--vlm", help="Vision LLM (OpenAI-compatible: 'http://host:port/v1#MODEL', "
                                                 "'openai:MODEL') that also transcribes the --images."),
-    policy: Path = typer.Option(None, "--policy", exists=True, dir_okay=False, help="Write-policy YAML file."),
+    policy: Path = typer.Option(None, "--policy", dir_okay=False,
+                                help="Write-policy YAML file, or a built-in policy: 'default' (UNVERIFIED at "
+                                     "confidence >= 0.7 is written) or 'cautious' (only PASS is written; "
+                                     "UNVERIFIED goes to REVIEW; for weak LLMs)."),
     workers: int = typer.Option(1, "--workers", min=1, max=64, help="SKUs processed at once (threads)."),
     gold: Path = typer.Option(None, "--gold", exists=True, dir_okay=False,
                               help="Gold labels JSONL: print the evaluation of this file's SKUs after the run."),
