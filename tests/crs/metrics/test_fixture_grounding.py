@@ -178,3 +178,77 @@ def test_nli_pooled_counts_entailed_claims(dialogues, kb):
     # d3/1: 1 entailed of 2; d3/3: 1 of 1 -> pooled (1 + 1) / (2 + 1) = 2/3 (the turn mean would be 0.75)
     assert table.aggregate["nli_entailment"] == pytest.approx(2 / 3)
     assert len(scorer.calls[0]) == 2  # the [R99] claim has no premise and is never sent
+
+
+# -- hand-computed single responses (scored on d3/1, ranking [P1]; d3's tags: R1 -> V1, R2 -> V2) ----------
+# V1 = "Classy and upscale without being stuffy. The patio is lovely at sunset."
+# V2 = "Quiet enough to talk, and the lamb was perfect."
+GROUNDING = ("gs", "cd", "pc", "cgs")
+
+
+def score_response(dialogues, kb, response: str) -> tuple[dict, dict]:
+    """The fast values and the difflib reference's values of one response at d3/1."""
+    from groundtrace.crs.metrics.lexicon import load_lexicon
+    from groundtrace.crs.metrics.reference import reference_turn_values
+    from groundtrace.crs.predictions import Prediction
+
+    d3 = next(d for d in dialogues if d.dialogue_id == "d3")
+    pred = Prediction(dialogue_id="d3", turn_index=1, ranking=["P1"], response=response)
+    fast = score_predictions([d3], [pred], kb, metrics=list(GROUNDING)).turns[0].values
+    ref = reference_turn_values(response, ["P1"], d3.review_refs, kb, load_lexicon())
+    return fast, {name: ref[name] for name in GROUNDING}
+
+
+def test_two_quotes_in_one_claim_are_both_cited(dialogues, kb):
+    # One sentence, one tag group: the claim is the whole sentence and [R1] cites BOTH quotes in it, not only
+    # the one right before the tag (docs/crs-metrics.md, "Citations").
+    # 16 tokens: I like " zebra quantum " and " Classy and upscale " [ R1 ] .
+    # citation tokens: zebra quantum (2) + Classy and upscale (3) + [ R1 ] (3) = 8
+    fast, ref = score_response(dialogues, kb, 'I like "zebra quantum" and "Classy and upscale" [R1].')
+    want = {
+        "gs": 0.5,  # "zebra quantum" is not in V1, "Classy and upscale" is -> 1/2
+        "cd": 8 / 16,
+        "pc": 1.0,  # mentions Classy (28-34), upscale (39-46); [R1] at 48-52 -> both within 80
+        "cgs": 0.5,  # 0.5 × min(1, 0.5/0.05) × (0.5 + 0.5 × 1)
+    }
+    assert fast == pytest.approx(want) and ref == pytest.approx(want)
+
+
+@pytest.mark.parametrize(
+    ("response", "want"),
+    [
+        # 9 tokens: ' Classy and upscale ' [ R1 ] .   citation tokens: Classy and upscale (3) + [ R1 ] (3) = 6
+        # GS: "Classy and upscale" is in V1 -> 1/1; CGS = 1 × min(1, (6/9)/0.05) × (0.5 + 0.5 × 1) = 1
+        ("'Classy and upscale' [R1].", {"gs": 1.0, "cd": 6 / 9, "pc": 1.0, "cgs": 1.0}),
+        # Two claims ([R1] closes the first; ", but ..." starts the second), each with one single-quoted citation.
+        # 18 tokens: ' zebra quantum ' [ R1 ] , but ' Classy and upscale ' [ R1 ] .
+        # citation tokens: zebra quantum (2) + [ R1 ] (3) + Classy and upscale (3) + [ R1 ] (3) = 11
+        # GS: "zebra quantum" not in V1, "Classy and upscale" is -> 1/2 (were single quotes ignored: vacuous 1.0)
+        # CGS = 0.5 × min(1, (11/18)/0.05) × (0.5 + 0.5 × 1) = 0.5
+        (
+            "'zebra quantum' [R1], but 'Classy and upscale' [R1].",
+            {"gs": 0.5, "cd": 11 / 18, "pc": 1.0, "cgs": 0.5},
+        ),
+        # curly single quotes behave the same: ‘ Classy and upscale ’ [ R1 ] . -> 9 tokens, 6 citation tokens
+        ("‘Classy and upscale’ [R1].", {"gs": 1.0, "cd": 6 / 9, "pc": 1.0, "cgs": 1.0}),
+    ],
+)
+def test_single_quoted_citations(dialogues, kb, response, want):
+    fast, ref = score_response(dialogues, kb, response)
+    assert fast == pytest.approx(want) and ref == pytest.approx(want)
+
+
+def test_cgs_cd_below_saturation_scales_linearly(dialogues, kb):
+    # Pins the CD saturation constant 0.05: a long response with one short tagged quote.
+    # 'Olive Grove: "perfect" [R2].' = Olive Grove : " perfect " [ R2 ] .  -> 10 tokens
+    # + 15 × 'We walked there after a long day in town.' (We walked there after a long day in town .) -> 150
+    # = 160 tokens; citation tokens: perfect (1) + [ R2 ] (3) = 4 -> CD = 4/160 = 1/40 = 0.025 < 0.05
+    filler = " ".join(["We walked there after a long day in town."] * 15)
+    fast, ref = score_response(dialogues, kb, f'Olive Grove: "perfect" [R2]. {filler}')
+    want = {
+        "gs": 1.0,  # "perfect" is in V2 ("the lamb was perfect")
+        "cd": 4 / 160,
+        "pc": 1.0,  # no attribute term in the response
+        "cgs": 0.5,  # 1 × min(1, 0.025/0.05) × (0.5 + 0.5 × 1) = 0.5 (with 0.001 instead of 0.05 it would be 1.0)
+    }
+    assert fast == pytest.approx(want) and ref == pytest.approx(want)

@@ -3,7 +3,9 @@
 Corpus (seeded random.Random): responses stitched from pieces — verbatim review snippets (>= 4 words)
 tagged with their own review, with another POI's review, or with an unknown tag; long (>= 36 chars)
 snippets with one letter substituted; unrelated quotes; unquoted tagged sentences; attribute words;
-tag lists ``[R1, R3]`` and adjacent groups ``[R1][R3]``. Untagged quotes only close a response.
+tag lists ``[R1, R3]`` and adjacent groups ``[R1][R3]``; two quotes in one claim closed by one tag group
+(both are cited by it, whichever of them is grounded); single-quoted citations (``'...'``, ``‘...’``).
+Untagged quotes only close a response.
 
 Tolerance: none on the outcome — every quote here scores >= 0.9 or < 0.6 under both quote matchers
 (difflib window ratio vs. rapidfuzz partial alignment), so every grounding decision and therefore every
@@ -42,7 +44,7 @@ def _snippet(rng: random.Random, text: str, min_words: int = 4) -> str:
 def _piece(rng: random.Random) -> str:
     rid = rng.choice(list(TAG_OF))
     text = REVIEW_TEXTS[rid][1]
-    kind = rng.randrange(8)
+    kind = rng.randrange(10)
     if kind == 0:  # verbatim, right tag
         return f'"{_snippet(rng, text)}" [{TAG_OF[rid]}].'
     if kind == 1:  # verbatim, tag list with a wrong and an unknown review
@@ -68,6 +70,15 @@ def _piece(rng: random.Random) -> str:
         return f"{rng.choice(ATTRIBUTE_SENTENCES)[:-1]} [{TAG_OF[rid]}]."
     if kind == 6:
         return rng.choice(ATTRIBUTE_SENTENCES)
+    if kind == 8:  # two quotes in one claim, one tag group: each quote verbatim or unrelated, in either order
+        quotes = [f'"{_snippet(rng, text)}"', '"zebra quantum xylophone jukebox"' if rng.random() < 0.5 else
+                  f'"{_snippet(rng, text)}"']  # fmt: skip
+        rng.shuffle(quotes)
+        return f"Guests wrote {quotes[0]} and {quotes[1]} [{TAG_OF[rid]}]."
+    if kind == 9:  # single-quoted citation (straight or curly), right tag or unrelated quote
+        quote = _snippet(rng, text) if rng.random() < 0.7 else "zebra quantum xylophone jukebox"
+        opener, closer = rng.choice([("'", "'"), ("‘", "’")])
+        return f"{opener}{quote}{closer} [{TAG_OF[rid]}]."
     return "Filler words to push tags further away from attribute mentions in the text."
 
 
@@ -104,6 +115,7 @@ def test_fast_equals_reference(dialogues, kb):
     by_key = {(p.dialogue_id, p.turn_index): p for p in preds}
     refs = dialogues[0].review_refs
     grounded_seen = {True: 0, False: 0}
+    shapes_seen = {"two quotes, one claim": 0, "single-quoted": 0}
     compared = 0
     for rec in table.turns:
         pred = by_key[(rec.dialogue_id, rec.turn_index)]
@@ -116,9 +128,12 @@ def test_fast_equals_reference(dialogues, kb):
         compared += 1
         if expected["gs"] is not None and '"' in pred.response:
             grounded_seen[expected["gs"] > 0] += 1
+        shapes_seen["two quotes, one claim"] += "Guests wrote" in pred.response
+        shapes_seen["single-quoted"] += "' [R" in pred.response or "’ [R" in pred.response
     assert compared == len(preds) == 175
-    # the corpus really exercises both grounded and ungrounded quotes
+    # the corpus really exercises both grounded and ungrounded quotes, and both claim shapes
     assert grounded_seen[True] > 20 and grounded_seen[False] > 5
+    assert min(shapes_seen.values()) > 20, shapes_seen
 
 
 def test_category_labels_support_terms_in_both_implementations(dialogues):

@@ -3,7 +3,10 @@
 Definitions used by several of them (see :mod:`.context` and :mod:`._evidence`):
 
 * *tag group* — one ``[R1]`` / ``[R1, R3]`` occurrence; *tag* — one id inside a group;
-* *quoted citation* — an explicit quote (``"..."``) directly followed by tag groups;
+* *claim* — the stretch of a sentence that a tag group closes (``core.citations.parse_citations``);
+* *quoted citation* — every quote (``"..."``, ``“...”``, ``'...'``, ``‘...’``, ``„...“``, ``«...»``)
+  inside a claim that carries tags, cited by all of that claim's tags: in ``I like "a" and "b" [R1].``
+  both quotes are cited by R1 (not only the one right before the tag);
 * *mention* — a match of one of the 41 attribute-lexicon terms (:mod:`.lexicon`);
 * *recommended set* — the first 3 ranked ids that are KB POIs.
 """
@@ -174,9 +177,11 @@ GS = register(
         kernel=_gs,
         formula=(
             "Grounding score: GS = |{quoted citations q : max_{tag t of q, t resolves} quote_score(q, review(t)) >= 0.80}|\n"
-            "/ |quoted citations|. A quoted citation is an explicit quote directly followed by [Rn] tag(s);\n"
-            "unresolvable tags score 0. Vacuously 1.0 when the response has no quoted citation (the known\n"
-            "loophole CGS closes). Missing prediction: 0."
+            "/ |quoted citations|. A quoted citation is a quote (double, curly or single marks) inside a claim\n"
+            "(the stretch of a sentence a [Rn] tag group closes) that carries tags, cited by all the claim's\n"
+            'tags: in \'I like "a" and "b" [R1].\' both quotes are cited by R1. Unresolvable tags score 0.\n'
+            "Vacuously 1.0 when the response has no quoted citation (the known loophole CGS closes).\n"
+            "Missing prediction: 0."
         ),
     ),
     aliases=("grounding_score",),

@@ -1,9 +1,16 @@
 """Slow, obvious reference implementation of the grounding metrics (differential tests and benchmark).
 
-Independent of the fast path on purpose: its own tag/quote regexes, a difflib sliding-window quote
-matcher instead of ``core.quotes`` (rapidfuzz), a character mask for citation tokens, a per-position
-scan for lexicon mentions, and no caching. It follows the same definitions (docs/crs-metrics.md) for
-the standard citation forms ``"quote" [R1]``, ``"quote" [R1, R3]`` and ``"quote" [R1][R3]``.
+Independent of the fast path on purpose: its own tag regex, its own character-by-character quote finder,
+sentence splitter and claim segmentation (``core.citations`` is not used), a difflib sliding-window quote
+matcher instead of ``core.quotes`` (rapidfuzz), a character mask for citation tokens, a per-position scan
+for lexicon mentions, and no caching. It shares only the tokenizer (``core.tokens``, the one documented
+tokenizer) and the lexicon's pattern syntax. It follows the definitions of docs/crs-metrics.md:
+
+* a *quoted citation* is every quote (``"..."``, ``“...”``, ``„...“``, ``«...»``, ``'...'``, ``‘...’``)
+  inside a claim that carries tags, cited by all of that claim's tags — so in
+  ``I like "a" and "b" [R1].`` both quotes are cited by R1, and in ``"a" [R1], and "b" [R2]`` R1 cites
+  "a" and R2 cites "b";
+* a *claim* is the stretch of a sentence that a tag group closes (see :func:`reference_cited_quotes`).
 
 Known, documented difference: the difflib ratio and rapidfuzz's partial alignment are different
 similarity functions, so a quote scoring near 0.80 may be grounded by one and not the other. The
@@ -24,8 +31,178 @@ from groundtrace.crs.kb import KnowledgeBase
 from groundtrace.crs.metrics.lexicon import Lexicon, pattern_regex
 from groundtrace.crs.schema import ReviewRef
 
-TAG_GROUP = re.compile(r"\[\s*(R\d+(?:\s*,\s*R\d+)*)\s*\]")
-QUOTED = re.compile(r"[\"“]([^\"“”]+)[\"”]((?:\s*\[\s*R\d+(?:\s*,\s*R\d+)*\s*\])+)")
+TAG_GROUP = re.compile(r"\[[^\S\n]*(R[0-9]{1,6}(?:[^\S\n]*[,;][^\S\n]*R[0-9]{1,6})*)[^\S\n]*\]")
+
+# quote marks: opening mark -> the marks that may close it
+QUOTE_PAIRS = {'"': '"”', "“": '”"', "„": "“”", "«": "»", "'": "'’", "‘": "’'"}
+SINGLE_QUOTE_MAX = 300  # characters between single quote marks
+END_MARKS = ".!?…"
+AFTER_END = "\"'”“’»)]"  # closing quotes/brackets an end mark may carry
+TITLES = {"mr", "mrs", "ms", "mx", "dr", "prof", "st", "mt", "ft", "rev", "fr", "sr", "jr", "gen", "col", "capt",
+          "lt", "sgt", "hon", "pres", "gov", "sen", "rep", "mme", "mlle", "messrs"}  # fmt: skip
+INNER = {"e.g", "i.e", "cf", "vs", "viz", "approx", "incl", "esp", "ca", "resp"}
+BEFORE_NUMBER = {"no", "nos", "vol", "pp", "p", "fig", "ch", "sec"}
+WORD_BEFORE_DOT = re.compile(r"[A-Za-z]+(?:\.[A-Za-z]+)*$")
+
+
+def reference_quotes(text: str) -> list[tuple[str, int, int]]:
+    """``(inner text, start, end)`` of every quote, outermost only, by trying each character as an opener.
+
+    An opener is a quote mark not after a letter/digit and before a non-space; its quote closes at the first
+    mark of its pair, on the same line, at least one character later, after a non-space and not before a
+    letter/digit; single-quoted text is at most 300 characters. Quotes inside a quote are not looked for.
+    """
+    out = []
+    i = 0
+    while i < len(text):
+        mark = text[i]
+        closes_at = None
+        if (
+            mark in QUOTE_PAIRS
+            and not (i > 0 and text[i - 1].isalnum())
+            and i + 1 < len(text)
+            and not text[i + 1].isspace()
+        ):
+            k = i + 2
+            while k < len(text) and text[k] != "\n":
+                if mark in "'‘" and k - (i + 1) > SINGLE_QUOTE_MAX:
+                    break
+                if (
+                    text[k] in QUOTE_PAIRS[mark]
+                    and not text[k - 1].isspace()
+                    and not (k + 1 < len(text) and text[k + 1].isalnum())
+                ):
+                    closes_at = k
+                    break
+                k += 1
+        if closes_at is None:
+            i += 1
+        else:
+            out.append((text[i + 1 : closes_at], i + 1, closes_at))
+            i = closes_at + 1
+    return out
+
+
+def _abbreviation(line: str, dot: int, next_char: str) -> bool:
+    """Whether the single period ``line[dot]`` closes an abbreviation (``Dr.``, ``e.g.``, ``J.``, ``No. 5``)."""
+    found = WORD_BEFORE_DOT.search(line[max(0, dot - 40) : dot])
+    if found is None:
+        return False
+    word = found.group()
+    if len(word) == 1 and word.isupper():
+        return True
+    return (
+        word.lower() in TITLES
+        or word.lower() in INNER
+        or (word.lower() in BEFORE_NUMBER and next_char.isdigit())
+    )
+
+
+def reference_sentences(text: str, quotes: list[tuple[str, int, int]]) -> list[tuple[int, int]]:
+    """``(start, end)`` of every sentence (whitespace stripped), line by line, trying each end mark in turn.
+
+    An end mark run (``.!?…``), with the closing quotes/brackets and ``[...]`` groups right after it, ends
+    a sentence when whitespace or the line end follows, the next character is not a lowercase letter, the
+    sentence so far has a letter or digit and is not a bare number, the run is not inside a quote, and a
+    single period does not close an abbreviation.
+    """
+    out = []
+    offset = 0
+    for line in text.split("\n"):
+        cuts = []
+        start = 0
+        p = 0
+        while p < len(line):
+            if line[p] not in END_MARKS:
+                p += 1
+                continue
+            mark = p
+            while p < len(line) and line[p] in END_MARKS:
+                p += 1
+            while p < len(line) and line[p] in AFTER_END:
+                p += 1
+            while True:  # any "[...]" groups (1-200 characters, no bracket inside), spaces before each
+                q = p
+                while q < len(line) and line[q].isspace():
+                    q += 1
+                if q == len(line) or line[q] != "[":
+                    break
+                r = q + 1
+                while r < len(line) and line[r] not in "[]":
+                    r += 1
+                if r == len(line) or line[r] != "]" or not 1 <= r - q - 1 <= 200:
+                    break
+                p = r + 1
+            end = p
+            if end < len(line) and not line[end].isspace():
+                continue
+            rest = line[end:].strip()
+            next_char = rest[0] if rest else ""
+            if next_char.islower():
+                continue
+            so_far = line[start:mark]
+            if not any(ch.isalnum() for ch in so_far) or so_far.strip().isdigit():
+                continue
+            if any(s < offset + end <= e for _q, s, e in quotes):
+                continue
+            if (
+                line[mark] == "."
+                and line[mark + 1 : mark + 2] != "."
+                and _abbreviation(line, mark, next_char)
+            ):
+                continue
+            cuts.append(end)
+            start = end
+        cuts.append(len(line))
+        a = 0
+        for b in cuts:
+            piece = line[a:b]
+            if piece.strip():
+                lead = len(piece) - len(piece.lstrip())
+                out.append((offset + a + lead, offset + a + len(piece.rstrip())))
+            a = b
+        offset += len(line) + 1
+    return out
+
+
+def reference_cited_quotes(
+    text: str, groups: list[tuple[int, int, list[str]]]
+) -> list[tuple[str, int, int, list[str]]]:
+    """``(quote, start, end, tags)`` for every quote in a claim that carries tags, cited by all its tags.
+
+    Within a sentence each tag group closes a claim that starts at the sentence start or at the end of the
+    previous group; a group with no letter or digit since the previous one joins that group's claim (or,
+    first in its sentence, the claim that follows it). Text after the last group joins the last claim
+    unless it holds a quote: then it is a claim without tags.
+    """
+    quotes = reference_quotes(text)
+    cited = []
+    for s0, s1 in reference_sentences(text, quotes):
+        claims: list[list] = []  # [start, end, tags]
+        pending: list[str] = []
+        cursor = s0
+        for g0, g1, tags in groups:
+            if not (s0 <= g0 and g1 <= s1):
+                continue
+            if not any(ch.isalnum() for ch in text[cursor:g0]):
+                if claims:
+                    claims[-1][1] = g1
+                    claims[-1][2] += tags
+                else:
+                    pending += tags
+            else:
+                claims.append([cursor, g1, pending + tags])
+                pending = []
+            cursor = g1
+        quote_after = any(cursor <= s < s1 for _q, s, _e in quotes)
+        if claims and not quote_after:
+            claims[-1][1] = s1
+        elif quote_after or pending or any(ch.isalnum() for ch in text[cursor:s1]):
+            claims.append([cursor if claims else s0, s1, pending])
+        for a, b, tags in claims:
+            if tags:
+                cited += [(q, s, e, tags) for q, s, e in quotes if a <= s < b]
+    return cited
 
 
 def _normalise(text: str) -> str:
@@ -94,12 +271,10 @@ def reference_turn_values(
         return ref if ref is not None and ref.review_id in kb.reviews else None
 
     groups = [
-        (m.start(), m.end(), [t.strip() for t in m.group(1).split(",")]) for m in TAG_GROUP.finditer(response)
+        (m.start(), m.end(), [t.strip() for t in re.split(r"[,;]", m.group(1))])
+        for m in TAG_GROUP.finditer(response)
     ]
-    quotes = []
-    for m in QUOTED.finditer(response):
-        tags = [t for g in TAG_GROUP.finditer(m.group(2)) for t in (x.strip() for x in g.group(1).split(","))]
-        quotes.append((m.group(1), m.start(1), m.end(1), tags))
+    quotes = reference_cited_quotes(response, groups)
 
     # GS
     if quotes:
