@@ -219,3 +219,190 @@ def test_qc_failures_are_regenerated_or_dropped_and_counted(kb, tmp_path) -> Non
     text = console.export_text()
     assert f"quote_mismatch {failed_attempts}, span_mismatch {failed_attempts}" in text
     assert f"{n - len(always)} built / {n} requested ({len(always)} dropped)" in text
+    assert _row(text, "dropped by reason", f"quote_mismatch {len(always)}")
+
+
+# -- clean CLI errors, empty builds and hidden LLM failures -------------------------------------------
+
+
+def _row(table: str, label: str, value: str) -> bool:
+    """Whether the printed summary table has the row ``label │ value``."""
+    import re
+
+    return re.search(rf"│ {re.escape(label)} +│ {re.escape(value)} +│", table) is not None
+
+
+def _cli(*args: str):
+    from groundtrace.cli import app
+
+    return CliRunner().invoke(app, ["crs", "build", *args])
+
+
+def test_cli_bad_kb_files_give_clean_errors(kb, tmp_path) -> None:
+    import sqlite3
+
+    from groundtrace.crs.kb_store import save_kb
+
+    tampered = save_kb(kb, tmp_path / "tampered.sqlite")
+    rid = min(kb.reviews)
+    record = json.loads(kb.reviews[rid].model_dump_json())
+    record["text"] = "edited after the fact"
+    with sqlite3.connect(tampered) as conn:
+        conn.execute("UPDATE reviews SET record = ? WHERE review_id = ?", (json.dumps(record), rid))
+    invalid = save_kb(kb, tmp_path / "invalid.sqlite")
+    with sqlite3.connect(invalid) as conn:
+        conn.execute("UPDATE reviews SET record = ? WHERE review_id = ?", ('{"review_id": "x"}', rid))
+    not_kb = tmp_path / "some.json"
+    not_kb.write_text('{"pois": []}\n', encoding="utf-8")
+    for path, phrase in ((tampered, ": content hash mismatch"), (not_kb, " is not a groundtrace KB"),
+                         (invalid, ": a stored Review record is not valid")):
+        result = _cli("--kb", str(path), "--dialogues", "2", "--out", str(tmp_path / "out"))
+        assert result.exit_code == 2, result.output
+        assert f"error: {path}{phrase}" in result.stderr
+        assert "Traceback" not in result.output and not (tmp_path / "out").exists()
+
+
+def test_cli_bad_llm_spec_is_a_bad_parameter(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("GROUNDTRACE_LLM_CONFIG", raising=False)
+    result = _cli("--kb", "demo", "--realiser", "llm", "--llm", "bogus:zz", "--out", str(tmp_path / "out"))
+    assert result.exit_code == 2, result.output
+    assert "Invalid value for --llm" in result.output and "bad LLM spec 'bogus:zz'" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "out").exists()
+
+
+def test_report_health_flags_empty_builds_and_llm_fallback() -> None:
+    from groundtrace.crs.build import BuildReport
+
+    base = {"kb_name": "k", "kb_hash": "h", "seed": 0, "realiser": "llm", "requested": 5}
+    assert BuildReport(**base, built=5, realiser_turns=50).health() == ([], [])
+    assert BuildReport(**{**base, "realiser": "template"}, built=5).health() == ([], [])
+    errors, warnings = BuildReport(**base, dropped=5, dropped_by_reason={"planning": 5}).health()
+    assert warnings == [] and len(errors) == 1
+    assert errors[0].startswith("no dialogue was built: all 5 requested dialogues were dropped "
+                                "(dropped by reason: planning 5); the planner found no feasible dialogue")
+    errors, _ = BuildReport(**base, dropped=5, dropped_by_reason={"quote_mismatch": 5}).health()
+    assert "every attempt failed QC" in errors[0]
+    dead = BuildReport(**base, built=5, realiser_turns=50, realiser_fallback_turns=50, llm_usage={"calls": 0})
+    (error,), _ = dead.health()
+    assert error.startswith("the LLM realised no turn: all 50 of 50 turns fell back to the template realiser")
+    assert "no LLM request was answered (0 calls): the endpoint is probably unreachable" in error
+    rejected = dead.model_copy(update={"llm_usage": {"calls": 60.0}})
+    (error,), _ = rejected.health()
+    assert "the LLM answered 60 requests but every answer failed the schema or verbatim-quote checks" in error
+    partial = BuildReport(**base, built=5, realiser_turns=40, realiser_fallback_turns=10)
+    assert partial.fallback_share == 0.25
+    errors, (warning,) = partial.health()
+    assert errors == [] and warning.startswith("10 of 40 LLM turns (25.0%) fell back to the template realiser")
+    assert ("LLM turns replaced by templates", "10 of 40 (25.0%)") in partial.summary_rows()
+
+
+def test_cli_build_that_builds_nothing_exits_1(tmp_path) -> None:
+    """A KB whose city is large enough but has no review to quote: every dialogue is dropped in planning."""
+    from groundtrace.crs.kb_store import save_kb
+
+    path = save_kb(generate_demo_kb(0, n_per_type=10, reviews_per_poi=0), tmp_path / "no-reviews.sqlite")
+    out = tmp_path / "out"
+    result = _cli("--kb", str(path), "--dialogues", "5", "--out", str(out))
+    assert result.exit_code == 1, result.output
+    assert "0 built / 5 requested (5 dropped)" in result.stdout
+    assert _row(result.stdout, "dropped by reason", "planning 5")
+    assert "error: no dialogue was built: all 5 requested dialogues were dropped" in result.stderr
+    assert f"error: build failed; its files were still written to {out}" in result.stderr
+    assert all((out / f"{s}.jsonl").read_text() == "" for s in ("train", "validation", "test"))
+    assert json.loads((out / "build_report.json").read_text())["dropped_by_reason"] == {"planning": 5}
+
+
+def test_cli_kb_build_then_build_on_the_real_yelp_sample(tmp_path) -> None:
+    """The real sequence on the sparse Yelp sample: `crs kb build --min-reviews 0 --n-cities 40`, then
+    `crs build --seed 2 --dialogues 10`.
+
+    Observed outcome (asserted): some dialogues are built (exit 0) and the rest are dropped because the
+    planner finds no feasible dialogue in the sparse cities; the report table says so by reason.
+    """
+    from groundtrace.cli import app
+    from tests.conftest import shared_path
+
+    yelp = shared_path("yelp")
+    kb_path = tmp_path / "yelp.sqlite"
+    made = CliRunner().invoke(app, ["crs", "kb", "build", "--yelp-dir", str(yelp), "--out", str(kb_path),
+                                    "--min-reviews", "0", "--n-cities", "40", "--no-progress"])
+    assert made.exit_code == 0, made.output
+    result = _cli("--kb", str(kb_path), "--seed", "2", "--dialogues", "10", "--out", str(tmp_path / "out"))
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "out" / "build_report.json").read_text())
+    assert 0 < report["built"] < 10 and report["built"] + report["dropped"] == 10
+    assert set(report["dropped_by_reason"]) == {"planning"}
+    assert f"{report['built']} built / 10 requested ({report['dropped']} dropped)" in result.stdout
+    assert _row(result.stdout, "dropped by reason", f"planning {report['dropped']}")
+    assert "error:" not in result.output
+
+
+def _llm_env(monkeypatch, tmp_path) -> None:
+    """No retries or re-asks (a dead port fails at once), a private cache, a dummy key."""
+    pytest.importorskip("groundtrace.core.llm.openai_client")
+    config = tmp_path / "llm.yaml"
+    config.write_text("max_retries: 0\nmax_reasks: 0\n", encoding="utf-8")
+    monkeypatch.setenv("GROUNDTRACE_LLM_CONFIG", str(config))
+    monkeypatch.setenv("GROUNDTRACE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("GROUNDTRACE_LLM_API_KEY", "x")
+
+
+def _turn_data(request: dict) -> dict:
+    return json.loads(next(m for m in request["messages"] if m["role"] == "user")["content"])
+
+
+def test_cli_llm_partial_fallback_is_a_warning(kb, tmp_path, monkeypatch) -> None:
+    """The wire server phrases user turns and answers system turns with non-JSON: those fall back."""
+    from groundtrace.core.llm.wire_server import WireServer
+    from groundtrace.crs.kb_store import save_kb
+
+    _llm_env(monkeypatch, tmp_path)
+
+    def users_only(request: dict) -> str:
+        data = _turn_data(request)
+        return json.dumps({"text": "(llm) " + data["draft"]}) if data["speaker"] == "user" else "no json here"
+
+    kb_path = save_kb(kb, tmp_path / "kb.sqlite")
+    with WireServer(users_only) as server:
+        result = _cli("--kb", str(kb_path), "--dialogues", "3", "--out", str(tmp_path / "out"),
+                      "--realiser", "llm", "--llm", f"{server.base_url}#test-model")
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "out" / "build_report.json").read_text())
+    fell, total = report["realiser_fallback_turns"], report["realiser_turns"]
+    assert report["built"] == 3 and 0 < fell < total
+    assert f"warning: {fell} of {total} LLM turns ({fell / total:.1%}) fell back" in result.stderr
+    assert _row(result.stdout, "LLM turns replaced by templates", f"{fell} of {total} ({fell / total:.1%})")
+    assert "error:" not in result.output
+
+
+def test_cli_llm_total_fallback_exits_1(kb, tmp_path, monkeypatch) -> None:
+    """Every answer unusable (live server, non-JSON answers) or no answer at all (dead port): exit 1."""
+    import socket
+
+    from groundtrace.core.llm.wire_server import WireServer
+    from groundtrace.crs.kb_store import save_kb
+
+    _llm_env(monkeypatch, tmp_path)
+    kb_path = save_kb(kb, tmp_path / "kb.sqlite")
+    with WireServer(lambda request: "no json here") as server:
+        result = _cli("--kb", str(kb_path), "--dialogues", "2", "--out", str(tmp_path / "a"),
+                      "--realiser", "llm", "--llm", f"{server.base_url}#test-model")
+    assert result.exit_code == 1, result.output
+    report = json.loads((tmp_path / "a" / "build_report.json").read_text())
+    n = report["realiser_fallback_turns"]
+    assert report["built"] == 2 and n == report["realiser_turns"] > 0
+    assert f"error: the LLM realised no turn: all {n} of {n} turns fell back" in result.stderr
+    assert "every answer failed the schema or verbatim-quote checks" in result.stderr
+    assert f"its files were still written to {tmp_path / 'a'}" in result.stderr
+
+    with socket.socket() as dead:  # bound, never listening: connections are refused
+        dead.bind(("127.0.0.1", 0))
+        port = dead.getsockname()[1]
+        result = _cli("--kb", str(kb_path), "--dialogues", "2", "--out", str(tmp_path / "b"),
+                      "--realiser", "llm", "--llm", f"http://127.0.0.1:{port}/v1#test-model")
+    assert result.exit_code == 1, result.output
+    assert "error: the LLM realised no turn: all" in result.stderr
+    assert "no LLM request was answered (0 calls): the endpoint is probably unreachable" in result.stderr
+    assert "first failure: trace-s0-000000 turn 0:" in result.stderr
+    assert json.loads((tmp_path / "b" / "manifest.json").read_text())["realiser"] == "llm"

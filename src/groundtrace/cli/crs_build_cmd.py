@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from groundtrace.cli.apps import crs_app
+from groundtrace.cli.console import err_console, print_error
 
 
 @crs_app.command("build")
@@ -21,37 +22,72 @@ def build(
     demo_seed: int = typer.Option(0, "--demo-seed", help="Seed of the generated city when --kb demo."),
     workers: int = typer.Option(1, "--workers", min=1, help="Threads realising dialogues at once (for --realiser llm); same output."),
 ) -> None:
-    """Build a TRACE-CRS dialogue dataset from a knowledge base and print the build report."""
+    """Build a TRACE-CRS dialogue dataset from a knowledge base and print the build report.
+
+    Exits 1, files still written, when nothing was built or the LLM realised no turn (all fell back).
+    """
     from rich.console import Console
     from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from groundtrace.crs.build import REALISERS, BuildConfig, build_dataset
+    from groundtrace.core.llm.base import LLMError
+    from groundtrace.crs.build import REALISERS, BuildConfig, build_dataset, make_realiser
     from groundtrace.crs.planner import PlanningError
 
     console = Console()
     if realiser not in REALISERS:
         raise typer.BadParameter(f"unknown realiser {realiser!r}; choose from {REALISERS.names()}", param_hint="--realiser")
-    if kb == "demo":
-        from groundtrace.crs.demo_kb import generate_demo_kb
-
-        knowledge = generate_demo_kb(demo_seed)
-    else:
-        from groundtrace.crs.kb_store import load_kb
-
-        path = Path(kb)
-        if not path.is_file():
-            raise typer.BadParameter(f"{path}: no such KB file (or pass 'demo')", param_hint="--kb")
-        knowledge = load_kb(path)
     config = BuildConfig(rejection_share=rejection_share, llm=llm, workers=workers)
+    try:
+        real = make_realiser(realiser, config)
+    except LLMError as exc:  # LLMConfigError (bad spec, no LLM configured) or a client that cannot be built
+        raise typer.BadParameter(str(exc), param_hint="--llm") from None
+    knowledge = _load_kb_or_exit(kb, demo_seed)
     try:
         with Progress(TextColumn("building"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console, transient=True) as bar:
             task = bar.add_task("build", total=dialogues)
-            report = build_dataset(knowledge, dialogues, seed, out, realiser=realiser, config=config,
+            report = build_dataset(knowledge, dialogues, seed, out, realiser=real, config=config,
                                    progress=lambda n: bar.advance(task, n))
     except PlanningError as exc:
         console.print(f"[red]cannot build from {escape(kb)}: {escape(str(exc))}[/red]")
         raise typer.Exit(1) from exc
     report.print_summary(console)
     console.print(f"wrote {escape(str(out))}/{{train,validation,test}}.jsonl, schema.json, manifest.json, build_report.json")
+    errors, warnings = report.health()
+    for message in warnings:
+        err_console().print(f"[yellow]warning:[/yellow] {escape(message)}")
+    if errors:
+        rejections = getattr(real, "rejections", None)
+        for message in errors:
+            if rejections and message.startswith("the LLM realised no turn"):
+                message += f"; first failure: {rejections[0][:300]}"
+            print_error(message)
+        print_error(f"build failed; its files were still written to {out} (build_report.json has the counts)")
+        raise typer.Exit(1)
+
+
+def _load_kb_or_exit(kb: str, demo_seed: int):  # returns KnowledgeBase
+    """The KB ``--kb`` names ('demo' generates one); a missing, foreign or tampered file exits cleanly."""
+    if kb == "demo":
+        from groundtrace.crs.demo_kb import generate_demo_kb
+
+        return generate_demo_kb(demo_seed)
+    from pydantic import ValidationError
+
+    from groundtrace.crs.kb_store import KBIntegrityError, NotAKnowledgeBaseError, load_kb
+
+    path = Path(kb)
+    if not path.is_file():
+        raise typer.BadParameter(f"{path}: no such KB file (or pass 'demo')", param_hint="--kb")
+    try:
+        return load_kb(path)
+    except (FileNotFoundError, NotAKnowledgeBaseError, KBIntegrityError) as exc:
+        print_error(exc)
+        raise typer.Exit(2) from None
+    except ValidationError as exc:  # a stored POI/review record edited into an invalid shape
+        first = exc.errors()[0]
+        where = ".".join(map(str, first["loc"])) or "record"
+        print_error(f"{path}: a stored {exc.title} record is not valid ({exc.error_count()} problem(s); "
+                    f"first: {where}: {first['msg']}); the file was modified or is corrupt")
+        raise typer.Exit(2) from None

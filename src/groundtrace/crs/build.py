@@ -13,7 +13,9 @@ up to dropped dialogues. Split: ``u = int(sha256(dialogue_id)[:8], 16) / 16**8``
 validation ``u < 0.9``, test otherwise.
 
 Outputs (all deterministic for a seed — no timestamps): ``train.jsonl``, ``validation.jsonl``,
-``test.jsonl``, ``schema.json``, ``manifest.json``, ``build_report.json``.
+``test.jsonl``, ``schema.json``, ``manifest.json``, ``build_report.json``. :meth:`BuildReport.health`
+says when a written result is unusable (nothing built; the LLM realiser realised no turn at all) or
+needs a look (part of the LLM turns fell back to the template); ``crs build`` exits 1 on the former.
 """
 
 from __future__ import annotations
@@ -88,6 +90,9 @@ class BuildReport(BaseModel):
     mean_turns: float = 0.0
     mean_citations_per_system_turn: float = 0.0
     realiser_fallback_turns: int = 0
+    realiser_turns: int = Field(default=0, description=(
+        "Turns phrased by a realiser that can fall back to the template (the LLM one), over every attempt; "
+        "realiser_fallback_turns of them fell back. 0 for the template realiser."))
     llm_usage: dict[str, float] | None = Field(default=None, description="Token/cost ledger of the LLM realiser.")
 
     def summary_rows(self) -> list[tuple[str, str]]:
@@ -104,14 +109,63 @@ class BuildReport(BaseModel):
             ("QC failures (attempts)", ", ".join(f"{k} {v}" for k, v in self.qc_failures.items()) or "none"),
             ("planning retries", str(self.planning_failures)),
         ]
+        if self.dropped_by_reason:
+            rows.append(("dropped by reason", ", ".join(f"{k} {v}" for k, v in self.dropped_by_reason.items())))
         if self.realiser_fallback_turns:
-            rows.append(("LLM turns replaced by templates", str(self.realiser_fallback_turns)))
+            share = self.fallback_share
+            of = f" of {self.realiser_turns} ({share:.1%})" if share is not None else ""
+            rows.append(("LLM turns replaced by templates", f"{self.realiser_fallback_turns}{of}"))
         if self.llm_usage:
             u = self.llm_usage
             usage = (f"{u.get('calls', 0):g} calls, {u.get('prompt_tokens', 0):g} + "
                      f"{u.get('completion_tokens', 0):g} tokens, ${u.get('cost_usd', 0):.4f}")
             rows.append(("LLM usage", usage))
         return rows
+
+    @property
+    def fallback_share(self) -> float | None:
+        """Share of :attr:`realiser_turns` that fell back to the template; ``None`` when none were counted."""
+        if not self.realiser_turns:
+            return None
+        return self.realiser_fallback_turns / self.realiser_turns
+
+    def health(self) -> tuple[list[str], list[str]]:
+        """``(errors, warnings)`` about the result: errors make the build unusable (the CLI exits 1).
+
+        Errors: nothing was built; the LLM realiser realised no turn at all (every turn is template text
+        although the dataset says ``realiser llm``). Warning: part of the LLM turns fell back.
+        """
+        errors: list[str] = []
+        warnings: list[str] = []
+        if self.requested and not self.built:
+            reasons = ", ".join(f"{k} {v}" for k, v in self.dropped_by_reason.items()) or "no reason recorded"
+            top = max(self.dropped_by_reason, key=self.dropped_by_reason.__getitem__, default="")
+            if top == "planning":
+                cause = ("the planner found no feasible dialogue in any try: the KB is probably too sparse "
+                         "(too few POIs with reviews to quote in one city and type); rebuild it with more "
+                         "cities or reviews and check it with `groundtrace crs kb info`")
+            else:
+                cause = "every attempt failed QC; qc_failures in build_report.json counts the reasons"
+            errors.append(f"no dialogue was built: all {self.requested} requested dialogues were dropped "
+                          f"(dropped by reason: {reasons}); {cause}")
+        share = self.fallback_share
+        if share is not None and self.realiser_fallback_turns >= self.realiser_turns:
+            usage = self.llm_usage or {}
+            answered = int(usage.get("calls", 0) + usage.get("cache_hits", 0))
+            if answered == 0:
+                cause = ("no LLM request was answered (0 calls): the endpoint is probably unreachable or "
+                         "misconfigured; check the LLM spec (--llm URL and #MODEL) and that the server is running")
+            else:
+                cause = (f"the LLM answered {answered} requests but every answer failed the schema or "
+                         "verbatim-quote checks: the model is probably unsuitable for this task")
+            errors.append(f"the LLM realised no turn: all {self.realiser_fallback_turns} of "
+                          f"{self.realiser_turns} turns fell back to the template realiser, so every turn is "
+                          f"template text although the dataset says realiser {self.realiser!r}; {cause}")
+        elif share is not None and self.realiser_fallback_turns:
+            warnings.append(f"{self.realiser_fallback_turns} of {self.realiser_turns} LLM turns ({share:.1%}) "
+                            "fell back to the template realiser (the LLM call failed or its answer was "
+                            "rejected); realiser_fallback_turns in build_report.json counts them")
+        return errors, warnings
 
     def print_summary(self, console: Any = None) -> None:
         """Print a rich table of :meth:`summary_rows` (values escaped: KB names come from files)."""
@@ -183,6 +237,7 @@ def build_dialogues(kb: KnowledgeBase, n_dialogues: int, seed: int, *, realiser:
         report.attempts += o.attempts
         report.planning_failures += o.planning_failures
         report.realiser_fallback_turns += o.fallback_turns
+        report.realiser_turns += o.realiser_turns
         qc_fail.update(o.qc_reasons)
         if o.dialogue is None:
             dropped[o.drop_reason] += 1
@@ -202,6 +257,7 @@ class _Outcome:
     attempts: int = 0
     planning_failures: int = 0
     fallback_turns: int = 0
+    realiser_turns: int = 0  # turns of realisers that report fallbacks (every attempt)
     qc_reasons: list[str] = field(default_factory=list)
 
 
@@ -225,7 +281,9 @@ def _build_one(ctx: PlanContext, real: Realiser, config: BuildConfig, seed: int,
             continue
         dialogue = real.realise(plan, rng)
         fallbacks = dialogue.features.get("realiser_fallback_turns")
-        o.fallback_turns += int(fallbacks or 0)
+        if fallbacks is not None:
+            o.fallback_turns += int(fallbacks)
+            o.realiser_turns += len(dialogue.turns)
         issues = check_dialogue(dialogue, kb, pool_size=config.plan.pool_size, open_min=config.plan.open_min,
                                 open_max=config.plan.open_max)
         if issues:
