@@ -81,6 +81,17 @@ def test_tampered_file_fails_the_hash_check(fixture_kb: KnowledgeBase, tmp_path:
     assert load_kb(path, verify=False).reviews[rid].text == "edited after the fact"
 
 
+def test_invalid_stored_record_is_an_integrity_error(fixture_kb: KnowledgeBase, tmp_path: Path) -> None:
+    """A record edited into something the schema rejects names the file, table and id (no traceback)."""
+    path = save_kb(fixture_kb, tmp_path / "kb.sqlite")
+    pid = min(fixture_kb.pois)
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE pois SET record = ? WHERE poi_id = ?", ('{"poi_id": 5}', pid))
+    for verify in (True, False):
+        with pytest.raises(KBIntegrityError, match=f"pois record '{pid}' is invalid"):
+            load_kb(path, verify=verify)
+
+
 def test_not_a_kb_errors(tmp_path: Path) -> None:
     text = tmp_path / "notes.txt"
     text.write_text("hello", encoding="utf-8")

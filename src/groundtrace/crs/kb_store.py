@@ -23,6 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from groundtrace.crs.kb import KnowledgeBase
 from groundtrace.crs.schema import POI, Review
 
@@ -150,6 +152,18 @@ def read_meta(path: Path | str) -> dict[str, Any]:
     return meta
 
 
+def _record(model: type[POI | Review], path: Path, table: str, row: tuple[str, str]) -> Any:
+    """One stored record, or :class:`KBIntegrityError` naming the file, table and id when it is invalid."""
+    try:
+        return model.model_validate_json(row[1])
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        raise KBIntegrityError(
+            f"{path}: {table} record {row[0]!r} is invalid ({where}: {first['msg']}); the file was modified or is corrupt"
+        ) from None
+
+
 def load_kb(path: Path | str, *, verify: bool = True) -> KnowledgeBase:
     """Load a KB saved by :func:`save_kb`; with ``verify`` (default) check the content hash."""
     path = Path(path)
@@ -161,12 +175,10 @@ def load_kb(path: Path | str, *, verify: bool = True) -> KnowledgeBase:
             raise NotAKnowledgeBaseError(
                 f"{path}: KB format version {version} is newer than supported ({FORMAT_VERSION})"
             )
-        pois = [
-            POI.model_validate_json(r[0]) for r in conn.execute("SELECT record FROM pois ORDER BY poi_id")
-        ]
+        pois = [_record(POI, path, "pois", r) for r in conn.execute("SELECT poi_id, record FROM pois ORDER BY poi_id")]
         reviews = [
-            Review.model_validate_json(r[0])
-            for r in conn.execute("SELECT record FROM reviews ORDER BY review_id")
+            _record(Review, path, "reviews", r)
+            for r in conn.execute("SELECT review_id, record FROM reviews ORDER BY review_id")
         ]
     finally:
         conn.close()
