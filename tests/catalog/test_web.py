@@ -58,6 +58,32 @@ def test_classify_url(url: str, brand: str | None, expected: str | None) -> None
     assert classify_url(url, brand) == expected
 
 
+@pytest.mark.parametrize("url", [
+    "https://www.amazon.com/product-reviews/B000123",
+    "https://www.amazon.com/Acme-Crunch-Granola/product-reviews/B000123?pageNumber=2",
+    "https://www.amazon.com/gp/customer-reviews/R1ABCDEF",
+    "https://www.amazon.com/ask/questions/asin/B000123",
+    "https://www.bestbuy.com/site/reviews/acme-speaker/123",
+    "https://www.lowes.com/pd/acme-kettle/123/reviews",
+    "https://www.target.com/p/acme-granola/-/A-1/reviews.html",
+    "https://www.acme.com/community-qa/1",
+    "https://www.acme.com/customer-questions/granola",
+    "https://smallgrocer.example/acme-blog/granola-recipes",
+])
+def test_review_and_qa_pages_are_ugc_on_any_domain(url: str) -> None:
+    assert classify_url(url, "Acme") is None and is_blocked(url)
+
+
+@pytest.mark.parametrize(("url", "expected"), [
+    ("https://www.amazon.com/dp/B000123", "major_retailer"),
+    ("https://www.walmart.com/ip/community-coffee-dark-roast/123", "major_retailer"),  # a brand, not a forum
+    ("https://www.walmart.com/ip/gutermann-sewing-threads/456", "major_retailer"),
+    ("https://smallgrocer.example/p/acme-granola-16-oz-review-pack", "other"),  # a long product slug
+])
+def test_product_pages_whose_slug_names_ugc_words_are_kept(url: str, expected: str) -> None:
+    assert classify_url(url, "Acme") == expected
+
+
 def test_policy_lists_are_configurable() -> None:
     policy = SourcePolicy(official_domains={"Acme": ["acmefoods.example"]}, retailers=["corner.example"],
                           major_retailers=[])
@@ -65,6 +91,9 @@ def test_policy_lists_are_configurable() -> None:
     assert classify_url("https://corner.example/p", "Acme", policy) == "retailer"
     assert classify_url("https://www.walmart.com/ip/1", "Acme", policy) == "other"
     assert is_blocked("https://forums.corner.example/x", policy)
+    custom = SourcePolicy(blocked_path_suffixes=["testimonials"])
+    assert is_blocked("https://shop.example/customer-testimonials/1", custom)
+    assert not is_blocked("https://shop.example/customer-reviews-summary/1", custom)
 
 
 @given(st.sampled_from(["reddit.com", "quora.com", "medium.com", "blogspot.com", "wordpress.com"]),

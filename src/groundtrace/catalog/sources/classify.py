@@ -5,8 +5,11 @@
 
 1. blocked (``None``): a host or parent domain in ``policy.blocked_domains`` (reddit, quora, medium,
    blogspot, wordpress, tumblr, ...), a host starting with ``forum.``/``forums.``/``community.``/``blog.``,
-   or a path segment in ``policy.blocked_path_segments`` (``/community/``, ``/forum/``, ``/reviews/``,
-   ``/blog/``, ``/questions/`` ...). UGC is never evidence.
+   a path segment in ``policy.blocked_path_segments`` (``/community/``, ``/forum/``, ``/reviews/``,
+   ``/blog/``, ``/questions/`` ...), or a path segment of at most three ``-``/``_``/``.``-separated words whose
+   last word is in ``policy.blocked_path_suffixes`` (``/product-reviews/``, ``/customer-questions/``,
+   ``/community-qa/``, ``/acme-blog/``, ``reviews.html``) — review and Q&A pages are user content on any
+   domain, a major retailer's included (``amazon.com/product-reviews/B000123``). UGC is never evidence.
 2. ``official_doc``: an official domain (below) serving a manual/spec sheet — a ``.pdf`` path or a
    path segment like ``manual``, ``manuals``, ``spec-sheet``, ``datasheet``, ``support/docs``.
 3. ``official_web``: the host is (a subdomain of) a domain in ``policy.official_domains[brand]``, or
@@ -34,8 +37,16 @@ DEFAULT_BLOCKED_DOMAINS = (
 DEFAULT_BLOCKED_HOST_PREFIXES = ("forum.", "forums.", "community.", "blog.", "blogs.", "answers.", "discuss.")
 DEFAULT_BLOCKED_PATH_SEGMENTS = (
     "community", "communities", "forum", "forums", "blog", "blogs", "reviews", "review", "questions",
-    "answers", "qa", "discussion", "discussions", "threads", "ugc", "customer-reviews",
+    "answers", "qa", "discussion", "discussions", "threads", "ugc", "customer-reviews", "product-reviews",
+    "user-reviews", "customer-questions", "questions-and-answers", "q-and-a", "qanda",
 )
+# last word of a compound segment ("product-reviews", "community-qa"); "threads" or "answers" are not here:
+# "sewing-threads" is a product
+DEFAULT_BLOCKED_PATH_SUFFIXES = (
+    "review", "reviews", "questions", "qa", "qanda", "forum", "forums", "community", "communities",
+    "discussion", "discussions", "blog", "blogs", "ugc",
+)
+_MAX_SUFFIX_WORDS = 3  # a longer slug ending in "review(s)" is more likely a product name than a review page
 DEFAULT_MAJOR_RETAILERS = (
     "amazon.com", "walmart.com", "target.com", "costco.com", "kroger.com", "bestbuy.com", "homedepot.com",
     "lowes.com", "wholefoodsmarket.com", "instacart.com", "samsclub.com", "cvs.com", "walgreens.com",
@@ -59,6 +70,9 @@ class SourcePolicy(BaseModel):
     blocked_domains: list[str] = Field(default_factory=lambda: list(DEFAULT_BLOCKED_DOMAINS))
     blocked_host_prefixes: list[str] = Field(default_factory=lambda: list(DEFAULT_BLOCKED_HOST_PREFIXES))
     blocked_path_segments: list[str] = Field(default_factory=lambda: list(DEFAULT_BLOCKED_PATH_SEGMENTS))
+    blocked_path_suffixes: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_BLOCKED_PATH_SUFFIXES),
+        description="Last word of a compound path segment that marks user content (product-reviews).")
 
     def official_for(self, brand: str | None) -> list[str]:
         if not brand:
@@ -93,7 +107,16 @@ def is_blocked(url: str, policy: SourcePolicy | None = None) -> bool:
     if any(host.startswith(prefix) for prefix in policy.blocked_host_prefixes):
         return True
     segments = [s.lower() for s in urlsplit(url).path.split("/") if s]
-    return any(s in policy.blocked_path_segments for s in segments)
+    return any(_ugc_segment(s, policy) for s in segments)
+
+
+def _ugc_segment(segment: str, policy: SourcePolicy) -> bool:
+    if segment in policy.blocked_path_segments:
+        return True
+    words = [w for w in re.split(r"[-_.+]", segment) if w]
+    if words and words[-1] in ("html", "htm", "php", "aspx", "jsp"):
+        words = words[:-1]
+    return 1 <= len(words) <= _MAX_SUFFIX_WORDS and words[-1] in policy.blocked_path_suffixes
 
 
 def classify_url(url: str, brand: str | None = None, policy: SourcePolicy | None = None) -> SourceType | None:
