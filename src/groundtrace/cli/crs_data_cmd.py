@@ -31,7 +31,9 @@ def validate(
         ..., help="A dataset JSONL file or a dataset folder (train/validation/test.jsonl)."
     ),
     kb: Path = typer.Option(
-        None, "--kb", help="KB file: also check ids, review references and quotes against it."
+        None,
+        "--kb",
+        help="KB file: also check ids, review references, quotes and the builder's QC rules against it.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the problems as JSON lines."),
 ) -> None:
@@ -60,7 +62,9 @@ def validate(
                 f"{escape(p.location())}: [{colour}]{p.severity}[/{colour}] {p.code}: {escape(p.message)}",
                 soft_wrap=True,
             )
-        note = "" if knowledge is not None else " (no --kb: KB, reference and quote checks skipped)"
+        note = (
+            "" if knowledge is not None else " (no --kb: KB, reference, quote and builder-QC checks skipped)"
+        )
         console.print(f"{errors} error(s), {warnings} warning(s){note}")
     if errors:
         raise typer.Exit(1)
