@@ -255,7 +255,7 @@ def test_cli_bad_kb_files_give_clean_errors(kb, tmp_path) -> None:
     not_kb = tmp_path / "some.json"
     not_kb.write_text('{"pois": []}\n', encoding="utf-8")
     for path, phrase in ((tampered, ": content hash mismatch"), (not_kb, " is not a groundtrace KB"),
-                         (invalid, ": a stored Review record is not valid")):
+                         (invalid, f": reviews record {rid!r} is invalid")):
         result = _cli("--kb", str(path), "--dialogues", "2", "--out", str(tmp_path / "out"))
         assert result.exit_code == 2, result.output
         assert f"error: {path}{phrase}" in result.stderr

@@ -283,3 +283,42 @@ def test_cli_build_with_the_llm_realiser_over_http_then_validate(ctx, tmp_path, 
     checked = runner.invoke(app, ["crs", "validate", str(tmp_path / "ds"), "--kb", str(kb_path)])
     assert checked.exit_code == 0, checked.output
     assert "0 error(s)" in checked.output and "quote-uncovered" not in checked.output
+
+
+def test_llm_realiser_stops_calling_a_dead_endpoint(ctx, openai_client_cls) -> None:
+    """Connection refused on every call: after 3 consecutive transport failures the client is no longer
+    called; every turn still falls back to its template draft (and passes QC)."""
+    import socket
+
+    from groundtrace.crs.llm_realiser import LLMRealiser
+    from groundtrace.crs.qc import check_dialogue
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    client = openai_client_cls("m", base_url=f"http://127.0.0.1:{port}/v1", api_key="x", cache=None,
+                               max_reasks=0, max_retries=0)
+    calls = []
+    real_complete = client.complete
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real_complete(*args, **kwargs)
+
+    client.complete = counting
+    realiser = LLMRealiser(client, give_up_after=3)
+    plan = next(plan_dialogue(ctx, f"dead{a}", random.Random(a), with_rejection=False)
+                for a in range(25) if _plans(ctx, f"dead{a}", a))
+    d = realiser.realise(plan, random.Random(0))
+    assert len(calls) == 3 and realiser.gave_up is not None and "3 consecutive transport failures" in realiser.gave_up
+    assert d.features["realiser_fallback_turns"] == len(d.turns) > 3
+    assert sum("LLM skipped" in r for r in realiser.rejections) == len(d.turns) - 3
+    assert check_dialogue(d, ctx.kb) == []
+
+
+def _plans(ctx, dialogue_id: str, seed: int) -> bool:
+    try:
+        plan_dialogue(ctx, dialogue_id, random.Random(seed), with_rejection=False)
+    except PlanningError:
+        return False
+    return True

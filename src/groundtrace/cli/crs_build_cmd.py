@@ -73,8 +73,6 @@ def _load_kb_or_exit(kb: str, demo_seed: int):  # returns KnowledgeBase
         from groundtrace.crs.demo_kb import generate_demo_kb
 
         return generate_demo_kb(demo_seed)
-    from pydantic import ValidationError
-
     from groundtrace.crs.kb_store import KBIntegrityError, NotAKnowledgeBaseError, load_kb
 
     path = Path(kb)
@@ -82,12 +80,6 @@ def _load_kb_or_exit(kb: str, demo_seed: int):  # returns KnowledgeBase
         raise typer.BadParameter(f"{path}: no such KB file (or pass 'demo')", param_hint="--kb")
     try:
         return load_kb(path)
-    except (FileNotFoundError, NotAKnowledgeBaseError, KBIntegrityError) as exc:
+    except (FileNotFoundError, NotAKnowledgeBaseError, KBIntegrityError) as exc:  # incl. invalid records
         print_error(exc)
-        raise typer.Exit(2) from None
-    except ValidationError as exc:  # a stored POI/review record edited into an invalid shape
-        first = exc.errors()[0]
-        where = ".".join(map(str, first["loc"])) or "record"
-        print_error(f"{path}: a stored {exc.title} record is not valid ({exc.error_count()} problem(s); "
-                    f"first: {where}: {first['msg']}); the file was modified or is corrupt")
         raise typer.Exit(2) from None

@@ -16,6 +16,11 @@ The answer is accepted only when (:func:`check_llm_turn`):
 Otherwise — or when the client raises (transport failure, ``SchemaMalformedError``) — the turn falls
 back to the template draft and ``Dialogue.features["realiser_fallback_turns"]`` counts it. Spans are
 recomputed from the accepted text, so both realisers pass the same QC.
+
+Fail fast on a dead endpoint: after ``give_up_after`` (default 3) consecutive transport failures
+(retries exhausted) with no answer in between, the realiser stops calling the client — every later
+turn falls back at once with the reason ``LLM skipped: ...`` — instead of paying the full retry
+schedule for every turn. Any answer (even a rejected one) resets the count.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from groundtrace.core.llm.base import LLMClient, LLMError
+from groundtrace.core.llm.retry import RetriesExhaustedError
 from groundtrace.crs.planner import DialoguePlan, TurnPlan
 from groundtrace.crs.qc import CITING_ACTS, quoted_citations, tags_in
 from groundtrace.crs.realise import MIN_QUOTE_CHARS, TemplateRealiser, poi_card
@@ -134,12 +140,30 @@ class LLMRealiser:
 
     name = "llm"
 
-    def __init__(self, client: LLMClient, *, temperature: float = 0.0, max_tokens: int = 400) -> None:
+    def __init__(self, client: LLMClient, *, temperature: float = 0.0, max_tokens: int = 400,
+                 give_up_after: int = 3) -> None:
         self.client = client
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.template = TemplateRealiser()
         self.rejections: list[str] = []
+        self.give_up_after = give_up_after
+        self.transport_failures = 0  # consecutive, reset by any answer
+        self.gave_up: str | None = None  # why the client is no longer called
+
+    def _ask(self, messages: list[dict[str, str]], seed: int) -> str:
+        if self.gave_up is not None:
+            raise LLMError(f"LLM skipped: {self.gave_up}")
+        try:
+            completion = self.client.complete(messages, schema=TurnText, temperature=self.temperature,
+                                              max_tokens=self.max_tokens, seed=seed)
+        except RetriesExhaustedError as exc:
+            self.transport_failures += 1
+            if self.transport_failures >= self.give_up_after:
+                self.gave_up = f"{self.transport_failures} consecutive transport failures, last: {exc}"
+            raise
+        self.transport_failures = 0
+        return completion.parsed.text
 
     def realise(self, plan: DialoguePlan, rng: random.Random) -> Dialogue:
         turns: list[Turn] = []
@@ -150,9 +174,7 @@ class LLMRealiser:
             messages = [{"role": "system", "content": SYSTEM_PROMPT},
                         {"role": "user", "content": json.dumps(request, ensure_ascii=False)}]
             try:
-                completion = self.client.complete(messages, schema=TurnText, temperature=self.temperature,
-                                                  max_tokens=self.max_tokens, seed=rng.randrange(2**31))
-                turn = check_llm_turn(plan, tp, index, completion.parsed.text, turns)
+                turn = check_llm_turn(plan, tp, index, self._ask(messages, rng.randrange(2**31)), turns)
             except (LLMError, LLMTurnRejected) as exc:
                 self.rejections.append(f"{plan.dialogue_id} turn {index}: {exc}")
                 turn = draft
