@@ -234,3 +234,13 @@ def test_regex_metacharacter_quotes_are_matched_literally(quote: str, left: str,
     m = locate_quote(quote, source)
     assert m.score == 1.0
     assert normalize_text(source[m.start : m.end]) == normalize_text(quote)
+
+
+def test_punctuation_takes_its_combining_marks_along() -> None:
+    """Deleting ':' must not bring two combining marks together out of canonical order (hypothesis found
+    '𐍶:᳢': U+1CE2 has combining class 1, U+10376 class 230), or normalising is not idempotent."""
+    text = "\U00010376:\u1ce2"
+    assert normalize_text(text) == normalize_with_map(text).text == "\U00010376"
+    assert normalize_text(normalize_text(text)) == normalize_text(text)
+    assert normalize_text("a\u0301-\u0316b") == "\xe1b"  # NFKC composes á; the mark on "-" goes with "-"
+    assert normalize_text("x \u0316") == "x \u0316"  # a mark after a space is kept
