@@ -143,6 +143,10 @@ def test_ambiguous_words_need_the_attribute_named() -> None:
 
 def test_string_explicit_field_and_origin() -> None:
     assert _all(GROCERY, "country_of_origin", "Product of Canada.") == ["Canada"]
+    # the name ends at the line end or at a word ending in "." (was "Canada.\nStore")
+    assert _all(GROCERY, "country_of_origin", "Product of Canada.\nStore in a cool, dry place.") == ["Canada"]
+    assert _all(GROCERY, "country_of_origin", "Product of Canada. Store in a cool place.") == ["Canada"]
+    assert _all(GROCERY, "country_of_origin", "Grown in New Zealand") == ["New Zealand"]
     assert _all(GROCERY, "brand", "Brand: Acme Foods") == ["Acme Foods"]
     assert _all(GROCERY, "flavor", "Flavor: Vanilla") == ["vanilla"]
 

@@ -395,7 +395,10 @@ _COUNT = re.compile(
     re.IGNORECASE,
 )
 _PIECES = re.compile(r"\b(?P<a>\d+)\s*[-\s]?\s*(?:pieces?|pcs?|piece\s+set)\b|\bset\s+of\s+(?P<b>\d+)\b", re.IGNORECASE)
-_ORIGIN = re.compile(r"\b(?i:product\s+of|made\s+in|produced\s+in|grown\s+in)\s+(?P<c>[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*){0,2})")
+# up to three capitalised words on one line; a word ending in "." ends the name ("Product of Canada. Store
+# in a cool place" -> "Canada", never "Canada. Store")
+_ORIGIN = re.compile(r"\b(?i:product\s+of|made\s+in|produced\s+in|grown\s+in)\s+"
+                     r"(?P<c>[A-Z][\w'.-]*(?:(?<!\.)[ \t]+[A-Z][\w'.-]*){0,2})")
 
 
 # -- quantities ----------------------------------------------------------------------------------------
