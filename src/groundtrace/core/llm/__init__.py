@@ -9,9 +9,12 @@ from groundtrace.core.llm.base import (
     LLM_CLIENTS,
     ChatMessage,
     Completion,
+    ImagePart,
+    ImageURL,
     LLMClient,
     LLMError,
     SchemaMalformedError,
+    TextPart,
     Usage,
 )
 
@@ -32,8 +35,11 @@ __all__ = [
     "LLM_CLIENTS",
     "ChatMessage",
     "Completion",
+    "ImagePart",
+    "ImageURL",
     "LLMClient",
     "LLMError",
     "SchemaMalformedError",
+    "TextPart",
     "Usage",
 ]

@@ -8,22 +8,86 @@ keeps answering with output that does not validate, after a bounded number of re
 Implementations are registered in :data:`LLM_CLIENTS` (``openai`` for any OpenAI-compatible endpoint,
 ``local`` for the bundled llama.cpp model) and built from a spec string by
 ``groundtrace.core.llm.factory.make_llm``.
+
+A message's ``content`` is a string, or a list of OpenAI content parts (``{"type": "text", "text"}``,
+``{"type": "image_url", "image_url": {"url", "detail"?}}``) for vision models; see
+:mod:`groundtrace.core.llm.content` for the helpers that read them (text, token estimate, images).
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol, TypedDict, Unpack, runtime_checkable
+import re
+from typing import Annotated, Any, Literal, Protocol, Self, TypedDict, Unpack, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from groundtrace.core.registry import Registry
 
+_DATA_URL = re.compile(r"data:image/[\w.+-]+;base64,[A-Za-z0-9+/]+={0,2}\Z")
+
+
+class TextPart(BaseModel):
+    """A text content part: ``{"type": "text", "text": ...}``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["text"]
+    text: str
+
+
+class ImageURL(BaseModel):
+    """Where an image is: a base64 ``data:image/...;base64,...`` URL or an ``http(s)://`` URL."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str
+    detail: Literal["auto", "low", "high"] | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _url_is_data_or_http(cls, url: str) -> str:
+        if url.startswith(("http://", "https://")) or _DATA_URL.match(url):
+            return url
+        raise ValueError(
+            f"image_url.url must be 'data:image/<type>;base64,<data>' or an http(s) URL, got {url[:40]!r}"
+        )
+
+
+class ImagePart(BaseModel):
+    """An image content part: ``{"type": "image_url", "image_url": {"url": ..., "detail"?: ...}}``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["image_url"]
+    image_url: ImageURL
+
+
+ContentPart = Annotated[TextPart | ImagePart, Field(discriminator="type")]
+"""One OpenAI chat content part (text or image), told apart by ``type``."""
+
 
 class ChatMessage(BaseModel):
-    """One chat message in the OpenAI wire format."""
+    """One chat message in the OpenAI wire format.
+
+    ``content`` is a string or a non-empty list of content parts (:class:`TextPart`, :class:`ImagePart`);
+    image parts are only allowed in ``user`` messages (as on the OpenAI API).
+    """
 
     role: Literal["system", "user", "assistant"]
-    content: str
+    content: str | Annotated[list[ContentPart], Field(min_length=1)]
+
+    @model_validator(mode="after")
+    def _images_only_from_the_user(self) -> Self:
+        images = isinstance(self.content, list) and any(isinstance(p, ImagePart) for p in self.content)
+        if images and self.role != "user":
+            raise ValueError(f"image content parts are only allowed in user messages, not {self.role!r}")
+        return self
+
+    def wire(self) -> dict[str, Any]:
+        """The plain ``{"role", "content"}`` dict sent on the wire (``detail`` omitted when unset)."""
+        if isinstance(self.content, str):
+            return {"role": self.role, "content": self.content}
+        return {"role": self.role, "content": [part.model_dump(exclude_none=True) for part in self.content]}
 
 
 class Usage(BaseModel):
@@ -82,7 +146,7 @@ class SchemaMalformedError(LLMError):
         self.errors = errors
 
 
-ChatMessages = list[ChatMessage] | list[dict[str, str]]
+ChatMessages = list[ChatMessage] | list[dict[str, Any]]
 
 
 class CallOptions(TypedDict, total=False):
@@ -98,7 +162,11 @@ class CallOptions(TypedDict, total=False):
 
 @runtime_checkable
 class LLMClient(Protocol):
-    """What agents may rely on. ``messages`` are :class:`ChatMessage` or ``{"role", "content"}`` dicts."""
+    """What agents may rely on. ``messages`` are :class:`ChatMessage` or ``{"role", "content"}`` dicts.
+
+    ``content`` is a string or a list of OpenAI content parts (text and ``image_url``); a client whose
+    model cannot read images raises :class:`LLMError` for a message carrying one.
+    """
 
     model: str
 

@@ -5,7 +5,9 @@ Key (:func:`cache_key`)::
     sha256( canonical_json({"model", "messages", "options", "schema"}) )
 
 where canonical JSON has sorted keys and no insignificant whitespace, ``messages`` are
-``{"role", "content"}`` dicts, ``options`` are ``temperature``, ``max_tokens`` and ``seed``, and ``schema``
+``{"role", "content"}`` dicts (``content`` a string, or a list of content parts in which a base64
+``data:`` image URL is replaced by ``"data-sha256:<sha256 of the URL>"`` — every byte of the image is in
+the key, the key stays small; see :func:`groundtrace.core.llm.content.key_content`), ``options`` are ``temperature``, ``max_tokens`` and ``seed``, and ``schema``
 is the output JSON Schema (``null`` for free text). Any change of model, prompt, option or schema is a
 miss. Only answers that validated are stored. A request with ``temperature > 0`` and no ``seed`` is
 sampled, so it is neither read from nor written to the cache (:func:`is_cacheable`).
@@ -26,6 +28,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
+
+from groundtrace.core.llm.content import key_messages
 
 CACHE_DIR_ENV = "GROUNDTRACE_CACHE_DIR"
 CACHE_FILE_NAME = "llm.sqlite"
@@ -69,12 +73,12 @@ def is_cacheable(temperature: float, seed: int | None) -> bool:
 
 def cache_key(
     model: str,
-    messages: list[dict[str, str]],
+    messages: list[dict[str, Any]],
     options: dict[str, Any],
     schema: dict[str, Any] | None,
 ) -> str:
     """Hex sha256 of the canonical request (see module docstring)."""
-    payload = {"model": model, "messages": messages, "options": options, "schema": schema}
+    payload = {"model": model, "messages": key_messages(messages), "options": options, "schema": schema}
     return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
 
 

@@ -9,7 +9,8 @@ raising :class:`~groundtrace.core.llm.retry.TransientError` for retryable failur
 
 :class:`StructuredLLMClient` adds, in this order, for one ``complete`` call:
 
-1. messages normalised to ``{"role", "content"}`` dicts; cache lookup (deterministic requests only);
+1. messages validated and normalised to ``{"role", "content"}`` dicts (``content`` a string or a list of
+   text / ``image_url`` content parts); cache lookup (deterministic requests only);
 2. the request is sent under the retry policy and the concurrency bound;
 3. with a schema: ``finish_reason == "length"`` → malformed (truncated); otherwise the outermost JSON
    object is extracted and validated; on failure the answer and a re-ask message carrying the error are
@@ -45,6 +46,7 @@ from groundtrace.core.llm.base import (
     Usage,
 )
 from groundtrace.core.llm.cache import ResponseCache, cache_key, is_cacheable
+from groundtrace.core.llm.content import key_messages
 from groundtrace.core.llm.ledger import Ledger, PriceTable
 from groundtrace.core.llm.parsing import JSONExtractionError, extract_json_object
 from groundtrace.core.llm.retry import RetriesExhaustedError, RetryPolicy
@@ -60,7 +62,7 @@ from groundtrace.core.llm.steps import Program, Sleep, run_async, run_sync
 log = logging.getLogger("groundtrace.llm")
 StructuredMode = Literal["json_schema", "json_object", "prompt"]
 STRUCTURED_MODES: tuple[StructuredMode, ...] = ("json_schema", "json_object", "prompt")
-Messages = Sequence[ChatMessage] | Sequence[dict[str, str]]
+Messages = Sequence[ChatMessage] | Sequence[dict[str, Any]]
 SchemaArg = type[BaseModel] | dict[str, Any] | OutputSchema | None
 
 REASK_INVALID = (
@@ -121,7 +123,7 @@ class _Post:
 class _Call:
     """State of one ``complete`` call."""
 
-    messages: list[dict[str, str]]
+    messages: list[dict[str, Any]]
     schema: OutputSchema | None
     options: dict[str, Any]
     key: str | None
@@ -129,28 +131,33 @@ class _Call:
     priced: bool = True
 
 
-def normalise_messages(messages: Messages) -> list[dict[str, str]]:
-    """Validate each message (``ChatMessage`` or dict) and return plain ``{"role", "content"}`` dicts."""
-    out: list[dict[str, str]] = []
+def normalise_messages(messages: Messages) -> list[dict[str, Any]]:
+    """Validate each message (``ChatMessage`` or dict) and return plain ``{"role", "content"}`` dicts.
+
+    ``content`` stays a string when it is one; a list of content parts becomes a list of plain part dicts
+    (``{"type": "text", "text"}``, ``{"type": "image_url", "image_url": {"url", "detail"?}}``).
+    """
+    out: list[dict[str, Any]] = []
     for index, message in enumerate(messages):
         try:
             msg = message if isinstance(message, ChatMessage) else ChatMessage.model_validate(message)
+            out.append(msg.wire())
         except Exception as exc:  # pydantic.ValidationError, TypeError
             raise ValueError(f"messages[{index}] is not a chat message: {exc}") from exc
-        out.append({"role": msg.role, "content": msg.content})
     if not out:
         raise ValueError("messages must not be empty")
     return out
 
 
 def build_payload(
-    messages: list[dict[str, str]], schema: OutputSchema | None, options: dict[str, Any], mode: StructuredMode
+    messages: list[dict[str, Any]], schema: OutputSchema | None, options: dict[str, Any], mode: StructuredMode
 ) -> dict[str, Any]:
     """The chat-completions body (without ``model``) for ``mode``.
 
     ``json_schema``: ``response_format = {"type": "json_schema", "json_schema": {name, strict, schema}}``;
     ``json_object``: ``{"type": "json_object"}`` plus a system message carrying the schema;
-    ``prompt``: only the system message. ``None`` options are omitted.
+    ``prompt``: only the system message (a string, put before ``messages``, whose content — string or
+    content parts — is sent unchanged). ``None`` options are omitted.
     """
     body: dict[str, Any] = {key: value for key, value in options.items() if value is not None}
     if schema is None:
@@ -371,7 +378,7 @@ class StructuredLLMClient(ABC):
                 call.key,
                 model=self.model,
                 request={
-                    "messages": call.messages,
+                    "messages": key_messages(call.messages),  # data-URL images as their sha256
                     "options": call.options,
                     "schema": call.schema.name if call.schema else None,
                 },
@@ -411,7 +418,7 @@ class StructuredLLMClient(ABC):
         if self._mode == rejected:  # another coroutine may already have moved on
             self._mode = STRUCTURED_MODES[STRUCTURED_MODES.index(rejected) + 1]
 
-    def _exchange(self, call: _Call, messages: list[dict[str, str]]) -> Program[WireAnswer]:
+    def _exchange(self, call: _Call, messages: list[dict[str, Any]]) -> Program[WireAnswer]:
         """One answered request: retries under the policy, response-format fall-back, accounting."""
         while True:
             mode = self._mode

@@ -10,6 +10,10 @@ package (its ``__init__`` needs other libraries). The model loads lazily, once p
 settings, and is shared by every client; requests to one loaded model are serialised.
 Validation, re-asks, cache and ledger are the shared ones of
 :class:`~groundtrace.core.llm.engine.StructuredLLMClient`.
+
+The backend is text-only: a message with an ``image_url`` content part is refused with an
+:class:`~groundtrace.core.llm.base.LLMError` before the model is loaded; a list of text parts is sent as
+one string (the parts joined by newlines).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from pathlib import Path
 from typing import Any, Unpack
 
 from groundtrace.core.llm.base import LLMError
+from groundtrace.core.llm.content import content_text, has_images
 from groundtrace.core.llm.engine import EngineOptions, FormatRejectedError, StructuredLLMClient, WireAnswer
 from groundtrace.core.llm.retry import RetryPolicy
 
@@ -144,10 +149,22 @@ class LocalLlamaClient(StructuredLLMClient):
             self._loaded = _load(path, self.n_ctx, self.n_threads)
         return self._loaded.load_s
 
+    def _text_only(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """``payload`` with list content flattened to strings; an image part is an :class:`LLMError`."""
+        messages = payload.get("messages", [])
+        if has_images(messages):
+            raise LLMError(
+                f"{self.model}: the local llama.cpp backend is text-only; image content parts are not "
+                "supported (use a vision model on an OpenAI-compatible endpoint, e.g. "
+                "'http://host:port/v1#MODEL')"
+            )
+        flat = [{**m, "content": content_text(m.get("content", ""))} for m in messages]
+        return dict(payload, messages=flat)
+
     def _post(self, payload: dict[str, Any]) -> WireAnswer:
+        body = dict(self._text_only(payload), model=self.model)
         self.load()
         assert self._loaded is not None
-        body = dict(payload, model=self.model)
         with self._loaded.lock:
             try:
                 response = self._loaded.server.handle_chat_completions(body)

@@ -13,7 +13,11 @@ monkeypatching::
 
 A responder returns either the assistant ``content`` string or a :class:`Reply` to inject failures:
 an HTTP status (429, 500 ...), a delay (to trigger client time-outs), a raw body (malformed JSON), or
-explicit usage numbers. Only ``POST /v1/chat/completions`` (and ``/chat/completions``) is served;
+explicit usage numbers. A message's ``content`` may be a string or a list of OpenAI content parts
+(``text`` / ``image_url``); anything else is answered with HTTP 400 like a real server. The reported
+``prompt_tokens`` (unless a Reply sets them) count the text of every message with
+:func:`~groundtrace.core.tokens.count_tokens` plus the fixed per-image estimate of
+:mod:`groundtrace.core.llm.content`. Only ``POST /v1/chat/completions`` (and ``/chat/completions``) is served;
 ``GET /v1/models`` lists one model.
 
 ``server.in_flight`` / ``server.max_in_flight`` count chat requests being handled at once (to check a
@@ -30,6 +34,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
+from groundtrace.core.llm.content import messages_tokens
 from groundtrace.core.tokens import count_tokens
 
 
@@ -67,10 +72,31 @@ def scripted(*replies: str | Reply) -> Responder:
     return respond
 
 
+def _content_problem(request: dict[str, Any]) -> str | None:
+    """Why the request's messages are malformed (content neither a string nor content parts), or None."""
+    messages = request.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "'messages' must be a non-empty array"
+    for index, message in enumerate(messages):
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            continue
+        if not isinstance(content, list) or not content:
+            return f"messages[{index}].content must be a string or a non-empty array of content parts"
+        for number, part in enumerate(content):
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind == "text" and isinstance(part.get("text"), str):
+                continue
+            if kind == "image_url" and isinstance(part.get("image_url"), dict) and part["image_url"].get("url"):
+                continue
+            return f"messages[{index}].content[{number}] is not a text or image_url content part"
+    return None
+
+
 def _chat_body(request: dict[str, Any], reply: Reply, counter: int) -> dict[str, Any]:
     content = reply.content or ""
-    prompt_text = " ".join(str(m.get("content", "")) for m in request.get("messages", []))
-    prompt_tokens = reply.prompt_tokens if reply.prompt_tokens is not None else count_tokens(prompt_text)
+    messages = request.get("messages", [])
+    prompt_tokens = reply.prompt_tokens if reply.prompt_tokens is not None else messages_tokens(messages)
     completion_tokens = (
         reply.completion_tokens if reply.completion_tokens is not None else count_tokens(content)
     )
@@ -139,6 +165,10 @@ class WireServer:
                     self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}))
                     return
                 request = json.loads(raw)
+                problem = _content_problem(request)
+                if problem is not None:
+                    self._send(400, json.dumps({"error": {"message": problem, "type": "invalid_request_error"}}))
+                    return
                 with server._lock:
                     server.requests.append(request)
                     counter = len(server.requests)
