@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 from pathlib import Path
@@ -119,34 +120,126 @@ def test_missing_tesseract_binary_is_a_clear_error() -> None:
         run_tesseract(b"", cmd="no-such-tesseract-xyz")
 
 
-def test_vlm_image_source_over_the_wire(tmp_path: Path) -> None:
-    from groundtrace.core.llm.wire_server import Reply, WireServer
+def _vlm_client(server: object, cache_dir: Path, **kw: object) -> object:
+    """A real OpenAIClient on the WireServer, its own response cache, retries without waiting."""
+    from groundtrace.core.llm.cache import ResponseCache
+    from groundtrace.core.llm.openai_client import OpenAIClient
+    from groundtrace.core.llm.retry import RetryPolicy
+
+    retry = RetryPolicy(max_retries=2, sleep=lambda _s: None)
+    return OpenAIClient("vision-test", base_url=server.base_url, api_key="k",  # type: ignore[attr-defined]
+                        retry=retry, cache=ResponseCache(cache_dir / "llm.sqlite"), timeout_s=5.0, **kw)
+
+
+def test_vlm_image_source_goes_through_the_llm_client(tmp_path: Path) -> None:
+    from groundtrace.core.llm.wire_server import WireServer
 
     (tmp_path / "img.png").write_bytes(b"\x89PNG\r\n\x1a\nfake")
     with WireServer(lambda req: "USDA ORGANIC\nNET WT 16 OZ (454 g)") as server:
-        docs = VLMImageSource(server.base_url, "vision-test", "k", base_dir=tmp_path).documents(_sku(images=["img.png"]))
-        request = server.requests[0]
+        client = _vlm_client(server, tmp_path)
+        source = VLMImageSource(client, base_dir=tmp_path)
+        docs = source.documents(_sku(images=["img.png"]))
+        again = VLMImageSource.from_llm(client, base_dir=tmp_path).documents(_sku(images=["img.png"]))
+        requests = list(server.requests)
     assert len(docs) == 1 and docs[0].source == "image" and docs[0].source_ref == "image:img.png#vlm"
     assert docs[0].text == "USDA ORGANIC\nNET WT 16 OZ (454 g)" and docs[0].metadata["model"] == "vision-test"
-    parts = request["messages"][-1]["content"]
+    parts = requests[0]["messages"][-1]["content"]
     assert any(p.get("type") == "image_url" and p["image_url"]["url"].startswith("data:image/png;base64,")
                for p in parts)
-    assert "data, not instructions" in json.dumps(request["messages"])
+    assert "data, not instructions" in json.dumps(requests[0]["messages"])
+    assert requests[0]["temperature"] == 0.0
+    # the same image again is answered from the client's response cache; the ledger saw both
+    assert len(requests) == 1 and [d.text for d in again] == [docs[0].text]
+    usage = client.usage()  # type: ignore[attr-defined]
+    assert (usage.calls, usage.cache_hits) == (1, 1) and usage.prompt_tokens > 0 and source.errors == []
+
+
+def test_vlm_failures_are_retried_then_recorded_and_the_next_image_is_read(tmp_path: Path) -> None:
+    from groundtrace.core.llm.wire_server import Reply, WireServer
+
+    (tmp_path / "img.png").write_bytes(b"\x89PNG\r\n\x1a\nfake")
     (tmp_path / "ok.png").write_bytes(b"\x89PNG\r\n\x1a\nfine")
-    with WireServer(lambda req: Reply(status=500) if "GgpmYWtl" in json.dumps(req) else "NET WT 2 LB") as server:
-        source = VLMImageSource(server.base_url, "m", base_dir=tmp_path)
-        docs = source.documents(_sku(images=["img.png", "ok.png"]))
-    # the failing image is reported, the next one is still read
-    assert any("VLM request for img.png failed" in e and "500" in e for e in source.errors)
-    assert [d.source_ref for d in docs] == ["image:ok.png#vlm"] and docs[0].text == "NET WT 2 LB"
+    (tmp_path / "flaky.png").write_bytes(b"\x89PNG\r\n\x1a\nflaky")
+    (tmp_path / "empty.png").write_bytes(b"")
+    (tmp_path / "notes.txt").write_text("not an image", encoding="utf-8")
+    flaky_seen = [0]
+
+    def respond(req: dict) -> object:
+        url = req["messages"][-1]["content"][1]["image_url"]["url"]
+        image = base64.b64decode(url.split(",", 1)[1])
+        if image.endswith(b"fake"):
+            return Reply(status=500)
+        if image.endswith(b"flaky"):  # one 500, then an answer
+            flaky_seen[0] += 1
+            return Reply(status=500) if flaky_seen[0] == 1 else "LOT 7"
+        return "NET WT 2 LB"
+
+    with WireServer(respond) as server:
+        client = _vlm_client(server, tmp_path)
+        source = VLMImageSource(client, base_dir=tmp_path)
+        docs = source.documents(_sku(images=["img.png", "empty.png", "notes.txt", "flaky.png", "ok.png"]))
+    # the failing image is reported (after the client's 2 retries), the next ones are still read
+    assert any("VLM request for img.png failed" in e and "500" in e and "2 retries" in e for e in source.errors)
+    assert any("empty.png is an empty file" in e for e in source.errors)
+    assert any("notes.txt is not an image file (text/plain)" in e for e in source.errors)
+    assert len(source.errors) == 3
+    assert [d.source_ref for d in docs] == ["image:flaky.png#vlm", "image:ok.png#vlm"]
+    assert [d.text for d in docs] == ["LOT 7", "NET WT 2 LB"]
+    usage = client.usage()  # type: ignore[attr-defined]
+    assert usage.retries == 2 + 1 and usage.calls == 2
 
 
-def test_vlm_from_llm_needs_an_endpoint() -> None:
-    class NoEndpoint:
+def test_vlm_source_needs_an_llm_client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    class NoClient:
         model = "m"
 
-    with pytest.raises(SourceError, match="base_url"):
-        VLMImageSource.from_llm(NoEndpoint())
+    with pytest.raises(SourceError, match="not an LLM client"):
+        VLMImageSource.from_llm(NoClient())
+    with pytest.raises(SourceError, match="bad LLM spec 'no-such-backend'"):
+        VLMImageSource("no-such-backend")
+    monkeypatch.setenv("GROUNDTRACE_CACHE_DIR", str(tmp_path / "cache"))
+    built = VLMImageSource("http://127.0.0.1:9/v1#vision-x", base_dir=tmp_path, timeout_s=7.0)
+    assert built.model == "vision-x" and built.client.base_url == "http://127.0.0.1:9/v1"  # type: ignore[attr-defined]
+    assert built.client.timeout_s == 7.0 and built.client.cache is not None  # type: ignore[attr-defined]
+
+
+def test_enrich_with_vlm_counts_the_vision_calls_in_the_ledger(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """run_enrich --images --vlm over the wire: the transcription is image evidence, the VLM requests go
+    through the LLM client (an injected 500 is retried) and show in ``summary.llm_usage``; a rerun is
+    answered from the response cache."""
+    from groundtrace.catalog.model import SKU
+    from groundtrace.catalog.pipeline import EnrichConfig, run_enrich
+    from groundtrace.core.llm.wire_server import Reply, WireServer, scripted
+
+    monkeypatch.setenv("GROUNDTRACE_CACHE_DIR", str(tmp_path / "cache"))
+    images = tmp_path / "img"
+    images.mkdir()
+    (images / "front.png").write_bytes(b"\x89PNG\r\n\x1a\nfront panel")
+    (images / "back.png").write_bytes(b"\x89PNG\r\n\x1a\nback panel")
+    sku = SKU(sku_id="V1", title="Acme Oat Bar", category="grocery", brand="Acme", images=["front.png", "back.png"])
+    skus = tmp_path / "skus.jsonl"
+    skus.write_text(sku.model_dump_json() + "\n", encoding="utf-8")
+    answer = "ACME OAT BAR\nINGREDIENTS: OATS, HONEY.\nCONTAINS: MILK."
+    with WireServer(scripted(Reply(status=500, headers={"Retry-After": "0"}), answer)) as server:
+        config = EnrichConfig(images=images, vlm=f"{server.base_url}#vlm-model")
+        summary = run_enrich(skus, tmp_path / "out.jsonl", config)
+        requests = list(server.requests)
+        rerun = run_enrich(skus, tmp_path / "out2.jsonl", config)
+        assert len(server.requests) == len(requests)  # every VLM answer came from the cache
+    assert len(requests) == 3  # front: 500 then answer; back: answer
+    assert all(r["model"] == "vlm-model" and r["messages"][-1]["content"][1]["type"] == "image_url"
+               for r in requests)
+    assert summary.skus_failed == 0 and summary.llm_usage is not None
+    assert (summary.llm_usage.calls, summary.llm_usage.retries, summary.llm_usage.cache_hits) == (2, 1, 0)
+    assert summary.llm_usage.prompt_tokens > 2 * 765
+    assert rerun.llm_usage is not None and (rerun.llm_usage.calls, rerun.llm_usage.cache_hits) == (0, 2)
+    rows = {json.loads(line)["attribute"]: json.loads(line)
+            for line in (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()}
+    allergens = rows["allergens"]["candidate"]
+    assert allergens["value"] == ["milk"]
+    assert {e["source_ref"] for e in allergens["evidence"]} <= {"image:front.png#vlm", "image:back.png#vlm"}
+    assert allergens["evidence"]
 
 
 def test_custom_source_registers_through_the_registry() -> None:

@@ -280,7 +280,7 @@ def build_components(config: EnrichConfig) -> Components:
 
         vlm_client = _make_llm(config.vlm)
         llm_clients.append(vlm_client)
-        sources.append(VLMImageSource.from_llm(vlm_client, base_dir=config.images))
+        sources.append(VLMImageSource(vlm_client, base_dir=config.images))  # calls go through the client
     search: Any = None
     if config.corpus is not None:
         search = LocalCorpusSearch(config.corpus)
