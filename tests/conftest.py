@@ -49,3 +49,10 @@ def wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     """
     monkeypatch.setenv("COLUMNS", "1000")
     monkeypatch.delenv("LINES", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def isolated_llm_cache(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Every test gets its own empty LLM response cache: no test reads an answer cached by another test
+    or run, and none writes to the user's default cache. A test may still set its own directory."""
+    monkeypatch.setenv("GROUNDTRACE_CACHE_DIR", str(tmp_path_factory.mktemp("llm-cache")))
