@@ -455,3 +455,14 @@ def test_lines_that_are_not_utf8_are_reported_as_such_and_the_rest_kept(tmp_path
         (1, "not valid UTF-8"),
         (2, "not valid UTF-8"),
     ]
+
+
+def test_parse_literal_is_silent_on_invalid_escapes() -> None:
+    """Untrusted attribute text with an invalid escape decodes without a DeprecationWarning/SyntaxWarning."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert parse_literal("'a\\[b'") == "a\\[b"
+        assert parse_literal("u'quiet'") == "quiet"
+    assert caught == []

@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import warnings
 from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +67,10 @@ def parse_literal(value: object) -> LiteralValue:
     if len(text) > _MAX_LITERAL_CHARS or not _LITERAL_START.match(text):
         return text
     try:
+        if "\\" in text:  # an invalid escape would warn (DeprecationWarning/SyntaxWarning) on untrusted data
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return _normalise(ast.literal_eval(text))
         return _normalise(ast.literal_eval(text))
     except (_Unsupported, ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return text
