@@ -466,3 +466,12 @@ def test_parse_literal_is_silent_on_invalid_escapes() -> None:
         assert parse_literal("'a\\[b'") == "a\\[b"
         assert parse_literal("u'quiet'") == "quiet"
     assert caught == []
+
+
+def test_parse_literal_results_are_independent_copies() -> None:
+    """Decoding is cached; a caller that edits a decoded dict must not change the next result."""
+    raw = "{'garage': False, 'street': True}"
+    first = parse_literal(raw)
+    assert isinstance(first, dict)
+    first["garage"] = "edited"
+    assert parse_literal(raw) == {"garage": False, "street": True}

@@ -25,11 +25,13 @@ alone is not a hotel (it is Yelp's parent of car rental, airports, travel agents
 from __future__ import annotations
 
 import ast
+import copy
 import json
 import re
 import warnings
 from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +65,16 @@ def parse_literal(value: object) -> LiteralValue:
             return _normalise(value)
         except _Unsupported:
             return repr(value)
-    text = value.strip()
+    decoded = _decode_text(value.strip())
+    # cached containers are shared: hand out a copy so a caller's edit cannot leak into later results
+    return copy.deepcopy(decoded) if isinstance(decoded, list | dict) else decoded
+
+
+@lru_cache(maxsize=8192)
+def _decode_text(text: str) -> LiteralValue:
+    """:func:`parse_literal` of a stripped string. Cached: Yelp attribute strings repeat heavily
+    (``"u'quiet'"``, ``"True"``, the same ``BusinessParking`` dicts) and ``ast.literal_eval`` dominates the
+    business pass of a KB build."""
     if len(text) > _MAX_LITERAL_CHARS or not _LITERAL_START.match(text):
         return text
     try:
