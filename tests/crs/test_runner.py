@@ -381,9 +381,9 @@ def test_resume_drops_lines_that_are_not_utf8_and_scores_like_a_clean_run(demo, 
     broken = next(i for i, line in enumerate(lines) if third in line)
     lines[broken] = lines[broken].replace(b'"response":"', b'"response":"\xff\xfe', 1)
     path.write_bytes(b"".join(lines))
-    column = lines[broken].index(b"\xff") + 1
+    offset = lines[broken].index(b"\xff")
     assert read_predictions(path).errors == [
-        f"{path}:{broken + 1}: not valid UTF-8 (invalid start byte at byte {column})"
+        f"{path}:{broken + 1}: not valid UTF-8: invalid start byte (byte 0xff at byte offset {offset} of the line)"
     ]
     asked.clear()
     resumed = run_system(Recording(seed=3), dialogues, demo.kb, out, split="all")

@@ -199,7 +199,7 @@ def test_invalid_utf8_lines_are_reported_and_the_rest_scored(demo, tmp_path) -> 
     path = tmp_path / "p.jsonl"
     path.write_bytes(b"".join([*lines[:2], b'{"dialogue_id": "\xff\xfe"}\n', *lines[2:]]))
     file = read_predictions(path)
-    assert file.errors == [f"{path}:3: not valid UTF-8 (invalid start byte at byte 18)"]
+    assert file.errors == [f"{path}:3: not valid UTF-8: invalid start byte (byte 0xff at byte offset 17 of the line)"]
     assert len(file.predictions) == len(lines)
     result = CliRunner().invoke(
         app, ["crs", "score", *_args(demo), "--predictions", str(path), "--out", str(tmp_path / "s")]

@@ -24,6 +24,14 @@ MANIFEST = "manifest.json"
 SCHEMA_ID = f"https://groundtrace.dev/schemas/trace-crs/dialogue-{SCHEMA_VERSION}.json"
 
 
+def utf8_error_message(raw: bytes, exc: UnicodeDecodeError) -> str:
+    """``not valid UTF-8: <reason> (byte 0xff at byte offset 0 of the line)`` for a line that failed to
+    decode — one wording for every line reader (Yelp files, predictions files)."""
+    return (
+        f"not valid UTF-8: {exc.reason} (byte 0x{raw[exc.start]:02x} at byte offset {exc.start} of the line)"
+    )
+
+
 class LineError(BaseModel):
     """A problem tied to one line of one file (1-based line number)."""
 

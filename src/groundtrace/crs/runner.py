@@ -46,6 +46,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from groundtrace.crs.dataset_io import utf8_error_message
 from groundtrace.crs.kb import KnowledgeBase, open_review_refs
 from groundtrace.crs.predictions import (
     CandidateCard,
@@ -304,7 +305,7 @@ def read_predictions(path: Path | str) -> PredictionsFile:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                errors.append(f"{path}:{number}: not valid UTF-8 ({exc.reason} at byte {exc.start + 1})")
+                errors.append(f"{path}:{number}: {utf8_error_message(raw, exc)}")
                 continue
             if not line.strip():
                 continue

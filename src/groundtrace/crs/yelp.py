@@ -37,7 +37,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from groundtrace.crs.dataset_io import LineError
+from groundtrace.crs.dataset_io import LineError, utf8_error_message
 from groundtrace.crs.schema import POI, Review
 
 BUSINESS_FILE = "yelp_academic_dataset_business.json"
@@ -391,13 +391,6 @@ def _short_error(exc: Exception) -> str:
 # -- streaming ---------------------------------------------------------------------------------------
 
 OnBytes = Callable[[int], None]
-
-
-def utf8_error_message(raw: bytes, exc: UnicodeDecodeError) -> str:
-    """``not valid UTF-8: <reason> (byte 0xff at byte offset 0 of the line)`` for a line that failed to decode."""
-    return (
-        f"not valid UTF-8: {exc.reason} (byte 0x{raw[exc.start]:02x} at byte offset {exc.start} of the line)"
-    )
 
 
 def iter_json_lines(
