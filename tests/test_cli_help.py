@@ -44,3 +44,15 @@ def test_version() -> None:
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0
     assert __version__ in result.output
+
+
+def test_help_shows_bracketed_text_and_defaults() -> None:
+    """rich treats ``[...]`` in help as markup and drops it; defaults are written in parentheses instead."""
+    result = runner.invoke(app, ["crs", "kb", "build", "--help"])
+    assert result.exit_code == 0
+    assert "(default: 8)" in result.output and "(default: 800 each)" in result.output
+    assert " ." not in result.output.replace("...", "")
+    root = typer.main.get_command(app)
+    for path, command in _walk(root):
+        for param in command.params:
+            assert "[" not in (getattr(param, "help", None) or ""), (path, param.name)

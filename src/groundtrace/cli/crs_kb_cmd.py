@@ -92,6 +92,22 @@ def selection_config(config_file: Path | None, overrides: dict[str, Any]):  # ->
         raise ValueError(where + "; ".join(parts)) from None
 
 
+def _selection_defaults():  # SelectionConfig; imported lazily elsewhere, needed here for the help text
+    from groundtrace.crs.kb_select import SelectionConfig
+
+    return SelectionConfig()
+
+
+_DEFAULTS = _selection_defaults()
+
+
+def _per_type_default() -> str:
+    targets = set(_DEFAULTS.per_type.values())
+    if len(targets) == 1:
+        return f"{targets.pop()} each"
+    return ",".join(f"{k}={v}" for k, v in _DEFAULTS.per_type.items())
+
+
 @kb_app.command("build")
 def build(
     yelp_dir: Path = typer.Option(
@@ -110,25 +126,25 @@ def build(
         None, "--cities", help="City to include (repeatable or comma-separated); default: top --n-cities."
     ),
     n_cities: int = typer.Option(
-        None, "--n-cities", min=1, help="How many cities when --cities is not given [default: 8]."
+        None, "--n-cities", min=1, help=f"How many cities when --cities is not given (default: {_DEFAULTS.n_cities})."
     ),
     per_type: str = typer.Option(
         None,
         "--per-type",
         help="Target POIs per type: N for every type, or e.g. restaurant=800,hotel=400 "
-        "(unlisted types 0) [default: 800 each].",
+        f"(unlisted types 0) (default: {_per_type_default()}).",
     ),
     min_reviews: int = typer.Option(
-        None, "--min-reviews", min=0, help="Minimum reviews kept per selected POI [default: 5]."
+        None, "--min-reviews", min=0, help=f"Minimum reviews kept per selected POI (default: {_DEFAULTS.min_reviews})."
     ),
     max_reviews_per_poi: int = typer.Option(
-        None, "--max-reviews-per-poi", min=1, help="Cap on reviews kept per POI [default: 15]."
+        None, "--max-reviews-per-poi", min=1, help=f"Cap on reviews kept per POI (default: {_DEFAULTS.max_reviews_per_poi})."
     ),
     min_review_chars: int = typer.Option(
-        None, "--min-review-chars", min=0, help="Skip reviews shorter than this [default: 40]."
+        None, "--min-review-chars", min=0, help=f"Skip reviews shorter than this many characters (default: {_DEFAULTS.min_review_chars})."
     ),
     seed: int = typer.Option(
-        None, "--seed", help="Seed of the stratified POI and review sampling [default: 0]."
+        None, "--seed", help=f"Seed of the stratified POI and review sampling (default: {_DEFAULTS.seed})."
     ),
     progress: bool = typer.Option(
         True, "--progress/--no-progress", help="Show a progress bar by bytes read."
