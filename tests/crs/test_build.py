@@ -406,3 +406,13 @@ def test_cli_llm_total_fallback_exits_1(kb, tmp_path, monkeypatch) -> None:
     assert "no LLM request was answered (0 calls): the endpoint is probably unreachable" in result.stderr
     assert "first failure: trace-s0-000000 turn 0:" in result.stderr
     assert json.loads((tmp_path / "b" / "manifest.json").read_text())["realiser"] == "llm"
+
+
+def test_cli_accepts_demo_colon_seed_like_run_and_score(tmp_path) -> None:
+    a = _cli("--kb", "demo:3", "--dialogues", "3", "--out", str(tmp_path / "a"))
+    b = _cli("--kb", "demo", "--demo-seed", "3", "--dialogues", "3", "--out", str(tmp_path / "b"))
+    assert a.exit_code == 0 and b.exit_code == 0, a.output + b.output
+    for split in ("train", "validation", "test"):
+        assert (tmp_path / "a" / f"{split}.jsonl").read_bytes() == (tmp_path / "b" / f"{split}.jsonl").read_bytes()
+    bad = _cli("--kb", "demo:x", "--dialogues", "3", "--out", str(tmp_path / "c"))
+    assert bad.exit_code == 2 and "demo:SEED" in bad.output

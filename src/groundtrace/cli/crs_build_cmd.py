@@ -12,7 +12,7 @@ from groundtrace.cli.console import err_console, print_error
 
 @crs_app.command("build")
 def build(
-    kb: str = typer.Option(..., "--kb", help="A KB file saved by `crs kb build`/`crs kb demo`, or 'demo' for the generated city."),
+    kb: str = typer.Option(..., "--kb", help="A KB file saved by `crs kb build`/`crs kb demo`, or 'demo' / 'demo:SEED' for the generated city."),
     dialogues: int = typer.Option(10_000, "--dialogues", min=1, help="Number of dialogues to build."),
     seed: int = typer.Option(0, "--seed", help="Random seed; the output is byte-identical for a seed."),
     out: Path = typer.Option(..., "--out", help="Output folder (train/validation/test.jsonl, schema, manifest, report)."),
@@ -69,10 +69,13 @@ def build(
 
 def _load_kb_or_exit(kb: str, demo_seed: int):  # returns KnowledgeBase
     """The KB ``--kb`` names ('demo' generates one); a missing, foreign or tampered file exits cleanly."""
-    if kb == "demo":
+    if kb == "demo" or kb.startswith("demo:"):  # 'demo:SEED' as `crs run`/`crs score` accept it
         from groundtrace.crs.demo_kb import generate_demo_kb
 
-        return generate_demo_kb(demo_seed)
+        seed_text = kb.partition(":")[2]
+        if seed_text and not seed_text.lstrip("-").isdigit():
+            raise typer.BadParameter(f"{kb!r}: expected 'demo' or 'demo:SEED' with an integer seed", param_hint="--kb")
+        return generate_demo_kb(int(seed_text) if seed_text else demo_seed)
     from groundtrace.crs.kb_store import KBIntegrityError, NotAKnowledgeBaseError, load_kb
 
     path = Path(kb)
