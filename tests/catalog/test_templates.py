@@ -187,3 +187,10 @@ def test_cli_list_and_show() -> None:
     assert shown.exit_code == 0 and "-> grocery (path)" in shown.output
     missing = runner.invoke(app, ["catalog", "templates", "show", "Jewelry"])
     assert missing.exit_code == 1
+
+
+def test_cli_bad_template_dir_is_a_usage_error(tmp_path) -> None:
+    for command in (["list"], ["show", "grocery"]):
+        result = runner.invoke(app, ["catalog", "templates", *command, "--dir", str(tmp_path / "nope")])
+        assert result.exit_code == 2, (command, result.output)
+        assert "not a directory of templates" in result.output and "Traceback" not in result.output

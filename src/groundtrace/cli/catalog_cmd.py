@@ -48,9 +48,13 @@ def templates_show(
     directory: Path = typer.Option(None, "--dir", help="Template directory (default: the built-in templates)."),
 ) -> None:
     """Show which template a category routes to, as YAML."""
-    from groundtrace.catalog.templates import dump_template, load_templates
+    from groundtrace.catalog.templates import TemplateError, dump_template, load_templates
 
-    template, how = load_templates(directory).resolve(category)
+    try:
+        templates = load_templates(directory)
+    except TemplateError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--dir") from exc
+    template, how = templates.resolve(category)
     if template is None:
         typer.echo(f"no template for {category!r}", err=True)
         raise typer.Exit(1)
