@@ -326,3 +326,27 @@ def test_offline_run_has_no_llm_ledger(demo: tuple, tmp_path: Path) -> None:
     summary = run_enrich(paths.skus, tmp_path / "out.jsonl", config)
     assert summary.llm_calls == 0 and summary.llm_usage is None
     assert not any(line.startswith("LLM usage") for line in summary_lines(summary))
+
+
+def test_resume_with_other_options_is_refused_before_touching_the_file(demo: tuple, tmp_path: Path) -> None:
+    from groundtrace.catalog.run_meta import ResumeMismatchError, meta_path
+
+    paths, config, _ = demo
+    out = tmp_path / "out.jsonl"
+    run_enrich(paths.skus, out, config)
+    stored = json.loads(meta_path(out).read_text(encoding="utf-8"))
+    assert stored["judge"] == "rule" and stored["feed"] == str(paths.feed.resolve())
+    before = out.read_bytes()
+    lenient = tmp_path / "lenient.yaml"
+    lenient.write_text("name: lenient\nthreshold: 0.5\n", encoding="utf-8")
+    with pytest.raises(ResumeMismatchError, match="policy: .* -> ") as info:
+        run_enrich(paths.skus, out, config.model_copy(update={"policy": lenient, "corpus": None}))
+    assert "corpus:" in str(info.value)
+    assert out.read_bytes() == before
+    # the same options resume (nothing left to do); --workers is not an option that matters
+    again = run_enrich(paths.skus, out, config.model_copy(update={"workers": 3}))
+    assert again.skus_done_before == again.skus_read and out.read_bytes() == before
+    # the CLI says so in one line and exits 2
+    result = CliRunner().invoke(app, ["catalog", "enrich", str(paths.skus), "--out", str(out), "--no-progress"])
+    assert result.exit_code == 2 and "holds results written with other options" in result.output
+    assert "Traceback" not in result.output and out.read_bytes() == before

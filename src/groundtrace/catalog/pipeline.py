@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from groundtrace.catalog.model import SKU, AttributeResult
 from groundtrace.catalog.policy import WritePolicy, load_policy
+from groundtrace.catalog.run_meta import check_or_record, run_fingerprint
 from groundtrace.catalog.templates import TemplateSet, load_templates
 from groundtrace.core.llm.base import Usage
 
@@ -373,6 +374,8 @@ def run_enrich(skus_path: Path, out_path: Path, config: EnrichConfig | None = No
     summary.skus_read = len(skus)
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
+    # before the file is touched: a resume must use the options the file was written with
+    check_or_record(out_path, run_fingerprint(config, comp.templates, comp.policy))
     done, previous, truncated, scan_issues = scan_results(out_path, comp.templates)
     for text in scan_issues:
         issue(text)

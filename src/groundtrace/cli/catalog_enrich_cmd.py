@@ -38,7 +38,7 @@ def enrich_cmd(
     workers: int = typer.Option(1, "--workers", min=1, max=64, help="SKUs processed at once (threads)."),
     gold: Path = typer.Option(None, "--gold", exists=True, dir_okay=False,
                               help="Gold labels JSONL: print the evaluation of this file's SKUs after the run."),
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary (and, with --gold, the evaluation) as one JSON document."),
     no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress bar."),
 ) -> None:
     """Enrich SKUs: extract attributes with evidence, judge them and route each to WRITE / BLOCK / REVIEW.
@@ -56,6 +56,7 @@ def enrich_cmd(
         summary_lines,
     )
     from groundtrace.catalog.policy import PolicyError
+    from groundtrace.catalog.run_meta import ResumeMismatchError
     from groundtrace.catalog.sources import SourceError
     from groundtrace.catalog.templates import TemplateError
     from groundtrace.core.llm.config import LLMConfigError
@@ -86,18 +87,27 @@ def enrich_cmd(
         def progress(_sku: object, _n: int) -> None:
             bar.advance(task)
 
-        summary = run_enrich(skus, out, config, components=comp, progress=progress, on_issue=show)
+        try:
+            summary = run_enrich(skus, out, config, components=comp, progress=progress, on_issue=show)
+        except ResumeMismatchError as exc:
+            bar.stop()
+            print_error(exc)
+            raise typer.Exit(2) from None
         bar.update(task, completed=total)
-    if as_json:
-        typer.echo(json.dumps({**summary.model_dump(), "shares": summary.shares()}, indent=2))
-    else:
-        for line in summary_lines(summary):
-            typer.echo(line)
-    if gold is not None:
-        _evaluate(out, gold, skus, templates)
+    report = _evaluate(out, gold, skus, templates) if gold is not None else None
+    if as_json:  # stdout is one JSON document; with --gold the evaluation is inside it
+        payload = {**summary.model_dump(mode="json"), "shares": summary.shares()}
+        if report is not None:
+            payload["evaluation"] = report.to_dict()
+        typer.echo(json.dumps(payload, indent=2))
+        return
+    for line in summary_lines(summary):
+        typer.echo(line)
+    if report is not None:
+        report.print()
 
 
-def _evaluate(results: Path, gold: Path, skus: Path, templates: Path | None) -> None:
+def _evaluate(results: Path, gold: Path, skus: Path, templates: Path | None):  # -> EvaluationReport
     from groundtrace.catalog.evaluate import evaluate
     from groundtrace.catalog.importers.base import read_jsonl_models
     from groundtrace.catalog.model import AttributeResult, GoldLabel
@@ -110,8 +120,7 @@ def _evaluate(results: Path, gold: Path, skus: Path, templates: Path | None) -> 
         typer.echo(str(issue), err=True)
     categories = {s.sku_id: s.category for s in read_skus(skus)[0]}
     gold_rows = [g for g in gold_rows if g.sku_id in categories]  # score the SKUs of this file only
-    report = evaluate(rows, gold_rows, templates=load_templates(templates), categories=categories)
-    report.print()
+    return evaluate(rows, gold_rows, templates=load_templates(templates), categories=categories)
 
 
 @catalog_app.command("demo")
