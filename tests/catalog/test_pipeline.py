@@ -350,3 +350,14 @@ def test_resume_with_other_options_is_refused_before_touching_the_file(demo: tup
     result = CliRunner().invoke(app, ["catalog", "enrich", str(paths.skus), "--out", str(out), "--no-progress"])
     assert result.exit_code == 2 and "holds results written with other options" in result.output
     assert "Traceback" not in result.output and out.read_bytes() == before
+
+
+def test_cli_json_with_gold_is_one_json_document(demo: tuple, tmp_path: Path) -> None:
+    paths, _, _ = demo
+    result = CliRunner().invoke(app, [
+        "catalog", "enrich", str(paths.skus), "--out", str(tmp_path / "o.jsonl"), "--feed", str(paths.feed),
+        "--corpus", str(paths.corpus), "--gold", str(paths.gold), "--json", "--no-progress"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["results_total"] > 0 and "WRITE" in data["shares"]
+    assert data["evaluation"]["overall"]["metrics"]["accuracy"]["denominator"] > 0
