@@ -192,6 +192,8 @@ def test_load_abbreviations_reports_bad_entries_by_line_and_keeps_the_rest() -> 
     assert messages[2].startswith("custom.yaml:4: alias 'g-1' is listed twice")
     with pytest.raises(ValueError, match="custom.yaml:1"):
         load_abbreviations("- just a list", "custom.yaml")
+    with pytest.raises(ValueError, match=r"custom.yaml:3: invalid YAML"):  # where the parser gave up
+        load_abbreviations("good: [G1]\nbroken: [unclosed\n", "custom.yaml")
 
 
 def test_abbreviation_data_file() -> None:

@@ -301,9 +301,15 @@ def load_abbreviations(text: str, name: str = "<abbreviations>") -> dict[str, li
 
     Bad entries — a non-string key, aliases that are not a list of non-empty strings, an alias already
     listed (hyphens/spaces/case ignored) — are skipped with a ``UserWarning`` naming ``name:line``; the
-    rest is loaded. A document that is not a mapping raises ``ValueError`` naming ``name``.
+    rest is loaded. A document that is not a mapping, or not YAML at all, raises ``ValueError`` naming
+    ``name:line``.
     """
-    root = yaml.compose(text)
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        raise ValueError(f"{name}{line}: invalid YAML ({getattr(exc, 'problem', None) or exc})") from None
     if root is None:
         return {}
     if not isinstance(root, yaml.MappingNode):
