@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from groundtrace.cli.apps import app
+from groundtrace.cli.console import print_error
 from groundtrace.core.llm.factory import LLM_OPTION_HELP
 
 llm_app = typer.Typer(
@@ -55,38 +56,36 @@ def ask(
 ) -> None:
     """Send one prompt to an LLM and print its answer (validated JSON when --json-schema is given)."""
     from groundtrace.core.llm.base import LLMError, SchemaMalformedError
-    from groundtrace.core.llm.config import LLMConfigError
     from groundtrace.core.llm.factory import make_llm
 
-    schema = None
-    if json_schema is not None:
-        try:
-            schema = json.loads(json_schema.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            typer.echo(f"error: {json_schema}:{exc.lineno}: not valid JSON: {exc.msg}", err=True)
-            raise typer.Exit(2) from exc
-        if not isinstance(schema, dict):
-            typer.echo(f"error: {json_schema}:1: a JSON Schema must be an object", err=True)
-            raise typer.Exit(2)
+    schema = _load_schema(json_schema) if json_schema is not None else None
     messages = ([{"role": "system", "content": system}] if system else []) + [
         {"role": "user", "content": prompt}
     ]
     try:
+        # Building the client only reads configuration (spec, model, key, base URL): its failures are
+        # configuration errors (exit 2), unlike failures of the call itself (exit 1).
         client = make_llm(llm, cache_path=cache_path, no_cache=no_cache)
+    except (LLMError, ImportError) as exc:
+        print_error(exc)
+        raise typer.Exit(2) from exc
+    try:
         completion = client.complete(
             messages, schema, temperature=temperature, max_tokens=max_tokens, seed=seed
         )
-    except LLMConfigError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
     except SchemaMalformedError as exc:
-        typer.echo(f"error: SCHEMA_MALFORMED: {exc}", err=True)
+        print_error(f"SCHEMA_MALFORMED: {exc}")
         typer.echo(f"last answer: {exc.raw_text}", err=True)
         raise typer.Exit(1) from exc
-    except (LLMError, ImportError) as exc:
-        typer.echo(f"error: {exc}", err=True)
+    except ImportError as exc:  # e.g. LocalModelUnavailable: xllamacpp or the GGUF file is missing
+        print_error(exc)
+        raise typer.Exit(2) from exc
+    except LLMError as exc:
+        print_error(exc)
         raise typer.Exit(1) from exc
     usage = completion.usage
+    ledger = getattr(client, "ledger", None)
+    cost_known = ledger is None or completion.model not in ledger.unpriced_models
     if as_json:
         out = {
             "model": completion.model,
@@ -95,19 +94,67 @@ def ask(
             "cached": completion.cached,
             "finish_reason": completion.finish_reason,
             "usage": usage.model_dump(),
+            "cost_known": cost_known,
         }
         typer.echo(json.dumps(out, ensure_ascii=False, indent=2))
         return
     typer.echo(
         json.dumps(completion.parsed, ensure_ascii=False, indent=2) if schema is not None else completion.text
     )
+    cost = f"${usage.cost_usd:.6f}" if cost_known else "cost unknown (model not in the price table)"
     typer.echo(
         f"[{completion.model}] {'cache hit' if completion.cached else f'{usage.calls} call(s)'}, "
         f"{usage.prompt_tokens}+{usage.completion_tokens} tokens, {usage.retries} retries, "
-        f"{usage.reasks} re-asks, ${usage.cost_usd:.6f}",
+        f"{usage.reasks} re-asks, {cost}",
         err=True,
     )
 
+
+def _load_schema(path: Path) -> dict[str, Any]:
+    """The JSON Schema in ``path``, checked against its metaschema; a bad file is a usage error (exit 2)."""
+    import jsonschema
+
+    text = path.read_text(encoding="utf-8")
+    try:
+        schema = json.loads(text)
+    except json.JSONDecodeError as exc:
+        print_error(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}")
+        raise typer.Exit(2) from exc
+    if not isinstance(schema, dict):
+        print_error(f"{path}:1: a JSON Schema must be an object")
+        raise typer.Exit(2)
+    validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        where = "/" + "/".join(str(p) for p in exc.path)
+        line = _json_line(text, list(exc.path))
+        print_error(f"{path}{f':{line}' if line else ''}: invalid JSON Schema at {where}: {exc.message}")
+        raise typer.Exit(2) from exc
+    return schema
+
+
+def _json_line(text: str, path: list[Any]) -> int | None:
+    """1-based line of the value at ``path`` (keys and indices) in the JSON ``text``; ``None`` if unknown.
+
+    JSON is read as YAML here only to get node positions; if that fails the caller omits the line.
+    """
+    import yaml
+
+    try:
+        node = yaml.compose(text)
+    except yaml.YAMLError:
+        return None
+    for step in path:
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if getattr(k, "value", None) == str(step)), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and step < len(node.value):
+            node = node.value[step]
+        else:
+            node = None
+        if node is None:
+            return None
+    return node.start_mark.line + 1 if node is not None else None
 
 @llm_app.command("usage")
 def usage(

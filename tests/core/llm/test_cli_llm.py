@@ -164,3 +164,73 @@ def test_ask_llm_local_gives_a_schema_valid_answer_end_to_end(tmp_path: Path) ->
     jsonschema.validate(out["parsed"], SCHEMA)
     assert out["parsed"]["colour"].strip()
     assert out["usage"]["completion_tokens"] > 0 and out["usage"]["cost_usd"] == 0.0
+
+
+def test_schema_file_that_is_not_a_json_schema_exits_2_with_file_and_line(tmp_path: Path) -> None:
+    """Valid JSON but not a valid JSON Schema: one error line naming file, line and place; exit 2."""
+    path = tmp_path / "bad.json"
+    path.write_text('{\n  "title": "x",\n  "properties": {\n    "a": {"type": "objekt"}\n  }\n}\n')
+    result = runner.invoke(
+        app, ["llm", "ask", "x", "--llm", "http://127.0.0.1:9/v1#m", "--json-schema", str(path)]
+    )
+    assert result.exit_code == 2, result.output
+    assert "bad.json:4: invalid JSON Schema at /properties/a/type" in result.stderr
+    assert "'objekt'" in result.stderr and "Traceback" not in result.output
+
+
+def test_openai_without_key_or_base_url_is_a_configuration_error() -> None:
+    result = runner.invoke(app, ["llm", "ask", "hi", "--llm", "openai:gpt-4o-mini", "--no-cache"])
+    assert result.exit_code == 2, result.output
+    assert "no API key for the OpenAI endpoint" in result.stderr
+
+
+def test_unpriced_model_cost_is_unknown_not_free(serve, tmp_path: Path) -> None:
+    server = serve(scripted(Reply(content="Blue", prompt_tokens=5, completion_tokens=3)))
+    args = ["llm", "ask", "Name a colour", "--llm", f"{server.base_url}#tiny", "--no-cache"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "cost unknown (model not in the price table)" in result.stderr and "$0.0" not in result.stderr
+    as_json = runner.invoke(app, [*args, "--json"])
+    assert json.loads(as_json.stdout)["cost_known"] is False
+
+
+def test_priced_model_shows_its_cost(serve, tmp_path: Path) -> None:
+    prices = tmp_path / "prices.yaml"
+    prices.write_text('prices:\n  - pattern: "tiny*"\n    input: 2.0\n    output: 8.0\n')
+    server = serve(scripted(Reply(content="Blue", prompt_tokens=500, completion_tokens=250)))
+    args = ["llm", "ask", "Name a colour", "--llm", f"{server.base_url}#tiny", "--no-cache"]
+    result = runner.invoke(app, args, env={"GROUNDTRACE_LLM_PRICES": str(prices)})
+    assert result.exit_code == 0, result.output
+    # 500 * 2 / 1e6 + 250 * 8 / 1e6 = 0.003
+    assert "$0.003000" in result.stderr and "cost unknown" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "expected", "absent"),
+    [
+        (
+            [{"type": "image_url", "image_url": {"url": "data:image/png;base64,!!"}}],
+            "content.list.0.image_url.image_url.url",
+            "valid string",
+        ),
+        ([{"type": "audio", "data": "x"}], "'audio'", "valid string"),
+        ([], "at least 1 item", "valid string"),
+        (5, "content must be a string or a non-empty list of content parts", "valid list"),
+    ],
+)
+def test_bad_content_reports_only_the_branch_it_is(content: object, expected: str, absent: str) -> None:
+    """A list is reported as a bad part list, not also as "Input should be a valid string" (base.ChatMessage)."""
+    from groundtrace.core.llm.engine import normalise_messages
+
+    with pytest.raises(ValueError, match="messages\\[0\\] is not a chat message") as info:
+        normalise_messages([{"role": "user", "content": content}])
+    text = str(info.value)
+    assert "1 validation error" in text and expected in text and absent not in text
+
+
+def test_missing_local_model_file_is_a_configuration_error(tmp_path: Path) -> None:
+    """``local:PATH`` to no GGUF (or no xllamacpp): LocalModelUnavailable, found at the first call, exits 2."""
+    missing = tmp_path / "none.gguf"
+    result = runner.invoke(app, ["llm", "ask", "hi", "--llm", f"local:{missing}", "--no-cache"])
+    assert result.exit_code == 2, result.output
+    assert "GGUF model file not found" in result.stderr or "xllamacpp" in result.stderr

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal, Protocol, Self, TypedDict, Unpack, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 from groundtrace.core.registry import Registry
 
@@ -66,6 +66,30 @@ ContentPart = Annotated[TextPart | ImagePart, Field(discriminator="type")]
 """One OpenAI chat content part (text or image), told apart by ``type``."""
 
 
+def _content_kind(content: Any) -> str | None:
+    """Which form of ``content`` to validate: a string, a list of parts, or neither (``None``).
+
+    Choosing the branch from the value's type means a bad part list reports only the list's errors
+    (not also "Input should be a valid string"), and a string only the string's.
+    """
+    if isinstance(content, str):
+        return "str"
+    if isinstance(content, list | tuple):
+        return "list"
+    return None
+
+
+MessageContent = Annotated[
+    Annotated[str, Tag("str")] | Annotated[list[ContentPart], Field(min_length=1), Tag("list")],
+    Discriminator(
+        _content_kind,
+        custom_error_type="content_type",
+        custom_error_message="content must be a string or a non-empty list of content parts",
+    ),
+]
+"""A message's ``content``: a string or a non-empty list of :data:`ContentPart`."""
+
+
 class ChatMessage(BaseModel):
     """One chat message in the OpenAI wire format.
 
@@ -74,7 +98,7 @@ class ChatMessage(BaseModel):
     """
 
     role: Literal["system", "user", "assistant"]
-    content: str | Annotated[list[ContentPart], Field(min_length=1)]
+    content: MessageContent
 
     @model_validator(mode="after")
     def _images_only_from_the_user(self) -> Self:
