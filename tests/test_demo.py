@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from groundtrace.demo import run_demo
 
 
 def test_run_demo_end_to_end(tmp_path: Path) -> None:
-    artefacts = run_demo(tmp_path, n_dialogues=24, seed=3, console=Console(file=open("/dev/null", "w")))
+    artefacts = run_demo(tmp_path, n_dialogues=24, seed=3, console=Console(file=io.StringIO()))
     for name in ("kb", "dataset", "leaderboard", "html_report", "catalog_results", "catalog_evaluation"):
         assert artefacts[name].exists(), name
     board = json.loads((tmp_path / "crs" / "report" / "leaderboard.json").read_text())
@@ -31,3 +32,18 @@ def test_demo_cli(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert (tmp_path / "d" / "crs" / "report" / "report.html").exists()
     assert "TRACE-Catalog" in result.output
+
+
+def test_demo_cli_bad_out_is_one_line_error(tmp_path: Path) -> None:
+    """An --out that cannot be a folder: one error line on stderr, exit 2, no traceback."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    for out, expected in (
+        (blocker / "sub", "cannot write the demo to"),
+        (blocker, "is a file, not a folder"),
+    ):
+        result = CliRunner().invoke(app, ["demo", "--out", str(out), "--dialogues", "2"])
+        assert result.exit_code == 2, result.output
+        assert expected in result.stderr and str(out) in result.stderr
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+        assert len(result.stderr.strip().splitlines()) == 1
