@@ -116,7 +116,7 @@ def nli_eval(
         scorer = make_scorer(model, **options)
     except (FileNotFoundError, ImportError, ValueError, RuntimeError) as exc:
         # the library names its keyword argument; on the command line it is an option
-        print_error(str(exc).replace("pass entailment_index=N explicitly", "pass --entailment-index N"))
+        print_error(exc)
         raise typer.Exit(2) from exc
 
     with Progress(

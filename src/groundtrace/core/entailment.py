@@ -103,7 +103,8 @@ def entailment_column(id2label: Mapping[int, str] | None, entailment_index: int 
     what = "no label" if not hits else f"{len(hits)} labels"
     raise ValueError(
         f"cannot find the entailment class: {what} of id2label={labels} names 'entailment'. "
-        "Fix config.json's id2label or pass entailment_index=N explicitly."
+        "Fix config.json's id2label or pass the class index explicitly (entailment_index=N; "
+        "nli-eval --entailment-index N)."
     )
 
 
