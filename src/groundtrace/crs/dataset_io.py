@@ -17,19 +17,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from groundtrace.core.textio import utf8_error_message  # noqa: F401 - re-exported for the Yelp/predictions readers
 from groundtrace.crs.schema import SCHEMA_VERSION, Dialogue
 
 SPLITS: tuple[str, ...] = ("train", "validation", "test")
 MANIFEST = "manifest.json"
 SCHEMA_ID = f"https://groundtrace.dev/schemas/trace-crs/dialogue-{SCHEMA_VERSION}.json"
-
-
-def utf8_error_message(raw: bytes, exc: UnicodeDecodeError) -> str:
-    """``not valid UTF-8: <reason> (byte 0xff at byte offset 0 of the line)`` for a line that failed to
-    decode — one wording for every line reader (Yelp files, predictions files)."""
-    return (
-        f"not valid UTF-8: {exc.reason} (byte 0x{raw[exc.start]:02x} at byte offset {exc.start} of the line)"
-    )
 
 
 class LineError(BaseModel):
