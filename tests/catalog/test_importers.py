@@ -308,3 +308,99 @@ def test_cli_templates_from_gold_without_matching_gold_fails(tmp_path: Path) -> 
                                  "--out", str(tmp_path / "tpl")])
     assert result.exit_code == 1 and "nothing to build" in result.output
     assert not (tmp_path / "tpl").exists()
+
+
+# -- bytes that are not UTF-8: the line is reported with file:line, every other line is imported ---------------
+_BAD_LINE = b'{"input": "Caf\xe9 \xff\xfe beans", "category": "Coffee"}\n'  # Latin-1 é, then a UTF-16 BOM
+_BAD_MESSAGE = "not valid UTF-8: invalid continuation byte (byte 0xe9 at byte offset 14 of the line)"
+
+
+def _with_bad_line(source: Path, dest: Path, after: int, bad: bytes = _BAD_LINE) -> Path:
+    lines = source.read_bytes().splitlines(keepends=True)
+    dest.write_bytes(b"".join(lines[:after]) + bad + b"".join(lines[after:]))
+    return dest
+
+
+@pytest.mark.parametrize(("fmt", "name"), [
+    ("wdc-pave", "wdc_sample.jsonl"), ("oa-mine", "oa_mine_sample.jsonl"), ("ae-110k", "ae_110k_sample.jsonl"),
+])
+def test_jsonl_line_with_bad_bytes_is_reported_and_the_rest_imported(tmp_path: Path, fmt: str, name: str) -> None:
+    expected, expected_records = import_file(fmt, FIX / name)
+    path = _with_bad_line(FIX / name, tmp_path / name, after=1)
+    report, records = import_file(fmt, path)
+    assert f"{path}:2: error: {_BAD_MESSAGE}" in report.issues
+    assert report.errors == expected.errors + 1 and report.skus == expected.skus
+    assert [r.sku.title for r in records] == [r.sku.title for r in expected_records]
+    assert [len(r.gold) for r in records] == [len(r.gold) for r in expected_records]  # OA-Mine implicit n/a too
+    assert [r.line for r in records] == [r.line + (r.line > 1) for r in expected_records]
+
+
+def test_openfoodfacts_row_with_bad_bytes_is_reported_and_the_rest_imported(tmp_path: Path) -> None:
+    expected, expected_records = import_file("openfoodfacts", FIX / "off_sample.tsv")
+    bad_row = b"4000000000000\tK\xe4se\t\t\t\t\t\t\t\t\t\t\t\t\n"  # Latin-1 ä in a 14-field row
+    path = _with_bad_line(FIX / "off_sample.tsv", tmp_path / "off.tsv", after=2, bad=bad_row)
+    report, records = import_file("openfoodfacts", path)
+    assert [r.sku.sku_id for r in records] == [r.sku.sku_id for r in expected_records]
+    assert report.issues[0] == (f"{path}:3: error: not valid UTF-8: invalid continuation byte "
+                                "(byte 0xe4 at byte offset 15 of the line)")
+    assert report.errors == expected.errors + 1
+    # rows after the dropped line keep their own line numbers (the 2-field row moved from line 5 to 6)
+    assert f"{path}:6: error: 2 fields, header has 14" in report.issues
+
+
+def test_openfoodfacts_header_with_bad_bytes_reads_nothing_and_says_why(tmp_path: Path) -> None:
+    lines = (FIX / "off_sample.tsv").read_bytes().splitlines(keepends=True)
+    path = tmp_path / "off.tsv"
+    path.write_bytes(b"\xff" + b"".join(lines))
+    report, records = import_file("openfoodfacts", path)
+    assert records == [] and [i.split(": error: ")[0] for i in report.issues] == [f"{path}:1", f"{path}:1"]
+    assert "not valid UTF-8" in report.issues[0] and "no header" in report.issues[1]
+
+
+def test_read_jsonl_models_reports_bad_bytes_and_names_the_field(tmp_path: Path) -> None:
+    path = tmp_path / "gold.jsonl"
+    path.write_bytes(b'{"sku_id": "a", "attribute": "brand", "value": "X"}\n'
+                     b'{"sku_id": "b", "attribute": "brand", "value": "\xff"}\n'
+                     b'{"sku_id": "c"}\n'
+                     b'not json\n'
+                     b'{"sku_id": "d", "attribute": "brand", "value": "Y"}\n')
+    items, issues = read_jsonl_models(path, GoldLabel)
+    assert [g.sku_id for g in items] == ["a", "d"]
+    assert [(i.line, i.message) for i in issues][:2] == [
+        (2, "not valid UTF-8: invalid start byte (byte 0xff at byte offset 48 of the line)"),
+        (3, "invalid GoldLabel: attribute: Field required"),
+    ]
+    # an error without a location has no stray separator (was "invalid GoldLabel:  Invalid JSON")
+    assert issues[2].line == 4 and issues[2].message.startswith("invalid GoldLabel: Invalid JSON")
+
+
+def test_wdc_descriptions_row_with_bad_bytes_is_reported_and_the_rest_read(tmp_path: Path) -> None:
+    from groundtrace.catalog.importers.wdc_pave import templates_from_wdc
+
+    source = FIX / "wdc_descriptions_sample.csv"
+    expected, expected_issues = templates_from_wdc(source)
+    path = _with_bad_line(source, tmp_path / "descriptions.csv", after=3, bad=b"Grocery;\xff;Brand;;;;\n")
+    templates, issues = templates_from_wdc(path)
+    assert [t.model_dump() for t in templates] == [t.model_dump() for t in expected]
+    assert str(issues[0]) == (f"{path}:4: error: not valid UTF-8: invalid start byte "
+                              "(byte 0xff at byte offset 8 of the line)")
+    assert [str(i).split(": ", 1)[1] for i in issues[1:]] == [str(i).split(": ", 1)[1] for i in expected_issues]
+    # lines 2-3 are one record (a quoted field spans them): a bad line inside it drops that record, reported
+    path = _with_bad_line(source, tmp_path / "descriptions.csv", after=2, bad=b"\xff\n")
+    templates, issues = templates_from_wdc(path)
+    assert "brand" not in {a.slug for t in templates for a in t.attributes}
+    assert [str(i) for i in issues[:2]] == [
+        f"{path}:2: error: record on lines 2-4 has a line that is not valid UTF-8; record skipped",
+        f"{path}:3: error: not valid UTF-8: invalid start byte (byte 0xff at byte offset 0 of the line)",
+    ]
+    path.write_bytes(b"\xff" + source.read_bytes())  # the header itself: a clear error, not a wrong header
+    with pytest.raises(ValueError, match=r"descriptions.csv:1: error: not valid UTF-8.*no header"):
+        templates_from_wdc(path)
+
+
+def test_cli_import_reports_the_bad_line_and_exits_zero(tmp_path: Path) -> None:
+    path = _with_bad_line(FIX / "wdc_sample.jsonl", tmp_path / "wdc.jsonl", after=3)
+    result = runner.invoke(app, ["catalog", "import", "--format", "wdc-pave", str(path), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    assert f"{path}:4: error: {_BAD_MESSAGE}" in result.output
+    assert "wdc-pave: 3 SKUs" in result.output

@@ -19,6 +19,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, Field
 
 from groundtrace.catalog.model import SKU, GoldLabel
+from groundtrace.core.textio import iter_lines
 
 NA = "n/a"
 
@@ -199,21 +200,26 @@ def run_import(
 
 
 def read_jsonl_models(path: Path, model: type[BaseModel]) -> tuple[list, list[ImportIssue]]:
-    """Read a JSONL file of ``model`` records (skus.jsonl, gold.jsonl, results); bad lines become issues."""
+    """Read a JSONL file of ``model`` records (skus.jsonl, gold.jsonl, results); bad lines become issues.
+
+    Each line is decoded on its own: a line that is not valid UTF-8 is an issue too, the others are read."""
     from pydantic import ValidationError
 
     items: list = []
     issues: list[ImportIssue] = []
-    with Path(path).open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                items.append(model.model_validate_json(line))
-            except ValidationError as exc:
-                first = exc.errors()[0] if exc.errors() else {"msg": str(exc), "loc": ()}
-                where = ".".join(str(p) for p in first.get("loc", ()))
-                issues.append(ImportIssue(str(path), number, f"invalid {model.__name__}: {where} {first['msg']}"))
+    for number, line, error in iter_lines(path):
+        if line is None:
+            issues.append(ImportIssue(str(path), number, error or ""))
+            continue
+        if not line.strip():
+            continue
+        try:
+            items.append(model.model_validate_json(line))
+        except ValidationError as exc:
+            first = exc.errors()[0] if exc.errors() else {"msg": str(exc), "loc": ()}
+            where = ".".join(str(p) for p in first.get("loc", ()))
+            issues.append(ImportIssue(str(path), number,
+                                      f"invalid {model.__name__}: {where + ': ' if where else ''}{first['msg']}"))
     return items, issues
 
 

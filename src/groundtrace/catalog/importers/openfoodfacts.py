@@ -32,6 +32,7 @@ from typing import ClassVar
 from groundtrace.catalog.identity import extract_sizes, valid_gtin
 from groundtrace.catalog.importers.base import ImportedRecord, Importer, ImportIssue, iter_nonempty
 from groundtrace.catalog.model import SKU, GoldLabel
+from groundtrace.core.textio import iter_csv
 
 ALLERGEN_MAP: dict[str, str] = {
     "en:milk": "milk", "en:eggs": "eggs", "en:fish": "fish", "en:crustaceans": "crustacean_shellfish",
@@ -97,27 +98,28 @@ class OpenFoodFactsImporter(Importer):
 
     def records(self, path: Path) -> Iterator[ImportedRecord | ImportIssue]:
         csv.field_size_limit(sys.maxsize)
-        with path.open(encoding="utf-8", newline="") as handle:
-            reader = csv.reader(handle, delimiter="\t")
-            try:
-                header = next(reader)
-            except StopIteration:
-                yield ImportIssue(str(path), 1, "empty file")
-                return
-            absent = [c for c in REQUIRED_COLUMNS if c not in header]
-            if absent:
-                yield ImportIssue(str(path), 1, f"header lacks column(s): {', '.join(absent)}")
-                return
-            start = reader.line_num + 1
-            for row in reader:
-                line = start
-                start = reader.line_num + 1
-                if not any(cell.strip() for cell in row):
-                    continue
-                if len(row) != len(header):
-                    yield ImportIssue(str(path), line, f"{len(row)} fields, header has {len(header)}")
-                    continue
-                yield from self._row(path, line, dict(zip(header, row, strict=True)))
+        header: list[str] | None = None
+        problems = 0
+        for line, row, problem in iter_csv(path, delimiter="\t"):
+            if row is None:  # a line that is not valid UTF-8 (or a record or header it broke)
+                problems += 1
+                yield ImportIssue(str(path), line, problem or "")
+                continue
+            if header is None:
+                header = row
+                absent = [c for c in REQUIRED_COLUMNS if c not in header]
+                if absent:
+                    yield ImportIssue(str(path), line, f"header lacks column(s): {', '.join(absent)}")
+                    return
+                continue
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) != len(header):
+                yield ImportIssue(str(path), line, f"{len(row)} fields, header has {len(header)}")
+                continue
+            yield from self._row(path, line, dict(zip(header, row, strict=True)))
+        if header is None and not problems:
+            yield ImportIssue(str(path), 1, "empty file")
 
     def _row(self, path: Path, line: int, row: dict[str, str]) -> Iterator[ImportedRecord | ImportIssue]:
         code = row["code"].strip()

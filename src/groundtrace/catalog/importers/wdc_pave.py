@@ -12,7 +12,6 @@ generated WDC templates and imported gold agree on slugs.
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 from collections import Counter
@@ -31,6 +30,7 @@ from groundtrace.catalog.importers.base import (
     slugify,
 )
 from groundtrace.catalog.model import SKU, AttributeSpec, CategoryTemplate
+from groundtrace.core.textio import iter_csv, iter_lines
 
 #: WDC attribute name → template slug (``gtin`` / ``mpn`` mean "SKU identifier, not gold").
 WDC_ATTRIBUTE_MAP: dict[str, str] = {
@@ -61,19 +61,23 @@ IDENTIFIER_SLUGS = frozenset({"gtin", "mpn"})
 
 
 def _read_json_lines(path: Path) -> Iterator[tuple[int, dict | ImportIssue]]:
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield number, ImportIssue(str(path), number, f"invalid JSON: {exc.msg} (column {exc.colno})")
-                continue
-            if not isinstance(data, dict):
-                yield number, ImportIssue(str(path), number, f"expected a JSON object, got {type(data).__name__}")
-                continue
-            yield number, data
+    """``(line, object)`` per JSON-object line; ``(line, issue)`` for a line that is not valid UTF-8, not
+    JSON or not an object (the other lines are still read)."""
+    for number, line, error in iter_lines(path):
+        if line is None:
+            yield number, ImportIssue(str(path), number, error or "")
+            continue
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield number, ImportIssue(str(path), number, f"invalid JSON: {exc.msg} (column {exc.colno})")
+            continue
+        if not isinstance(data, dict):
+            yield number, ImportIssue(str(path), number, f"expected a JSON object, got {type(data).__name__}")
+            continue
+        yield number, data
 
 
 def _values(scores: object) -> list[str]:
@@ -189,47 +193,55 @@ def templates_from_wdc(csv_path: Path) -> tuple[list[CategoryTemplate], list[Imp
     SKU fields), ``definition`` = Human_Description, ``type`` number when every listed data type is numeric
     (unit = the majority unit in the example values), else string; ``recommended_values`` = all observed
     values when at most 15, ``examples`` = the first 10; ``image_friendly`` for material/design and stone
-    concepts. Rows missing Category or Attribute are reported with their line.
+    concepts. Rows missing Category or Attribute, and lines that are not valid UTF-8, are reported with their
+    line; the other rows are read.
     """
     issues: list[ImportIssue] = []
     by_category: dict[str, dict] = {}
-    with Path(csv_path).open(encoding="utf-8-sig", newline="") as handle:
-        reader = csv.DictReader(handle, delimiter=";")
-        needed = {"Category", "Attribute", "Human_Description", "Data_Types"}
-        if not needed <= set(reader.fieldnames or ()):
-            raise ValueError(f"{csv_path}:1: header lacks {sorted(needed - set(reader.fieldnames or ()))}")
-        for row in reader:
-            line = reader.line_num
-            category = (row.get("Category") or "").strip()
-            attribute = (row.get("Attribute") or "").strip()
-            if not category or not attribute:
-                issues.append(ImportIssue(str(csv_path), line, "row without Category or Attribute"))
-                continue
-            slug = WDC_ATTRIBUTE_MAP.get(attribute, slugify(attribute))
-            if slug in IDENTIFIER_SLUGS:
-                continue
-            entry = by_category.setdefault(
-                category, {"description": (row.get("Category_Description") or "").strip(), "attributes": {}}
-            )
-            if slug in entry["attributes"]:
-                issues.append(ImportIssue(str(csv_path), line, f"{category}: {attribute!r} repeats slug {slug!r}",
-                                          "warning"))
-                continue
-            values = iter_nonempty(
-                v for v in (row.get("Unique Values List (target_scores)") or "").split(", ") if v.strip() != NA
-            )
-            types = _data_types(row.get("Data_Types") or "")
-            numeric = bool(types) and all(t.startswith(_NUMERIC_TYPES) for t in types)
-            entry["attributes"][slug] = AttributeSpec(
-                slug=slug,
-                name=attribute,
-                definition=(row.get("Human_Description") or "").strip(),
-                type="number" if numeric else "string",
-                unit=_majority_unit(values) if numeric else None,
-                recommended_values=values if len(values) <= MAX_RECOMMENDED and not numeric else [],
-                examples=values[:MAX_EXAMPLES],
-                image_friendly=(row.get("concept") or "").strip() in _IMAGE_CONCEPTS,
-            )
+    needed = {"Category", "Attribute", "Human_Description", "Data_Types"}
+    header: list[str] | None = None
+    for line, cells, problem in iter_csv(csv_path, delimiter=";"):
+        if cells is None:  # a line that is not valid UTF-8 (or a record or the header it broke)
+            issues.append(ImportIssue(str(csv_path), line, problem or ""))
+            continue
+        if header is None:
+            header = cells
+            if not needed <= set(header):
+                raise ValueError(f"{csv_path}:{line}: header lacks {sorted(needed - set(header))}")
+            continue
+        row = dict(zip(header, cells, strict=False))
+        category = (row.get("Category") or "").strip()
+        attribute = (row.get("Attribute") or "").strip()
+        if not category or not attribute:
+            issues.append(ImportIssue(str(csv_path), line, "row without Category or Attribute"))
+            continue
+        slug = WDC_ATTRIBUTE_MAP.get(attribute, slugify(attribute))
+        if slug in IDENTIFIER_SLUGS:
+            continue
+        entry = by_category.setdefault(
+            category, {"description": (row.get("Category_Description") or "").strip(), "attributes": {}}
+        )
+        if slug in entry["attributes"]:
+            issues.append(ImportIssue(str(csv_path), line, f"{category}: {attribute!r} repeats slug {slug!r}",
+                                      "warning"))
+            continue
+        values = iter_nonempty(
+            v for v in (row.get("Unique Values List (target_scores)") or "").split(", ") if v.strip() != NA
+        )
+        types = _data_types(row.get("Data_Types") or "")
+        numeric = bool(types) and all(t.startswith(_NUMERIC_TYPES) for t in types)
+        entry["attributes"][slug] = AttributeSpec(
+            slug=slug,
+            name=attribute,
+            definition=(row.get("Human_Description") or "").strip(),
+            type="number" if numeric else "string",
+            unit=_majority_unit(values) if numeric else None,
+            recommended_values=values if len(values) <= MAX_RECOMMENDED and not numeric else [],
+            examples=values[:MAX_EXAMPLES],
+            image_friendly=(row.get("concept") or "").strip() in _IMAGE_CONCEPTS,
+        )
+    if header is None:  # an empty file, or its header line is not valid UTF-8
+        raise ValueError("; ".join(str(i) for i in issues) or f"{csv_path}:1: header lacks {sorted(needed)}")
     templates = []
     for category, entry in by_category.items():
         amp = category.replace(" And ", " & ")
