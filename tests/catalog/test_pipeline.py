@@ -361,3 +361,38 @@ def test_cli_json_with_gold_is_one_json_document(demo: tuple, tmp_path: Path) ->
     data = json.loads(result.stdout)
     assert data["results_total"] > 0 and "WRITE" in data["shares"]
     assert data["evaluation"]["overall"]["metrics"]["accuracy"]["denominator"] > 0
+
+
+# -- bytes that are not UTF-8: that line is reported as file:line, every other SKU is read ------------------------
+def test_jsonl_line_with_bad_bytes_is_reported_and_the_rest_read(tmp_path: Path) -> None:
+    a = SKU(sku_id="A", title="Acme Granola 16 oz", category="grocery").model_dump_json().encode()
+    b = SKU(sku_id="B", title="Caf\u00e9 beans", category="grocery").model_dump_json().encode()
+    path = tmp_path / "skus.jsonl"
+    path.write_bytes(a + b'\n{"sku_id": "X", "title": "Caf\xe9 \xff\xfe", "category": "grocery"}\n' + b + b"\n")
+    skus, issues = read_skus(path)
+    assert [s.sku_id for s in skus] == ["A", "B"] and skus[1].title == "Café beans"
+    assert issues == [f"{path}:2: not valid UTF-8: invalid continuation byte (byte 0xe9 at byte offset 29 of the line)"]
+
+
+def test_csv_row_with_bad_bytes_is_reported_and_the_rest_read(tmp_path: Path) -> None:
+    path = tmp_path / "skus.csv"
+    path.write_bytes(b'sku_id,title,category,specs\n'
+                     b'C1,Acme Granola,grocery,"{""Flavor"":\n""vanilla""}"\n'  # a quoted field over two lines
+                     b'C2,K\xe4se,grocery,\n'
+                     b'C3,Tea,grocery,\n')
+    skus, issues = read_skus(path)
+    assert [s.sku_id for s in skus] == ["C1", "C3"] and skus[0].specs == {"Flavor": "vanilla"}
+    assert issues == [f"{path}:4: not valid UTF-8: invalid continuation byte (byte 0xe4 at byte offset 4 of the line)"]
+
+
+def test_cli_enrich_reports_a_bad_line_and_processes_the_rest(demo: tuple, tmp_path: Path) -> None:
+    paths, _, reference = demo
+    lines = paths.skus.read_bytes().splitlines(keepends=True)
+    skus = tmp_path / "skus.jsonl"
+    skus.write_bytes(lines[0] + b'{"sku_id": "\xff"}\n' + b"".join(lines[1:]))
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(app, ["catalog", "enrich", str(skus), "--out", str(out), "--feed", str(paths.feed),
+                                      "--corpus", str(paths.corpus), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert f"{skus}:2: not valid UTF-8: invalid start byte (byte 0xff at byte offset 12 of the line)" in result.output
+    assert _keys(out) == _keys(reference)  # every other SKU enriched as without the bad line

@@ -279,3 +279,30 @@ def test_feed_lookup_is_invariant_to_gtin_form(bodies: list[str]) -> None:
             for form in (upc, "0" + upc, "00" + upc, f"{upc[:6]}-{upc[6:]}"):
                 docs = feed.documents(_sku(gtin=form))
                 assert len(docs) == 1 and f"title: item {i}" in docs[0].text, form
+
+
+# -- bytes that are not UTF-8 in a feed: that line is reported as file:line, the rest is loaded --------------------
+def test_feed_csv_row_with_bad_bytes_is_reported_and_the_rest_loaded(tmp_path: Path) -> None:
+    lines = (WEB / "feed.csv").read_bytes().splitlines(keepends=True)
+    path = tmp_path / "feed.csv"
+    path.write_bytes(lines[0] + b"4006381333931,Stabilo Textmarker Gr\xfcn,Stabilo,,,,\n" + b"".join(lines[1:]))
+    feed = SyndicatedFeedSource(path)
+    assert len(feed) == 2 and feed.record("012345678905") is not None  # both good products, from lines 3-4
+    assert feed.errors[0] == (f"{path}:2: not valid UTF-8: invalid start byte "
+                              "(byte 0xfc at byte offset 35 of the line)")
+    assert any(e.startswith(f"{path}:5:") and "check digit" in e for e in feed.errors)  # later rows keep their lines
+    assert feed.record("4006381333931") == {"title": "Stabilo Highlighter Yellow", "brand": "Stabilo",
+                                            "Country of Origin": "Germany"}
+    path.write_bytes(b"\xff" + b"".join(lines))  # a header that cannot be read is a clear error
+    with pytest.raises(SourceError, match=r"feed.csv:1: not valid UTF-8.*no header"):
+        SyndicatedFeedSource(path)
+
+
+def test_feed_jsonl_line_with_bad_bytes_is_reported_and_the_rest_loaded(tmp_path: Path) -> None:
+    path = tmp_path / "feed.jsonl"
+    path.write_bytes(b'{"gtin": "4006381333931", "title": "Gr\xfcn"}\n' + (WEB / "feed.jsonl").read_bytes())
+    feed = SyndicatedFeedSource(path)
+    assert len(feed) == 1 and "Storage: shelf stable" in feed.documents(_sku())[0].text
+    assert feed.errors[0] == (f"{path}:1: not valid UTF-8: invalid start byte "
+                              "(byte 0xfc at byte offset 38 of the line)")
+    assert any(e.startswith(f"{path}:4:") and "invalid JSON" in e for e in feed.errors)

@@ -329,3 +329,14 @@ def test_html_paragraph_text_survives(paragraphs: list[str]) -> None:
     page = html_to_text("".join(f"<p>{html_lib.escape(p)}</p>" for p in paragraphs))
     expected = [" ".join(p.split()) for p in paragraphs if p.split()]
     assert page.text.splitlines() == expected
+
+
+def test_local_corpus_jsonl_line_with_bad_bytes_is_reported_and_the_rest_read(tmp_path: Path) -> None:
+    good = json.dumps({"url": "https://www.target.com/p/1", "title": "Widget", "text": "Widget 60 W lamp"})
+    corpus = tmp_path / "pages.jsonl"
+    corpus.write_bytes(b'{"url": "https://x.example/2", "text": "Caf\xe9"}\n' + good.encode() + b"\n")
+    search = LocalCorpusSearch(corpus)
+    assert [url for url, _, _ in search.pages] == ["https://www.target.com/p/1"]
+    assert search.errors == [(f"{corpus}:1: not valid UTF-8: invalid continuation byte "
+                              "(byte 0xe9 at byte offset 43 of the line)")]
+    assert [hit.url for hit in search.search("widget lamp")] == ["https://www.target.com/p/1"]

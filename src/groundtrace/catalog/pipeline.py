@@ -21,7 +21,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import logging
 import os
@@ -39,6 +38,7 @@ from groundtrace.catalog.policy import WritePolicy, load_policy
 from groundtrace.catalog.run_meta import check_or_record, run_fingerprint
 from groundtrace.catalog.templates import TemplateSet, load_templates
 from groundtrace.core.llm.base import Usage
+from groundtrace.core.textio import iter_csv, iter_lines
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +128,10 @@ def _csv_sku(row: dict[str, str]) -> SKU:
 
 
 def iter_skus(path: Path) -> Iterator[tuple[int, SKU | str]]:
-    """``(line, SKU)`` or ``(line, problem)`` for every record of a JSONL, CSV or Parquet file."""
+    """``(line, SKU)`` or ``(line, problem)`` for every record of a JSONL, CSV or Parquet file.
+
+    Text files are decoded line by line: a line that is not valid UTF-8 is a problem and the other lines are
+    read (a CSV record is numbered by the line it starts on)."""
     path = Path(path)
     if path.suffix.lower() in (".parquet", ".pq"):
         try:
@@ -145,23 +148,31 @@ def iter_skus(path: Path) -> Iterator[tuple[int, SKU | str]]:
                 yield row_number, _problem(exc)
         return
     if path.suffix.lower() == ".csv":
-        with path.open(encoding="utf-8", newline="") as fh:
-            reader = csv.DictReader(fh)
-            for row in reader:
-                line = reader.line_num
-                try:
-                    yield line, _csv_sku(row)
-                except (ValidationError, ValueError, json.JSONDecodeError, AttributeError) as exc:
-                    yield line, _problem(exc)
-        return
-    with path.open(encoding="utf-8") as fh:
-        for number, text in enumerate(fh, start=1):
-            if not text.strip():
+        header: list[str] | None = None
+        for line, cells, problem in iter_csv(path):
+            if cells is None:  # a line that is not valid UTF-8 (or a record or the header it broke)
+                yield line, problem or ""
+                continue
+            if header is None:
+                header = cells
                 continue
             try:
-                yield number, SKU.model_validate_json(text)
-            except ValidationError as exc:
-                yield number, _problem(exc)
+                if len(cells) > len(header):
+                    raise ValueError("more cells than header columns")
+                yield line, _csv_sku(dict(zip(header, cells, strict=False)))
+            except (ValidationError, ValueError, json.JSONDecodeError, AttributeError) as exc:
+                yield line, _problem(exc)
+        return
+    for number, text, error in iter_lines(path):
+        if text is None:
+            yield number, error or ""
+            continue
+        if not text.strip():
+            continue
+        try:
+            yield number, SKU.model_validate_json(text)
+        except ValidationError as exc:
+            yield number, _problem(exc)
 
 
 def _problem(exc: Exception) -> str:

@@ -6,13 +6,12 @@ Each record becomes one Document: ``source="syndicated"``, ``source_type="hq"``,
 ``identity.normalize_gtin`` (UPC-A / EAN-13 / GTIN-14 → 14 digits, check digit validated), so a feed
 keyed by UPC-A matches a SKU carrying the EAN-13 of the same product.
 
-Bad rows (no key, invalid GTIN, broken JSON) are reported in :attr:`SyndicatedFeedSource.errors` as
+Bad rows (no key, invalid GTIN, broken JSON, a line that is not valid UTF-8) are reported in :attr:`SyndicatedFeedSource.errors` as
 ``"file:line: reason"`` and skipped; the rest of the feed is loaded.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import logging
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 from groundtrace.catalog import identity
 from groundtrace.catalog.model import SKU, Document
 from groundtrace.catalog.sources.base import EVIDENCE_SOURCES, EvidenceSource, SourceError
+from groundtrace.core.textio import iter_csv, iter_lines
 
 log = logging.getLogger(__name__)
 
@@ -82,30 +82,42 @@ class SyndicatedFeedSource(EvidenceSource):
             self._records[gtin] = fields
 
     def _load_csv(self) -> None:
-        with self.path.open(newline="", encoding="utf-8") as fh:
-            sample = fh.read(4096)
-            fh.seek(0)
-            delimiter = "\t" if sample.count("\t") > sample.count(",") else ","
-            reader = csv.DictReader(fh, delimiter=delimiter)
-            if not reader.fieldnames or self._key_of(list(reader.fieldnames)) is None:
-                raise SourceError(f"{self.path}:1: header has no GTIN column (one of {', '.join(KEY_COLUMNS)})")
-            for row in reader:
-                self._add(reader.line_num, {k: v for k, v in row.items() if k is not None})
+        sample = ""
+        for _number, text, _error in iter_lines(self.path):
+            sample += text or ""
+            if len(sample) >= 4096:
+                break
+        delimiter = "\t" if sample[:4096].count("\t") > sample[:4096].count(",") else ","
+        header: list[str] | None = None
+        for line, cells, problem in iter_csv(self.path, delimiter=delimiter):
+            if cells is None:  # a line that is not valid UTF-8 (or a record or the header it broke)
+                self.errors.append(f"{self.path}:{line}: {problem}")
+                continue
+            if header is None:
+                if self._key_of(cells) is None:
+                    raise SourceError(f"{self.path}:{line}: header has no GTIN column (one of {', '.join(KEY_COLUMNS)})")
+                header = cells
+                continue
+            self._add(line, dict(zip(header, cells, strict=False)))
+        if header is None:
+            raise SourceError("; ".join(self.errors) or f"{self.path}:1: header has no GTIN column (empty file)")
 
     def _load_jsonl(self) -> None:
-        with self.path.open(encoding="utf-8") as fh:
-            for line_no, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    self.errors.append(f"{self.path}:{line_no}: invalid JSON ({exc.msg})")
-                    continue
-                if not isinstance(record, dict):
-                    self.errors.append(f"{self.path}:{line_no}: expected a JSON object")
-                    continue
-                self._add(line_no, {k: v if not isinstance(v, (list, dict)) else json.dumps(v) for k, v in record.items()})
+        for line_no, line, error in iter_lines(self.path):
+            if line is None:
+                self.errors.append(f"{self.path}:{line_no}: {error}")
+                continue
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                self.errors.append(f"{self.path}:{line_no}: invalid JSON ({exc.msg})")
+                continue
+            if not isinstance(record, dict):
+                self.errors.append(f"{self.path}:{line_no}: expected a JSON object")
+                continue
+            self._add(line_no, {k: v if not isinstance(v, (list, dict)) else json.dumps(v) for k, v in record.items()})
 
     # -- lookup -------------------------------------------------------------------------------------
     def __len__(self) -> int:

@@ -32,6 +32,7 @@ from groundtrace.catalog.model import Document
 from groundtrace.catalog.sources.base import SEARCH_PROVIDERS, SearchHit, SearchProvider, SourceError
 from groundtrace.catalog.sources.classify import SourcePolicy, classify_url
 from groundtrace.catalog.sources.html_text import html_to_text
+from groundtrace.core.textio import iter_lines
 from groundtrace.core.tokens import tokenize
 
 _GTIN_META = ("gtin", "gtin8", "gtin12", "gtin13", "gtin14", "upc", "ean", "product:upc", "product:ean",
@@ -137,23 +138,25 @@ class LocalCorpusSearch(SearchProvider):
         self.pages.append((url, raw, is_html))
 
     def _add_jsonl(self, file: Path) -> None:
-        with file.open(encoding="utf-8") as fh:
-            for line_no, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                    url = str(rec["url"])
-                except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                    self.errors.append(f"{file}:{line_no}: bad page record ({exc})")
-                    continue
-                if "html" in rec:
-                    self.pages.append((url, str(rec["html"]), True))
-                elif "text" in rec:
-                    title = str(rec.get("title", ""))
-                    self.pages.append((url, f"{title}\n{rec['text']}" if title else str(rec["text"]), False))
-                else:
-                    self.errors.append(f"{file}:{line_no}: page record has neither 'html' nor 'text'")
+        for line_no, line, error in iter_lines(file):
+            if line is None:
+                self.errors.append(f"{file}:{line_no}: {error}")
+                continue
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                url = str(rec["url"])
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                self.errors.append(f"{file}:{line_no}: bad page record ({exc})")
+                continue
+            if "html" in rec:
+                self.pages.append((url, str(rec["html"]), True))
+            elif "text" in rec:
+                title = str(rec.get("title", ""))
+                self.pages.append((url, f"{title}\n{rec['text']}" if title else str(rec["text"]), False))
+            else:
+                self.errors.append(f"{file}:{line_no}: page record has neither 'html' nor 'text'")
 
     def search(self, query: str, k: int = 10) -> list[SearchHit]:
         scores = self.index.scores(query)
