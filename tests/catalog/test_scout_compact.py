@@ -129,7 +129,9 @@ def test_enrich_compact_end_to_end_over_the_wire(tmp_path: Path, monkeypatch: An
     assert usage is not None and usage.calls == len(log) == summary.llm_calls and usage.cache_hits == 0
     assert usage.prompt_tokens >= sum(estimate_messages(r["messages"]) for r in log) // 2 > 0
     assert usage.completion_tokens > 0
-    assert any(line.startswith(f"LLM usage: {len(log)} requests") for line in summary_lines(summary))
+    usage_line = next(line for line in summary_lines(summary) if line.startswith(f"LLM usage: {len(log)} requests"))
+    assert summary.llm_unpriced_models == ["small"]  # a test model has no price: unknown, never "$0"
+    assert usage_line.endswith("cost unknown (small not in the price table)")
     for r in log:
         assert estimate_messages(r["messages"]) + r["max_tokens"] <= limit
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]

@@ -99,6 +99,8 @@ class EnrichSummary(BaseModel):
     llm_usage: Usage | None = Field(
         default=None, description="This run's LLM ledger (calls, tokens, cache hits, retries, cost); "
                                   "None when no LLM is configured.")
+    llm_unpriced_models: list[str] = Field(
+        default_factory=list, description="Models without a price rule: the cost above is unknown, not free.")
 
     def shares(self) -> dict[str, float]:
         """WRITE / BLOCK / REVIEW shares over every result line."""
@@ -400,6 +402,8 @@ def run_enrich(skus_path: Path, out_path: Path, config: EnrichConfig | None = No
     finally:
         if comp.llm_clients:
             summary.llm_usage = _usage_minus(_usage_total(comp.llm_clients), usage_before)
+            summary.llm_unpriced_models = sorted({m for c in comp.llm_clients
+                                                  for m in getattr(getattr(c, "ledger", None), "unpriced_models", ())})
     return summary
 
 
@@ -474,10 +478,12 @@ def summary_lines(summary: EnrichSummary) -> list[str]:
         f"failure types: {fails}",
         "actions: " + ", ".join(f"{a} {summary.actions.get(a, 0)} ({shares[a]:.1%})" for a in ("WRITE", "BLOCK", "REVIEW")),
         f"LLM calls: {summary.llm_calls}; issues: {len(summary.issues)}",
-        *([_usage_line(summary.llm_usage)] if summary.llm_usage is not None else []),
+        *([_usage_line(summary.llm_usage, summary.llm_unpriced_models)] if summary.llm_usage is not None else []),
     ]
 
 
-def _usage_line(u: Usage) -> str:
+def _usage_line(u: Usage, unpriced: list[str]) -> str:
+    cost = (f"cost unknown ({', '.join(unpriced)} not in the price table)" if unpriced
+            else f"${u.cost_usd:.6f}")
     return (f"LLM usage: {u.calls} requests, {u.prompt_tokens}+{u.completion_tokens} tokens, "
-            f"{u.cache_hits} cache hits, {u.retries} retries, {u.reasks} re-asks, ${u.cost_usd:.6f}")
+            f"{u.cache_hits} cache hits, {u.retries} retries, {u.reasks} re-asks, {cost}")
