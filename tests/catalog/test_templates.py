@@ -194,3 +194,11 @@ def test_cli_bad_template_dir_is_a_usage_error(tmp_path) -> None:
         result = runner.invoke(app, ["catalog", "templates", *command, "--dir", str(tmp_path / "nope")])
         assert result.exit_code == 2, (command, result.output)
         assert "not a directory of templates" in result.output and "Traceback" not in result.output
+
+
+def test_cli_generate_without_a_wdc_header_is_one_line(tmp_path) -> None:
+    bad = tmp_path / "descriptions.csv"
+    bad.write_text("foo;bar\n1;2\n", encoding="utf-8")
+    result = runner.invoke(app, ["catalog", "templates", "generate", "--from-wdc", str(bad), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2 and f"error: {bad}:1: header lacks" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "o").exists()

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from groundtrace.cli.apps import catalog_app
+from groundtrace.cli.console import print_error
 
 templates_app = typer.Typer(help="List, show and generate category attribute templates (YAML).", no_args_is_help=True)
 catalog_app.add_typer(templates_app, name="templates")
@@ -73,7 +74,11 @@ def templates_generate(
     from groundtrace.catalog.importers.wdc_pave import templates_from_wdc
     from groundtrace.catalog.templates import dump_template
 
-    templates, issues = templates_from_wdc(from_wdc)
+    try:
+        templates, issues = templates_from_wdc(from_wdc)
+    except ValueError as exc:  # no usable header: nothing to generate from
+        print_error(exc)
+        raise typer.Exit(2) from None
     for issue in issues:
         typer.echo(str(issue), err=True)
     out.mkdir(parents=True, exist_ok=True)
