@@ -220,6 +220,13 @@ free_text = (
 )
 
 
+def test_huge_numbers_format_without_decimal_overflow() -> None:
+    """29 integer digits exceed decimal's default 28-digit precision (hypothesis found it)."""
+    once = normalize_value("9999999999999998483608109057", "number")
+    assert once == "10000000000000000000000000000"
+    assert normalize_value(once, "number") == once
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     st.one_of(quantity_text, free_text),

@@ -17,7 +17,7 @@ import math
 import re
 import unicodedata
 import warnings
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from functools import lru_cache
 from importlib import resources
 from typing import Literal
@@ -269,7 +269,9 @@ def _format_number(x: float) -> str:
         return "0" if x == 0 else str(x)
     digits = math.floor(math.log10(abs(x))) + 1
     decimals = max(0, 4 - digits)
-    text = format(Decimal(repr(round(x, decimals))).quantize(Decimal(1).scaleb(-decimals)), "f")
+    with localcontext() as ctx:  # enough precision for every integer digit (1e28 has 29)
+        ctx.prec = max(28, digits + decimals + 2)
+        text = format(Decimal(repr(round(x, decimals))).quantize(Decimal(1).scaleb(-decimals)), "f")
     if "." in text:
         text = text.rstrip("0").rstrip(".")
     return "0" if text in ("-0", "") else text
