@@ -75,3 +75,11 @@ def test_any_text_gives_a_dict_or_a_clear_error(text: str) -> None:
         assert str(exc)
     else:
         assert isinstance(value, dict)
+
+
+def test_backticks_inside_a_json_string_are_not_a_fence() -> None:
+    """Hypothesis found it: the '```' key opened a "fence" whose body held the nested '{}' string."""
+    text = '{"0": "", "```": "", "": "{}"}'
+    assert extract_json_object(text) == {"0": "", "```": "", "": "{}"}
+    # a real fence after an unrelated object still wins
+    assert extract_json_object('e.g. {"a": 1}. Answer:\n```json\n{"b": 2}\n```') == {"b": 2}

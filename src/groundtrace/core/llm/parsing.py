@@ -4,7 +4,8 @@ Contract of :func:`extract_json_object`:
 
 1. If the text contains a fenced block (```` ```json ... ``` ```` or plain ```` ``` ````), the first
    block's body is searched first (an unclosed fence runs to the end of the text); when it holds no
-   object (e.g. a string inside the JSON contained backticks) the whole text is searched.
+   object the whole text is searched. A "fence" that opens inside the first complete object of the
+   whole text is backticks inside a JSON string, not Markdown: that object is the answer.
 2. The answer is the first ``{`` at which a complete JSON value decodes to an object (``dict``): that is
    the outermost object. ``{`` characters *inside* a failed attempt (before the position where decoding
    failed) are never tried, so a truncated outer object is an error — a nested fragment of it is not
@@ -34,16 +35,23 @@ def strip_fences(text: str) -> str:
 
 def extract_json_object(text: str) -> dict[str, Any]:
     """The outermost JSON object in ``text`` (see module docstring)."""
-    body = strip_fences(text)
-    if body is text:
-        return _first_object(text)
+    fence = _FENCE.search(text)
+    if fence is None:
+        return _first_object(text)[0]
     try:
-        return _first_object(body)
+        whole, start, end = _first_object(text)
     except JSONExtractionError:
-        return _first_object(text)
+        whole = None
+    if whole is not None and start < fence.start() < end:  # backticks inside a JSON string
+        return whole
+    try:
+        return _first_object(fence.group(1))[0]
+    except JSONExtractionError:
+        return whole if whole is not None else _first_object(text)[0]  # the latter raises the whole text's error
 
 
-def _first_object(body: str) -> dict[str, Any]:
+def _first_object(body: str) -> tuple[dict[str, Any], int, int]:
+    """The first complete object of ``body`` (rule 2) with its ``[start, end)`` span."""
     pos = body.find("{")
     if pos < 0:
         raise JSONExtractionError("the answer contains no JSON object (no '{' found)")
@@ -56,6 +64,6 @@ def _first_object(body: str) -> dict[str, Any]:
             pos = body.find("{", max(exc.pos, pos + 1))
             continue
         if isinstance(value, dict):
-            return value
+            return value, pos, _end
         pos = body.find("{", pos + 1)  # pragma: no cover - raw_decode at '{' always yields a dict
     raise JSONExtractionError(first_error or "the answer contains no complete JSON object")
