@@ -117,7 +117,7 @@ class OnnxNLI:
         id2label: dict[int, str] = {}
         config = d / "config.json"
         if config.is_file():
-            id2label = {int(k): v for k, v in json.loads(config.read_text()).get("id2label", {}).items()}
+            id2label = {int(k): v for k, v in json.loads(config.read_text(encoding="utf-8")).get("id2label", {}).items()}
         options.setdefault("name", f"onnx:{d.name}")
         return cls(model, d / "tokenizer.json", id2label=id2label or None, **options)
 
