@@ -13,6 +13,10 @@ Contract
   NLI metric without an ``entailment`` scorer are listed in ``unavailable`` with the reason.
 * Predictions for another setting are ignored; predictions that match no recommendation turn are
   orphans; repeated (dialogue_id, turn_index) keep the first. All three are counted.
+* Rankings are scored as given, ids outside the candidate pool or the KB included (the metric fixtures
+  rely on it). The CLI/HTTP paths first apply the runner's pool check (``runner.check_output`` for a
+  live system, ``runner.check_pools`` in ``score_file``), which makes such turns errored; a library
+  caller wanting the same should call ``runner.check_pools`` first.
 * The NLI scorer is called once per run with every distinct (premise, hypothesis) pair.
 """
 
