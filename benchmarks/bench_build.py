@@ -3,8 +3,8 @@
 Target: <= 60 s on one core (~6 ms per dialogue). Measured in the same run against two references:
 
 * ``write``: ``model_dump_json`` + writing the same already-built dialogues to JSONL
-  (``groundtrace.crs.dataset_io.write_dialogues``) — the floor any builder pays to produce the files;
-* ``qc``: the stage-4 QC pass alone (``groundtrace.crs.qc.check_dialogue``) over the built dialogues.
+  (``groundtrace.crs.dataset.files.write_dialogues``) — the floor any builder pays to produce the files;
+* ``qc``: the stage-4 QC pass alone (``groundtrace.crs.build.qc.check_dialogue``) over the built dialogues.
 
 Both wall-clock and process CPU time are reported (CPU time is robust to other load on a shared
 machine). The process is pinned to one core where the OS allows it. Prints the 10k build report too.
@@ -32,13 +32,21 @@ def _timed(fn):
 def _gold_grounding(dialogues, kb) -> dict[str, float]:
     """GS/CD/PC/CGS of the gold recommendation turns scored as a system's responses (empty if unavailable)."""
     try:
-        from groundtrace.crs.metrics.scoring import score_predictions
-        from groundtrace.crs.predictions import Prediction
+        from groundtrace.crs.evaluation.score import score_predictions
+        from groundtrace.crs.systems.predictions import Prediction
     except ImportError:
         return {}
-    preds = [Prediction(dialogue_id=d.dialogue_id, turn_index=t.index, system="gold", response=t.text,
-                        ranking=[t.gold.gold_poi, *[c for c in d.candidates if c != t.gold.gold_poi]])
-             for d in dialogues for t in d.recommendation_turns()]
+    preds = [
+        Prediction(
+            dialogue_id=d.dialogue_id,
+            turn_index=t.index,
+            system="gold",
+            response=t.text,
+            ranking=[t.gold.gold_poi, *[c for c in d.candidates if c != t.gold.gold_poi]],
+        )
+        for d in dialogues
+        for t in d.recommendation_turns()
+    ]
     table = score_predictions(dialogues, preds, kb, metrics=["GS", "CD", "PC", "CGS"])
     return {k: round(v, 4) for k, v in table.aggregate.items() if v is not None}
 
@@ -57,13 +65,15 @@ def main(argv: list[str] | None = None) -> int:
         except OSError:
             pass
 
-    from groundtrace.crs.build import build_dialogues
-    from groundtrace.crs.dataset_io import write_dialogues
-    from groundtrace.crs.demo_kb import generate_demo_kb
-    from groundtrace.crs.qc import check_dialogue
+    from groundtrace.crs.build.builder import build_dialogues
+    from groundtrace.crs.build.qc import check_dialogue
+    from groundtrace.crs.dataset.files import write_dialogues
+    from groundtrace.crs.kb.demo import generate_demo_kb
 
     kb, kb_wall, _ = _timed(lambda: generate_demo_kb(0))
-    (dialogues, report), build_wall, build_cpu = _timed(lambda: build_dialogues(kb, args.dialogues, args.seed))
+    (dialogues, report), build_wall, build_cpu = _timed(
+        lambda: build_dialogues(kb, args.dialogues, args.seed)
+    )
     with tempfile.TemporaryDirectory() as tmp:
         _, write_wall, write_cpu = _timed(lambda: write_dialogues(Path(tmp) / "all.jsonl", dialogues))
         size_mb = (Path(tmp) / "all.jsonl").stat().st_size / 1e6
@@ -92,15 +102,23 @@ def main(argv: list[str] | None = None) -> int:
         "gold_turn_grounding_first_1000": grounding,
         "report": json.loads(report.model_dump_json()),
     }
-    print(f"built {n} dialogues: wall {build_wall:.1f} s, cpu {build_cpu:.1f} s "
-          f"({results['ms_per_dialogue_cpu']} ms/dialogue cpu); target {args.target_s:.0f} s")
-    print(f"reference write (model_dump_json + JSONL, {size_mb:.0f} MB): wall {write_wall:.1f} s, cpu {write_cpu:.1f} s "
-          f"→ build/write = {results['build_over_write_cpu']}x (cpu)")
-    print(f"reference QC pass alone: wall {qc_wall:.1f} s, cpu {qc_cpu:.1f} s → build/qc = {results['build_over_qc_cpu']}x (cpu)")
+    print(
+        f"built {n} dialogues: wall {build_wall:.1f} s, cpu {build_cpu:.1f} s "
+        f"({results['ms_per_dialogue_cpu']} ms/dialogue cpu); target {args.target_s:.0f} s"
+    )
+    print(
+        f"reference write (model_dump_json + JSONL, {size_mb:.0f} MB): wall {write_wall:.1f} s, cpu {write_cpu:.1f} s "
+        f"→ build/write = {results['build_over_write_cpu']}x (cpu)"
+    )
+    print(
+        f"reference QC pass alone: wall {qc_wall:.1f} s, cpu {qc_cpu:.1f} s → build/qc = {results['build_over_qc_cpu']}x (cpu)"
+    )
     print(f"QC issues re-found in built dialogues: {issues}")
     if grounding:
-        print("grounding of the gold system turns (first 1,000 dialogues, crs.metrics): "
-              + ", ".join(f"{k.upper()} {v:.3f}" for k, v in grounding.items()))
+        print(
+            "grounding of the gold system turns (first 1,000 dialogues, crs.metrics): "
+            + ", ".join(f"{k.upper()} {v:.3f}" for k, v in grounding.items())
+        )
     report.print_summary()
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

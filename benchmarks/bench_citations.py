@@ -30,7 +30,7 @@ from collections.abc import Callable
 
 from citations_v1 import _old_parse_citations  # the frozen pre-rewrite parser, in this folder
 
-from groundtrace.core.citations import (
+from groundtrace.core.evidence.citations import (
     parse_citations,
 )
 
@@ -39,8 +39,8 @@ from groundtrace.core.citations import (
 
 def responses(n_dialogues: int, seed: int) -> list[str]:
     """System responses of the demo dialogues, varied like ``bench_metrics.synthetic_run``."""
-    from groundtrace.crs.build import build_dialogues
-    from groundtrace.crs.demo_kb import generate_demo_kb
+    from groundtrace.crs.build.builder import build_dialogues
+    from groundtrace.crs.kb.demo import generate_demo_kb
 
     dialogues, _ = build_dialogues(generate_demo_kb(seed), n_dialogues, seed)
     rng = random.Random(f"bench-citations:{seed}")
@@ -81,10 +81,11 @@ def scoring_ab(n_dialogues: int, seed: int, rounds: int) -> int:
     """Score one synthetic run with the old and the new parser, alternating (see module docstring)."""
     from bench_metrics import synthetic_run  # benchmarks/ is on sys.path when run as a script
 
-    from groundtrace.core import citations
-    from groundtrace.crs.build import build_dialogues
-    from groundtrace.crs.demo_kb import generate_demo_kb
-    from groundtrace.crs.metrics import DEFAULT_METRICS, score_predictions
+    from groundtrace.core.evidence import citations
+    from groundtrace.crs.build.builder import build_dialogues
+    from groundtrace.crs.evaluation.score import score_predictions
+    from groundtrace.crs.kb.demo import generate_demo_kb
+    from groundtrace.crs.metrics import DEFAULT_METRICS
     from groundtrace.crs.metrics.lexicon import load_lexicon
 
     kb = generate_demo_kb(seed)

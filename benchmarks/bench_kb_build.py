@@ -7,10 +7,10 @@ texts with escapes and non-ASCII) into a temporary folder, deleted afterwards, t
 a fresh child process so every stage reports its own peak RSS (``VmHWM``, else ``ru_maxrss``):
 
 * ``reference`` — ``for line in f: json.loads(line)``, the floor any JSON-lines reader pays;
-* ``loader`` — ``groundtrace.crs.yelp.stream_reviews`` building validated ``Review`` records for every line;
+* ``loader`` — ``groundtrace.crs.kb.yelp.stream_reviews`` building validated ``Review`` records for every line;
 * ``selective`` — the same with ``business_ids`` (1% of businesses), i.e. the KB build's pass 2: lines of
   other businesses are skipped by the byte-level prefilter without JSON decoding;
-* ``kb_build`` — the whole ``groundtrace crs kb build`` (``groundtrace.crs.kb_select.build_kb`` with the
+* ``kb_build`` — the whole ``groundtrace crs kb build`` (``groundtrace.crs.kb.select.build_kb`` with the
   default ``SelectionConfig``: counting and collecting reads of the business file, the review pass,
   the stratified selection, the SQLite KB and its summary) over the review file plus a synthetic
   ``yelp_academic_dataset_business.json`` holding every business id of the reviews: restaurants, hotels,
@@ -231,8 +231,8 @@ def peak_rss_kib() -> int:
 def run_stage(stage: str, path: Path, wanted: list[str]) -> dict[str, float]:
     """Run one stage in this process; returns count, seconds and peak RSS (MiB)."""
     # imported before timing, in every stage alike
-    from groundtrace.crs.kb_select import build_kb
-    from groundtrace.crs.yelp import BUSINESS_FILE, stream_reviews
+    from groundtrace.crs.kb.select import build_kb
+    from groundtrace.crs.kb.yelp import BUSINESS_FILE, stream_reviews
 
     base_kib = peak_rss_kib()
     start = time.perf_counter()

@@ -29,13 +29,14 @@ import sys
 import time
 import tracemalloc
 
-from groundtrace.crs.build import build_dialogues
-from groundtrace.crs.demo_kb import generate_demo_kb
-from groundtrace.crs.metrics import DEFAULT_METRICS, score_predictions
+from groundtrace.crs.build.builder import build_dialogues
+from groundtrace.crs.evaluation.score import score_predictions
+from groundtrace.crs.kb.demo import generate_demo_kb
+from groundtrace.crs.metrics import DEFAULT_METRICS
 from groundtrace.crs.metrics.lexicon import load_lexicon
 from groundtrace.crs.metrics.reference import reference_turn_values
-from groundtrace.crs.predictions import Prediction
 from groundtrace.crs.schema import Dialogue
+from groundtrace.crs.systems.predictions import Prediction
 
 REFERENCE_METRICS = (
     "gs", "cd", "pc", "cgs", "citation_validity", "citation_rate", "hallucinated_attribute_rate", "spatial_coherence",

@@ -34,7 +34,7 @@ import time
 from collections import Counter
 from difflib import SequenceMatcher
 
-from groundtrace.core.quotes import GROUNDED_THRESHOLD, normalize_text, quote_score
+from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, normalize_text, quote_score
 
 _VOCABULARY = """
     hotel lobby check-in desk clerk suite balcony ocean view pool towels spa sauna gym elevator hallway

@@ -25,11 +25,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from groundtrace.crs.build import build_dialogues
-from groundtrace.crs.demo_kb import generate_demo_kb
-from groundtrace.crs.predictions import SystemInput, SystemOutput
-from groundtrace.crs.runner import SCORES_FILE, run_system
+from groundtrace.crs.build.builder import build_dialogues
+from groundtrace.crs.evaluation.runner import SCORES_FILE, run_system
+from groundtrace.crs.kb.demo import generate_demo_kb
 from groundtrace.crs.systems import build_system
+from groundtrace.crs.systems.predictions import SystemInput, SystemOutput
 from groundtrace.crs.systems.reference import RandomSystem
 
 

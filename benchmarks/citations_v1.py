@@ -1,4 +1,4 @@
-"""Frozen copy of ``groundtrace.core.citations`` before its O(n log n) rewrite (verbatim but for names).
+"""Frozen copy of ``groundtrace.core.evidence.citations`` before its O(n log n) rewrite (verbatim but for names).
 
 Kept in one place for two users: ``benchmarks/bench_citations.py`` times it against the current parser,
 and ``tests/core/test_citations.py`` checks on hypothesis-generated texts that both give identical output.
@@ -11,7 +11,7 @@ import re
 from bisect import bisect_left, bisect_right
 from functools import lru_cache
 
-from groundtrace.core.citations import (
+from groundtrace.core.evidence.citations import (
     INNER_ABBREVIATIONS,
     MAX_SINGLE_QUOTE,
     NUMBER_ABBREVIATIONS,

@@ -13,7 +13,9 @@ from hypothesis import settings
 # in CI (CI=true, set by .ci/run's callers) examples are derandomized so a run is reproducible.
 settings.register_profile("groundtrace", deadline=None)
 settings.register_profile("groundtrace-ci", deadline=None, derandomize=True)
-settings.load_profile("groundtrace-ci" if os.environ.get("CI", "").lower() in {"1", "true"} else "groundtrace")
+settings.load_profile(
+    "groundtrace-ci" if os.environ.get("CI", "").lower() in {"1", "true"} else "groundtrace"
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = (REPO_ROOT / ".." / "shared" / "data").resolve()

@@ -24,11 +24,15 @@ def test_run_demo_end_to_end(tmp_path: Path) -> None:
     html = artefacts["html_report"].read_text()
     assert "<script>" not in html.split("</head>")[-1] or "&lt;script&gt;" in html
     results = artefacts["catalog_results"].read_text().splitlines()
-    assert results and all(json.loads(line)["decision"]["action"] in {"WRITE", "BLOCK", "REVIEW"} for line in results)
+    assert results and all(
+        json.loads(line)["decision"]["action"] in {"WRITE", "BLOCK", "REVIEW"} for line in results
+    )
 
 
 def test_demo_cli(tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["demo", "--out", str(tmp_path / "d"), "--dialogues", "12", "--seed", "1"])
+    result = CliRunner().invoke(
+        app, ["demo", "--out", str(tmp_path / "d"), "--dialogues", "12", "--seed", "1"]
+    )
     assert result.exit_code == 0, result.output
     assert (tmp_path / "d" / "crs" / "report" / "report.html").exists()
     assert "TRACE-Catalog" in result.output

@@ -27,19 +27,21 @@ DEMO_SYSTEMS: tuple[str, ...] = ("oracle", "random")
 
 def run_crs_demo(out_dir: Path, n_dialogues: int, seed: int, console: Console) -> dict[str, Path]:
     """Steps 1–3: KB, dataset, validation, reference-system runs and the report."""
-    from groundtrace.crs.build import build_dataset
-    from groundtrace.crs.demo_kb import generate_demo_kb
-    from groundtrace.crs.kb_store import save_kb
+    from groundtrace.crs.build.builder import build_dataset
+    from groundtrace.crs.dataset.validate import validate_path
+    from groundtrace.crs.evaluation.runner import load_split, run_system
+    from groundtrace.crs.kb.demo import generate_demo_kb
+    from groundtrace.crs.kb.store import save_kb
     from groundtrace.crs.report import build_report
-    from groundtrace.crs.runner import load_split, run_system
     from groundtrace.crs.systems.base import build_system
-    from groundtrace.crs.validate import validate_path
 
     artefacts: dict[str, Path] = {}
     console.rule("[bold]TRACE-CRS[/bold]")
     kb = generate_demo_kb(seed=seed)
     artefacts["kb"] = save_kb(kb, out_dir / "kb.sqlite", source=f"demo city (seed {seed})")
-    console.print(f"knowledge base: {len(kb.pois)} POIs, {len(kb.reviews)} reviews → {artefacts['kb']}", markup=False)
+    console.print(
+        f"knowledge base: {len(kb.pois)} POIs, {len(kb.reviews)} reviews → {artefacts['kb']}", markup=False
+    )
 
     dataset_dir = out_dir / "dataset"
     report = build_dataset(kb, n_dialogues, seed, dataset_dir)
@@ -56,11 +58,20 @@ def run_crs_demo(out_dir: Path, n_dialogues: int, seed: int, console: Console) -
     run_dirs: list[Path] = []
     for name in DEMO_SYSTEMS:
         run_dir = out_dir / "runs" / name
-        result = run_system(build_system(name), dialogues, kb, run_dir, setting="closed", split="all",
-                            dataset=str(dataset_dir))
+        result = run_system(
+            build_system(name),
+            dialogues,
+            kb,
+            run_dir,
+            setting="closed",
+            split="all",
+            dataset=str(dataset_dir),
+        )
         run_dirs.append(run_dir)
-        console.print(f"run {name}: R@1={result.table.value('R@1'):.3f}  CGS={result.table.value('cgs'):.3f} → {run_dir}",
-                      markup=False)
+        console.print(
+            f"run {name}: R@1={result.table.value('R@1'):.3f}  CGS={result.table.value('cgs'):.3f} → {run_dir}",
+            markup=False,
+        )
     report_dir = out_dir / "report"
     build_report(run_dirs, report_dir, dataset=dataset_dir, knowledge_base=kb, dialogues=dialogues)
     artefacts["leaderboard"] = report_dir / "leaderboard.md"
@@ -78,11 +89,15 @@ def run_catalog_step(out_dir: Path, console: Console) -> dict[str, Path]:
         console.print(line, markup=False)
     metrics = outcome.get("metrics", {})
     if metrics:
-        console.print("evaluation: " + ", ".join(f"{k}={v:.3f}" for k, v in metrics.items() if isinstance(v, float)))
+        console.print(
+            "evaluation: " + ", ".join(f"{k}={v:.3f}" for k, v in metrics.items() if isinstance(v, float))
+        )
     return {k: Path(v) for k, v in outcome.get("paths", {}).items()}
 
 
-def run_demo(out_dir: Path, n_dialogues: int = 200, seed: int = 7, console: Console | None = None) -> dict[str, Path]:
+def run_demo(
+    out_dir: Path, n_dialogues: int = 200, seed: int = 7, console: Console | None = None
+) -> dict[str, Path]:
     """Run every step offline into ``out_dir``; return the artefacts written, by name."""
     console = console or Console()
     out_dir = Path(out_dir)

@@ -59,7 +59,9 @@ def test_run_catalog_demo(tmp_path: Path) -> None:
     metrics = result["metrics"]
     assert 0.0 <= metrics["coverage"] <= 1.0 and metrics["accuracy"] is not None
     used = {ev["source_ref"] for r in rows for ev in r["candidate"]["evidence"]}
-    assert not any("blogspot" in u or "walmart" in u or "target.com" in u for u in used)  # blog, 12 oz, 6-pack
+    assert not any(
+        "blogspot" in u or "walmart" in u or "target.com" in u for u in used
+    )  # blog, 12 oz, 6-pack
     dietary = {r["sku_id"]: r for r in rows if r["attribute"] == "dietary_labels"}
     assert dietary["G01"]["decision"]["action"] != "WRITE" and dietary["G07"]["decision"]["action"] != "WRITE"
     # every gold pair names a template attribute, so the evaluated pairs are exactly the result rows

@@ -29,8 +29,14 @@ def sku(title: str, **kw: object) -> SKU:
 
 
 def page(title: str, text: str = "", **metadata: object) -> Document:
-    return Document(source="web", source_type="retailer", source_ref="https://shop.example/p", text=text,
-                    title=title, metadata=metadata)
+    return Document(
+        source="web",
+        source_type="retailer",
+        source_ref="https://shop.example/p",
+        text=text,
+        title=title,
+        metadata=metadata,
+    )
 
 
 # -- GTIN ------------------------------------------------------------------------------------------------
@@ -59,13 +65,16 @@ def test_computed_check_digit_always_validates(n: int, body_len: int) -> None:
     assert normalize_gtin(code) == code.zfill(14)
 
 
-@given(st.integers(min_value=0, max_value=10**11 - 1), st.integers(min_value=0, max_value=11),
-       st.integers(min_value=1, max_value=9))
+@given(
+    st.integers(min_value=0, max_value=10**11 - 1),
+    st.integers(min_value=0, max_value=11),
+    st.integers(min_value=1, max_value=9),
+)
 def test_changing_one_digit_invalidates(n: int, position: int, delta: int) -> None:
     # weights 1 and 3 are coprime with 10, so any single-digit change moves the sum mod 10
     body = str(n).zfill(11)
     code = body + gtin_check_digit(body)
-    changed = code[:position] + str((int(code[position]) + delta) % 10) + code[position + 1:]
+    changed = code[:position] + str((int(code[position]) + delta) % 10) + code[position + 1 :]
     assert not valid_gtin(changed)
 
 
@@ -88,9 +97,21 @@ def test_sizes_compare_within_two_percent() -> None:
 
 @pytest.mark.parametrize(
     ("text", "count"),
-    [("Pack of 4", 4), ("6-pack", 6), ("6 Pack", 6), ("12 ct", 12), ("24-Count", 24), ("24/Case", 24),
-     ("12/Carton", 12), ("6 x 330 ml", 6), ("Twin Pack", 2), ("single pack", 1), ("Single Serve Pods", None),
-     ("Ground Coffee 12 oz", None), ("case of 24 cans", 24)],
+    [
+        ("Pack of 4", 4),
+        ("6-pack", 6),
+        ("6 Pack", 6),
+        ("12 ct", 12),
+        ("24-Count", 24),
+        ("24/Case", 24),
+        ("12/Carton", 12),
+        ("6 x 330 ml", 6),
+        ("Twin Pack", 2),
+        ("single pack", 1),
+        ("Single Serve Pods", None),
+        ("Ground Coffee 12 oz", None),
+        ("case of 24 cans", 24),
+    ],
 )
 def test_extract_pack_count(text: str, count: int | None) -> None:
     assert extract_pack_count(text) == count
@@ -142,16 +163,21 @@ def test_different_flavour_is_rejected() -> None:
 GRANOLA = sku("Acme Crunch Granola 16 oz", brand="Acme")
 
 
-@pytest.mark.parametrize(("product", "title", "word"), [
-    (sku("Coca-Cola Classic 12 fl oz can", brand="Coca-Cola"), "Coca-Cola Cherry 12 fl oz can", "cherry"),
-    (GRANOLA, "Acme Crunch Granola Chocolate 16 oz", "chocolate"),
-    (GRANOLA, "Acme Crunch Granola Gluten Free 16 oz", "gluten free"),
-    (GRANOLA, "Acme Crunch Granola, Gluten-Free, 1 lb", "gluten free"),
-    (GRANOLA, "Acme Organic Crunch Granola 16 oz", "organic"),
-    (sku("Acme Ceramic Mug 12 oz", brand="Acme"), "Acme Ceramic Mug 12 oz, Blue", "blue"),
-    (sku("Acme Dish Soap 16 fl oz", brand="Acme"), "Acme Dish Soap Lavender 16 fl oz", "lavender"),
-])
-def test_page_stating_a_variant_the_sku_does_not_is_a_near_variant(product: SKU, title: str, word: str) -> None:
+@pytest.mark.parametrize(
+    ("product", "title", "word"),
+    [
+        (sku("Coca-Cola Classic 12 fl oz can", brand="Coca-Cola"), "Coca-Cola Cherry 12 fl oz can", "cherry"),
+        (GRANOLA, "Acme Crunch Granola Chocolate 16 oz", "chocolate"),
+        (GRANOLA, "Acme Crunch Granola Gluten Free 16 oz", "gluten free"),
+        (GRANOLA, "Acme Crunch Granola, Gluten-Free, 1 lb", "gluten free"),
+        (GRANOLA, "Acme Organic Crunch Granola 16 oz", "organic"),
+        (sku("Acme Ceramic Mug 12 oz", brand="Acme"), "Acme Ceramic Mug 12 oz, Blue", "blue"),
+        (sku("Acme Dish Soap 16 fl oz", brand="Acme"), "Acme Dish Soap Lavender 16 fl oz", "lavender"),
+    ],
+)
+def test_page_stating_a_variant_the_sku_does_not_is_a_near_variant(
+    product: SKU, title: str, word: str
+) -> None:
     result = identity_match(product, page(title))
     assert not result.matched and result.checks["variant"] is False
     assert result.reason == f"near-variant: page states variant {word!r} the SKU does not"
@@ -173,7 +199,9 @@ def test_unstated_variant_is_confirmed_only_by_gtin_or_mpn() -> None:
 def test_unstated_variant_rule_keeps_the_other_rules() -> None:
     assert identity_match(GRANOLA, page("Acme Crunch Granola 16 oz")).matched
     assert identity_match(GRANOLA, page("Acme Crunch Granola, 1 lb Bag")).matched  # 16 oz == 1 lb
-    assert identity_match(GRANOLA, page("Acme Crunch Granola 16 oz", text="Also in chocolate.")).matched  # body
+    assert identity_match(
+        GRANOLA, page("Acme Crunch Granola 16 oz", text="Also in chocolate.")
+    ).matched  # body
     twin = identity_match(GRANOLA, page("Acme Crunch Granola 16 oz, Twin Pack"))
     assert not twin.matched and twin.reason == "near-variant: pack count 2 vs 1"
     twelve = sku("Acme Sparkling Water 12 fl oz, 12-pack", brand="Acme")
@@ -182,8 +210,9 @@ def test_unstated_variant_rule_keeps_the_other_rules() -> None:
     flavored = sku("Acme Crunch Granola 16 oz", brand="Acme", specs={"Flavor": "Chocolate"})
     assert identity_match(flavored, page("Acme Crunch Granola Chocolate 16 oz")).matched
     # the brand is blanked before variant words are read: "Orange" in a brand is no variant
-    assert identity_match(sku("Orange Crush Soda 12 fl oz", brand="Orange Crush"),
-                          page("Orange Crush Soda 12 fl oz")).matched
+    assert identity_match(
+        sku("Orange Crush Soda 12 fl oz", brand="Orange Crush"), page("Orange Crush Soda 12 fl oz")
+    ).matched
 
 
 def test_gtin_match_confirms_despite_title_noise_and_upc_ean_forms() -> None:
@@ -209,14 +238,17 @@ def test_gtin_with_check_digit_error_is_ignored_not_confirming() -> None:
 
 def test_unlabelled_number_in_body_only_confirms() -> None:
     # a related product's barcode in the body is not this page's GTIN: no conflict
-    result = identity_match(COFFEE, page("Folgers Classic Roast Ground Coffee 16 oz",
-                                         text="Customers also bought 036000291469"))
+    result = identity_match(
+        COFFEE, page("Folgers Classic Roast Ground Coffee 16 oz", text="Customers also bought 036000291469")
+    )
     assert result.checks["gtin"] is None and result.matched
 
 
 def test_mpn_match_overrides_title_noise() -> None:
     toner = sku("Xerox Toner Cartridge for WorkCentre 4250", brand="Xerox", mpn="106R01409")
-    noisy = page("BEST PRICE!!! High-Yield Laser Cartridge Black - 25K pages", text="Model: 106R01409 compatible")
+    noisy = page(
+        "BEST PRICE!!! High-Yield Laser Cartridge Black - 25K pages", text="Model: 106R01409 compatible"
+    )
     result = identity_match(toner, noisy)
     assert result.matched and result.checks["mpn"] is True and result.reason.startswith("MPN matches")
     assert "'black' the SKU does not; MPN wins" in result.reason  # an unstated colour: the MPN confirms
@@ -226,7 +258,9 @@ def test_mpn_match_overrides_title_noise() -> None:
 def test_conflicting_mpn_or_brand_rejects() -> None:
     toner = sku("Xerox Toner Cartridge", brand="Xerox", mpn="106R01409")
     assert not identity_match(toner, page("Xerox Toner Cartridge", mpn="106R01410")).matched
-    coffee_other_brand = identity_match(COFFEE, page("Classic Roast Ground Coffee 16 oz", brand="Maxwell House"))
+    coffee_other_brand = identity_match(
+        COFFEE, page("Classic Roast Ground Coffee 16 oz", brand="Maxwell House")
+    )
     assert not coffee_other_brand.matched and coffee_other_brand.checks["brand"] is False
 
 
@@ -236,15 +270,26 @@ def test_missing_brand_cannot_confirm() -> None:
 
 
 def test_page_without_title_uses_first_text_line() -> None:
-    doc = Document(source="syndicated", source_type="hq", source_ref="feed#1",
-                   text="Folgers Classic Roast Ground Coffee 12 oz\nOther sizes: 16 oz, 24 oz")
+    doc = Document(
+        source="syndicated",
+        source_type="hq",
+        source_ref="feed#1",
+        text="Folgers Classic Roast Ground Coffee 12 oz\nOther sizes: 16 oz, 24 oz",
+    )
     result = identity_match(COFFEE, doc)
     assert not result.matched and result.checks["size"] is False
 
 
 # -- properties ----------------------------------------------------------------------------------------
-_UNITS = {"oz": 28.349523125, "lb": 453.59237, "g": 1.0, "kg": 1000.0, "ml": 1.0, "L": 1000.0,
-          "fl oz": 29.5735295625}
+_UNITS = {
+    "oz": 28.349523125,
+    "lb": 453.59237,
+    "g": 1.0,
+    "kg": 1000.0,
+    "ml": 1.0,
+    "L": 1000.0,
+    "fl oz": 29.5735295625,
+}
 
 
 @given(st.integers(min_value=1, max_value=9999), st.sampled_from(sorted(_UNITS)))
@@ -254,14 +299,19 @@ def test_extract_sizes_reads_any_amount(amount: int, unit: str) -> None:
     assert sizes[0].amount == pytest.approx(amount * _UNITS[unit], rel=1e-6)
 
 
-@given(st.integers(min_value=1, max_value=999),
-       st.sampled_from(["Pack of {n}", "{n}-Pack", "{n} pk", "{n} Count", "{n} ct", "Case of {n}", "{n}/Case"]))
+@given(
+    st.integers(min_value=1, max_value=999),
+    st.sampled_from(["Pack of {n}", "{n}-Pack", "{n} pk", "{n} Count", "{n} ct", "Case of {n}", "{n}/Case"]),
+)
 def test_extract_pack_count_reads_any_count(n: int, template: str) -> None:
     assert extract_pack_count("Acme Sparkling Water, 12 fl oz, " + template.format(n=n)) == n
 
 
-@given(st.integers(min_value=1, max_value=500), st.integers(min_value=1, max_value=500),
-       st.sampled_from(["oz", "g", "ml"]))
+@given(
+    st.integers(min_value=1, max_value=500),
+    st.integers(min_value=1, max_value=500),
+    st.sampled_from(["oz", "g", "ml"]),
+)
 def test_size_decides_identity(mine: int, theirs: int, unit: str) -> None:
     product = sku(f"Acme Roasted Almonds {mine} {unit}", brand="Acme")
     result = identity_match(product, page(f"Acme Roasted Almonds {theirs} {unit}"))
@@ -288,8 +338,13 @@ def test_enrich_never_writes_from_a_page_of_another_variant(tmp_path: Path) -> N
     corpus.mkdir()
     (corpus / "acme_chocolate.html").write_text(CHOCOLATE_PAGE, encoding="utf-8")
     skus = tmp_path / "skus.jsonl"
-    skus.write_text(json.dumps({"sku_id": "X1", "title": "Acme Crunch Granola 16 oz", "brand": "Acme",
-                                "category": "grocery"}) + "\n", encoding="utf-8")
+    skus.write_text(
+        json.dumps(
+            {"sku_id": "X1", "title": "Acme Crunch Granola 16 oz", "brand": "Acme", "category": "grocery"}
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     out = tmp_path / "out.jsonl"
     summary = run_enrich(skus, out, EnrichConfig(corpus=corpus))
     assert summary.skus_failed == 0, summary.issues

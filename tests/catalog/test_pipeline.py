@@ -54,10 +54,13 @@ def test_reads_jsonl_and_csv_reporting_bad_lines(tmp_path: Path) -> None:
     assert [i.split(": ")[0] for i in issues] == [f"{jsonl}:2", f"{jsonl}:3", f"{jsonl}:5"]
     assert "title" in issues[0] and "duplicate" in issues[2]
     csv_path = tmp_path / "skus.csv"
-    csv_path.write_text('sku_id,title,category,brand,gtin,Net Wt,specs\n'
-                        'C1,Acme Granola,grocery,Acme,012345678905,16 oz,"{""Flavor"": ""vanilla""}"\n'
-                        'C2,,grocery,,,,\n'
-                        'C3,Tea,grocery,,,,{broken\n', encoding="utf-8")
+    csv_path.write_text(
+        "sku_id,title,category,brand,gtin,Net Wt,specs\n"
+        'C1,Acme Granola,grocery,Acme,012345678905,16 oz,"{""Flavor"": ""vanilla""}"\n'
+        "C2,,grocery,,,,\n"
+        "C3,Tea,grocery,,,,{broken\n",
+        encoding="utf-8",
+    )
     skus, issues = read_skus(csv_path)
     assert [s.sku_id for s in skus] == ["C1"]
     assert skus[0].specs == {"Net Wt": "16 oz", "Flavor": "vanilla"} and skus[0].gtin == "012345678905"
@@ -69,8 +72,17 @@ def test_reads_parquet(tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
     path = tmp_path / "skus.parquet"
-    pq.write_table(pa.table({"sku_id": ["P1", "P2"], "title": ["Acme Granola 16 oz", None],
-                             "category": ["grocery", "grocery"], "Net Wt": ["16 oz", None]}), path)
+    pq.write_table(
+        pa.table(
+            {
+                "sku_id": ["P1", "P2"],
+                "title": ["Acme Granola 16 oz", None],
+                "category": ["grocery", "grocery"],
+                "Net Wt": ["16 oz", None],
+            }
+        ),
+        path,
+    )
     skus, issues = read_skus(path)
     assert [s.sku_id for s in skus] == ["P1"] and skus[0].specs == {"Net Wt": "16 oz"}
     assert len(issues) == 1 and issues[0].startswith(f"{path}:2: invalid SKU: title")
@@ -80,8 +92,10 @@ def test_one_line_per_sku_attribute(demo: tuple) -> None:
     paths, _, reference = demo
     rows = _lines(reference)
     templates = load_templates()
-    expected = sum(len(templates.for_category(s.category).attributes)  # type: ignore[union-attr]
-                   for s in read_skus(paths.skus)[0])
+    expected = sum(
+        len(templates.for_category(s.category).attributes)  # type: ignore[union-attr]
+        for s in read_skus(paths.skus)[0]
+    )
     assert len(rows) == expected == len(set(_keys(reference)))
     AttributeResult.model_validate(rows[0])
 
@@ -104,7 +118,7 @@ def test_interrupted_run_resumes_without_loss_or_duplicates(demo: tuple, tmp_pat
     partial = reference.read_text(encoding="utf-8").splitlines(keepends=True)
     done_lines = len(_keys(out))
     with out.open("a", encoding="utf-8") as fh:
-        fh.write("".join(partial[done_lines:done_lines + 3]) + partial[done_lines + 3][:40])
+        fh.write("".join(partial[done_lines : done_lines + 3]) + partial[done_lines + 3][:40])
     summary = run_enrich(paths.skus, out, config)
     assert summary.skus_done_before == k and summary.truncated_bytes > 0
     assert sorted(_keys(out)) == sorted(_keys(reference))  # nothing lost, nothing duplicated
@@ -155,9 +169,27 @@ def test_cli_enrich_with_gold_and_policy(demo: tuple, tmp_path: Path) -> None:
     policy = tmp_path / "p.yaml"
     policy.write_text("name: lenient\nthreshold: 0.5\n", encoding="utf-8")
     out = tmp_path / "cli.jsonl"
-    result = CliRunner().invoke(app, ["catalog", "enrich", str(paths.skus), "--out", str(out), "--feed",
-                                      str(paths.feed), "--corpus", str(paths.corpus), "--policy", str(policy),
-                                      "--gold", str(paths.gold), "--workers", "2", "--no-progress"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "catalog",
+            "enrich",
+            str(paths.skus),
+            "--out",
+            str(out),
+            "--feed",
+            str(paths.feed),
+            "--corpus",
+            str(paths.corpus),
+            "--policy",
+            str(policy),
+            "--gold",
+            str(paths.gold),
+            "--workers",
+            "2",
+            "--no-progress",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "verdicts:" in result.output and "actions: WRITE" in result.output and "accuracy" in result.output
     rows = _lines(out)
@@ -168,8 +200,9 @@ def test_cli_enrich_with_gold_and_policy(demo: tuple, tmp_path: Path) -> None:
 
 def test_cli_rejects_llm_judge_without_llm(demo: tuple, tmp_path: Path) -> None:
     paths, _, _ = demo
-    result = CliRunner().invoke(app, ["catalog", "enrich", str(paths.skus), "--out", str(tmp_path / "x.jsonl"),
-                                      "--judge", "llm"])
+    result = CliRunner().invoke(
+        app, ["catalog", "enrich", str(paths.skus), "--out", str(tmp_path / "x.jsonl"), "--judge", "llm"]
+    )
     assert result.exit_code != 0 and "--llm" in result.output
 
 
@@ -179,9 +212,15 @@ _GOOD = SKU(sku_id="P", title="Acme Granola", category="grocery").model_dump_jso
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(lines=st.lists(st.one_of(st.text(max_size=40).map(lambda t: t.replace("\n", " ")), st.just(_GOOD),
-                                st.just('{"sku_id": 1}')), max_size=8),
-       suffix=st.sampled_from([".jsonl", ".csv"]))
+@given(
+    lines=st.lists(
+        st.one_of(
+            st.text(max_size=40).map(lambda t: t.replace("\n", " ")), st.just(_GOOD), st.just('{"sku_id": 1}')
+        ),
+        max_size=8,
+    ),
+    suffix=st.sampled_from([".jsonl", ".csv"]),
+)
 def test_reading_arbitrary_files_never_crashes(tmp_path: Path, lines: list[str], suffix: str) -> None:
     path = tmp_path / f"in{suffix}"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -194,12 +233,16 @@ def test_reading_arbitrary_files_never_crashes(tmp_path: Path, lines: list[str],
 
 
 # -- real sample data: invariants of the whole chain (not quality) ------------------------------------------
-@pytest.mark.parametrize(("fmt", "parts", "templates_from_wdc"), [
-    ("wdc-pave", ("catalog", "wdc_pave", "train_large.jsonl"), True),
-    ("openfoodfacts", ("catalog", "openfoodfacts", "products.tsv"), False),
-])
-def test_real_samples_publish_only_verified_values(tmp_path: Path, fmt: str, parts: tuple[str, ...],
-                                                   templates_from_wdc: bool) -> None:
+@pytest.mark.parametrize(
+    ("fmt", "parts", "templates_from_wdc"),
+    [
+        ("wdc-pave", ("catalog", "wdc_pave", "train_large.jsonl"), True),
+        ("openfoodfacts", ("catalog", "openfoodfacts", "products.tsv"), False),
+    ],
+)
+def test_real_samples_publish_only_verified_values(
+    tmp_path: Path, fmt: str, parts: tuple[str, ...], templates_from_wdc: bool
+) -> None:
     from groundtrace.catalog.importers import import_file
     from groundtrace.catalog.templates import dump_template
     from tests.conftest import shared_path
@@ -244,15 +287,29 @@ def test_sigkilled_process_resumes_without_loss_or_duplicates(demo: tuple, tmp_p
     # even when the poll below is descheduled on a loaded machine.
     records = _lines(paths.skus)
     skus = tmp_path / "skus.jsonl"
-    skus.write_text("".join(json.dumps({**r, "sku_id": f"{r['sku_id']}-{k}"}) + "\n"
-                            for k in range(5) for r in records), encoding="utf-8")
+    skus.write_text(
+        "".join(json.dumps({**r, "sku_id": f"{r['sku_id']}-{k}"}) + "\n" for k in range(5) for r in records),
+        encoding="utf-8",
+    )
     reference = tmp_path / "reference.jsonl"
     run_enrich(skus, reference, config)
     out = tmp_path / "killed.jsonl"
-    args = ["catalog", "enrich", str(skus), "--out", str(out), "--feed", str(paths.feed),
-            "--corpus", str(paths.corpus), "--no-progress"]
+    args = [
+        "catalog",
+        "enrich",
+        str(skus),
+        "--out",
+        str(out),
+        "--feed",
+        str(paths.feed),
+        "--corpus",
+        str(paths.corpus),
+        "--no-progress",
+    ]
     code = "import sys; from groundtrace.cli import main; sys.argv = ['groundtrace'] + sys.argv[1:]; main()"
-    proc = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
         if out.exists() and out.stat().st_size > 0:
@@ -310,10 +367,15 @@ def test_enrich_with_a_vision_llm_reads_package_text(tmp_path: Path, monkeypatch
     skus.write_text(sku.model_dump_json() + "\n", encoding="utf-8")
     out = tmp_path / "out.jsonl"
     with WireServer(lambda req: "ACME OAT BAR\nINGREDIENTS: OATS, HONEY.\nCONTAINS: MILK.") as server:
-        summary = run_enrich(skus, out, EnrichConfig(images=tmp_path / "img", vlm=f"{server.base_url}#vision"))
+        summary = run_enrich(
+            skus, out, EnrichConfig(images=tmp_path / "img", vlm=f"{server.base_url}#vision")
+        )
         assert any(p.get("type") == "image_url" for p in server.requests[0]["messages"][-1]["content"])
     assert summary.skus_failed == 0
-    rows = {json.loads(line)["attribute"]: json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()}
+    rows = {
+        json.loads(line)["attribute"]: json.loads(line)
+        for line in out.read_text(encoding="utf-8").splitlines()
+    }
     allergens = rows["allergens"]["candidate"]
     assert allergens["value"] == ["milk"]
     assert [e["source_ref"] for e in allergens["evidence"]] == ["image:pack.png#vlm"]
@@ -347,16 +409,33 @@ def test_resume_with_other_options_is_refused_before_touching_the_file(demo: tup
     again = run_enrich(paths.skus, out, config.model_copy(update={"workers": 3}))
     assert again.skus_done_before == again.skus_read and out.read_bytes() == before
     # the CLI says so in one line and exits 2
-    result = CliRunner().invoke(app, ["catalog", "enrich", str(paths.skus), "--out", str(out), "--no-progress"])
+    result = CliRunner().invoke(
+        app, ["catalog", "enrich", str(paths.skus), "--out", str(out), "--no-progress"]
+    )
     assert result.exit_code == 2 and "holds results written with other options" in result.output
     assert "Traceback" not in result.output and out.read_bytes() == before
 
 
 def test_cli_json_with_gold_is_one_json_document(demo: tuple, tmp_path: Path) -> None:
     paths, _, _ = demo
-    result = CliRunner().invoke(app, [
-        "catalog", "enrich", str(paths.skus), "--out", str(tmp_path / "o.jsonl"), "--feed", str(paths.feed),
-        "--corpus", str(paths.corpus), "--gold", str(paths.gold), "--json", "--no-progress"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "catalog",
+            "enrich",
+            str(paths.skus),
+            "--out",
+            str(tmp_path / "o.jsonl"),
+            "--feed",
+            str(paths.feed),
+            "--corpus",
+            str(paths.corpus),
+            "--gold",
+            str(paths.gold),
+            "--json",
+            "--no-progress",
+        ],
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["results_total"] > 0 and "WRITE" in data["shares"]
@@ -368,21 +447,29 @@ def test_jsonl_line_with_bad_bytes_is_reported_and_the_rest_read(tmp_path: Path)
     a = SKU(sku_id="A", title="Acme Granola 16 oz", category="grocery").model_dump_json().encode()
     b = SKU(sku_id="B", title="Caf\u00e9 beans", category="grocery").model_dump_json().encode()
     path = tmp_path / "skus.jsonl"
-    path.write_bytes(a + b'\n{"sku_id": "X", "title": "Caf\xe9 \xff\xfe", "category": "grocery"}\n' + b + b"\n")
+    path.write_bytes(
+        a + b'\n{"sku_id": "X", "title": "Caf\xe9 \xff\xfe", "category": "grocery"}\n' + b + b"\n"
+    )
     skus, issues = read_skus(path)
     assert [s.sku_id for s in skus] == ["A", "B"] and skus[1].title == "Café beans"
-    assert issues == [f"{path}:2: not valid UTF-8: invalid continuation byte (byte 0xe9 at byte offset 29 of the line)"]
+    assert issues == [
+        f"{path}:2: not valid UTF-8: invalid continuation byte (byte 0xe9 at byte offset 29 of the line)"
+    ]
 
 
 def test_csv_row_with_bad_bytes_is_reported_and_the_rest_read(tmp_path: Path) -> None:
     path = tmp_path / "skus.csv"
-    path.write_bytes(b'sku_id,title,category,specs\n'
-                     b'C1,Acme Granola,grocery,"{""Flavor"":\n""vanilla""}"\n'  # a quoted field over two lines
-                     b'C2,K\xe4se,grocery,\n'
-                     b'C3,Tea,grocery,\n')
+    path.write_bytes(
+        b"sku_id,title,category,specs\n"
+        b'C1,Acme Granola,grocery,"{""Flavor"":\n""vanilla""}"\n'  # a quoted field over two lines
+        b"C2,K\xe4se,grocery,\n"
+        b"C3,Tea,grocery,\n"
+    )
     skus, issues = read_skus(path)
     assert [s.sku_id for s in skus] == ["C1", "C3"] and skus[0].specs == {"Flavor": "vanilla"}
-    assert issues == [f"{path}:4: not valid UTF-8: invalid continuation byte (byte 0xe4 at byte offset 4 of the line)"]
+    assert issues == [
+        f"{path}:4: not valid UTF-8: invalid continuation byte (byte 0xe4 at byte offset 4 of the line)"
+    ]
 
 
 def test_cli_enrich_reports_a_bad_line_and_processes_the_rest(demo: tuple, tmp_path: Path) -> None:
@@ -391,8 +478,24 @@ def test_cli_enrich_reports_a_bad_line_and_processes_the_rest(demo: tuple, tmp_p
     skus = tmp_path / "skus.jsonl"
     skus.write_bytes(lines[0] + b'{"sku_id": "\xff"}\n' + b"".join(lines[1:]))
     out = tmp_path / "out.jsonl"
-    result = CliRunner().invoke(app, ["catalog", "enrich", str(skus), "--out", str(out), "--feed", str(paths.feed),
-                                      "--corpus", str(paths.corpus), "--no-progress"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "catalog",
+            "enrich",
+            str(skus),
+            "--out",
+            str(out),
+            "--feed",
+            str(paths.feed),
+            "--corpus",
+            str(paths.corpus),
+            "--no-progress",
+        ],
+    )
     assert result.exit_code == 0, result.output
-    assert f"{skus}:2: not valid UTF-8: invalid start byte (byte 0xff at byte offset 12 of the line)" in result.output
+    assert (
+        f"{skus}:2: not valid UTF-8: invalid start byte (byte 0xff at byte offset 12 of the line)"
+        in result.output
+    )
     assert _keys(out) == _keys(reference)  # every other SKU enriched as without the bad line

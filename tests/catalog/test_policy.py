@@ -20,45 +20,87 @@ from groundtrace.catalog.model import (
 from groundtrace.catalog.policy import PolicyError, WritePolicy, default_policy_path, load_policy
 
 PLAIN = AttributeSpec(slug="flavor", name="Flavor")
-SAFETY = AttributeSpec(slug="allergens", name="Allergens", type="enum", allowed_values=["milk"],
-                       multi_valued=True, safety_critical=True)
+SAFETY = AttributeSpec(
+    slug="allergens",
+    name="Allergens",
+    type="enum",
+    allowed_values=["milk"],
+    multi_valued=True,
+    safety_critical=True,
+)
 P, F, U, N = VerdictLabel.PASS, VerdictLabel.FAIL, VerdictLabel.UNVERIFIED, VerdictLabel.UNCERTAIN
 W, B, R = Action.WRITE, Action.BLOCK, Action.REVIEW
 
 
-def _route(spec: AttributeSpec, status: str, conf: float, label: VerdictLabel, verified: bool,
-           policy: WritePolicy | None = None, category: str = "grocery") -> tuple[Action, str]:
+def _route(
+    spec: AttributeSpec,
+    status: str,
+    conf: float,
+    label: VerdictLabel,
+    verified: bool,
+    policy: WritePolicy | None = None,
+    category: str = "grocery",
+) -> tuple[Action, str]:
     value = None if status != "extracted" else (["milk"] if spec.multi_valued else "vanilla")
-    cand = Candidate(sku_id="S", attribute=spec.slug, value=value, confidence=conf, status=CandidateStatus(status),
-                     evidence=[])
-    ver = Verdict(sku_id="S", attribute=spec.slug, verdict=label, quote_verified=verified,
-                  failure_type=FailureType.HALLUCINATION if label == F else None)
+    cand = Candidate(
+        sku_id="S",
+        attribute=spec.slug,
+        value=value,
+        confidence=conf,
+        status=CandidateStatus(status),
+        evidence=[],
+    )
+    ver = Verdict(
+        sku_id="S",
+        attribute=spec.slug,
+        verdict=label,
+        quote_verified=verified,
+        failure_type=FailureType.HALLUCINATION if label == F else None,
+    )
     d = (policy or load_policy()).decide(cand, ver, spec, category)
     return d.action, d.reason
 
 
-@pytest.mark.parametrize(("spec", "status", "conf", "label", "verified", "action", "reason_part"), [
-    # abstentions: no value, whatever the verdict
-    (PLAIN, "not_found", 0.0, P, False, B, "no value (not_found)"),
-    (SAFETY, "conflict", 0.0, P, False, B, "no value (conflict)"),
-    (PLAIN, "identity_mismatch", 0.0, F, False, B, "no value"),
-    # plain attributes
-    (PLAIN, "extracted", 0.9, P, True, W, "verdict PASS"),
-    (PLAIN, "extracted", 0.7, U, True, W, "verdict UNVERIFIED, confidence 0.70 >= 0.70"),  # θ is inclusive
-    (PLAIN, "extracted", 0.9, N, True, R, "verdict UNCERTAIN"),
-    (PLAIN, "extracted", 0.99, F, True, B, "FAIL/HALLUCINATION"),
-    (PLAIN, "extracted", 0.69, P, True, B, "confidence 0.69 < 0.70"),
-    (PLAIN, "extracted", 0.5, N, True, B, "confidence 0.50 < 0.70"),  # below θ blocks before UNCERTAIN
-    # safety-critical
-    (SAFETY, "extracted", 0.9, P, True, W, "safety-critical, PASS with verified quote"),
-    (SAFETY, "extracted", 0.9, U, True, R, "verdict UNVERIFIED is not PASS"),
-    (SAFETY, "extracted", 0.9, N, True, R, "verdict UNCERTAIN is not PASS"),
-    (SAFETY, "extracted", 0.9, P, False, R, "quote not verified"),
-    (SAFETY, "extracted", 0.5, P, True, R, "confidence 0.50 < 0.70"),
-    (SAFETY, "extracted", 0.9, F, True, B, "safety-critical, verdict FAIL"),
-])
-def test_default_routing_table(spec: AttributeSpec, status: str, conf: float, label: VerdictLabel, verified: bool,
-                               action: Action, reason_part: str) -> None:
+@pytest.mark.parametrize(
+    ("spec", "status", "conf", "label", "verified", "action", "reason_part"),
+    [
+        # abstentions: no value, whatever the verdict
+        (PLAIN, "not_found", 0.0, P, False, B, "no value (not_found)"),
+        (SAFETY, "conflict", 0.0, P, False, B, "no value (conflict)"),
+        (PLAIN, "identity_mismatch", 0.0, F, False, B, "no value"),
+        # plain attributes
+        (PLAIN, "extracted", 0.9, P, True, W, "verdict PASS"),
+        (
+            PLAIN,
+            "extracted",
+            0.7,
+            U,
+            True,
+            W,
+            "verdict UNVERIFIED, confidence 0.70 >= 0.70",
+        ),  # θ is inclusive
+        (PLAIN, "extracted", 0.9, N, True, R, "verdict UNCERTAIN"),
+        (PLAIN, "extracted", 0.99, F, True, B, "FAIL/HALLUCINATION"),
+        (PLAIN, "extracted", 0.69, P, True, B, "confidence 0.69 < 0.70"),
+        (PLAIN, "extracted", 0.5, N, True, B, "confidence 0.50 < 0.70"),  # below θ blocks before UNCERTAIN
+        # safety-critical
+        (SAFETY, "extracted", 0.9, P, True, W, "safety-critical, PASS with verified quote"),
+        (SAFETY, "extracted", 0.9, U, True, R, "verdict UNVERIFIED is not PASS"),
+        (SAFETY, "extracted", 0.9, N, True, R, "verdict UNCERTAIN is not PASS"),
+        (SAFETY, "extracted", 0.9, P, False, R, "quote not verified"),
+        (SAFETY, "extracted", 0.5, P, True, R, "confidence 0.50 < 0.70"),
+        (SAFETY, "extracted", 0.9, F, True, B, "safety-critical, verdict FAIL"),
+    ],
+)
+def test_default_routing_table(
+    spec: AttributeSpec,
+    status: str,
+    conf: float,
+    label: VerdictLabel,
+    verified: bool,
+    action: Action,
+    reason_part: str,
+) -> None:
     got, reason = _route(spec, status, conf, label, verified)
     assert got == action
     assert reason_part in reason
@@ -71,7 +113,9 @@ def test_builtin_file_is_the_documented_default() -> None:
 
 def test_modified_yaml_changes_routing(tmp_path: Path) -> None:
     text = default_policy_path().read_text(encoding="utf-8")
-    strict = text.replace("threshold: 0.7", "threshold: 0.95").replace("UNVERIFIED: WRITE", "UNVERIFIED: REVIEW")
+    strict = text.replace("threshold: 0.7", "threshold: 0.95").replace(
+        "UNVERIFIED: WRITE", "UNVERIFIED: REVIEW"
+    )
     strict = strict.replace("name: default", "name: strict")
     assert strict != text
     path = tmp_path / "strict.yaml"
@@ -84,8 +128,11 @@ def test_modified_yaml_changes_routing(tmp_path: Path) -> None:
 
 def test_overrides_by_attribute_and_category(tmp_path: Path) -> None:
     path = tmp_path / "p.yaml"
-    path.write_text("name: ovr\ncategories:\n  alcohol: {threshold: 0.9}\n"
-                    "attributes:\n  flavor: {safety_critical: true}\n  allergens: {threshold: 0.3}\n", encoding="utf-8")
+    path.write_text(
+        "name: ovr\ncategories:\n  alcohol: {threshold: 0.9}\n"
+        "attributes:\n  flavor: {safety_critical: true}\n  allergens: {threshold: 0.3}\n",
+        encoding="utf-8",
+    )
     policy = load_policy(path)
     assert policy.theta("alcohol", "abv") == 0.9 and policy.theta("grocery", "abv") == 0.7
     assert policy.theta("alcohol", "allergens") == 0.3  # attribute beats category
@@ -94,14 +141,17 @@ def test_overrides_by_attribute_and_category(tmp_path: Path) -> None:
     assert _route(SAFETY, "extracted", 0.4, P, True, policy)[0] == W
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    ("threshold: 1.5\n", "threshold"),
-    ("verdicts: {PASS: WRITE}\n", "missing FAIL"),
-    ("verdicts: {PASS: PUBLISH, FAIL: BLOCK, UNVERIFIED: WRITE, UNCERTAIN: REVIEW}\n", "verdicts.PASS"),
-    ("thresold: 0.5\n", "thresold"),
-    ("name: [unclosed\n", "invalid YAML"),
-    ("- a list\n", "mapping"),
-])
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("threshold: 1.5\n", "threshold"),
+        ("verdicts: {PASS: WRITE}\n", "missing FAIL"),
+        ("verdicts: {PASS: PUBLISH, FAIL: BLOCK, UNVERIFIED: WRITE, UNCERTAIN: REVIEW}\n", "verdicts.PASS"),
+        ("thresold: 0.5\n", "thresold"),
+        ("name: [unclosed\n", "invalid YAML"),
+        ("- a list\n", "mapping"),
+    ],
+)
 def test_bad_policy_files_name_the_file(tmp_path: Path, body: str, message: str) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text(body, encoding="utf-8")
@@ -114,11 +164,24 @@ def test_bad_policy_files_name_the_file(tmp_path: Path, body: str, message: str)
 
 
 @settings(max_examples=300, deadline=None)
-@given(status=st.sampled_from(list(CandidateStatus)), label=st.sampled_from(list(VerdictLabel)),
-       conf=st.floats(0.0, 1.0), verified=st.booleans(), safety=st.booleans(),
-       theta=st.floats(0.0, 1.0), unverified_action=st.sampled_from(list(Action)))
-def test_policy_invariants(status: CandidateStatus, label: VerdictLabel, conf: float, verified: bool, safety: bool,
-                           theta: float, unverified_action: Action) -> None:
+@given(
+    status=st.sampled_from(list(CandidateStatus)),
+    label=st.sampled_from(list(VerdictLabel)),
+    conf=st.floats(0.0, 1.0),
+    verified=st.booleans(),
+    safety=st.booleans(),
+    theta=st.floats(0.0, 1.0),
+    unverified_action=st.sampled_from(list(Action)),
+)
+def test_policy_invariants(
+    status: CandidateStatus,
+    label: VerdictLabel,
+    conf: float,
+    verified: bool,
+    safety: bool,
+    theta: float,
+    unverified_action: Action,
+) -> None:
     verdicts = {P: W, F: B, U: unverified_action, N: R}
     policy = WritePolicy(threshold=theta, verdicts=verdicts)
     action, reason = _route(SAFETY if safety else PLAIN, status.value, conf, label, verified, policy)

@@ -42,10 +42,14 @@ def test_grocery_safety_attributes(builtin: TemplateSet) -> None:
     allergens = grocery.attribute("allergens")
     assert allergens.type == "enum" and allergens.multi_valued and allergens.safety_critical
     assert {"milk", "eggs", "peanuts", "tree_nuts", "soybeans", "wheat", "fish", "sesame"} <= set(
-        allergens.allowed_values)
+        allergens.allowed_values
+    )
     diet = grocery.attribute("dietary_labels")
-    assert diet.safety_critical and diet.multi_valued and {"vegan", "vegetarian", "gluten_free"} <= set(
-        diet.allowed_values)
+    assert (
+        diet.safety_critical
+        and diet.multi_valued
+        and {"vegan", "vegetarian", "gluten_free"} <= set(diet.allowed_values)
+    )
     assert grocery.attribute("organic").type == "bool"
     assert grocery.attribute("net_content").type == "number"
     # only allergens and dietary labels are safety-critical in grocery
@@ -118,7 +122,10 @@ def test_dump_round_trips(builtin: TemplateSet, tmp_path: Path) -> None:
         ("category: x\nattributes:\n  - {slug: a, name: A, type: enum}\n", "no allowed_values"),
         ("category: x\nattributes:\n  - {slug: a, name: A}\n  - {slug: a, name: B}\n", "duplicate"),
         ("category: x\nattributes:\n  - {slug: Bad Slug, name: A}\n", "invalid template"),
-        ("category: x\nattributes:\n  - {slug: a, name: A, type: string, unit: g}\n", "units need type number"),
+        (
+            "category: x\nattributes:\n  - {slug: a, name: A, type: string, unit: g}\n",
+            "units need type number",
+        ),
         ("- just a list\n", "must be a mapping"),
         ("category: [unclosed\n", "cannot read"),
     ],
@@ -137,8 +144,15 @@ def test_empty_directory_is_an_error(tmp_path: Path) -> None:
 
 
 def test_merged_set_prefers_added_names_over_aliases(builtin: TemplateSet) -> None:
-    generated = TemplateSet([CategoryTemplate(category="Home And Garden", aliases=["Home & Garden"],
-                                              attributes=[AttributeSpec(slug="gauge", name="Gauge")])])
+    generated = TemplateSet(
+        [
+            CategoryTemplate(
+                category="Home And Garden",
+                aliases=["Home & Garden"],
+                attributes=[AttributeSpec(slug="gauge", name="Gauge")],
+            )
+        ]
+    )
     merged = builtin.merged(generated)
     assert merged.for_category("Home And Garden").category == "Home And Garden"
     assert merged.for_category("Home & Garden").category == "Home And Garden"
@@ -153,7 +167,9 @@ def test_generate_from_wdc_fixture() -> None:
     # Part Number is an identifier (SKU.mpn), not a template attribute; Manufacturer maps to brand
     assert [a.slug for a in computers.attributes] == ["brand", "capacity"]
     capacity = computers.attribute("capacity")
-    assert capacity.type == "number" and capacity.unit == "GB"  # 2TB, 40GB, 73-GB, 1TB: all data sizes → GB, 4 of 4
+    assert (
+        capacity.type == "number" and capacity.unit == "GB"
+    )  # 2TB, 40GB, 73-GB, 1TB: all data sizes → GB, 4 of 4
     assert "n/a" not in capacity.examples and capacity.examples[0] == "2TB"
     brand = computers.attribute("brand")
     assert brand.type == "string" and brand.recommended_values == ["HP", "Dell", "Seagate"]
@@ -165,12 +181,18 @@ def test_generate_from_wdc_fixture() -> None:
 
 def test_generate_from_real_wdc_descriptions(tmp_path: Path) -> None:
     csv_path = shared_path("catalog", "wdc_pave", "descriptions.csv")
-    result = runner.invoke(app, ["catalog", "templates", "generate", "--from-wdc", str(csv_path),
-                                 "--out", str(tmp_path)])
+    result = runner.invoke(
+        app, ["catalog", "templates", "generate", "--from-wdc", str(csv_path), "--out", str(tmp_path)]
+    )
     assert result.exit_code == 0, result.output
     generated = load_templates(tmp_path)
-    assert generated.categories() == ["Computers And Accessories", "Grocery And Gourmet Food", "Home And Garden",
-                                      "Jewelry", "Office Products"]
+    assert generated.categories() == [
+        "Computers And Accessories",
+        "Grocery And Gourmet Food",
+        "Home And Garden",
+        "Jewelry",
+        "Office Products",
+    ]
     grocery = generated.get("Grocery And Gourmet Food")
     assert {"brand", "flavor", "net_content", "pack_count"} <= {a.slug for a in grocery.attributes}
     assert all(a.definition for t in generated for a in t.attributes)
@@ -199,6 +221,8 @@ def test_cli_bad_template_dir_is_a_usage_error(tmp_path) -> None:
 def test_cli_generate_without_a_wdc_header_is_one_line(tmp_path) -> None:
     bad = tmp_path / "descriptions.csv"
     bad.write_text("foo;bar\n1;2\n", encoding="utf-8")
-    result = runner.invoke(app, ["catalog", "templates", "generate", "--from-wdc", str(bad), "--out", str(tmp_path / "o")])
+    result = runner.invoke(
+        app, ["catalog", "templates", "generate", "--from-wdc", str(bad), "--out", str(tmp_path / "o")]
+    )
     assert result.exit_code == 2 and f"error: {bad}:1: header lacks" in result.output
     assert "Traceback" not in result.output and not (tmp_path / "o").exists()

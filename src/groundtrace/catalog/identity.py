@@ -21,7 +21,7 @@ Checks are ``True`` (agree), ``False`` (conflict) or ``None`` (not determinable)
 ``doc.metadata`` keys ``gtin`` (str or list), ``mpn``, ``brand``, ``title``, ``size``, ``pack_count``,
 ``variant`` when present, else from the page title (the first line of the text when there is no title):
 body text lists other variants too often to decide size or variant from it. Sizes found in text are converted
-with the shared pint registry (``groundtrace.core.normalize.UREG``) to grams / millilitres and compared with
+with the shared pint registry (``groundtrace.core.evidence.normalize.UREG``) to grams / millilitres and compared with
 ``numbers_close`` (2 % or 0.5): 16 oz == 454 g; 16 oz != 12 oz; ounces never equal fluid ounces.
 """
 
@@ -38,7 +38,7 @@ from rapidfuzz import fuzz
 from stdnum import ean
 
 from groundtrace.catalog.model import SKU, Document
-from groundtrace.core.normalize import UREG, numbers_close
+from groundtrace.core.evidence.normalize import UREG, numbers_close
 
 GTIN_LENGTHS = (8, 12, 13, 14)
 
@@ -68,27 +68,61 @@ def gtin_check_digit(body: str) -> str:
 # -- sizes ---------------------------------------------------------------------------------------------------
 # unit spelling → (pint unit, dimension); longest alternatives first in the regex
 _SIZE_UNITS: dict[str, tuple[str, str]] = {
-    "fluid ounces": ("fluid_ounce", "volume"), "fluid ounce": ("fluid_ounce", "volume"),
-    "fl. oz.": ("fluid_ounce", "volume"), "fl. oz": ("fluid_ounce", "volume"), "fl oz": ("fluid_ounce", "volume"),
-    "fl.oz": ("fluid_ounce", "volume"), "floz": ("fluid_ounce", "volume"),
-    "ounces": ("ounce", "mass"), "ounce": ("ounce", "mass"), "oz.": ("ounce", "mass"), "oz": ("ounce", "mass"),
-    "pounds": ("pound", "mass"), "pound": ("pound", "mass"), "lbs.": ("pound", "mass"), "lbs": ("pound", "mass"),
-    "lb.": ("pound", "mass"), "lb": ("pound", "mass"),
-    "kilograms": ("kilogram", "mass"), "kilogram": ("kilogram", "mass"), "kg": ("kilogram", "mass"),
-    "grams": ("gram", "mass"), "gram": ("gram", "mass"), "gr": ("gram", "mass"), "g": ("gram", "mass"),
-    "milligrams": ("milligram", "mass"), "mg": ("milligram", "mass"),
-    "milliliters": ("milliliter", "volume"), "millilitres": ("milliliter", "volume"),
-    "milliliter": ("milliliter", "volume"), "millilitre": ("milliliter", "volume"), "ml": ("milliliter", "volume"),
-    "centiliters": ("centiliter", "volume"), "cl": ("centiliter", "volume"),
-    "liters": ("liter", "volume"), "litres": ("liter", "volume"), "liter": ("liter", "volume"),
-    "litre": ("liter", "volume"), "ltr": ("liter", "volume"), "l": ("liter", "volume"),
-    "gallons": ("gallon", "volume"), "gallon": ("gallon", "volume"), "gal": ("gallon", "volume"),
-    "quarts": ("quart", "volume"), "quart": ("quart", "volume"), "qt": ("quart", "volume"),
-    "pints": ("pint", "volume"), "pint": ("pint", "volume"), "pt": ("pint", "volume"),
+    "fluid ounces": ("fluid_ounce", "volume"),
+    "fluid ounce": ("fluid_ounce", "volume"),
+    "fl. oz.": ("fluid_ounce", "volume"),
+    "fl. oz": ("fluid_ounce", "volume"),
+    "fl oz": ("fluid_ounce", "volume"),
+    "fl.oz": ("fluid_ounce", "volume"),
+    "floz": ("fluid_ounce", "volume"),
+    "ounces": ("ounce", "mass"),
+    "ounce": ("ounce", "mass"),
+    "oz.": ("ounce", "mass"),
+    "oz": ("ounce", "mass"),
+    "pounds": ("pound", "mass"),
+    "pound": ("pound", "mass"),
+    "lbs.": ("pound", "mass"),
+    "lbs": ("pound", "mass"),
+    "lb.": ("pound", "mass"),
+    "lb": ("pound", "mass"),
+    "kilograms": ("kilogram", "mass"),
+    "kilogram": ("kilogram", "mass"),
+    "kg": ("kilogram", "mass"),
+    "grams": ("gram", "mass"),
+    "gram": ("gram", "mass"),
+    "gr": ("gram", "mass"),
+    "g": ("gram", "mass"),
+    "milligrams": ("milligram", "mass"),
+    "mg": ("milligram", "mass"),
+    "milliliters": ("milliliter", "volume"),
+    "millilitres": ("milliliter", "volume"),
+    "milliliter": ("milliliter", "volume"),
+    "millilitre": ("milliliter", "volume"),
+    "ml": ("milliliter", "volume"),
+    "centiliters": ("centiliter", "volume"),
+    "cl": ("centiliter", "volume"),
+    "liters": ("liter", "volume"),
+    "litres": ("liter", "volume"),
+    "liter": ("liter", "volume"),
+    "litre": ("liter", "volume"),
+    "ltr": ("liter", "volume"),
+    "l": ("liter", "volume"),
+    "gallons": ("gallon", "volume"),
+    "gallon": ("gallon", "volume"),
+    "gal": ("gallon", "volume"),
+    "quarts": ("quart", "volume"),
+    "quart": ("quart", "volume"),
+    "qt": ("quart", "volume"),
+    "pints": ("pint", "volume"),
+    "pint": ("pint", "volume"),
+    "pt": ("pint", "volume"),
 }
 _NUMBER = r"(\d+\s+\d+/\d+|\d+/\d+|\d+(?:[.,]\d+)?)"
 _SIZE_RE = re.compile(
-    _NUMBER + r"\s*-?\s*(" + "|".join(re.escape(u) for u in sorted(_SIZE_UNITS, key=len, reverse=True)) + r")(?![a-z])",
+    _NUMBER
+    + r"\s*-?\s*("
+    + "|".join(re.escape(u) for u in sorted(_SIZE_UNITS, key=len, reverse=True))
+    + r")(?![a-z])",
     re.IGNORECASE,
 )
 _BASE_UNIT = {"mass": "gram", "volume": "milliliter"}
@@ -120,7 +154,7 @@ class Size:
     text: str
 
     def same_as(self, other: Size) -> bool | None:
-        """Equal in grams / millilitres by :func:`groundtrace.core.normalize.numbers_close` (2 % or 0.5);
+        """Equal in grams / millilitres by :func:`groundtrace.core.evidence.normalize.numbers_close` (2 % or 0.5);
         None when dimensions differ (ounces vs fluid ounces are not comparable)."""
         if self.dimension != other.dimension:
             return None
@@ -148,7 +182,9 @@ _PACK_PATTERNS = [
     re.compile(r"\b(\d+)\s*/\s*(?:case|carton|box|pack|pk|ct|cs)\b", re.IGNORECASE),
     re.compile(r"\b(\d+)\s*[x×]\s*" + _NUMBER + r"\s*(?:oz|fl|ml|l|g|kg|lb|cl)\b", re.IGNORECASE),
 ]
-_PACK_WORDS = re.compile(r"\b(single|twin|double|triple|dual)[\s-]*(?:pack|pk|bottle|can|unit|item)\b", re.IGNORECASE)
+_PACK_WORDS = re.compile(
+    r"\b(single|twin|double|triple|dual)[\s-]*(?:pack|pk|bottle|can|unit|item)\b", re.IGNORECASE
+)
 
 
 def extract_pack_count(text: str) -> int | None:
@@ -169,34 +205,166 @@ def extract_pack_count(text: str) -> int | None:
 # -- variant words -----------------------------------------------------------------------------------------
 VARIANT_LEXICON: dict[str, tuple[str, ...]] = {
     "flavor": (
-        "original", "unflavored", "unsweetened", "sweetened", "vanilla", "french vanilla", "chocolate",
-        "dark chocolate", "milk chocolate", "white chocolate", "strawberry", "raspberry", "blueberry", "cherry",
-        "black cherry", "lemon", "lime", "orange", "grape", "apple", "green apple", "peach", "mango",
-        "pineapple", "banana", "coconut", "watermelon", "mixed berry", "berry", "cranberry", "pomegranate",
-        "mint", "peppermint", "spearmint", "caramel", "salted caramel", "toffee", "butterscotch", "hazelnut",
-        "almond", "peanut butter", "honey", "maple", "cinnamon", "pumpkin spice", "ginger", "mocha",
-        "espresso", "decaf", "decaffeinated", "light roast", "medium roast", "dark roast", "french roast",
-        "breakfast blend", "house blend", "sea salt", "salt and vinegar", "barbecue", "bbq", "sour cream",
-        "cheddar", "jalapeno", "spicy", "smoked", "garlic", "onion", "tomato", "cola",
-        "root beer", "earl grey", "english breakfast", "chamomile", "green tea", "black tea", "matcha",
+        "original",
+        "unflavored",
+        "unsweetened",
+        "sweetened",
+        "vanilla",
+        "french vanilla",
+        "chocolate",
+        "dark chocolate",
+        "milk chocolate",
+        "white chocolate",
+        "strawberry",
+        "raspberry",
+        "blueberry",
+        "cherry",
+        "black cherry",
+        "lemon",
+        "lime",
+        "orange",
+        "grape",
+        "apple",
+        "green apple",
+        "peach",
+        "mango",
+        "pineapple",
+        "banana",
+        "coconut",
+        "watermelon",
+        "mixed berry",
+        "berry",
+        "cranberry",
+        "pomegranate",
+        "mint",
+        "peppermint",
+        "spearmint",
+        "caramel",
+        "salted caramel",
+        "toffee",
+        "butterscotch",
+        "hazelnut",
+        "almond",
+        "peanut butter",
+        "honey",
+        "maple",
+        "cinnamon",
+        "pumpkin spice",
+        "ginger",
+        "mocha",
+        "espresso",
+        "decaf",
+        "decaffeinated",
+        "light roast",
+        "medium roast",
+        "dark roast",
+        "french roast",
+        "breakfast blend",
+        "house blend",
+        "sea salt",
+        "salt and vinegar",
+        "barbecue",
+        "bbq",
+        "sour cream",
+        "cheddar",
+        "jalapeno",
+        "spicy",
+        "smoked",
+        "garlic",
+        "onion",
+        "tomato",
+        "cola",
+        "root beer",
+        "earl grey",
+        "english breakfast",
+        "chamomile",
+        "green tea",
+        "black tea",
+        "matcha",
     ),
     "color": (
-        "black", "white", "red", "blue", "navy", "green", "yellow", "orange", "pink", "purple", "violet",
-        "brown", "beige", "gray", "grey", "silver", "gold", "rose gold", "bronze", "copper", "clear",
-        "transparent", "ivory", "teal", "turquoise", "maroon", "burgundy", "charcoal", "tan",
-        "khaki", "olive", "walnut", "oak",
+        "black",
+        "white",
+        "red",
+        "blue",
+        "navy",
+        "green",
+        "yellow",
+        "orange",
+        "pink",
+        "purple",
+        "violet",
+        "brown",
+        "beige",
+        "gray",
+        "grey",
+        "silver",
+        "gold",
+        "rose gold",
+        "bronze",
+        "copper",
+        "clear",
+        "transparent",
+        "ivory",
+        "teal",
+        "turquoise",
+        "maroon",
+        "burgundy",
+        "charcoal",
+        "tan",
+        "khaki",
+        "olive",
+        "walnut",
+        "oak",
     ),
     "scent": (
-        "unscented", "fragrance free", "lavender", "fresh scent", "original scent", "linen", "ocean",
-        "citrus", "eucalyptus", "vanilla scent", "rose", "jasmine", "sandalwood", "coconut scent",
-        "spring meadow", "mountain spring", "clean linen", "tea tree", "aloe",
+        "unscented",
+        "fragrance free",
+        "lavender",
+        "fresh scent",
+        "original scent",
+        "linen",
+        "ocean",
+        "citrus",
+        "eucalyptus",
+        "vanilla scent",
+        "rose",
+        "jasmine",
+        "sandalwood",
+        "coconut scent",
+        "spring meadow",
+        "mountain spring",
+        "clean linen",
+        "tea tree",
+        "aloe",
     ),
     # dietary versions sold as separate products next to the regular one (a title claim, not body text)
     "dietary": (
-        "gluten free", "sugar free", "no sugar added", "zero sugar", "reduced sugar", "low sugar", "diet",
-        "organic", "fat free", "nonfat", "non fat", "low fat", "reduced fat", "lactose free", "dairy free",
-        "non dairy", "caffeine free", "low sodium", "reduced sodium", "no salt added", "unsalted",
-        "lightly salted", "keto", "vegan", "plant based",
+        "gluten free",
+        "sugar free",
+        "no sugar added",
+        "zero sugar",
+        "reduced sugar",
+        "low sugar",
+        "diet",
+        "organic",
+        "fat free",
+        "nonfat",
+        "non fat",
+        "low fat",
+        "reduced fat",
+        "lactose free",
+        "dairy free",
+        "non dairy",
+        "caffeine free",
+        "low sodium",
+        "reduced sodium",
+        "no salt added",
+        "unsalted",
+        "lightly salted",
+        "keto",
+        "vegan",
+        "plant based",
     ),
 }
 
@@ -205,8 +373,14 @@ VARIANT_LEXICON: dict[str, tuple[str, ...]] = {
 def _variant_patterns() -> list[tuple[str, str, re.Pattern[str]]]:
     items = [(family, word) for family, words in VARIANT_LEXICON.items() for word in words]
     items.sort(key=lambda fw: len(fw[1]), reverse=True)  # longest phrase first: "black cherry" before "black"
-    return [(f, w, re.compile(r"(?<![a-z])" + re.escape(w).replace(r"\ ", r"[\s-]+") + r"(?![a-z])", re.IGNORECASE))
-            for f, w in items]
+    return [
+        (
+            f,
+            w,
+            re.compile(r"(?<![a-z])" + re.escape(w).replace(r"\ ", r"[\s-]+") + r"(?![a-z])", re.IGNORECASE),
+        )
+        for f, w in items
+    ]
 
 
 def extract_variants(text: str, exclude: str | None = None) -> dict[str, set[str]]:
@@ -220,7 +394,7 @@ def extract_variants(text: str, exclude: str | None = None) -> dict[str, set[str
     for family, word, pattern in _variant_patterns():
         for match in pattern.finditer("".join(consumed)):
             found.setdefault(family, set()).add(word)
-            consumed[match.start():match.end()] = " " * (match.end() - match.start())
+            consumed[match.start() : match.end()] = " " * (match.end() - match.start())
     return found
 
 
@@ -240,12 +414,24 @@ class IdentityResult(BaseModel):
     confidence: float = Field(default=0.0, ge=0.0, le=1.0)
 
 
-_LABELLED_GTIN = re.compile(r"\b(?:upc|ean|gtin|barcode)(?:-?1[234]|-?a|-?8)?\b\D{0,12}(\d[\d \-]{6,18}\d)", re.IGNORECASE)
+_LABELLED_GTIN = re.compile(
+    r"\b(?:upc|ean|gtin|barcode)(?:-?1[234]|-?a|-?8)?\b\D{0,12}(\d[\d \-]{6,18}\d)", re.IGNORECASE
+)
 _BARE_GTIN = re.compile(r"(?<!\d)(\d{12,14})(?!\d)")
 _SIZE_SPEC_KEYS = ("size", "net content", "net_content", "net weight", "volume", "weight", "size/weight")
 _PACK_SPEC_KEYS = ("pack", "pack_count", "pack count", "pack quantity", "pack size", "count")
-_VARIANT_SPEC_KEYS = ("flavor", "flavour", "color", "colour", "scent", "variant", "dietary", "dietary labels",
-                      "dietary_labels", "diet type")
+_VARIANT_SPEC_KEYS = (
+    "flavor",
+    "flavour",
+    "color",
+    "colour",
+    "scent",
+    "variant",
+    "dietary",
+    "dietary labels",
+    "dietary_labels",
+    "diet type",
+)
 
 
 def _norm_id(text: str) -> str:
@@ -312,8 +498,12 @@ def _check_brand(sku: SKU, doc: Document, title: str) -> tuple[bool | None, str 
     if declared:
         for brand in declared:
             have = _norm_words(brand)
-            if have and (have == want or f" {want} " in f" {have} " or f" {have} " in f" {want} "
-                         or fuzz.ratio(have, want) >= 90):
+            if have and (
+                have == want
+                or f" {want} " in f" {have} "
+                or f" {have} " in f" {want} "
+                or fuzz.ratio(have, want) >= 90
+            ):
                 return True, brand
         return False, declared[0]
     haystack = f" {_norm_words(title)} {_norm_words(doc.text or '')} "
@@ -378,9 +568,14 @@ def identity_match(sku: SKU, doc: Document) -> IdentityResult:
 
     def result(matched: bool, reason: str, confidence: float) -> IdentityResult:
         return IdentityResult(
-            matched=matched, reason=reason, checks=checks, confidence=confidence,
-            matched_brand=shown["brand"], matched_variant=shown["variant"],
-            matched_size=shown["size"], matched_pack=shown["pack"],
+            matched=matched,
+            reason=reason,
+            checks=checks,
+            confidence=confidence,
+            matched_brand=shown["brand"],
+            matched_variant=shown["variant"],
+            matched_size=shown["size"],
+            matched_pack=shown["pack"],
         )
 
     conflicts = [k for k in ("brand", "variant", "size", "pack_count") if checks[k] is False]
@@ -401,11 +596,15 @@ def identity_match(sku: SKU, doc: Document) -> IdentityResult:
         return result(False, "near-variant: " + "; ".join(details[k] for k in conflicts), 0.0)
     unstated = _unstated_variants(sku_variants, page_variants)
     if checks["mpn"] is True:
-        note = f" (page states variant {', '.join(unstated)!r} the SKU does not; MPN wins)" if unstated else ""
+        note = (
+            f" (page states variant {', '.join(unstated)!r} the SKU does not; MPN wins)" if unstated else ""
+        )
         return result(True, "MPN matches" + note, 0.9)
     if unstated:
         checks["variant"] = False
-        return result(False, f"near-variant: page states variant {', '.join(unstated)!r} the SKU does not", 0.0)
+        return result(
+            False, f"near-variant: page states variant {', '.join(unstated)!r} the SKU does not", 0.0
+        )
     missing = [] if checks["brand"] is True else ["brand"]
     if sku_sizes and checks["size"] is not True:
         missing.append("size")

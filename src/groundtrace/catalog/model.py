@@ -47,7 +47,9 @@ class AttributeSpec(_Model):
     type: AttributeType = "string"
     unit: str | None = Field(default=None, description="Canonical unit for number attributes (pint syntax).")
     allowed_values: list[str] = Field(default_factory=list, description="Closed set for enum attributes.")
-    recommended_values: list[str] = Field(default_factory=list, description="Preferred vocabulary for strings.")
+    recommended_values: list[str] = Field(
+        default_factory=list, description="Preferred vocabulary for strings."
+    )
     examples: list[str] = Field(default_factory=list)
     multi_valued: bool = False
     safety_critical: bool = Field(default=False, description="Allergens, dietary labels: WRITE only on PASS.")
@@ -62,7 +64,8 @@ class CategoryTemplate(_Model):
     aliases: list[str] = Field(default_factory=list, description="Other leaf-category names mapped here.")
     description: str = ""
     keywords: list[str] = Field(
-        default_factory=list, description="Words/phrases that route a free-text category path here (fallback)."
+        default_factory=list,
+        description="Words/phrases that route a free-text category path here (fallback).",
     )
     attributes: list[AttributeSpec]
 
@@ -76,12 +79,27 @@ class CategoryTemplate(_Model):
 # -- evidence ----------------------------------------------------------------------------------------
 EvidenceSource = Literal["catalog", "syndicated", "image", "web"]
 SourceType = Literal[
-    "catalog", "hq", "image", "official_web", "official_doc", "major_retailer", "retailer", "aggregator", "other"
+    "catalog",
+    "hq",
+    "image",
+    "official_web",
+    "official_doc",
+    "major_retailer",
+    "retailer",
+    "aggregator",
+    "other",
 ]
 #: Preference order for web sources (lower is better); blogs/forums/UGC are never used at all.
 SOURCE_TYPE_RANK: dict[str, int] = {
-    "catalog": 0, "hq": 1, "image": 2, "official_web": 3, "official_doc": 3,
-    "major_retailer": 4, "retailer": 5, "aggregator": 6, "other": 7,
+    "catalog": 0,
+    "hq": 1,
+    "image": 2,
+    "official_web": 3,
+    "official_doc": 3,
+    "major_retailer": 4,
+    "retailer": 5,
+    "aggregator": 6,
+    "other": 7,
 }
 #: Evidence priority of the seed: catalog > high-quality syndicated > image > web.
 SOURCE_PRIORITY: dict[str, int] = {"catalog": 0, "syndicated": 1, "image": 2, "web": 3}
@@ -92,7 +110,9 @@ class Document(_Model):
 
     source: EvidenceSource
     source_type: SourceType
-    source_ref: str = Field(description="Where it came from: 'catalog:title', 'feed.csv#00012345678905', a URL...")
+    source_ref: str = Field(
+        description="Where it came from: 'catalog:title', 'feed.csv#00012345678905', a URL..."
+    )
     text: str
     title: str = ""
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -105,7 +125,9 @@ class Evidence(_Model):
     source_type: SourceType
     source_ref: str
     quote: str
-    span: tuple[int, int] | None = Field(default=None, description="Character span of the quote in the source text.")
+    span: tuple[int, int] | None = Field(
+        default=None, description="Character span of the quote in the source text."
+    )
     url: str | None = None
 
 
@@ -166,7 +188,9 @@ class Verdict(_Model):
     failure_type: FailureType | None = None
     reasoning: str = Field(default="", description="At most 30 words.")
     url: str | None = None
-    quote_verified: bool = Field(default=False, description="Every quote was found in its stored source (>= 0.80).")
+    quote_verified: bool = Field(
+        default=False, description="Every quote was found in its stored source (>= 0.80)."
+    )
     judge: str = ""
 
     @field_validator("reasoning")
@@ -210,7 +234,8 @@ class GoldLabel(_Model):
     attribute: str
     value: str | list[str] | None = None
     alternatives: list[str] = Field(
-        default_factory=list, description="Other accepted surface forms of a single value (datasets list several)."
+        default_factory=list,
+        description="Other accepted surface forms of a single value (datasets list several).",
     )
     not_applicable: bool = False
     source: str = ""

@@ -37,8 +37,8 @@ from groundtrace.catalog.model import SKU, AttributeResult
 from groundtrace.catalog.policy import WritePolicy, load_policy
 from groundtrace.catalog.run_meta import check_or_record, run_fingerprint
 from groundtrace.catalog.templates import TemplateSet, load_templates
+from groundtrace.core.files.text import iter_csv, iter_lines
 from groundtrace.core.llm.base import Usage
-from groundtrace.core.textio import iter_csv, iter_lines
 
 log = logging.getLogger(__name__)
 
@@ -52,18 +52,25 @@ class EnrichConfig(BaseModel):
 
     templates: Path | None = None
     llm: str | None = None
-    llm_options: dict[str, Any] = Field(default_factory=dict,
-                                        description="Extra client arguments for make_llm (e.g. n_ctx for 'local').")
+    llm_options: dict[str, Any] = Field(
+        default_factory=dict, description="Extra client arguments for make_llm (e.g. n_ctx for 'local')."
+    )
     max_prompt_tokens: int | None = Field(
-        default=None, ge=256, description="Prompt + answer token limit of the LLM (default: the client's n_ctx "
-                                          "when known); prompts that would not fit switch to the compact mode.")
+        default=None,
+        ge=256,
+        description="Prompt + answer token limit of the LLM (default: the client's n_ctx "
+        "when known); prompts that would not fit switch to the compact mode.",
+    )
     judge: str = "rule"
     feed: Path | None = None
     corpus: Path | None = None
     searxng: str | None = None
     images: Path | None = Field(default=None, description="Base folder of SKU image paths (enables OCR).")
-    vlm: str | None = Field(default=None, description="Vision LLM spec (OpenAI-compatible endpoint) that also "
-                                                      "transcribes the SKU images (needs ``images``).")
+    vlm: str | None = Field(
+        default=None,
+        description="Vision LLM spec (OpenAI-compatible endpoint) that also "
+        "transcribes the SKU images (needs ``images``).",
+    )
     policy: Path | None = None
     workers: int = Field(default=1, ge=1, le=64)
     max_queries: int = 12
@@ -97,10 +104,13 @@ class EnrichSummary(BaseModel):
     issues: list[str] = Field(default_factory=list)
     llm_calls: int = 0
     llm_usage: Usage | None = Field(
-        default=None, description="This run's LLM ledger (calls, tokens, cache hits, retries, cost); "
-                                  "None when no LLM is configured.")
+        default=None,
+        description="This run's LLM ledger (calls, tokens, cache hits, retries, cost); "
+        "None when no LLM is configured.",
+    )
     llm_unpriced_models: list[str] = Field(
-        default_factory=list, description="Models without a price rule: the cost above is unknown, not free.")
+        default_factory=list, description="Models without a price rule: the cost above is unknown, not free."
+    )
 
     def shares(self) -> dict[str, float]:
         """WRITE / BLOCK / REVIEW shares over every result line."""
@@ -119,7 +129,9 @@ def _csv_sku(row: dict[str, str]) -> SKU:
         if key == "specs" and value:
             specs.update({str(k): str(v) for k, v in json.loads(value).items()})
         elif key == "images" and value:
-            data["images"] = json.loads(value) if value.startswith("[") else [p for p in value.split("|") if p]
+            data["images"] = (
+                json.loads(value) if value.startswith("[") else [p for p in value.split("|") if p]
+            )
         elif key in SKU_FIELDS:
             if value:
                 data[key] = value
@@ -139,12 +151,24 @@ def iter_skus(path: Path) -> Iterator[tuple[int, SKU | str]]:
         try:
             import pyarrow.parquet as pq
         except ImportError as exc:
-            raise ImportError(f"{path}: reading Parquet needs pyarrow: pip install 'groundtrace[parquet]'") from exc
+            raise ImportError(
+                f"{path}: reading Parquet needs pyarrow: pip install 'groundtrace[parquet]'"
+            ) from exc
 
         for row_number, record in enumerate(pq.read_table(path).to_pylist(), start=1):
             try:
-                row = {k: (v if isinstance(v, str) else json.dumps(v) if isinstance(v, dict | list)
-                           else "" if v is None else str(v)) for k, v in record.items()}
+                row = {
+                    k: (
+                        v
+                        if isinstance(v, str)
+                        else json.dumps(v)
+                        if isinstance(v, dict | list)
+                        else ""
+                        if v is None
+                        else str(v)
+                    )
+                    for k, v in record.items()
+                }
                 yield row_number, _csv_sku(row)
             except (ValidationError, ValueError, json.JSONDecodeError, AttributeError) as exc:
                 yield row_number, _problem(exc)
@@ -202,8 +226,9 @@ def read_skus(path: Path) -> tuple[list[SKU], list[str]]:
 
 
 # -- resume ------------------------------------------------------------------------------------------------
-def scan_results(out_path: Path, templates: TemplateSet, truncate: bool = True
-                 ) -> tuple[set[str], list[AttributeResult], int, list[str]]:
+def scan_results(
+    out_path: Path, templates: TemplateSet, truncate: bool = True
+) -> tuple[set[str], list[AttributeResult], int, list[str]]:
     """``(complete sku_ids, their results, bytes truncated, issues)`` of an existing results file.
 
     A SKU block is complete when it holds one line per attribute of its template. A broken or
@@ -225,7 +250,9 @@ def scan_results(out_path: Path, templates: TemplateSet, truncate: bool = True
                     raise ValueError("unterminated last line")
                 result = AttributeResult.model_validate_json(raw)
             except (ValidationError, ValueError) as exc:
-                issues.append(f"{out_path}:{number}: unreadable result line ({str(exc).splitlines()[0][:80]})")
+                issues.append(
+                    f"{out_path}:{number}: unreadable result line ({str(exc).splitlines()[0][:80]})"
+                )
                 if bad_tail_from is None:
                     bad_tail_from = start
                 continue
@@ -265,9 +292,9 @@ def scan_results(out_path: Path, templates: TemplateSet, truncate: bool = True
 # -- components --------------------------------------------------------------------------------------------
 def build_components(config: EnrichConfig) -> Components:
     """Templates, Scout (sources, search, engine), Judge and policy for ``config``."""
-    from groundtrace.catalog.extract import LexiconEngine
-    from groundtrace.catalog.judge import RuleJudge, make_judge
-    from groundtrace.catalog.scout import ScoutAgent
+    from groundtrace.catalog.judge.rules import RuleJudge, make_judge
+    from groundtrace.catalog.scout.agent import ScoutAgent
+    from groundtrace.catalog.scout.extract import LexiconEngine
     from groundtrace.catalog.sources import (
         CatalogRecordSource,
         LocalCorpusSearch,
@@ -309,7 +336,7 @@ def build_components(config: EnrichConfig) -> Components:
         llm_clients.append(llm)
     engine: Any
     if llm is not None:
-        from groundtrace.catalog.scout_llm import LLMEngine
+        from groundtrace.catalog.scout.llm_engine import LLMEngine
 
         engine = LLMEngine(llm, max_prompt_tokens=config.max_prompt_tokens)
     else:
@@ -339,8 +366,16 @@ def process_sku(sku: SKU, comp: Components) -> tuple[list[AttributeResult], int]
         cand = scout.candidates[spec.slug]
         verdict = verdicts[spec.slug]
         decision = comp.policy.decide(cand, verdict, spec, template.category)
-        results.append(AttributeResult(sku_id=sku.sku_id, category=sku.category, attribute=spec.slug,
-                                       candidate=cand, verdict=verdict, decision=decision))
+        results.append(
+            AttributeResult(
+                sku_id=sku.sku_id,
+                category=sku.category,
+                attribute=spec.slug,
+                candidate=cand,
+                verdict=verdict,
+                decision=decision,
+            )
+        )
     return results, calls
 
 
@@ -363,9 +398,15 @@ def _tally(summary: EnrichSummary, results: list[AttributeResult]) -> None:
 ProgressFn = Callable[[SKU, int], None]
 
 
-def run_enrich(skus_path: Path, out_path: Path, config: EnrichConfig | None = None, *,
-               components: Components | None = None, progress: ProgressFn | None = None,
-               on_issue: Callable[[str], None] | None = None) -> EnrichSummary:
+def run_enrich(
+    skus_path: Path,
+    out_path: Path,
+    config: EnrichConfig | None = None,
+    *,
+    components: Components | None = None,
+    progress: ProgressFn | None = None,
+    on_issue: Callable[[str], None] | None = None,
+) -> EnrichSummary:
     """Enrich every SKU of ``skus_path`` not yet in ``out_path`` (module docstring).
 
     ``progress(sku, n_lines)`` is called after each SKU is written (it may raise to stop the run:
@@ -402,8 +443,13 @@ def run_enrich(skus_path: Path, out_path: Path, config: EnrichConfig | None = No
     finally:
         if comp.llm_clients:
             summary.llm_usage = _usage_minus(_usage_total(comp.llm_clients), usage_before)
-            summary.llm_unpriced_models = sorted({m for c in comp.llm_clients
-                                                  for m in getattr(getattr(c, "ledger", None), "unpriced_models", ())})
+            summary.llm_unpriced_models = sorted(
+                {
+                    m
+                    for c in comp.llm_clients
+                    for m in getattr(getattr(c, "ledger", None), "unpriced_models", ())
+                }
+            )
     return summary
 
 
@@ -419,8 +465,15 @@ def _usage_minus(after: Usage, before: Usage) -> Usage:
     return Usage(**{name: getattr(after, name) - getattr(before, name) for name in Usage.model_fields})
 
 
-def _run_window(todo: list[SKU], comp: Components, config: EnrichConfig, summary: EnrichSummary,
-                out_path: Path, issue: Callable[[str], None], progress: ProgressFn | None) -> None:
+def _run_window(
+    todo: list[SKU],
+    comp: Components,
+    config: EnrichConfig,
+    summary: EnrichSummary,
+    out_path: Path,
+    issue: Callable[[str], None],
+    progress: ProgressFn | None,
+) -> None:
     """Process ``todo`` with at most ``config.workers`` SKUs in flight, appending each SKU's lines in order."""
     with out_path.open("ab") as fh, ThreadPoolExecutor(max_workers=config.workers) as pool:
         window: deque[tuple[SKU, Future[tuple[list[AttributeResult], int]]]] = deque()
@@ -471,19 +524,31 @@ def summary_lines(summary: EnrichSummary) -> list[str]:
     fails = ", ".join(f"{k} {v}" for k, v in sorted(summary.failure_types.items())) or "-"
     shares = summary.shares()
     return [
-        (f"SKUs: {summary.skus_read} read, {summary.skus_done_before} already done, {summary.skus_processed} "
-         f"processed ({summary.no_template} without template), {summary.skus_failed} failed; "
-         f"{summary.lines_written} lines written, {summary.results_total} in file"),
+        (
+            f"SKUs: {summary.skus_read} read, {summary.skus_done_before} already done, {summary.skus_processed} "
+            f"processed ({summary.no_template} without template), {summary.skus_failed} failed; "
+            f"{summary.lines_written} lines written, {summary.results_total} in file"
+        ),
         f"verdicts: {mix or '-'}",
         f"failure types: {fails}",
-        "actions: " + ", ".join(f"{a} {summary.actions.get(a, 0)} ({shares[a]:.1%})" for a in ("WRITE", "BLOCK", "REVIEW")),
+        "actions: "
+        + ", ".join(
+            f"{a} {summary.actions.get(a, 0)} ({shares[a]:.1%})" for a in ("WRITE", "BLOCK", "REVIEW")
+        ),
         f"LLM calls: {summary.llm_calls}; issues: {len(summary.issues)}",
-        *([_usage_line(summary.llm_usage, summary.llm_unpriced_models)] if summary.llm_usage is not None else []),
+        *(
+            [_usage_line(summary.llm_usage, summary.llm_unpriced_models)]
+            if summary.llm_usage is not None
+            else []
+        ),
     ]
 
 
 def _usage_line(u: Usage, unpriced: list[str]) -> str:
-    cost = (f"cost unknown ({', '.join(unpriced)} not in the price table)" if unpriced
-            else f"${u.cost_usd:.6f}")
-    return (f"LLM usage: {u.calls} requests, {u.prompt_tokens}+{u.completion_tokens} tokens, "
-            f"{u.cache_hits} cache hits, {u.retries} retries, {u.reasks} re-asks, {cost}")
+    cost = (
+        f"cost unknown ({', '.join(unpriced)} not in the price table)" if unpriced else f"${u.cost_usd:.6f}"
+    )
+    return (
+        f"LLM usage: {u.calls} requests, {u.prompt_tokens}+{u.completion_tokens} tokens, "
+        f"{u.cache_hits} cache hits, {u.retries} retries, {u.reasks} re-asks, {cost}"
+    )

@@ -55,8 +55,12 @@ class Override(_Cfg):
 
 
 def _default_verdicts() -> dict[VerdictLabel, Action]:
-    return {VerdictLabel.PASS: Action.WRITE, VerdictLabel.UNVERIFIED: Action.WRITE,
-            VerdictLabel.UNCERTAIN: Action.REVIEW, VerdictLabel.FAIL: Action.BLOCK}
+    return {
+        VerdictLabel.PASS: Action.WRITE,
+        VerdictLabel.UNVERIFIED: Action.WRITE,
+        VerdictLabel.UNCERTAIN: Action.REVIEW,
+        VerdictLabel.FAIL: Action.BLOCK,
+    }
 
 
 class WritePolicy(_Cfg):
@@ -90,14 +94,20 @@ class WritePolicy(_Cfg):
             return o.safety_critical
         return bool(spec is not None and spec.safety_critical)
 
-    def decide(self, candidate: Candidate, verdict: Verdict, spec: AttributeSpec | None = None,
-               category: str = "") -> Decision:
+    def decide(
+        self, candidate: Candidate, verdict: Verdict, spec: AttributeSpec | None = None, category: str = ""
+    ) -> Decision:
         """Route one candidate (module docstring); ``Decision.reason`` says which rule fired."""
         theta = self.theta(category, candidate.attribute)
 
         def out(action: Action, reason: str) -> Decision:
-            return Decision(sku_id=candidate.sku_id, attribute=candidate.attribute, action=action, reason=reason,
-                            policy=self.name)
+            return Decision(
+                sku_id=candidate.sku_id,
+                attribute=candidate.attribute,
+                action=action,
+                reason=reason,
+                policy=self.name,
+            )
 
         label = verdict.verdict
         conf = candidate.confidence
@@ -110,11 +120,18 @@ class WritePolicy(_Cfg):
             ok_verdict = label in rules.write_verdicts
             ok_quote = verdict.quote_verified or not rules.require_quote_verified
             if ok_verdict and ok_quote and conf >= theta:
-                return out(Action.WRITE, f"safety-critical, {label.value} with verified quote, "
-                                         f"confidence {conf:.2f} >= {theta:.2f}")
-            why = ("verdict " + label.value + " is not " + "/".join(v.value for v in rules.write_verdicts)
-                   if not ok_verdict else "quote not verified" if not ok_quote
-                   else f"confidence {conf:.2f} < {theta:.2f}")
+                return out(
+                    Action.WRITE,
+                    f"safety-critical, {label.value} with verified quote, "
+                    f"confidence {conf:.2f} >= {theta:.2f}",
+                )
+            why = (
+                "verdict " + label.value + " is not " + "/".join(v.value for v in rules.write_verdicts)
+                if not ok_verdict
+                else "quote not verified"
+                if not ok_quote
+                else f"confidence {conf:.2f} < {theta:.2f}"
+            )
             return out(rules.otherwise, f"safety-critical: {why}")
         if label == VerdictLabel.FAIL:
             return out(self.verdicts[label], f"verdict FAIL/{_ft(verdict)}")

@@ -40,7 +40,9 @@ def run_fingerprint(config: Any, templates: Any, policy: Any) -> dict[str, Any]:
 
     return {
         "version": FINGERPRINT_VERSION,
-        "templates": _sha(sorted((t.model_dump(mode="json") for t in templates), key=lambda d: d["category"])),
+        "templates": _sha(
+            sorted((t.model_dump(mode="json") for t in templates), key=lambda d: d["category"])
+        ),
         "policy": _sha(policy.model_dump(mode="json")),
         "llm": config.llm,
         "judge": config.judge,
@@ -61,9 +63,14 @@ def check_or_record(out_path: Path, fingerprint: dict[str, Any]) -> None:
         try:
             stored = json.loads(meta.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise ResumeMismatchError(f"{meta}: unreadable run options ({exc}); delete it to resume anyway") from exc
-        diffs = [f"{key}: {stored.get(key)!r} -> {fingerprint.get(key)!r}"
-                 for key in sorted(set(stored) | set(fingerprint)) if stored.get(key) != fingerprint.get(key)]
+            raise ResumeMismatchError(
+                f"{meta}: unreadable run options ({exc}); delete it to resume anyway"
+            ) from exc
+        diffs = [
+            f"{key}: {stored.get(key)!r} -> {fingerprint.get(key)!r}"
+            for key in sorted(set(stored) | set(fingerprint))
+            if stored.get(key) != fingerprint.get(key)
+        ]
         if diffs:
             raise ResumeMismatchError(
                 f"{out_path} holds results written with other options ({'; '.join(diffs)}); "

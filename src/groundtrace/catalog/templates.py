@@ -59,7 +59,9 @@ def validate_template(template: CategoryTemplate) -> list[str]:
         if spec.type == "bool" and spec.allowed_values and set(spec.allowed_values) != {"true", "false"}:
             problems.append(f"bool attribute {spec.slug!r} must allow exactly 'true' and 'false'")
         if spec.unit is not None and spec.type != "number":
-            problems.append(f"attribute {spec.slug!r} has a unit but type {spec.type!r} (units need type number)")
+            problems.append(
+                f"attribute {spec.slug!r} has a unit but type {spec.type!r} (units need type number)"
+            )
     if not template.attributes:
         problems.append("template has no attributes")
     return problems
@@ -150,7 +152,9 @@ class TemplateSet:
         padded = f" {category_key(segment)} "
         best: tuple[int, int, str] | None = None
         for template in self._templates.values():
-            hits = [len(k) for k in (category_key(kw) for kw in template.keywords) if k and f" {k} " in padded]
+            hits = [
+                len(k) for k in (category_key(kw) for kw in template.keywords) if k and f" {k} " in padded
+            ]
             if hits:
                 score = (max(hits), len(hits), template.category)
                 if best is None or score[:2] > best[:2] or (score[:2] == best[:2] and score[2] < best[2]):

@@ -14,9 +14,15 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
 )
-crs_app = typer.Typer(help="TRACE-CRS: knowledge base, dataset builder, systems, evaluation and reports.", no_args_is_help=True)
-kb_app = typer.Typer(help="Build or generate the TRACE-CRS knowledge base of POIs and reviews.", no_args_is_help=True)
-catalog_app = typer.Typer(help="TRACE-Catalog: import, enrich, judge and evaluate product attributes.", no_args_is_help=True)
+crs_app = typer.Typer(
+    help="TRACE-CRS: knowledge base, dataset builder, systems, evaluation and reports.", no_args_is_help=True
+)
+kb_app = typer.Typer(
+    help="Build or generate the TRACE-CRS knowledge base of POIs and reviews.", no_args_is_help=True
+)
+catalog_app = typer.Typer(
+    help="TRACE-Catalog: import, enrich, judge and evaluate product attributes.", no_args_is_help=True
+)
 
 crs_app.add_typer(kb_app, name="kb")
 app.add_typer(crs_app, name="crs")

@@ -10,13 +10,17 @@ import typer
 from groundtrace.cli.apps import catalog_app
 from groundtrace.cli.console import print_error
 
-templates_app = typer.Typer(help="List, show and generate category attribute templates (YAML).", no_args_is_help=True)
+templates_app = typer.Typer(
+    help="List, show and generate category attribute templates (YAML).", no_args_is_help=True
+)
 catalog_app.add_typer(templates_app, name="templates")
 
 
 @templates_app.command("list")
 def templates_list(
-    directory: Path = typer.Option(None, "--dir", help="Template directory (default: the built-in templates)."),
+    directory: Path = typer.Option(
+        None, "--dir", help="Template directory (default: the built-in templates)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
     """List the category templates with their attributes."""
@@ -37,16 +41,28 @@ def templates_list(
     for column in ("category", "aliases", "attributes", "safety-critical"):
         table.add_column(column)
     for t in templates:
-        table.add_row(*(escape(cell) for cell in (  # template files are user data: never markup
-            t.category, ", ".join(t.aliases), ", ".join(a.slug for a in t.attributes),
-            ", ".join(a.slug for a in t.attributes if a.safety_critical) or "-")))
+        table.add_row(
+            *(
+                escape(cell)
+                for cell in (  # template files are user data: never markup
+                    t.category,
+                    ", ".join(t.aliases),
+                    ", ".join(a.slug for a in t.attributes),
+                    ", ".join(a.slug for a in t.attributes if a.safety_critical) or "-",
+                )
+            )
+        )
     Console().print(table)
 
 
 @templates_app.command("show")
 def templates_show(
-    category: str = typer.Argument(..., help="A category, alias or taxonomy path (routed like the pipeline)."),
-    directory: Path = typer.Option(None, "--dir", help="Template directory (default: the built-in templates)."),
+    category: str = typer.Argument(
+        ..., help="A category, alias or taxonomy path (routed like the pipeline)."
+    ),
+    directory: Path = typer.Option(
+        None, "--dir", help="Template directory (default: the built-in templates)."
+    ),
 ) -> None:
     """Show which template a category routes to, as YAML."""
     from groundtrace.catalog.templates import TemplateError, dump_template, load_templates
@@ -77,8 +93,9 @@ def _write_templates(templates: list, out: Path, made_by: str) -> None:
 
 @templates_app.command("generate")
 def templates_generate(
-    from_wdc: Path = typer.Option(..., "--from-wdc", exists=True, dir_okay=False,
-                                  help="WDC-PAVE descriptions.csv (';'-separated)."),
+    from_wdc: Path = typer.Option(
+        ..., "--from-wdc", exists=True, dir_okay=False, help="WDC-PAVE descriptions.csv (';'-separated)."
+    ),
     out: Path = typer.Option(..., "--out", help="Directory for one YAML template per WDC category."),
 ) -> None:
     """Generate templates from the WDC-PAVE attribute descriptions (one per category)."""
@@ -96,13 +113,23 @@ def templates_generate(
 
 @templates_app.command("from-gold")
 def templates_from_gold_cmd(
-    skus: Path = typer.Option(..., "--skus", exists=True, dir_okay=False,
-                              help="skus.jsonl of the TRAIN split (from `catalog import`)."),
-    gold: Path = typer.Option(..., "--gold", exists=True, dir_okay=False,
-                              help="gold.jsonl of the same TRAIN split."),
+    skus: Path = typer.Option(
+        ...,
+        "--skus",
+        exists=True,
+        dir_okay=False,
+        help="skus.jsonl of the TRAIN split (from `catalog import`).",
+    ),
+    gold: Path = typer.Option(
+        ..., "--gold", exists=True, dir_okay=False, help="gold.jsonl of the same TRAIN split."
+    ),
     out: Path = typer.Option(..., "--out", help="Directory for one YAML template per category."),
-    max_vocab: int = typer.Option(15, "--max-vocab", min=0,
-                                  help="Observed values become recommended_values when there are at most this many."),
+    max_vocab: int = typer.Option(
+        15,
+        "--max-vocab",
+        min=0,
+        help="Observed values become recommended_values when there are at most this many.",
+    ),
 ) -> None:
     """Build templates for schema-less datasets (OA-Mine, AE-110K) from a train split's gold attributes.
 
@@ -145,27 +172,43 @@ def import_cmd(
     else:
         for issue in report.issues:
             typer.echo(issue, err=True)
-        typer.echo(f"{report.format}: {report.skus} SKUs, {report.gold} gold labels "
-                   f"({report.gold_with_value} with value, {report.gold_not_applicable} n/a), "
-                   f"{report.errors} errors, {report.warnings} warnings -> {out}")
+        typer.echo(
+            f"{report.format}: {report.skus} SKUs, {report.gold} gold labels "
+            f"({report.gold_with_value} with value, {report.gold_not_applicable} n/a), "
+            f"{report.errors} errors, {report.warnings} warnings -> {out}"
+        )
 
 
 @catalog_app.command("evaluate")
 def evaluate_cmd(
-    results: Path = typer.Option(..., "--results", exists=True, dir_okay=False,
-                                 help="AttributeResult JSONL (enrich output)."),
-    gold: Path = typer.Option(..., "--gold", exists=True, dir_okay=False, help="GoldLabel JSONL (import output)."),
-    skus: Path = typer.Option(None, "--skus", exists=True, dir_okay=False,
-                              help="skus.jsonl, to name the category of SKUs with gold but no result."),
-    templates: Path = typer.Option(None, "--templates", file_okay=False,
-                                   help="Template directory giving each attribute's kind/unit "
-                                        "(default: the built-in templates)."),
-    scope: str = typer.Option("union", "--scope", help="union: gold pairs without result count as misses; "
-                                                       "results: only pairs present in the results."),
+    results: Path = typer.Option(
+        ..., "--results", exists=True, dir_okay=False, help="AttributeResult JSONL (enrich output)."
+    ),
+    gold: Path = typer.Option(
+        ..., "--gold", exists=True, dir_okay=False, help="GoldLabel JSONL (import output)."
+    ),
+    skus: Path = typer.Option(
+        None,
+        "--skus",
+        exists=True,
+        dir_okay=False,
+        help="skus.jsonl, to name the category of SKUs with gold but no result.",
+    ),
+    templates: Path = typer.Option(
+        None,
+        "--templates",
+        file_okay=False,
+        help="Template directory giving each attribute's kind/unit (default: the built-in templates).",
+    ),
+    scope: str = typer.Option(
+        "union",
+        "--scope",
+        help="union: gold pairs without result count as misses; results: only pairs present in the results.",
+    ),
     json_out: Path = typer.Option(None, "--json", help="Also write the full report as JSON here."),
 ) -> None:
     """Score results against gold: accuracy, coverage, judge-supported rate, publish coverage, agreement."""
-    from groundtrace.catalog.evaluate import evaluate
+    from groundtrace.catalog.evaluation.metrics import evaluate
     from groundtrace.catalog.importers.base import read_jsonl_models
     from groundtrace.catalog.model import SKU, AttributeResult, GoldLabel
     from groundtrace.catalog.templates import TemplateError, load_templates
@@ -186,8 +229,7 @@ def evaluate_cmd(
         template_set = load_templates(templates)
     except TemplateError as exc:
         raise typer.BadParameter(str(exc), param_hint="--templates") from exc
-    report = evaluate(result_rows, gold_rows, templates=template_set, categories=categories,
-                      scope=scope)  # type: ignore[arg-type]
+    report = evaluate(result_rows, gold_rows, templates=template_set, categories=categories, scope=scope)  # type: ignore[arg-type]
     report.issues = [str(i) for i in issues] + report.issues
     if json_out is not None:  # written first: the report survives whatever happens while printing
         json_out.parent.mkdir(parents=True, exist_ok=True)

@@ -13,32 +13,71 @@ from groundtrace.cli.console import err_console, print_error
 
 @catalog_app.command("enrich")
 def enrich_cmd(
-    skus: Path = typer.Argument(..., exists=True, dir_okay=False, help="SKU records (JSONL, CSV or Parquet); malformed lines are reported as file:line and skipped."),
-    out: Path = typer.Option(..., "--out", help="Results JSONL (one AttributeResult per line); resumed if present."),
-    templates: Path = typer.Option(None, "--templates", file_okay=False,
-                                   help="Template directory (default: the built-in templates)."),
-    llm: str = typer.Option(None, "--llm", help="LLM for the Scout (and --judge llm): 'local', 'openai:MODEL', "
-                                                "'http://host:port/v1#MODEL'. Default: offline engine."),
+    skus: Path = typer.Argument(
+        ...,
+        exists=True,
+        dir_okay=False,
+        help="SKU records (JSONL, CSV or Parquet); malformed lines are reported as file:line and skipped.",
+    ),
+    out: Path = typer.Option(
+        ..., "--out", help="Results JSONL (one AttributeResult per line); resumed if present."
+    ),
+    templates: Path = typer.Option(
+        None, "--templates", file_okay=False, help="Template directory (default: the built-in templates)."
+    ),
+    llm: str = typer.Option(
+        None,
+        "--llm",
+        help="LLM for the Scout (and --judge llm): 'local', 'openai:MODEL', "
+        "'http://host:port/v1#MODEL'. Default: offline engine.",
+    ),
     max_prompt_tokens: int = typer.Option(
-        None, "--max-prompt-tokens", min=256,
+        None,
+        "--max-prompt-tokens",
+        min=256,
         help="Token limit (prompt + answer) of the LLM; default: the model's context for --llm local, none for "
-             "endpoints. Prompts that would not fit are compacted (relevant sentences only, attributes batched)."),
+        "endpoints. Prompts that would not fit are compacted (relevant sentences only, attributes batched).",
+    ),
     judge: str = typer.Option("rule", "--judge", help="rule (deterministic, offline) or llm (needs --llm)."),
-    feed: Path = typer.Option(None, "--feed", exists=True, dir_okay=False, help="Syndicated feed keyed by GTIN."),
-    corpus: Path = typer.Option(None, "--corpus", exists=True, help="Local page corpus (folder or JSONL) to search."),
+    feed: Path = typer.Option(
+        None, "--feed", exists=True, dir_okay=False, help="Syndicated feed keyed by GTIN."
+    ),
+    corpus: Path = typer.Option(
+        None, "--corpus", exists=True, help="Local page corpus (folder or JSONL) to search."
+    ),
     searxng: str = typer.Option(None, "--searxng", help="SearxNG base URL for live web search."),
-    images: Path = typer.Option(None, "--images", exists=True, file_okay=False,
-                                help="Folder of SKU images; enables OCR evidence (tesseract)."),
-    vlm: str = typer.Option(None, "--vlm", help="Vision LLM (OpenAI-compatible: 'http://host:port/v1#MODEL', "
-                                                "'openai:MODEL') that also transcribes the --images."),
-    policy: Path = typer.Option(None, "--policy", dir_okay=False,
-                                help="Write-policy YAML file, or a built-in policy: 'default' (UNVERIFIED at "
-                                     "confidence >= 0.7 is written) or 'cautious' (only PASS is written; "
-                                     "UNVERIFIED goes to REVIEW; for weak LLMs)."),
+    images: Path = typer.Option(
+        None,
+        "--images",
+        exists=True,
+        file_okay=False,
+        help="Folder of SKU images; enables OCR evidence (tesseract).",
+    ),
+    vlm: str = typer.Option(
+        None,
+        "--vlm",
+        help="Vision LLM (OpenAI-compatible: 'http://host:port/v1#MODEL', "
+        "'openai:MODEL') that also transcribes the --images.",
+    ),
+    policy: Path = typer.Option(
+        None,
+        "--policy",
+        dir_okay=False,
+        help="Write-policy YAML file, or a built-in policy: 'default' (UNVERIFIED at "
+        "confidence >= 0.7 is written) or 'cautious' (only PASS is written; "
+        "UNVERIFIED goes to REVIEW; for weak LLMs).",
+    ),
     workers: int = typer.Option(1, "--workers", min=1, max=64, help="SKUs processed at once (threads)."),
-    gold: Path = typer.Option(None, "--gold", exists=True, dir_okay=False,
-                              help="Gold labels JSONL: print the evaluation of this file's SKUs after the run."),
-    as_json: bool = typer.Option(False, "--json", help="Print the summary (and, with --gold, the evaluation) as one JSON document."),
+    gold: Path = typer.Option(
+        None,
+        "--gold",
+        exists=True,
+        dir_okay=False,
+        help="Gold labels JSONL: print the evaluation of this file's SKUs after the run.",
+    ),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print the summary (and, with --gold, the evaluation) as one JSON document."
+    ),
     no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress bar."),
 ) -> None:
     """Enrich SKUs: extract attributes with evidence, judge them and route each to WRITE / BLOCK / REVIEW.
@@ -67,9 +106,19 @@ def enrich_cmd(
         raise typer.BadParameter("must be 'rule' or 'llm'", param_hint="--judge")
     if judge == "llm" and not llm:
         raise typer.BadParameter("--judge llm needs --llm SPEC", param_hint="--judge")
-    config = EnrichConfig(templates=templates, llm=llm, judge=judge, feed=feed, corpus=corpus, searxng=searxng,
-                          images=images, vlm=vlm, policy=policy, workers=workers,
-                          max_prompt_tokens=max_prompt_tokens)
+    config = EnrichConfig(
+        templates=templates,
+        llm=llm,
+        judge=judge,
+        feed=feed,
+        corpus=corpus,
+        searxng=searxng,
+        images=images,
+        vlm=vlm,
+        policy=policy,
+        workers=workers,
+        max_prompt_tokens=max_prompt_tokens,
+    )
     try:
         comp = build_components(config)
     except (PolicyError, TemplateError, SourceError, LLMConfigError, UnknownNameError, ValueError) as exc:
@@ -80,8 +129,14 @@ def enrich_cmd(
     def show(text: str) -> None:
         err.print(text, markup=False, highlight=False, soft_wrap=True)
 
-    with Progress(TextColumn("enrich"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err, disable=no_progress or as_json) as bar:
+    with Progress(
+        TextColumn("enrich"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=no_progress or as_json,
+    ) as bar:
         task = bar.add_task("enrich", total=total)
 
         def progress(_sku: object, _n: int) -> None:
@@ -108,7 +163,7 @@ def enrich_cmd(
 
 
 def _evaluate(results: Path, gold: Path, skus: Path, templates: Path | None):  # -> EvaluationReport
-    from groundtrace.catalog.evaluate import evaluate
+    from groundtrace.catalog.evaluation.metrics import evaluate
     from groundtrace.catalog.importers.base import read_jsonl_models
     from groundtrace.catalog.model import AttributeResult, GoldLabel
     from groundtrace.catalog.pipeline import read_skus
@@ -125,7 +180,9 @@ def _evaluate(results: Path, gold: Path, skus: Path, templates: Path | None):  #
 
 @catalog_app.command("demo")
 def catalog_demo_cmd(
-    out: Path = typer.Option(Path("groundtrace-catalog-demo"), "--out", help="Folder for the demo catalog and results."),
+    out: Path = typer.Option(
+        Path("groundtrace-catalog-demo"), "--out", help="Folder for the demo catalog and results."
+    ),
     workers: int = typer.Option(2, "--workers", min=1, max=64, help="SKUs processed at once (threads)."),
 ) -> None:
     """Write the demo catalog, enrich it offline and print the summary and the evaluation."""

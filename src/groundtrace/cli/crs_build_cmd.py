@@ -12,15 +12,29 @@ from groundtrace.cli.console import err_console, print_error
 
 @crs_app.command("build")
 def build(
-    kb: str = typer.Option(..., "--kb", help="A KB file saved by `crs kb build`/`crs kb demo`, or 'demo' / 'demo:SEED' for the generated city."),
+    kb: str = typer.Option(
+        ...,
+        "--kb",
+        help="A KB file saved by `crs kb build`/`crs kb demo`, or 'demo' / 'demo:SEED' for the generated city.",
+    ),
     dialogues: int = typer.Option(10_000, "--dialogues", min=1, help="Number of dialogues to build."),
     seed: int = typer.Option(0, "--seed", help="Random seed; the output is byte-identical for a seed."),
-    out: Path = typer.Option(..., "--out", help="Output folder (train/validation/test.jsonl, schema, manifest, report)."),
+    out: Path = typer.Option(
+        ..., "--out", help="Output folder (train/validation/test.jsonl, schema, manifest, report)."
+    ),
     realiser: str = typer.Option("template", "--realiser", help="'template' (offline, default) or 'llm'."),
-    llm: str = typer.Option(None, "--llm", help="LLM spec for --realiser llm (e.g. 'local', 'openai:MODEL', 'http://host:port/v1#MODEL')."),
-    rejection_share: float = typer.Option(0.294, "--rejection-share", min=0.0, max=1.0, help="Share of dialogues with a reject_and_refine turn."),
+    llm: str = typer.Option(
+        None,
+        "--llm",
+        help="LLM spec for --realiser llm (e.g. 'local', 'openai:MODEL', 'http://host:port/v1#MODEL').",
+    ),
+    rejection_share: float = typer.Option(
+        0.294, "--rejection-share", min=0.0, max=1.0, help="Share of dialogues with a reject_and_refine turn."
+    ),
     demo_seed: int = typer.Option(0, "--demo-seed", help="Seed of the generated city when --kb demo."),
-    workers: int = typer.Option(1, "--workers", min=1, help="Threads realising dialogues at once (for --realiser llm); same output."),
+    workers: int = typer.Option(
+        1, "--workers", min=1, help="Threads realising dialogues at once (for --realiser llm); same output."
+    ),
 ) -> None:
     """Build a TRACE-CRS dialogue dataset from a knowledge base and print the build report.
 
@@ -31,12 +45,14 @@ def build(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from groundtrace.core.llm.base import LLMError
-    from groundtrace.crs.build import REALISERS, BuildConfig, build_dataset, make_realiser
-    from groundtrace.crs.planner import PlanningError
+    from groundtrace.crs.build.builder import REALISERS, BuildConfig, build_dataset, make_realiser
+    from groundtrace.crs.build.planner import PlanningError
 
     console = Console()
     if realiser not in REALISERS:
-        raise typer.BadParameter(f"unknown realiser {realiser!r}; choose from {REALISERS.names()}", param_hint="--realiser")
+        raise typer.BadParameter(
+            f"unknown realiser {realiser!r}; choose from {REALISERS.names()}", param_hint="--realiser"
+        )
     config = BuildConfig(rejection_share=rejection_share, llm=llm, workers=workers)
     try:
         real = make_realiser(realiser, config)
@@ -44,16 +60,31 @@ def build(
         raise typer.BadParameter(str(exc), param_hint="--llm") from None
     knowledge = _load_kb_or_exit(kb, demo_seed)
     try:
-        with Progress(TextColumn("building"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=console, transient=True) as bar:
+        with Progress(
+            TextColumn("building"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        ) as bar:
             task = bar.add_task("build", total=dialogues)
-            report = build_dataset(knowledge, dialogues, seed, out, realiser=real, config=config,
-                                   progress=lambda n: bar.advance(task, n))
+            report = build_dataset(
+                knowledge,
+                dialogues,
+                seed,
+                out,
+                realiser=real,
+                config=config,
+                progress=lambda n: bar.advance(task, n),
+            )
     except PlanningError as exc:
         console.print(f"[red]cannot build from {escape(kb)}: {escape(str(exc))}[/red]")
         raise typer.Exit(1) from exc
     report.print_summary(console)
-    console.print(f"wrote {escape(str(out))}/{{train,validation,test}}.jsonl, schema.json, manifest.json, build_report.json")
+    console.print(
+        f"wrote {escape(str(out))}/{{train,validation,test}}.jsonl, schema.json, manifest.json, build_report.json"
+    )
     errors, warnings = report.health()
     for message in warnings:
         err_console().print(f"[yellow]warning:[/yellow] {escape(message)}")
@@ -70,13 +101,15 @@ def build(
 def _load_kb_or_exit(kb: str, demo_seed: int):  # returns KnowledgeBase
     """The KB ``--kb`` names ('demo' generates one); a missing, foreign or tampered file exits cleanly."""
     if kb == "demo" or kb.startswith("demo:"):  # 'demo:SEED' as `crs run`/`crs score` accept it
-        from groundtrace.crs.demo_kb import generate_demo_kb
+        from groundtrace.crs.kb.demo import generate_demo_kb
 
         seed_text = kb.partition(":")[2]
         if seed_text and not seed_text.lstrip("-").isdigit():
-            raise typer.BadParameter(f"{kb!r}: expected 'demo' or 'demo:SEED' with an integer seed", param_hint="--kb")
+            raise typer.BadParameter(
+                f"{kb!r}: expected 'demo' or 'demo:SEED' with an integer seed", param_hint="--kb"
+            )
         return generate_demo_kb(int(seed_text) if seed_text else demo_seed)
-    from groundtrace.crs.kb_store import KBIntegrityError, NotAKnowledgeBaseError, load_kb
+    from groundtrace.crs.kb.store import KBIntegrityError, NotAKnowledgeBaseError, load_kb
 
     path = Path(kb)
     if not path.is_file():

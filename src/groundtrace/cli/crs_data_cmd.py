@@ -16,7 +16,7 @@ def _load_kb_or_exit(kb: Path | None):  # returns KnowledgeBase | None
     if kb is None:
         return None
 
-    from groundtrace.crs.kb_store import KBIntegrityError, NotAKnowledgeBaseError, load_kb
+    from groundtrace.crs.kb.store import KBIntegrityError, NotAKnowledgeBaseError, load_kb
 
     try:
         return load_kb(kb)
@@ -41,7 +41,7 @@ def validate(
     from rich.console import Console
     from rich.markup import escape
 
-    from groundtrace.crs.validate import validate_path
+    from groundtrace.crs.dataset.validate import validate_path
 
     knowledge = _load_kb_or_exit(kb)
     try:
@@ -75,7 +75,7 @@ def schema(
     out: Path = typer.Option(..., "--out", help="Where to write the JSON Schema of a dataset line."),
 ) -> None:
     """Write the versioned JSON Schema of TRACE-CRS dialogues (generated from the pydantic models)."""
-    from groundtrace.crs.dataset_io import write_json_schema
+    from groundtrace.crs.dataset.files import write_json_schema
 
     typer.echo(f"wrote {write_json_schema(out)}")
 
@@ -93,8 +93,8 @@ def export(
     from rich.console import Console
     from rich.markup import escape
 
-    from groundtrace.crs.dataset_io import MANIFEST, read_dataset, write_dialogues, write_json_schema
-    from groundtrace.crs.redact import RedactionError, kb_id_export, redact_dataset
+    from groundtrace.crs.dataset.files import MANIFEST, read_dataset, write_dialogues, write_json_schema
+    from groundtrace.crs.dataset.release import RedactionError, kb_id_export, redact_dataset
 
     console = Console()
     knowledge = _load_kb_or_exit(kb)
@@ -146,8 +146,13 @@ def hydrate(
     from rich.markup import escape
     from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 
-    from groundtrace.crs.dataset_io import LineError
-    from groundtrace.crs.redact import RedactionError, collect_review_slices, hydrate_dataset, needed_spans
+    from groundtrace.crs.dataset.files import LineError
+    from groundtrace.crs.dataset.release import (
+        RedactionError,
+        collect_review_slices,
+        hydrate_dataset,
+        needed_spans,
+    )
 
     console = Console()
     if not yelp_reviews.is_file():

@@ -11,10 +11,14 @@ from groundtrace.cli.apps import crs_app
 from groundtrace.cli.console import err_console
 
 # Options shared by `crs run` and `crs score` (declared once).
-LimitOption = Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N dialogues of the split.")]
+LimitOption = Annotated[
+    int | None, typer.Option("--limit", min=1, help="Only the first N dialogues of the split.")
+]
 KbOption = Annotated[
     str | None,
-    typer.Option("--kb", help="KB file, or 'demo'/'demo:SEED'; default: the demo city named by the manifest."),
+    typer.Option(
+        "--kb", help="KB file, or 'demo'/'demo:SEED'; default: the demo city named by the manifest."
+    ),
 ]
 NliOption = Annotated[
     str | None,
@@ -30,10 +34,9 @@ def _check_setting(setting: str) -> None:
         raise typer.BadParameter("choose 'closed' or 'open'", param_hint="--setting")
 
 
-
 def _load(dataset: Path, split: str, kb: str | None):
 
-    from groundtrace.crs.runner import load_split, resolve_kb
+    from groundtrace.crs.evaluation.runner import load_split, resolve_kb
 
     err = err_console()
     try:
@@ -52,7 +55,7 @@ def _scorer(nli: str | None):
     """The entailment scorer for the NLI metric (None leaves the metric unavailable)."""
     if nli is None:
         return None
-    from groundtrace.core.entailment import make_scorer
+    from groundtrace.core.nli.entailment import make_scorer
 
     try:
         return make_scorer(nli)
@@ -157,7 +160,7 @@ def run(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from groundtrace.core.registry import UnknownNameError
-    from groundtrace.crs.runner import RunKeyMismatchError, run_system
+    from groundtrace.crs.evaluation.runner import RunKeyMismatchError, run_system
     from groundtrace.crs.systems import SYSTEMS, HTTPSystem, build_system, is_url
 
     _check_setting(setting)
@@ -234,7 +237,7 @@ def score(
 ) -> None:
     """Score a predictions JSONL offline (bad lines are reported as file:line and skipped)."""
 
-    from groundtrace.crs.runner import RunKeyMismatchError, score_file
+    from groundtrace.crs.evaluation.runner import RunKeyMismatchError, score_file
 
     _check_setting(setting)
     if not predictions.is_file():

@@ -67,12 +67,12 @@ def parse_per_type(text: str) -> dict[str, int]:
 
 
 def selection_config(config_file: Path | None, overrides: dict[str, Any]):  # -> SelectionConfig
-    """The :class:`~groundtrace.crs.kb_select.SelectionConfig` of a YAML/JSON file (or the defaults),
+    """The :class:`~groundtrace.crs.kb.select.SelectionConfig` of a YAML/JSON file (or the defaults),
     with every non-None ``overrides`` value replacing the file's; raises ValueError with the reason."""
     import yaml
     from pydantic import ValidationError
 
-    from groundtrace.crs.kb_select import SelectionConfig
+    from groundtrace.crs.kb.select import SelectionConfig
 
     data: dict[str, Any] = {}
     if config_file is not None:
@@ -93,7 +93,7 @@ def selection_config(config_file: Path | None, overrides: dict[str, Any]):  # ->
 
 
 def _selection_defaults():  # SelectionConfig; imported lazily elsewhere, needed here for the help text
-    from groundtrace.crs.kb_select import SelectionConfig
+    from groundtrace.crs.kb.select import SelectionConfig
 
     return SelectionConfig()
 
@@ -126,7 +126,10 @@ def build(
         None, "--cities", help="City to include (repeatable or comma-separated); default: top --n-cities."
     ),
     n_cities: int = typer.Option(
-        None, "--n-cities", min=1, help=f"How many cities when --cities is not given (default: {_DEFAULTS.n_cities})."
+        None,
+        "--n-cities",
+        min=1,
+        help=f"How many cities when --cities is not given (default: {_DEFAULTS.n_cities}).",
     ),
     per_type: str = typer.Option(
         None,
@@ -135,13 +138,22 @@ def build(
         f"(unlisted types 0) (default: {_per_type_default()}).",
     ),
     min_reviews: int = typer.Option(
-        None, "--min-reviews", min=0, help=f"Minimum reviews kept per selected POI (default: {_DEFAULTS.min_reviews})."
+        None,
+        "--min-reviews",
+        min=0,
+        help=f"Minimum reviews kept per selected POI (default: {_DEFAULTS.min_reviews}).",
     ),
     max_reviews_per_poi: int = typer.Option(
-        None, "--max-reviews-per-poi", min=1, help=f"Cap on reviews kept per POI (default: {_DEFAULTS.max_reviews_per_poi})."
+        None,
+        "--max-reviews-per-poi",
+        min=1,
+        help=f"Cap on reviews kept per POI (default: {_DEFAULTS.max_reviews_per_poi}).",
     ),
     min_review_chars: int = typer.Option(
-        None, "--min-review-chars", min=0, help=f"Skip reviews shorter than this many characters (default: {_DEFAULTS.min_review_chars})."
+        None,
+        "--min-review-chars",
+        min=0,
+        help=f"Skip reviews shorter than this many characters (default: {_DEFAULTS.min_review_chars}).",
     ),
     seed: int = typer.Option(
         None, "--seed", help=f"Seed of the stratified POI and review sampling (default: {_DEFAULTS.seed})."
@@ -155,8 +167,8 @@ def build(
     from rich.markup import escape
     from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
 
-    from groundtrace.crs.kb_select import build_kb, summary_path
-    from groundtrace.crs.yelp import yelp_files
+    from groundtrace.crs.kb.select import build_kb, summary_path
+    from groundtrace.crs.kb.yelp import yelp_files
 
     console = err_console()
     try:
@@ -233,7 +245,7 @@ def info(
     from rich.console import Console
     from rich.markup import escape
 
-    from groundtrace.crs.kb_store import KBIntegrityError, NotAKnowledgeBaseError, kb_summary, load_kb
+    from groundtrace.crs.kb.store import KBIntegrityError, NotAKnowledgeBaseError, kb_summary, load_kb
 
     try:
         summary = kb_summary(kb)
@@ -260,11 +272,11 @@ def demo(
     seed: int = typer.Option(0, "--seed", help="Seed of the demo KB generator (deterministic for a seed)."),
 ) -> None:
     """Generate the fictional-city demo KB (no download needed) and save it."""
-    from groundtrace.crs.demo_kb import generate_demo_kb
-    from groundtrace.crs.kb_store import save_kb
+    from groundtrace.crs.kb.demo import generate_demo_kb
+    from groundtrace.crs.kb.store import save_kb
 
     kb = generate_demo_kb(seed=seed)
-    save_kb(kb, out, source=f"groundtrace.crs.demo_kb seed={seed}")
+    save_kb(kb, out, source=f"groundtrace.crs.kb.demo seed={seed}")
     summary = kb.summary()
     out.with_name(out.name + ".summary.json").write_text(
         json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"

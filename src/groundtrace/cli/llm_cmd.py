@@ -156,6 +156,7 @@ def _json_line(text: str, path: list[Any]) -> int | None:
             return None
     return node.start_mark.line + 1 if node is not None else None
 
+
 @llm_app.command("usage")
 def usage(
     cache_path: Annotated[Path | None, typer.Option("--cache-path", help=_CACHE_HELP)] = None,

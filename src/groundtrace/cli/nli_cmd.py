@@ -85,8 +85,8 @@ def nli_eval(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
-    from groundtrace.core.entailment import ENTAILMENT_SCORERS, make_scorer
-    from groundtrace.core.nli_eval import NliDataError, run_nli_eval
+    from groundtrace.core.nli.entailment import ENTAILMENT_SCORERS, make_scorer
+    from groundtrace.core.nli.evaluation import NliDataError, run_nli_eval
 
     console = Console()
     err = err_console()

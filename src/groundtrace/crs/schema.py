@@ -10,7 +10,7 @@ Conventions
   attribute strings, or generated for the demo city). Unknown values are simply absent.
 * Review tags: each dialogue numbers the reviews of its closed candidate pool ``R1, R2, ...`` in
   ``Dialogue.review_refs``; system turns cite them as ``[Rn]``. For the open setting the runner extends
-  the numbering deterministically (see ``groundtrace.crs.kb.open_review_refs``).
+  the numbering deterministically (see ``groundtrace.crs.kb.knowledge_base.open_review_refs``).
 * Recommendation turns (system turns whose act is ``recommend`` or ``compare``) carry their gold labels
   in ``Turn.gold``: the gold POI, the multi-reference pool and the open-set pool.
 """
@@ -140,12 +140,18 @@ class TurnGold(_Record):
     """Gold labels of a recommendation turn."""
 
     gold_poi: str
-    multi_ref: list[str] = Field(default_factory=list, description="Closed-pool POIs that also satisfy the turn.")
-    open_pool: list[str] = Field(default_factory=list, description="50-100 same-city same-type POI ids (gold included).")
+    multi_ref: list[str] = Field(
+        default_factory=list, description="Closed-pool POIs that also satisfy the turn."
+    )
+    open_pool: list[str] = Field(
+        default_factory=list, description="50-100 same-city same-type POI ids (gold included)."
+    )
     active_constraints: list[Constraint] = Field(default_factory=list)
 
 
-UserAct = Literal["request", "provide_preference", "reject_and_refine", "ask_comparison", "ask_detail", "accept"]
+UserAct = Literal[
+    "request", "provide_preference", "reject_and_refine", "ask_comparison", "ask_detail", "accept"
+]
 SystemAct = Literal["clarify", "recommend", "compare", "explain", "close"]
 
 
@@ -161,7 +167,9 @@ class Turn(_Record):
     rejected: list[str] = Field(default_factory=list, description="POI ids the user rejects in this turn.")
     # system turns
     recommended: list[str] = Field(default_factory=list, description="POI ids recommended, main one first.")
-    cited_tags: list[str] = Field(default_factory=list, description="Distinct [Rn] tags used in text, in order.")
+    cited_tags: list[str] = Field(
+        default_factory=list, description="Distinct [Rn] tags used in text, in order."
+    )
     quote_spans: list[QuoteSpan] = Field(default_factory=list)
     gold: TurnGold | None = None
 

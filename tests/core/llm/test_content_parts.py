@@ -13,6 +13,7 @@ import httpx
 import pytest
 from pydantic import BaseModel
 
+from groundtrace.core.evidence.tokens import count_tokens
 from groundtrace.core.llm.base import ChatMessage, ImagePart, LLMError, TextPart
 from groundtrace.core.llm.cache import ResponseCache, cache_key
 from groundtrace.core.llm.content import (
@@ -29,7 +30,6 @@ from groundtrace.core.llm.engine import build_payload, normalise_messages
 from groundtrace.core.llm.local import LocalLlamaClient, _LoadedModel
 from groundtrace.core.llm.schema import as_output_schema
 from groundtrace.core.llm.wire_server import Reply, WireServer, scripted
-from groundtrace.core.tokens import count_tokens
 
 OPTS = {"temperature": 0.0, "max_tokens": None, "seed": None}
 
@@ -38,14 +38,18 @@ def data_url(payload: bytes, mime: str = "image/png") -> str:
     return f"data:{mime};base64,{base64.b64encode(payload).decode('ascii')}"
 
 
-def vision(payload: bytes = b"\x89PNG label one", prompt: str = "Transcribe the label.",
-           detail: str | None = None) -> list[dict[str, Any]]:
+def vision(
+    payload: bytes = b"\x89PNG label one", prompt: str = "Transcribe the label.", detail: str | None = None
+) -> list[dict[str, Any]]:
     image: dict[str, Any] = {"url": data_url(payload)}
     if detail is not None:
         image["detail"] = detail
     return [
         {"role": "system", "content": "You read product images."},
-        {"role": "user", "content": [{"type": "text", "text": prompt}, {"type": "image_url", "image_url": image}]},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": prompt}, {"type": "image_url", "image_url": image}],
+        },
     ]
 
 
@@ -63,7 +67,10 @@ def test_list_content_validates_into_typed_parts_and_back_to_plain_dicts() -> No
     assert msg.content[1].image_url.detail == "low"
     plain = normalise_messages(vision())
     assert plain[0] == {"role": "system", "content": "You read product images."}
-    assert plain[1]["content"][1] == {"type": "image_url", "image_url": {"url": data_url(b"\x89PNG label one")}}
+    assert plain[1]["content"][1] == {
+        "type": "image_url",
+        "image_url": {"url": data_url(b"\x89PNG label one")},
+    }
     # a ChatMessage instance and its dict give the same wire form; strings stay strings
     assert normalise_messages([msg]) == [msg.wire()]
     assert normalise_messages([{"role": "user", "content": "hi"}]) == [{"role": "user", "content": "hi"}]
@@ -75,14 +82,28 @@ def test_list_content_validates_into_typed_parts_and_back_to_plain_dicts() -> No
         ({"role": "user", "content": []}, "at least 1"),
         ({"role": "user", "content": [{"type": "audio", "data": "x"}]}, "audio"),
         ({"role": "user", "content": [{"type": "text", "text": "a", "extra": 1}]}, "extra"),
-        ({"role": "user", "content": [{"type": "image_url", "image_url": {"url": "file:///etc/passwd"}}]},
-         "data:image"),
-        ({"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:text/plain;base64,aGk="}}]},
-         "data:image"),
-        ({"role": "user", "content": [{"type": "image_url", "image_url": {"url": data_url(b"x"), "detail": "max"}}]},
-         "detail"),
-        ({"role": "system", "content": [{"type": "image_url", "image_url": {"url": data_url(b"x")}}]},
-         "only allowed in user messages"),
+        (
+            {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "file:///etc/passwd"}}]},
+            "data:image",
+        ),
+        (
+            {
+                "role": "user",
+                "content": [{"type": "image_url", "image_url": {"url": "data:text/plain;base64,aGk="}}],
+            },
+            "data:image",
+        ),
+        (
+            {
+                "role": "user",
+                "content": [{"type": "image_url", "image_url": {"url": data_url(b"x"), "detail": "max"}}],
+            },
+            "detail",
+        ),
+        (
+            {"role": "system", "content": [{"type": "image_url", "image_url": {"url": data_url(b"x")}}]},
+            "only allowed in user messages",
+        ),
         ({"role": "user", "content": 42}, "content"),
     ],
 )
@@ -93,9 +114,15 @@ def test_bad_content_parts_are_rejected_before_sending(message: dict, why: str) 
 
 
 def test_http_image_urls_and_text_only_parts_are_accepted() -> None:
-    plain = normalise_messages([{"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
-                                {"role": "user", "content": [{"type": "image_url",
-                                                              "image_url": {"url": "https://cdn.example/x.png"}}]}])
+    plain = normalise_messages(
+        [
+            {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+            {
+                "role": "user",
+                "content": [{"type": "image_url", "image_url": {"url": "https://cdn.example/x.png"}}],
+            },
+        ]
+    )
     assert plain[0]["content"] == [{"type": "text", "text": "ok"}]
     assert has_images(plain) and not has_images(plain[:1])
 
@@ -125,7 +152,10 @@ def test_cache_key_holds_the_image_sha256_not_its_bytes() -> None:
     url = msgs[1]["content"][1]["image_url"]["url"]
     import hashlib
 
-    assert keyed[1]["content"][1]["image_url"]["url"] == DATA_URL_KEY_PREFIX + hashlib.sha256(url.encode()).hexdigest()
+    assert (
+        keyed[1]["content"][1]["image_url"]["url"]
+        == DATA_URL_KEY_PREFIX + hashlib.sha256(url.encode()).hexdigest()
+    )
     assert keyed[0] == msgs[0] and keyed[1]["content"][0] == msgs[1]["content"][0]
     assert len(json.dumps(keyed)) < 600 < len(url)
     assert msgs[1]["content"][1]["image_url"]["url"] == url  # the wire messages are not touched
@@ -139,9 +169,16 @@ def test_cache_key_changes_with_the_image_prompt_and_detail() -> None:
     assert base != cache_key("m", normalise_messages(vision(b"two")), OPTS, None)
     assert base != cache_key("m", normalise_messages(vision(b"one", prompt="Other prompt.")), OPTS, None)
     assert base != cache_key("m", normalise_messages(vision(b"one", detail="low")), OPTS, None)
-    jpeg = [vision(b"one")[0], {"role": "user", "content": [
-        {"type": "text", "text": "Transcribe the label."},
-        {"type": "image_url", "image_url": {"url": data_url(b"one", "image/jpeg")}}]}]
+    jpeg = [
+        vision(b"one")[0],
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Transcribe the label."},
+                {"type": "image_url", "image_url": {"url": data_url(b"one", "image/jpeg")}},
+            ],
+        },
+    ]
     assert base != cache_key("m", normalise_messages(jpeg), OPTS, None)
 
 
@@ -156,24 +193,38 @@ def test_token_estimate_counts_text_parts_and_a_fixed_cost_per_image() -> None:
     assert content_tokens(low) == count_tokens(prompt) + IMAGE_TOKEN_ESTIMATE_LOW == count_tokens(prompt) + 85
     assert content_tokens(high, count=len) == len(prompt) + 765  # any counter (e.g. a budget's estimate)
     assert content_tokens("a b c") == 3 and content_text("a b") == "a b"
-    assert content_text([{"type": "text", "text": "a"}, {"type": "image_url", "image_url": {"url": "x"}},
-                         {"type": "text", "text": "b"}]) == "a\nb"
+    assert (
+        content_text(
+            [
+                {"type": "text", "text": "a"},
+                {"type": "image_url", "image_url": {"url": "x"}},
+                {"type": "text", "text": "b"},
+            ]
+        )
+        == "a\nb"
+    )
     msgs = normalise_messages(vision(prompt=prompt))
-    assert messages_tokens(msgs, per_message=4) == count_tokens("You read product images.") + content_tokens(high) + 8
+    assert (
+        messages_tokens(msgs, per_message=4)
+        == count_tokens("You read product images.") + content_tokens(high) + 8
+    )
 
 
 # -- over the wire (real OpenAI SDK client against the local WireServer) -------------------------------
 
 
-def test_image_message_over_the_wire_is_sent_cached_and_counted(serve, make_client, cache: ResponseCache,
-                                                                tmp_path: Path) -> None:
+def test_image_message_over_the_wire_is_sent_cached_and_counted(
+    serve, make_client, cache: ResponseCache, tmp_path: Path
+) -> None:
     server = serve(lambda req: "USDA ORGANIC")
     client = make_client(server, cache=cache)
     first = client.complete(vision(b"front"))
     assert first.text == "USDA ORGANIC" and not first.cached
     sent = server.requests[0]["messages"]
-    assert sent[1]["content"] == [{"type": "text", "text": "Transcribe the label."},
-                                  {"type": "image_url", "image_url": {"url": data_url(b"front")}}]
+    assert sent[1]["content"] == [
+        {"type": "text", "text": "Transcribe the label."},
+        {"type": "image_url", "image_url": {"url": data_url(b"front")}},
+    ]
     # the server counted the text of every message plus the per-image estimate
     expected_prompt = count_tokens("You read product images.") + count_tokens("Transcribe the label.") + 765
     assert first.usage.prompt_tokens == expected_prompt and first.usage.calls == 1
@@ -214,7 +265,9 @@ def test_async_image_message(serve, make_client) -> None:
 def test_wire_server_answers_400_to_malformed_content() -> None:
     with WireServer(lambda req: "ok") as server:
         url = f"{server.base_url}/chat/completions"
-        bad = httpx.post(url, json={"model": "m", "messages": [{"role": "user", "content": [{"type": "video"}]}]})
+        bad = httpx.post(
+            url, json={"model": "m", "messages": [{"role": "user", "content": [{"type": "video"}]}]}
+        )
         good = httpx.post(url, json={"model": "m", "messages": vision()})
     assert bad.status_code == 400 and "content[0]" in bad.json()["error"]["message"]
     assert good.status_code == 200 and good.json()["choices"][0]["message"]["content"] == "ok"
@@ -239,8 +292,10 @@ def test_local_backend_sends_text_parts_as_one_string(tmp_path: Path) -> None:
 
         def handle_chat_completions(self, body: dict[str, Any]) -> dict[str, Any]:
             self.bodies.append(body)
-            return {"choices": [{"message": {"content": "blue"}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 7, "completion_tokens": 1}}
+            return {
+                "choices": [{"message": {"content": "blue"}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 7, "completion_tokens": 1},
+            }
 
     fake = FakeServer()
     client = LocalLlamaClient(tmp_path / "fake.gguf", cache=None)

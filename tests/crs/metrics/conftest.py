@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from groundtrace.crs.kb import KnowledgeBase
-from groundtrace.crs.predictions import Prediction
+from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.schema import POI, Dialogue, Review
+from groundtrace.crs.systems.predictions import Prediction
 
 FIXTURE_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "crs_metrics"
 LAT0, LON0 = 32.2, -110.95

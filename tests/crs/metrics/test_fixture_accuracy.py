@@ -18,7 +18,7 @@ import math
 
 import pytest
 
-from groundtrace.crs.metrics import score_predictions
+from groundtrace.crs.evaluation.score import score_predictions
 
 LOG2_3 = math.log2(3)
 

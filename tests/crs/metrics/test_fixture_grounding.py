@@ -1,6 +1,6 @@
 """Grounding metrics on the fixture runs, computed by hand.
 
-Token counts use groundtrace.core.tokens (each quote mark, bracket, comma and period is one token).
+Token counts use groundtrace.core.evidence.tokens (each quote mark, bracket, comma and period is one token).
 Character offsets below were counted on the response strings of predictions_closed.jsonl.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from groundtrace.crs.metrics import score_predictions
+from groundtrace.crs.evaluation.score import score_predictions
 
 
 @pytest.fixture(scope="module")
@@ -163,7 +163,7 @@ def test_nli_with_fake_scorer(dialogues, closed_predictions, kb):
 
 
 def test_nli_pooled_counts_entailed_claims(dialogues, kb):
-    from groundtrace.crs.predictions import Prediction
+    from groundtrace.crs.systems.predictions import Prediction
 
     preds = [
         # two claims: the first is entailed by V1 (all its words are in V1), the second cites nothing resolvable
@@ -190,7 +190,7 @@ def score_response(dialogues, kb, response: str) -> tuple[dict, dict]:
     """The fast values and the difflib reference's values of one response at d3/1."""
     from groundtrace.crs.metrics.lexicon import load_lexicon
     from groundtrace.crs.metrics.reference import reference_turn_values
-    from groundtrace.crs.predictions import Prediction
+    from groundtrace.crs.systems.predictions import Prediction
 
     d3 = next(d for d in dialogues if d.dialogue_id == "d3")
     pred = Prediction(dialogue_id="d3", turn_index=1, ranking=["P1"], response=response)

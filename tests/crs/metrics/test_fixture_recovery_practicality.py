@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from groundtrace.crs.metrics import score_predictions
+from groundtrace.crs.evaluation.score import score_predictions
 
 
 @pytest.fixture(scope="module")

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from groundtrace.crs.build import build_dialogues
-from groundtrace.crs.demo_kb import generate_demo_kb
-from groundtrace.crs.metrics import score_predictions
-from groundtrace.crs.predictions import Prediction
+from groundtrace.crs.build.builder import build_dialogues
+from groundtrace.crs.evaluation.score import score_predictions
+from groundtrace.crs.kb.demo import generate_demo_kb
+from groundtrace.crs.systems.predictions import Prediction
 
 
 @pytest.fixture(scope="module")

@@ -7,9 +7,10 @@ import math
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from groundtrace.crs.metrics import DEFAULT_METRICS, score_predictions
-from groundtrace.crs.predictions import Prediction
+from groundtrace.crs.evaluation.score import score_predictions
+from groundtrace.crs.metrics import DEFAULT_METRICS
 from groundtrace.crs.schema import Dialogue
+from groundtrace.crs.systems.predictions import Prediction
 from tests.crs.metrics.conftest import REVIEW_TEXTS, make_kb, read_jsonl
 
 KB = make_kb()

@@ -18,10 +18,10 @@ import random
 
 import pytest
 
-from groundtrace.crs.metrics import score_predictions
+from groundtrace.crs.evaluation.score import score_predictions
 from groundtrace.crs.metrics.lexicon import load_lexicon
 from groundtrace.crs.metrics.reference import difflib_quote_score, reference_turn_values
-from groundtrace.crs.predictions import Prediction
+from groundtrace.crs.systems.predictions import Prediction
 from tests.crs.metrics.conftest import REVIEW_TEXTS
 
 COMPARED = (
@@ -139,7 +139,7 @@ def test_fast_equals_reference(dialogues, kb):
 def test_category_labels_support_terms_in_both_implementations(dialogues):
     # P9 is a "Bed & Breakfast": no good_for_meal attribute and no review says "breakfast", yet its category
     # label names the term, so "breakfast" is supported (0 hallucinated); "brunch" is not (1 of 2 mentions).
-    from groundtrace.crs.kb import KnowledgeBase
+    from groundtrace.crs.kb.knowledge_base import KnowledgeBase
     from groundtrace.crs.schema import POI, Review, ReviewRef
 
     poi = POI(poi_id="P9", name="Rose Inn", city="Tucson", poi_type="hotel", lat=32.2, lon=-110.95, stars=4.0,

@@ -7,8 +7,9 @@ import math
 
 import pytest
 
-from groundtrace.crs.metrics import DEFAULT_METRICS, score_predictions
-from groundtrace.crs.predictions import Prediction
+from groundtrace.crs.evaluation.score import score_predictions
+from groundtrace.crs.metrics import DEFAULT_METRICS
+from groundtrace.crs.systems.predictions import Prediction
 
 
 @pytest.fixture(scope="module")

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from groundtrace.crs.build import build_dataset
-from groundtrace.crs.demo_kb import generate_demo_kb
-from groundtrace.crs.kb import KnowledgeBase
-from groundtrace.crs.kb_store import save_kb
-from groundtrace.crs.runner import load_split
+from groundtrace.crs.build.builder import build_dataset
+from groundtrace.crs.evaluation.runner import load_split
+from groundtrace.crs.kb.demo import generate_demo_kb
+from groundtrace.crs.kb.knowledge_base import KnowledgeBase
+from groundtrace.crs.kb.store import save_kb
 from groundtrace.crs.schema import Dialogue
 
 

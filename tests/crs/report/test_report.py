@@ -11,16 +11,16 @@ import pytest
 from typer.testing import CliRunner
 
 from groundtrace.cli import app
-from groundtrace.core.citations import find_tags
-from groundtrace.crs.kb import KnowledgeBase
-from groundtrace.crs.predictions import Prediction
+from groundtrace.core.evidence.citations import find_tags
+from groundtrace.crs.evaluation.runner import PREDICTIONS_FILE, run_system
+from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.report import build_report
 from groundtrace.crs.report.html import evidence_view, highlighted
 from groundtrace.crs.report.leaderboard import axis_value
 from groundtrace.crs.report.render import latex_escape
-from groundtrace.crs.runner import PREDICTIONS_FILE, run_system
 from groundtrace.crs.schema import POI, Review, ReviewRef
 from groundtrace.crs.systems import build_system
+from groundtrace.crs.systems.predictions import Prediction
 from tests.crs.report.demo_data import make_demo
 
 

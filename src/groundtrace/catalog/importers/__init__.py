@@ -21,14 +21,30 @@ from groundtrace.catalog.importers.base import (
 from groundtrace.core.registry import Registry
 
 IMPORTERS: Registry[type[Importer]] = Registry("importer", base=Importer)
-IMPORTERS.register_lazy("wdc-pave", "groundtrace.catalog.importers.wdc_pave:WDCPaveImporter",
-                        aliases=("wdc", "wdc_pave"), description="WDC-PAVE offers (title, description, n/a gold)")
-IMPORTERS.register_lazy("oa-mine", "groundtrace.catalog.importers.extractgpt:OAMineImporter",
-                        aliases=("oa_mine", "oamine"), description="OA-Mine titles, ExtractGPT format")
-IMPORTERS.register_lazy("ae-110k", "groundtrace.catalog.importers.extractgpt:AE110KImporter",
-                        aliases=("ae_110k", "ae110k"), description="AE-110K titles, ExtractGPT format")
-IMPORTERS.register_lazy("openfoodfacts", "groundtrace.catalog.importers.openfoodfacts:OpenFoodFactsImporter",
-                        aliases=("off", "open-food-facts"), description="Open Food Facts TSV export")
+IMPORTERS.register_lazy(
+    "wdc-pave",
+    "groundtrace.catalog.importers.wdc_pave:WDCPaveImporter",
+    aliases=("wdc", "wdc_pave"),
+    description="WDC-PAVE offers (title, description, n/a gold)",
+)
+IMPORTERS.register_lazy(
+    "oa-mine",
+    "groundtrace.catalog.importers.extractgpt:OAMineImporter",
+    aliases=("oa_mine", "oamine"),
+    description="OA-Mine titles, ExtractGPT format",
+)
+IMPORTERS.register_lazy(
+    "ae-110k",
+    "groundtrace.catalog.importers.extractgpt:AE110KImporter",
+    aliases=("ae_110k", "ae110k"),
+    description="AE-110K titles, ExtractGPT format",
+)
+IMPORTERS.register_lazy(
+    "openfoodfacts",
+    "groundtrace.catalog.importers.openfoodfacts:OpenFoodFactsImporter",
+    aliases=("off", "open-food-facts"),
+    description="Open Food Facts TSV export",
+)
 
 
 def import_file(

@@ -19,7 +19,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, Field
 
 from groundtrace.catalog.model import SKU, GoldLabel
-from groundtrace.core.textio import iter_lines
+from groundtrace.core.files.text import iter_lines
 
 NA = "n/a"
 
@@ -118,7 +118,9 @@ def gold_from_scores(
         elif text and text not in values:
             values.append(text)
     if not values:
-        return GoldLabel(sku_id=sku_id, attribute=slug, not_applicable=True, source=source) if has_na else None
+        return (
+            GoldLabel(sku_id=sku_id, attribute=slug, not_applicable=True, source=source) if has_na else None
+        )
     if has_na:
         counters["na_mixed"] += 1
     return GoldLabel(sku_id=sku_id, attribute=slug, value=values[0], alternatives=values[1:], source=source)
@@ -218,8 +220,13 @@ def read_jsonl_models(path: Path, model: type[BaseModel]) -> tuple[list, list[Im
         except ValidationError as exc:
             first = exc.errors()[0] if exc.errors() else {"msg": str(exc), "loc": ()}
             where = ".".join(str(p) for p in first.get("loc", ()))
-            issues.append(ImportIssue(str(path), number,
-                                      f"invalid {model.__name__}: {where + ': ' if where else ''}{first['msg']}"))
+            issues.append(
+                ImportIssue(
+                    str(path),
+                    number,
+                    f"invalid {model.__name__}: {where + ': ' if where else ''}{first['msg']}",
+                )
+            )
     return items, issues
 
 

@@ -28,11 +28,25 @@ from groundtrace.catalog.model import SKU, GoldLabel
 
 #: Diet / specialty wording → grocery ``dietary_labels`` enum values.
 DIETARY_VALUE_MAP: dict[str, str] = {
-    "vegan": "vegan", "vegetarian": "vegetarian", "veggie": "vegetarian", "veg": "vegetarian",
-    "gluten free": "gluten_free", "gluten-free": "gluten_free", "dairy free": "dairy_free",
-    "dairy-free": "dairy_free", "lactose free": "lactose_free", "kosher": "kosher", "halal": "halal",
-    "keto": "keto", "keto friendly": "keto", "paleo": "paleo", "sugar free": "sugar_free",
-    "sugar-free": "sugar_free", "non gmo": "non_gmo", "non-gmo": "non_gmo", "nongmo": "non_gmo",
+    "vegan": "vegan",
+    "vegetarian": "vegetarian",
+    "veggie": "vegetarian",
+    "veg": "vegetarian",
+    "gluten free": "gluten_free",
+    "gluten-free": "gluten_free",
+    "dairy free": "dairy_free",
+    "dairy-free": "dairy_free",
+    "lactose free": "lactose_free",
+    "kosher": "kosher",
+    "halal": "halal",
+    "keto": "keto",
+    "keto friendly": "keto",
+    "paleo": "paleo",
+    "sugar free": "sugar_free",
+    "sugar-free": "sugar_free",
+    "non gmo": "non_gmo",
+    "non-gmo": "non_gmo",
+    "nongmo": "non_gmo",
 }
 
 
@@ -79,8 +93,9 @@ class ExtractGPTImporter(Importer):
                     continue
                 label = gold_from_scores(sku_id, slug, entry, f"{self.name}:{attribute}", self.counters)
                 if label is None:
-                    yield ImportIssue(str(path), number, f"attribute {attribute!r}: empty or malformed gold",
-                                      "warning")
+                    yield ImportIssue(
+                        str(path), number, f"attribute {attribute!r}: empty or malformed gold", "warning"
+                    )
                     continue
                 seen.add(slug)
                 gold.append(label)
@@ -89,8 +104,14 @@ class ExtractGPTImporter(Importer):
                 if slug not in seen:
                     seen.add(slug)
                     self.counters["implicit_na"] += 1
-                    gold.append(GoldLabel(sku_id=sku_id, attribute=slug, not_applicable=True,
-                                          source=f"{self.name}:{attribute}:implicit"))
+                    gold.append(
+                        GoldLabel(
+                            sku_id=sku_id,
+                            attribute=slug,
+                            not_applicable=True,
+                            source=f"{self.name}:{attribute}:implicit",
+                        )
+                    )
             sku = SKU(sku_id=sku_id, title=title, category=category)
             yield ImportedRecord(sku=sku, gold=self.derive(sku_id, gold), line=number)
 
@@ -125,8 +146,10 @@ class OAMineImporter(ExtractGPTImporter):
         out: list[GoldLabel] = []
         for label in gold:
             if label.attribute == "dietary_labels" and isinstance(label.value, str):
-                mapped = [DIETARY_VALUE_MAP.get(part.strip().lower()) for part in re.split(r"\s*[&,/]\s*|\s+and\s+",
-                                                                                          label.value)]
+                mapped = [
+                    DIETARY_VALUE_MAP.get(part.strip().lower())
+                    for part in re.split(r"\s*[&,/]\s*|\s+and\s+", label.value)
+                ]
                 if all(mapped):
                     label = label.model_copy(update={"value": sorted(set(mapped)), "alternatives": []})  # type: ignore[arg-type]
                 else:
@@ -135,11 +158,20 @@ class OAMineImporter(ExtractGPTImporter):
             out.append(label)
             if label.attribute == "specialty" and isinstance(label.value, str):
                 forms = [label.value, *label.alternatives]
-                if any(re.search(r"\borganic\b", f, re.IGNORECASE) and not re.search(r"\bmade with\b", f, re.IGNORECASE)
-                       for f in forms):
+                if any(
+                    re.search(r"\borganic\b", f, re.IGNORECASE)
+                    and not re.search(r"\bmade with\b", f, re.IGNORECASE)
+                    for f in forms
+                ):
                     self.counters["organic_from_specialty"] += 1
-                    out.append(GoldLabel(sku_id=sku_id, attribute="organic", value="true",
-                                         source="oa-mine:Specialty:organic"))
+                    out.append(
+                        GoldLabel(
+                            sku_id=sku_id,
+                            attribute="organic",
+                            value="true",
+                            source="oa-mine:Specialty:organic",
+                        )
+                    )
         return out
 
 

@@ -32,41 +32,93 @@ from typing import ClassVar
 from groundtrace.catalog.identity import extract_sizes, valid_gtin
 from groundtrace.catalog.importers.base import ImportedRecord, Importer, ImportIssue, iter_nonempty
 from groundtrace.catalog.model import SKU, GoldLabel
-from groundtrace.core.textio import iter_csv
+from groundtrace.core.files.text import iter_csv
 
 ALLERGEN_MAP: dict[str, str] = {
-    "en:milk": "milk", "en:eggs": "eggs", "en:fish": "fish", "en:crustaceans": "crustacean_shellfish",
-    "en:shellfish": "crustacean_shellfish", "en:molluscs": "molluscs", "en:nuts": "tree_nuts",
-    "en:peanuts": "peanuts", "en:gluten": "gluten", "en:wheat": "wheat", "en:soybeans": "soybeans",
-    "en:soy": "soybeans", "en:sesame-seeds": "sesame", "en:sesame": "sesame", "en:mustard": "mustard",
-    "en:celery": "celery", "en:lupin": "lupin", "en:sulphur-dioxide-and-sulphites": "sulphites",
+    "en:milk": "milk",
+    "en:eggs": "eggs",
+    "en:fish": "fish",
+    "en:crustaceans": "crustacean_shellfish",
+    "en:shellfish": "crustacean_shellfish",
+    "en:molluscs": "molluscs",
+    "en:nuts": "tree_nuts",
+    "en:peanuts": "peanuts",
+    "en:gluten": "gluten",
+    "en:wheat": "wheat",
+    "en:soybeans": "soybeans",
+    "en:soy": "soybeans",
+    "en:sesame-seeds": "sesame",
+    "en:sesame": "sesame",
+    "en:mustard": "mustard",
+    "en:celery": "celery",
+    "en:lupin": "lupin",
+    "en:sulphur-dioxide-and-sulphites": "sulphites",
 }
 LABEL_DIET_MAP: dict[str, str] = {
-    "en:vegan": "vegan", "en:the-vegan-society": "vegan", "en:european-vegetarian-union-vegan": "vegan",
-    "en:vegetarian": "vegetarian", "en:european-vegetarian-union": "vegetarian",
+    "en:vegan": "vegan",
+    "en:the-vegan-society": "vegan",
+    "en:european-vegetarian-union-vegan": "vegan",
+    "en:vegetarian": "vegetarian",
+    "en:european-vegetarian-union": "vegetarian",
     "en:european-vegetarian-union-vegetarian": "vegetarian",
-    "en:no-gluten": "gluten_free", "en:gluten-free": "gluten_free", "en:dzg-gluten-free": "gluten_free",
-    "en:crossed-grain-trademark": "gluten_free", "en:no-lactose": "lactose_free",
-    "en:lactose-free": "lactose_free", "en:no-milk": "dairy_free", "en:dairy-free": "dairy_free",
-    "en:kosher": "kosher", "en:orthodox-union-kosher": "kosher", "en:halal": "halal",
-    "en:no-gmos": "non_gmo", "en:non-gmo-project": "non_gmo", "en:no-added-sugar": "no_added_sugar",
-    "en:sugar-free": "sugar_free", "en:no-sugar": "sugar_free", "en:low-sodium": "low_sodium",
-    "en:keto": "keto", "en:paleo": "paleo",
+    "en:no-gluten": "gluten_free",
+    "en:gluten-free": "gluten_free",
+    "en:dzg-gluten-free": "gluten_free",
+    "en:crossed-grain-trademark": "gluten_free",
+    "en:no-lactose": "lactose_free",
+    "en:lactose-free": "lactose_free",
+    "en:no-milk": "dairy_free",
+    "en:dairy-free": "dairy_free",
+    "en:kosher": "kosher",
+    "en:orthodox-union-kosher": "kosher",
+    "en:halal": "halal",
+    "en:no-gmos": "non_gmo",
+    "en:non-gmo-project": "non_gmo",
+    "en:no-added-sugar": "no_added_sugar",
+    "en:sugar-free": "sugar_free",
+    "en:no-sugar": "sugar_free",
+    "en:low-sodium": "low_sodium",
+    "en:keto": "keto",
+    "en:paleo": "paleo",
 }
-ORGANIC_LABELS = frozenset({
-    "en:organic", "en:eu-organic", "en:usda-organic", "fr:ab-agriculture-biologique", "en:bio",
-    "en:canada-organic", "en:demeter",
-})
+ORGANIC_LABELS = frozenset(
+    {
+        "en:organic",
+        "en:eu-organic",
+        "en:usda-organic",
+        "fr:ab-agriculture-biologique",
+        "en:bio",
+        "en:canada-organic",
+        "en:demeter",
+    }
+)
 _ORGANIC_PREFIXES = ("en:fr-bio-", "en:de-oko-", "en:it-bio-", "en:es-eco-")
 ANALYSIS_DIET = {"en:vegan": "vegan", "en:vegetarian": "vegetarian"}
 ANALYSIS_NEGATIVE = {"en:non-vegan": "vegan", "en:non-vegetarian": "vegetarian"}
-ALCOHOL_TAGS = frozenset({
-    "en:alcoholic-beverages", "en:wines", "en:beers", "en:spirits", "en:ciders", "en:liqueurs",
-    "en:red-wines", "en:white-wines", "en:sparkling-wines",
-})
+ALCOHOL_TAGS = frozenset(
+    {
+        "en:alcoholic-beverages",
+        "en:wines",
+        "en:beers",
+        "en:spirits",
+        "en:ciders",
+        "en:liqueurs",
+        "en:red-wines",
+        "en:white-wines",
+        "en:sparkling-wines",
+    }
+)
 SPEC_COLUMNS = ("packaging", "origins", "manufacturing_places", "serving_size")
-REQUIRED_COLUMNS = ("code", "product_name", "brands", "categories_tags", "ingredients_text", "allergens",
-                    "labels_tags", "ingredients_analysis_tags")
+REQUIRED_COLUMNS = (
+    "code",
+    "product_name",
+    "brands",
+    "categories_tags",
+    "ingredients_text",
+    "allergens",
+    "labels_tags",
+    "ingredients_analysis_tags",
+)
 
 
 def _tags(raw: str | None) -> list[str]:
@@ -94,7 +146,11 @@ class OpenFoodFactsImporter(Importer):
 
     name = "openfoodfacts"
     description = "Open Food Facts TSV export: grocery SKUs with allergen/dietary/organic/net-content gold."
-    attribute_map: ClassVar[Mapping[str, str]] = {"allergens": "allergens", "labels_tags": "dietary_labels", "quantity": "net_content"}
+    attribute_map: ClassVar[Mapping[str, str]] = {
+        "allergens": "allergens",
+        "labels_tags": "dietary_labels",
+        "quantity": "net_content",
+    }
 
     def records(self, path: Path) -> Iterator[ImportedRecord | ImportIssue]:
         csv.field_size_limit(sys.maxsize)
@@ -126,16 +182,23 @@ class OpenFoodFactsImporter(Importer):
         if not code:
             yield ImportIssue(str(path), line, "empty code")
             return
-        title = next((row.get(c, "").strip() for c in ("product_name", "generic_name", "abbreviated_product_name")
-                      if row.get(c, "").strip()), "")
+        title = next(
+            (
+                row.get(c, "").strip()
+                for c in ("product_name", "generic_name", "abbreviated_product_name")
+                if row.get(c, "").strip()
+            ),
+            "",
+        )
         if not title:
             yield ImportIssue(str(path), line, f"product {code}: no product_name")
             return
         gtin = code if valid_gtin(code) else None
         if gtin is None:
             self.counters["invalid_gtin"] += 1
-            yield ImportIssue(str(path), line, f"code {code!r} fails the GTIN check digit; gtin left empty",
-                              "warning")
+            yield ImportIssue(
+                str(path), line, f"code {code!r} fails the GTIN check digit; gtin left empty", "warning"
+            )
         sku_id = f"off:{code}"
         brands = iter_nonempty(row["brands"].split(","))
         sku = SKU(
@@ -157,12 +220,23 @@ class OpenFoodFactsImporter(Importer):
             unknown = [t for t in allergen_tags if t not in ALLERGEN_MAP]
             if unknown:
                 self.counters["allergens_dropped_unmapped"] += 1
-                issues.append(ImportIssue(str(path), line, f"allergen tag(s) {unknown} not mappable; allergen gold "
-                                          "dropped for this product", "warning"))
+                issues.append(
+                    ImportIssue(
+                        str(path),
+                        line,
+                        f"allergen tag(s) {unknown} not mappable; allergen gold dropped for this product",
+                        "warning",
+                    )
+                )
             else:
-                gold.append(GoldLabel(sku_id=sku_id, attribute="allergens",
-                                      value=sorted({ALLERGEN_MAP[t] for t in allergen_tags}),
-                                      source="openfoodfacts:allergens"))
+                gold.append(
+                    GoldLabel(
+                        sku_id=sku_id,
+                        attribute="allergens",
+                        value=sorted({ALLERGEN_MAP[t] for t in allergen_tags}),
+                        source="openfoodfacts:allergens",
+                    )
+                )
 
         labels = _tags(row["labels_tags"])
         analysis = _tags(row["ingredients_analysis_tags"])
@@ -171,19 +245,37 @@ class OpenFoodFactsImporter(Importer):
         contradicted = {ANALYSIS_NEGATIVE[t] for t in analysis if t in ANALYSIS_NEGATIVE} & diet
         if contradicted:
             self.counters["dietary_contradictions"] += 1
-            issues.append(ImportIssue(str(path), line, f"label(s) {sorted(contradicted)} contradicted by "
-                                      "ingredients analysis; dropped", "warning"))
+            issues.append(
+                ImportIssue(
+                    str(path),
+                    line,
+                    f"label(s) {sorted(contradicted)} contradicted by ingredients analysis; dropped",
+                    "warning",
+                )
+            )
             diet -= contradicted
         if diet:
-            gold.append(GoldLabel(sku_id=sku_id, attribute="dietary_labels", value=sorted(diet),
-                                  source="openfoodfacts:labels_tags+ingredients_analysis_tags"))
+            gold.append(
+                GoldLabel(
+                    sku_id=sku_id,
+                    attribute="dietary_labels",
+                    value=sorted(diet),
+                    source="openfoodfacts:labels_tags+ingredients_analysis_tags",
+                )
+            )
         if any(_is_organic(t) for t in labels):
-            gold.append(GoldLabel(sku_id=sku_id, attribute="organic", value="true",
-                                  source="openfoodfacts:labels_tags"))
+            gold.append(
+                GoldLabel(
+                    sku_id=sku_id, attribute="organic", value="true", source="openfoodfacts:labels_tags"
+                )
+            )
 
         quantity = row.get("quantity", "").strip()
         if quantity and not re.search(r"serving", quantity, re.IGNORECASE) and extract_sizes(quantity):
-            gold.append(GoldLabel(sku_id=sku_id, attribute="net_content", value=quantity,
-                                  source="openfoodfacts:quantity"))
+            gold.append(
+                GoldLabel(
+                    sku_id=sku_id, attribute="net_content", value=quantity, source="openfoodfacts:quantity"
+                )
+            )
         yield from issues
         yield ImportedRecord(sku=sku, gold=gold, line=line)

@@ -14,7 +14,9 @@ from collections.abc import Iterable
 from groundtrace.catalog.model import SKU, AttributeSpec, CategoryTemplate, GoldLabel
 
 
-def templates_from_gold(skus: Iterable[SKU], gold: Iterable[GoldLabel], max_vocab: int = 15) -> list[CategoryTemplate]:
+def templates_from_gold(
+    skus: Iterable[SKU], gold: Iterable[GoldLabel], max_vocab: int = 15
+) -> list[CategoryTemplate]:
     """One string-typed template per category of ``skus`` from the attributes its ``gold`` labels name."""
     category_of = {sku.sku_id: sku.category for sku in skus}
     values: dict[str, dict[str, list[str]]] = {}
@@ -31,12 +33,18 @@ def templates_from_gold(skus: Iterable[SKU], gold: Iterable[GoldLabel], max_voca
     for category, attrs in values.items():
         specs = [
             AttributeSpec(
-                slug=slug, name=slug.replace("_", " ").title(),
+                slug=slug,
+                name=slug.replace("_", " ").title(),
                 definition=f"{slug.replace('_', ' ')} as annotated in the train split",
-                type="string", recommended_values=vals if len(vals) <= max_vocab else [], examples=vals[:10],
+                type="string",
+                recommended_values=vals if len(vals) <= max_vocab else [],
+                examples=vals[:10],
             )
             for slug, vals in attrs.items()
         ]
-        templates.append(CategoryTemplate(category=category, attributes=specs,
-                                          description="built from the train split's gold labels"))
+        templates.append(
+            CategoryTemplate(
+                category=category, attributes=specs, description="built from the train split's gold labels"
+            )
+        )
     return templates

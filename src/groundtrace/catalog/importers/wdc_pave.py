@@ -30,7 +30,7 @@ from groundtrace.catalog.importers.base import (
     slugify,
 )
 from groundtrace.catalog.model import SKU, AttributeSpec, CategoryTemplate
-from groundtrace.core.textio import iter_csv, iter_lines
+from groundtrace.core.files.text import iter_csv, iter_lines
 
 #: WDC attribute name → template slug (``gtin`` / ``mpn`` mean "SKU identifier, not gold").
 WDC_ATTRIBUTE_MAP: dict[str, str] = {
@@ -122,8 +122,12 @@ class WDCPaveImporter(Importer):
                             identity["gtin"] = identity["gtin"] or re.sub(r"\D", "", code)
                         else:
                             self.counters["invalid_upc"] += 1
-                            yield ImportIssue(str(path), number, f"Retail UPC {code!r} fails the GTIN check digit;"
-                                              " not used", "warning")
+                            yield ImportIssue(
+                                str(path),
+                                number,
+                                f"Retail UPC {code!r} fails the GTIN check digit; not used",
+                                "warning",
+                            )
                     continue
                 if slug == "mpn":
                     identity["mpn"] = identity["mpn"] or next(iter(_values(entry)), None)
@@ -133,8 +137,9 @@ class WDCPaveImporter(Importer):
                     continue
                 label = gold_from_scores(sku_id, slug, entry, f"wdc-pave:{attribute}", self.counters)
                 if label is None:
-                    yield ImportIssue(str(path), number, f"attribute {attribute!r}: empty or malformed gold",
-                                      "warning")
+                    yield ImportIssue(
+                        str(path), number, f"attribute {attribute!r}: empty or malformed gold", "warning"
+                    )
                     continue
                 seen_slugs.add(slug)
                 if slug == "brand" and isinstance(label.value, str):
@@ -157,11 +162,39 @@ class WDCPaveImporter(Importer):
 #: unit spelling in example values → canonical unit of its family (pint syntax), so "2TB" and "40GB"
 #: both vote for GB and the values stay convertible.
 _UNIT_MAP = {
-    "gb": "GB", "gigabytes": "GB", "tb": "GB", "terabytes": "GB", "mb": "GB", "megabytes": "GB",
-    "w": "W", "watts": "W", "watt": "W", "v": "V", "volts": "V", "volt": "V", "mhz": "MHz", "ghz": "MHz",
-    "rpm": "rpm", '"': "in", "in": "in", "inch": "in", "inches": "in", "ft": "in", "mm": "mm", "cm": "mm",
-    "oz": "oz", "lb": "oz", "lbs": "oz", "g": "g", "kg": "g", "qt": "L", "gal": "L", "l": "L", "ml": "L",
-    "ct": "carat", "ctw": "carat",
+    "gb": "GB",
+    "gigabytes": "GB",
+    "tb": "GB",
+    "terabytes": "GB",
+    "mb": "GB",
+    "megabytes": "GB",
+    "w": "W",
+    "watts": "W",
+    "watt": "W",
+    "v": "V",
+    "volts": "V",
+    "volt": "V",
+    "mhz": "MHz",
+    "ghz": "MHz",
+    "rpm": "rpm",
+    '"': "in",
+    "in": "in",
+    "inch": "in",
+    "inches": "in",
+    "ft": "in",
+    "mm": "mm",
+    "cm": "mm",
+    "oz": "oz",
+    "lb": "oz",
+    "lbs": "oz",
+    "g": "g",
+    "kg": "g",
+    "qt": "L",
+    "gal": "L",
+    "l": "L",
+    "ml": "L",
+    "ct": "carat",
+    "ctw": "carat",
 }
 _UNIT_RE = re.compile(r"\d\s*-?\s*([A-Za-z\"]+)")
 _NUMERIC_TYPES = ("numeric",)
@@ -222,8 +255,11 @@ def templates_from_wdc(csv_path: Path) -> tuple[list[CategoryTemplate], list[Imp
             category, {"description": (row.get("Category_Description") or "").strip(), "attributes": {}}
         )
         if slug in entry["attributes"]:
-            issues.append(ImportIssue(str(csv_path), line, f"{category}: {attribute!r} repeats slug {slug!r}",
-                                      "warning"))
+            issues.append(
+                ImportIssue(
+                    str(csv_path), line, f"{category}: {attribute!r} repeats slug {slug!r}", "warning"
+                )
+            )
             continue
         values = iter_nonempty(
             v for v in (row.get("Unique Values List (target_scores)") or "").split(", ") if v.strip() != NA

@@ -17,8 +17,14 @@ def catalog_documents(sku: SKU) -> list[Document]:
     def add(ref: str, text: str, field: str) -> None:
         if text and text.strip():
             docs.append(
-                Document(source="catalog", source_type="catalog", source_ref=ref, text=text,
-                         title=sku.title, metadata={"field": field, "sku_id": sku.sku_id})
+                Document(
+                    source="catalog",
+                    source_type="catalog",
+                    source_ref=ref,
+                    text=text,
+                    title=sku.title,
+                    metadata={"field": field, "sku_id": sku.sku_id},
+                )
             )
 
     add("catalog:title", sku.title, "title")

@@ -30,32 +30,105 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from groundtrace.catalog.model import SourceType
 
 DEFAULT_BLOCKED_DOMAINS = (
-    "reddit.com", "quora.com", "medium.com", "blogspot.com", "wordpress.com", "tumblr.com",
-    "substack.com", "pinterest.com", "facebook.com", "instagram.com", "tiktok.com", "twitter.com", "x.com",
-    "youtube.com", "stackexchange.com", "fandom.com", "wikihow.com", "answers.com", "yelp.com",
+    "reddit.com",
+    "quora.com",
+    "medium.com",
+    "blogspot.com",
+    "wordpress.com",
+    "tumblr.com",
+    "substack.com",
+    "pinterest.com",
+    "facebook.com",
+    "instagram.com",
+    "tiktok.com",
+    "twitter.com",
+    "x.com",
+    "youtube.com",
+    "stackexchange.com",
+    "fandom.com",
+    "wikihow.com",
+    "answers.com",
+    "yelp.com",
 )
 DEFAULT_BLOCKED_HOST_PREFIXES = ("forum.", "forums.", "community.", "blog.", "blogs.", "answers.", "discuss.")
 DEFAULT_BLOCKED_PATH_SEGMENTS = (
-    "community", "communities", "forum", "forums", "blog", "blogs", "reviews", "review", "questions",
-    "answers", "qa", "discussion", "discussions", "threads", "ugc", "customer-reviews", "product-reviews",
-    "user-reviews", "customer-questions", "questions-and-answers", "q-and-a", "qanda",
+    "community",
+    "communities",
+    "forum",
+    "forums",
+    "blog",
+    "blogs",
+    "reviews",
+    "review",
+    "questions",
+    "answers",
+    "qa",
+    "discussion",
+    "discussions",
+    "threads",
+    "ugc",
+    "customer-reviews",
+    "product-reviews",
+    "user-reviews",
+    "customer-questions",
+    "questions-and-answers",
+    "q-and-a",
+    "qanda",
 )
 # last word of a compound segment ("product-reviews", "community-qa"); "threads" or "answers" are not here:
 # "sewing-threads" is a product
 DEFAULT_BLOCKED_PATH_SUFFIXES = (
-    "review", "reviews", "questions", "qa", "qanda", "forum", "forums", "community", "communities",
-    "discussion", "discussions", "blog", "blogs", "ugc",
+    "review",
+    "reviews",
+    "questions",
+    "qa",
+    "qanda",
+    "forum",
+    "forums",
+    "community",
+    "communities",
+    "discussion",
+    "discussions",
+    "blog",
+    "blogs",
+    "ugc",
 )
 _MAX_SUFFIX_WORDS = 3  # a longer slug ending in "review(s)" is more likely a product name than a review page
 DEFAULT_MAJOR_RETAILERS = (
-    "amazon.com", "walmart.com", "target.com", "costco.com", "kroger.com", "bestbuy.com", "homedepot.com",
-    "lowes.com", "wholefoodsmarket.com", "instacart.com", "samsclub.com", "cvs.com", "walgreens.com",
+    "amazon.com",
+    "walmart.com",
+    "target.com",
+    "costco.com",
+    "kroger.com",
+    "bestbuy.com",
+    "homedepot.com",
+    "lowes.com",
+    "wholefoodsmarket.com",
+    "instacart.com",
+    "samsclub.com",
+    "cvs.com",
+    "walgreens.com",
 )
 DEFAULT_AGGREGATORS = (
-    "openfoodfacts.org", "upcitemdb.com", "barcodelookup.com", "google.com", "shopping.com",
-    "pricegrabber.com", "camelcamelcamel.com", "fooducate.com",
+    "openfoodfacts.org",
+    "upcitemdb.com",
+    "barcodelookup.com",
+    "google.com",
+    "shopping.com",
+    "pricegrabber.com",
+    "camelcamelcamel.com",
+    "fooducate.com",
 )
-_DOC_SEGMENTS = ("manual", "manuals", "spec-sheet", "specsheet", "datasheet", "datasheets", "docs", "documentation")
+_DOC_SEGMENTS = (
+    "manual",
+    "manuals",
+    "spec-sheet",
+    "specsheet",
+    "datasheet",
+    "datasheets",
+    "docs",
+    "documentation",
+)
 
 
 class SourcePolicy(BaseModel):
@@ -63,7 +136,9 @@ class SourcePolicy(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    official_domains: dict[str, list[str]] = Field(default_factory=dict, description="brand (any case) → domains")
+    official_domains: dict[str, list[str]] = Field(
+        default_factory=dict, description="brand (any case) → domains"
+    )
     major_retailers: list[str] = Field(default_factory=lambda: list(DEFAULT_MAJOR_RETAILERS))
     retailers: list[str] = Field(default_factory=list)
     aggregators: list[str] = Field(default_factory=lambda: list(DEFAULT_AGGREGATORS))
@@ -72,7 +147,8 @@ class SourcePolicy(BaseModel):
     blocked_path_segments: list[str] = Field(default_factory=lambda: list(DEFAULT_BLOCKED_PATH_SEGMENTS))
     blocked_path_suffixes: list[str] = Field(
         default_factory=lambda: list(DEFAULT_BLOCKED_PATH_SUFFIXES),
-        description="Last word of a compound path segment that marks user content (product-reviews).")
+        description="Last word of a compound path segment that marks user content (product-reviews).",
+    )
 
     def official_for(self, brand: str | None) -> list[str]:
         if not brand:

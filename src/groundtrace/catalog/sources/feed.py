@@ -20,7 +20,7 @@ from typing import Any
 from groundtrace.catalog import identity
 from groundtrace.catalog.model import SKU, Document
 from groundtrace.catalog.sources.base import EVIDENCE_SOURCES, EvidenceSource, SourceError
-from groundtrace.core.textio import iter_csv, iter_lines
+from groundtrace.core.files.text import iter_csv, iter_lines
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,9 @@ def _norm(raw: str) -> str | None:
         return None
 
 
-@EVIDENCE_SOURCES.register("syndicated", aliases=("feed",), description="Partner feed (CSV/JSONL) keyed by GTIN.")
+@EVIDENCE_SOURCES.register(
+    "syndicated", aliases=("feed",), description="Partner feed (CSV/JSONL) keyed by GTIN."
+)
 class SyndicatedFeedSource(EvidenceSource):
     """Evidence tier 2: records of a partner feed, looked up by the SKU's GTIN."""
 
@@ -68,13 +70,17 @@ class SyndicatedFeedSource(EvidenceSource):
         key = self._key_of(list(record))
         raw = str(record.get(key, "") or "").strip() if key else ""
         if not raw:
-            self.errors.append(f"{self.path}:{line}: no GTIN key column ({self.key or '/'.join(KEY_COLUMNS)})")
+            self.errors.append(
+                f"{self.path}:{line}: no GTIN key column ({self.key or '/'.join(KEY_COLUMNS)})"
+            )
             return
         gtin = _norm(raw)
         if gtin is None:
             self.errors.append(f"{self.path}:{line}: invalid GTIN {raw!r} (bad length or check digit)")
             return
-        fields = {k: str(v).strip() for k, v in record.items() if k != key and v is not None and str(v).strip()}
+        fields = {
+            k: str(v).strip() for k, v in record.items() if k != key and v is not None and str(v).strip()
+        }
         if gtin in self._records:
             self.errors.append(f"{self.path}:{line}: duplicate GTIN {gtin}; later record merged over earlier")
             self._records[gtin].update(fields)
@@ -95,12 +101,16 @@ class SyndicatedFeedSource(EvidenceSource):
                 continue
             if header is None:
                 if self._key_of(cells) is None:
-                    raise SourceError(f"{self.path}:{line}: header has no GTIN column (one of {', '.join(KEY_COLUMNS)})")
+                    raise SourceError(
+                        f"{self.path}:{line}: header has no GTIN column (one of {', '.join(KEY_COLUMNS)})"
+                    )
                 header = cells
                 continue
             self._add(line, dict(zip(header, cells, strict=False)))
         if header is None:
-            raise SourceError("; ".join(self.errors) or f"{self.path}:1: header has no GTIN column (empty file)")
+            raise SourceError(
+                "; ".join(self.errors) or f"{self.path}:1: header has no GTIN column (empty file)"
+            )
 
     def _load_jsonl(self) -> None:
         for line_no, line, error in iter_lines(self.path):
@@ -117,7 +127,10 @@ class SyndicatedFeedSource(EvidenceSource):
             if not isinstance(record, dict):
                 self.errors.append(f"{self.path}:{line_no}: expected a JSON object")
                 continue
-            self._add(line_no, {k: v if not isinstance(v, (list, dict)) else json.dumps(v) for k, v in record.items()})
+            self._add(
+                line_no,
+                {k: v if not isinstance(v, (list, dict)) else json.dumps(v) for k, v in record.items()},
+            )
 
     # -- lookup -------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -136,6 +149,12 @@ class SyndicatedFeedSource(EvidenceSource):
             return []
         text = "\n".join(f"{k}: {v}" for k, v in fields.items())
         return [
-            Document(source="syndicated", source_type="hq", source_ref=f"{self.path.name}#{norm}", text=text,
-                     title=fields.get("title", fields.get("name", "")), metadata={"gtin": norm, "feed": str(self.path)})
+            Document(
+                source="syndicated",
+                source_type="hq",
+                source_ref=f"{self.path.name}#{norm}",
+                text=text,
+                title=fields.get("title", fields.get("name", "")),
+                metadata={"gtin": norm, "feed": str(self.path)},
+            )
         ]

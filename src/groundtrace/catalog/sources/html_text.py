@@ -19,10 +19,47 @@ import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
-_DROP = {"script", "style", "nav", "header", "footer", "noscript", "template", "svg", "iframe", "form", "aside"}
+_DROP = {
+    "script",
+    "style",
+    "nav",
+    "header",
+    "footer",
+    "noscript",
+    "template",
+    "svg",
+    "iframe",
+    "form",
+    "aside",
+}
 _BLOCK = {
-    "p", "div", "li", "ul", "ol", "tr", "table", "section", "article", "main", "h1", "h2", "h3", "h4", "h5",
-    "h6", "br", "dt", "dd", "dl", "blockquote", "pre", "hr", "caption", "thead", "tbody", "figcaption",
+    "p",
+    "div",
+    "li",
+    "ul",
+    "ol",
+    "tr",
+    "table",
+    "section",
+    "article",
+    "main",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "br",
+    "dt",
+    "dd",
+    "dl",
+    "blockquote",
+    "pre",
+    "hr",
+    "caption",
+    "thead",
+    "tbody",
+    "figcaption",
 }
 _VOID = {"br", "hr", "img", "meta", "link", "input", "area", "base", "col", "embed", "source", "track", "wbr"}
 
@@ -36,13 +73,18 @@ class PageText:
     meta: dict[str, str] = field(default_factory=dict)
 
 
-_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:px|pt|em)?\s*(?:;|$)", re.IGNORECASE)
+_HIDDEN_STYLE = re.compile(
+    r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:px|pt|em)?\s*(?:;|$)", re.IGNORECASE
+)
 
 
 def _is_hidden(attrs: list[tuple[str, str | None]]) -> bool:
     a = {k.lower(): (v or "") for k, v in attrs}
-    return ("hidden" in a or a.get("aria-hidden", "").lower() == "true"
-            or bool(_HIDDEN_STYLE.search(a.get("style", ""))))
+    return (
+        "hidden" in a
+        or a.get("aria-hidden", "").lower() == "true"
+        or bool(_HIDDEN_STYLE.search(a.get("style", "")))
+    )
 
 
 class _Extractor(HTMLParser):

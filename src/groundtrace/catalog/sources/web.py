@@ -6,7 +6,7 @@
       score(q, d) = Σ_{t ∈ q} idf(t) · tf(t,d)·(k1+1) / (tf(t,d) + k1·(1 − b + b·|d|/avgdl))
       idf(t)      = ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5))            (k1 = 1.5, b = 0.75)
 
-  Terms are the lower-cased word tokens of :func:`groundtrace.core.tokens.tokenize` (punctuation
+  Terms are the lower-cased word tokens of :func:`groundtrace.core.evidence.tokens.tokenize` (punctuation
   dropped); query terms count once per occurrence. Implemented with a scipy sparse term matrix.
 * :class:`SearxngSearch` — any SearxNG-compatible JSON API: ``GET {base}/search?q=...&format=json``,
   results ``{"results": [{"url", "title", "content"}]}``; pages are fetched with httpx.
@@ -32,11 +32,23 @@ from groundtrace.catalog.model import Document
 from groundtrace.catalog.sources.base import SEARCH_PROVIDERS, SearchHit, SearchProvider, SourceError
 from groundtrace.catalog.sources.classify import SourcePolicy, classify_url
 from groundtrace.catalog.sources.html_text import html_to_text
-from groundtrace.core.textio import iter_lines
-from groundtrace.core.tokens import tokenize
+from groundtrace.core.evidence.tokens import tokenize
+from groundtrace.core.files.text import iter_lines
 
-_GTIN_META = ("gtin", "gtin8", "gtin12", "gtin13", "gtin14", "upc", "ean", "product:upc", "product:ean",
-              "product:gtin", "og:upc", "product:retailer_item_id_gtin")
+_GTIN_META = (
+    "gtin",
+    "gtin8",
+    "gtin12",
+    "gtin13",
+    "gtin14",
+    "upc",
+    "ean",
+    "product:upc",
+    "product:ean",
+    "product:gtin",
+    "og:upc",
+    "product:retailer_item_id_gtin",
+)
 _MPN_META = ("mpn", "product:mpn", "og:mpn")
 _BRAND_META = ("brand", "product:brand", "og:brand")
 
@@ -61,8 +73,14 @@ def page_document(url: str, html: str, *, source_type: str, is_html: bool = True
         found = next((meta[k] for k in keys if meta.get(k)), None)
         if found:
             metadata[field] = found
-    return Document(source="web", source_type=source_type, source_ref=url, text=text, title=title,  # type: ignore[arg-type]
-                    metadata=metadata)
+    return Document(
+        source="web",
+        source_type=source_type,
+        source_ref=url,
+        text=text,
+        title=title,  # type: ignore[arg-type]
+        metadata=metadata,
+    )
 
 
 class BM25Index:
@@ -103,7 +121,9 @@ class BM25Index:
         return out
 
 
-@SEARCH_PROVIDERS.register("local", aliases=("corpus", "bm25"), description="BM25 over a local folder/JSONL of pages.")
+@SEARCH_PROVIDERS.register(
+    "local", aliases=("corpus", "bm25"), description="BM25 over a local folder/JSONL of pages."
+)
 class LocalCorpusSearch(SearchProvider):
     """Offline search over stored pages; :meth:`fetch` serves the stored page."""
 
@@ -124,7 +144,9 @@ class LocalCorpusSearch(SearchProvider):
             self._add_jsonl(self.path)
         else:
             raise SourceError(f"local search corpus not found: {self.path}")
-        self._docs = [page_document(url, raw, source_type="other", is_html=is_html) for url, raw, is_html in self.pages]
+        self._docs = [
+            page_document(url, raw, source_type="other", is_html=is_html) for url, raw, is_html in self.pages
+        ]
         self._by_url = {url: i for i, (url, _, _) in enumerate(self.pages)}
         self.index = BM25Index([d.text for d in self._docs])
 
@@ -164,9 +186,15 @@ class LocalCorpusSearch(SearchProvider):
         hits = []
         for i in order:
             doc = self._docs[i]
-            hits.append(SearchHit(url=doc.source_ref, title=doc.title, snippet=doc.text[:200],
-                                  source_type=classify_url(doc.source_ref, None, self.policy),
-                                  score=float(scores[i])))
+            hits.append(
+                SearchHit(
+                    url=doc.source_ref,
+                    title=doc.title,
+                    snippet=doc.text[:200],
+                    source_type=classify_url(doc.source_ref, None, self.policy),
+                    score=float(scores[i]),
+                )
+            )
         return hits
 
     def fetch(self, url: str) -> Document | None:
@@ -179,14 +207,21 @@ class LocalCorpusSearch(SearchProvider):
         return self._docs[i].model_copy(update={"source_type": source_type})
 
 
-def fetch_page(url: str, *, client: Any = None, timeout_s: float = 20.0, source_type: str = "other",
-               max_bytes: int = 5_000_000) -> Document | None:
+def fetch_page(
+    url: str,
+    *,
+    client: Any = None,
+    timeout_s: float = 20.0,
+    source_type: str = "other",
+    max_bytes: int = 5_000_000,
+) -> Document | None:
     """GET ``url`` with httpx and convert it to a web Document (``None`` on HTTP error/non-text)."""
     import httpx
 
     own = client is None
-    client = client or httpx.Client(timeout=timeout_s, follow_redirects=True,
-                                    headers={"User-Agent": "groundtrace-catalog-scout/0.1"})
+    client = client or httpx.Client(
+        timeout=timeout_s, follow_redirects=True, headers={"User-Agent": "groundtrace-catalog-scout/0.1"}
+    )
     try:
         response = client.get(url)
         response.raise_for_status()
@@ -208,14 +243,24 @@ class SearxngSearch(SearchProvider):
 
     name = "searxng"
 
-    def __init__(self, base_url: str, *, policy: SourcePolicy | None = None,
-                 timeout_s: float = 20.0, transport: Any = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        policy: SourcePolicy | None = None,
+        timeout_s: float = 20.0,
+        transport: Any = None,
+    ) -> None:
         import httpx
 
         self.base_url = base_url.rstrip("/")
         self.policy = policy or SourcePolicy()
-        self.client = httpx.Client(timeout=timeout_s, follow_redirects=True, transport=transport,
-                                   headers={"User-Agent": "groundtrace-catalog-scout/0.1"})
+        self.client = httpx.Client(
+            timeout=timeout_s,
+            follow_redirects=True,
+            transport=transport,
+            headers={"User-Agent": "groundtrace-catalog-scout/0.1"},
+        )
 
     def search(self, query: str, k: int = 10) -> list[SearchHit]:
         import httpx
@@ -231,10 +276,16 @@ class SearxngSearch(SearchProvider):
             url = item.get("url")
             if not url:
                 continue
-            hits.append(SearchHit(url=url, title=item.get("title", ""), snippet=item.get("content", ""),
-                                  source_type=classify_url(url, None, self.policy),
-                                  score=float(item.get("score", 1.0 / (rank + 1)) or 0.0),
-                                  metadata={"engine": item.get("engine")}))
+            hits.append(
+                SearchHit(
+                    url=url,
+                    title=item.get("title", ""),
+                    snippet=item.get("content", ""),
+                    source_type=classify_url(url, None, self.policy),
+                    score=float(item.get("score", 1.0 / (rank + 1)) or 0.0),
+                    metadata={"engine": item.get("engine")},
+                )
+            )
         return hits
 
     def fetch(self, url: str) -> Document | None:
@@ -247,8 +298,6 @@ class SearxngSearch(SearchProvider):
         self.client.close()
 
 
-
-
 def make_search(spec: str | None, policy: SourcePolicy | None = None) -> SearchProvider | None:
     """A search provider from a spec string: ``local:PATH``, ``searxng:URL`` (any registered name with
     its argument), or ``None``/``""``/``none`` for no web search."""
@@ -257,5 +306,7 @@ def make_search(spec: str | None, policy: SourcePolicy | None = None) -> SearchP
     name, _, arg = spec.strip().partition(":")
     cls = SEARCH_PROVIDERS.get(name)
     if not arg:
-        raise ValueError(f"search spec {spec!r} needs an argument, e.g. 'local:pages/' or 'searxng:http://host:8080'")
+        raise ValueError(
+            f"search spec {spec!r} needs an argument, e.g. 'local:pages/' or 'searxng:http://host:8080'"
+        )
     return cls(arg, policy=policy)

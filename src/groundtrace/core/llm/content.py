@@ -6,7 +6,7 @@ These helpers take the plain wire dicts (what :func:`~groundtrace.core.llm.engin
 returns) and never fail on a string, so string-only callers keep working unchanged.
 
 Token estimate (:func:`content_tokens`): the text of every text part is counted with the given counter
-(default :func:`groundtrace.core.tokens.count_tokens`); an image counts a fixed
+(default :func:`groundtrace.core.evidence.tokens.count_tokens`); an image counts a fixed
 :data:`IMAGE_TOKEN_ESTIMATE` = 765 tokens (OpenAI's price of a high-detail 1024×1024 image: 85 base + 4
 tiles × 170), or :data:`IMAGE_TOKEN_ESTIMATE_LOW` = 85 with ``detail: "low"``. The image's real size is not
 read: the estimate is for budgets, the server's reported usage is what the ledger records.
@@ -22,7 +22,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from groundtrace.core.tokens import count_tokens
+from groundtrace.core.evidence.tokens import count_tokens
 
 IMAGE_TOKEN_ESTIMATE = 765
 IMAGE_TOKEN_ESTIMATE_LOW = 85
@@ -76,7 +76,9 @@ def key_content(content: str | list[Any]) -> str | list[Any]:
         return content
     out: list[Any] = []
     for part in content:
-        image = part.get("image_url") if isinstance(part, Mapping) and part.get("type") == "image_url" else None
+        image = (
+            part.get("image_url") if isinstance(part, Mapping) and part.get("type") == "image_url" else None
+        )
         url = image.get("url") if isinstance(image, Mapping) else None
         if isinstance(url, str) and url.startswith("data:"):
             digest = hashlib.sha256(url.encode("utf-8")).hexdigest()

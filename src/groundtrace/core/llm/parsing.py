@@ -47,7 +47,9 @@ def extract_json_object(text: str) -> dict[str, Any]:
     try:
         return _first_object(fence.group(1))[0]
     except JSONExtractionError:
-        return whole if whole is not None else _first_object(text)[0]  # the latter raises the whole text's error
+        return (
+            whole if whole is not None else _first_object(text)[0]
+        )  # the latter raises the whole text's error
 
 
 def _first_object(body: str) -> tuple[dict[str, Any], int, int]:

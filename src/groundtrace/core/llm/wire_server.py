@@ -16,7 +16,7 @@ an HTTP status (429, 500 ...), a delay (to trigger client time-outs), a raw body
 explicit usage numbers. A message's ``content`` may be a string or a list of OpenAI content parts
 (``text`` / ``image_url``); anything else is answered with HTTP 400 like a real server. The reported
 ``prompt_tokens`` (unless a Reply sets them) count the text of every message with
-:func:`~groundtrace.core.tokens.count_tokens` plus the fixed per-image estimate of
+:func:`~groundtrace.core.evidence.tokens.count_tokens` plus the fixed per-image estimate of
 :mod:`groundtrace.core.llm.content`. Only ``POST /v1/chat/completions`` (and ``/chat/completions``) is served;
 ``GET /v1/models`` lists one model.
 
@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
+from groundtrace.core.evidence.tokens import count_tokens
 from groundtrace.core.llm.content import messages_tokens
-from groundtrace.core.tokens import count_tokens
 
 
 @dataclass
@@ -87,7 +87,11 @@ def _content_problem(request: dict[str, Any]) -> str | None:
             kind = part.get("type") if isinstance(part, dict) else None
             if kind == "text" and isinstance(part.get("text"), str):
                 continue
-            if kind == "image_url" and isinstance(part.get("image_url"), dict) and part["image_url"].get("url"):
+            if (
+                kind == "image_url"
+                and isinstance(part.get("image_url"), dict)
+                and part["image_url"].get("url")
+            ):
                 continue
             return f"messages[{index}].content[{number}] is not a text or image_url content part"
     return None
@@ -167,7 +171,9 @@ class WireServer:
                 request = json.loads(raw)
                 problem = _content_problem(request)
                 if problem is not None:
-                    self._send(400, json.dumps({"error": {"message": problem, "type": "invalid_request_error"}}))
+                    self._send(
+                        400, json.dumps({"error": {"message": problem, "type": "invalid_request_error"}})
+                    )
                     return
                 with server._lock:
                     server.requests.append(request)

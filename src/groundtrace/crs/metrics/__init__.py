@@ -1,4 +1,4 @@
-"""The 25 TRACE-CRS metrics: spec objects in a registry, string parsing, and run scoring.
+"""The 25 TRACE-CRS metrics: spec objects in a registry and string parsing.
 
 >>> from groundtrace.crs.metrics import parse_metric
 >>> str(parse_metric("R@3"))
@@ -6,37 +6,21 @@
 
 Public API: :data:`METRICS` (a :class:`~groundtrace.core.registry.Registry` of metric families),
 :func:`parse_metric`, :class:`Metric`, :data:`DEFAULT_METRICS` (the 25, in report order, each with its
-``axis``), :func:`score_predictions` and :class:`ScoreTable`. Formulas: docs/crs-metrics.md.
+``axis``), and the scoring of runs lives in :mod:`groundtrace.crs.evaluation.score`. Formulas: docs/crs-metrics.md.
 """
 
 from __future__ import annotations
 
 from groundtrace.crs.metrics.base import METRICS, Metric, MetricFamily, MetricParseError, parse_metric
 from groundtrace.crs.metrics.defaults import AXES, DEFAULT_METRICS, metrics_by_axis
-from groundtrace.crs.metrics.scoring import (
-    DialogueRecord,
-    EntailmentLike,
-    MetricCounts,
-    PredictionStats,
-    ScoreTable,
-    TurnRecord,
-    score_predictions,
-)
 
 __all__ = [
     "AXES",
     "DEFAULT_METRICS",
     "METRICS",
-    "DialogueRecord",
-    "EntailmentLike",
     "Metric",
-    "MetricCounts",
     "MetricFamily",
     "MetricParseError",
-    "PredictionStats",
-    "ScoreTable",
-    "TurnRecord",
     "metrics_by_axis",
     "parse_metric",
-    "score_predictions",
 ]

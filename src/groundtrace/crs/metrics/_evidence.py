@@ -7,8 +7,8 @@ Metrics need, for one response text:
 * quoted citations — every quoted span (``"..."``, ``“...”`` ...) inside a claim that carries tags,
   with the quote's text (quote marks excluded), its span and the claim's tags.
 
-Both come from ``groundtrace.core.citations`` (``find_tag_groups`` / ``parse_citations``); quote matching
-comes from ``groundtrace.core.quotes.quote_score``. This module is the only place that knows their
+Both come from ``groundtrace.core.evidence.citations`` (``find_tag_groups`` / ``parse_citations``); quote matching
+comes from ``groundtrace.core.evidence.quotes.quote_score``. This module is the only place that knows their
 shapes, so a change there is a change here only.
 """
 
@@ -24,11 +24,11 @@ GROUNDED_AT = 0.80
 
 @cache
 def _core(name: str) -> ModuleType:
-    """``groundtrace.core.<name>``, imported on first use (clear error when it is not installed)."""
+    """``groundtrace.core.evidence.<name>``, imported on first use (clear error when it is not installed)."""
     try:
-        return importlib.import_module(f"groundtrace.core.{name}")
+        return importlib.import_module(f"groundtrace.core.evidence.{name}")
     except ImportError as exc:  # pragma: no cover - only while the core module is missing
-        raise ImportError(f"the grounding metrics need groundtrace.core.{name} ({exc})") from exc
+        raise ImportError(f"the grounding metrics need groundtrace.core.evidence.{name} ({exc})") from exc
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from groundtrace.crs.constraints import satisfaction_share
+from groundtrace.crs.kb.constraints import satisfaction_share
 from groundtrace.crs.metrics.base import Metric, MetricFamily, register
 from groundtrace.crs.metrics.context import TurnContext
 
@@ -167,7 +167,7 @@ CONSTRAINT_SATISFACTION = register(
         kernel=_constraint_satisfaction,
         formula=(
             "Top-1 constraint satisfaction: CS = |{c ∈ gold.active_constraints : satisfies(top1, c, anchor)}|\n"
-            "/ |active_constraints| (groundtrace.crs.constraints.satisfaction_share); 1.0 when the turn has no\n"
+            "/ |active_constraints| (groundtrace.crs.kb.constraints.satisfaction_share); 1.0 when the turn has no\n"
             "active constraint; 0 when the top-1 is not a KB POI or the prediction is missing."
         ),
     ),

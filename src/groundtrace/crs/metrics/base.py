@@ -5,7 +5,7 @@ level, aggregation, direction, default for a missing answer, formula docstring, 
 once under its name and aliases; ``parse_metric("R@3")`` binds its parameter and returns a
 :class:`Metric` whose ``str`` is the canonical ``"recall@3"``; equality and hashing use that string, so
 metrics are dictionary keys. Computation lives in the kernels (``accuracy``, ``grounding``,
-``recovery``, ``practicality``) and in :mod:`groundtrace.crs.metrics.scoring`.
+``recovery``, ``practicality``) and in :mod:`groundtrace.crs.evaluation.score`.
 
 Aggregations
 ------------

@@ -7,7 +7,7 @@ Conventions shared by every metric (documented in docs/crs-metrics.md):
 * **Recommended set** — the first :data:`RECOMMENDED_K` (= 3) distinct ids of the ranking that exist in
   the KB: the POIs a response is taken to recommend or compare.
 * **Tag resolution** — a tag resolves through the dialogue's ``review_refs`` (closed setting) or through
-  ``groundtrace.crs.kb.open_review_refs(kb, review_refs, gold.open_pool)`` (open setting).
+  ``groundtrace.crs.kb.knowledge_base.open_review_refs(kb, review_refs, gold.open_pool)`` (open setting).
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ import re
 from collections.abc import Callable
 from functools import cached_property
 
-from groundtrace.core.tokens import token_spans
-from groundtrace.crs.kb import KnowledgeBase, open_review_refs
+from groundtrace.core.evidence.tokens import token_spans
+from groundtrace.crs.kb.knowledge_base import KnowledgeBase, open_review_refs
 from groundtrace.crs.metrics._evidence import Claim, QuotedCitation, TagGroup, find_claims, find_tag_groups
 from groundtrace.crs.metrics._evidence import quote_score as _quote_score
 from groundtrace.crs.metrics.lexicon import Lexicon, Mention
-from groundtrace.crs.predictions import Prediction
 from groundtrace.crs.schema import POI, Dialogue, ReviewRef, Turn, TurnGold
+from groundtrace.crs.systems.predictions import Prediction
 
 RECOMMENDED_K = 3
 

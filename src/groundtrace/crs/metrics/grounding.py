@@ -197,7 +197,7 @@ CD = register(
         default=0.0,
         kernel=_cd,
         formula=(
-            "Citation density: CD = citation tokens / response tokens (groundtrace.core.tokens).\n"
+            "Citation density: CD = citation tokens / response tokens (groundtrace.core.evidence.tokens).\n"
             "Citation tokens = response tokens lying inside the inner text of a quoted citation (quote marks\n"
             "excluded) or inside a tag group ('[', 'R1', ',', 'R3', ']'); counted once, so CD ∈ [0, 1].\n"
             "0 for an empty response. Missing prediction: 0."

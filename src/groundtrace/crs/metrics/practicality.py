@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from groundtrace.crs.constraints import satisfies
-from groundtrace.crs.geo import haversine_km
+from groundtrace.crs.kb.constraints import satisfies
+from groundtrace.crs.kb.geo import haversine_km
 from groundtrace.crs.metrics.base import Metric, MetricFamily, register
 from groundtrace.crs.metrics.context import TurnContext
 

@@ -25,9 +25,9 @@ import math
 import re
 from itertools import combinations
 
-from groundtrace.core.tokens import token_spans
-from groundtrace.crs.geo import haversine_km
-from groundtrace.crs.kb import KnowledgeBase
+from groundtrace.core.evidence.tokens import token_spans
+from groundtrace.crs.kb.geo import haversine_km
+from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.metrics.lexicon import Lexicon, pattern_regex
 from groundtrace.crs.schema import ReviewRef
 

@@ -3,7 +3,7 @@
 Every piece of text from a run, a dataset or a KB (responses, review texts, POI names, labels) is
 untrusted and goes through :func:`html.escape`. In each shown response, every ``[Rn]`` tag links to the
 cited review below it; the spans of the review that the response quotes are highlighted (located with
-``groundtrace.core.quotes.locate_quote``; a span scoring >= 0.80 is *grounded*, lower is marked weak).
+``groundtrace.core.evidence.quotes.locate_quote``; a span scoring >= 0.80 is *grounded*, lower is marked weak).
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from groundtrace.core.citations import find_tags, parse_citations
-from groundtrace.core.quotes import GROUNDED_THRESHOLD, locate_quote
-from groundtrace.crs.kb import KnowledgeBase, open_review_refs
-from groundtrace.crs.predictions import Prediction
+from groundtrace.core.evidence.citations import find_tags, parse_citations
+from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, locate_quote
+from groundtrace.crs.kb.knowledge_base import KnowledgeBase, open_review_refs
 from groundtrace.crs.report.leaderboard import HEADLINE, Report, all_metrics
 from groundtrace.crs.report.render import fmt
 from groundtrace.crs.schema import Dialogue, ReviewRef
+from groundtrace.crs.systems.predictions import Prediction
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:90rem;padding:0 1rem;color:#222;line-height:1.45}

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from groundtrace.core.registry import Registry
-from groundtrace.crs.predictions import SystemInput, SystemOutput
+from groundtrace.crs.systems.predictions import SystemInput, SystemOutput
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from groundtrace.crs.predictions import SystemInput, SystemOutput
 from groundtrace.crs.systems.base import CRSSystem, SystemReply, TurnUsage
+from groundtrace.crs.systems.predictions import SystemInput, SystemOutput
 
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 

@@ -1,0 +1,1 @@
+"""Evaluating enrichment results against gold labels."""

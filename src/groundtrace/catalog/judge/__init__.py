@@ -1,0 +1,1 @@
+"""The JudgeAgent: rule judge, LLM judge, and the statement check they share."""

@@ -1,0 +1,1 @@
+"""The ScoutAgent: extraction engines (offline lexicon, LLM), reconciliation, prompt budgets."""

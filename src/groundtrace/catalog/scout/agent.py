@@ -1,0 +1,340 @@
+"""The ScoutAgent (Algorithm 1 of the seed): own evidence first, identity-matched web search for gaps.
+
+``ScoutAgent(templates, sources, search, engine).scout(sku) -> ScoutResult``:
+
+1. ``A_s ← Template(s)``; no template → an empty result (``template=None``, no candidates).
+2. ``E ← Catalog(s) ∪ Syndicated(s) ∪ Image(s)``: every configured :class:`EvidenceSource`; the engine
+   extracts all attributes from them and :func:`~groundtrace.catalog.scout.reconcile.reconcile` decides.
+3. Only attributes still ``not_found`` go to the web (web fills gaps; an ambiguous or conflicting
+   catalog is not "fixed" from the web). Per attribute, queries in the seed's order: UPC/GTIN →
+   brand + name (+ variant, already in the title) → brand + MPN → manufacturer site → attribute query.
+   Identical queries run once per SKU. Hits are visited in source preference order (official >
+   major retailer > retailer > aggregator > other); blogs/forums/UGC are never fetched.
+4. Every fetched page passes ``identity_match(sku, page)`` before any use. Rejected pages never reach
+   the engine; they are only scanned by the offline lexicon to record that they *would* have
+   answered (→ ``identity_mismatch`` when that was all there was). An attribute stops searching as soon
+   as the lexicon finds a value on a matched page, or after ``max_queries`` queries for the SKU.
+5. The engine extracts the unresolved attributes from the matched pages (one more call for LLM
+   engines) and everything is reconciled again. Every step is logged in ``search_steps``.
+
+``ScoutResult.documents`` holds every Document a candidate's evidence may refer to (own evidence and
+identity-matched pages), so the Judge can re-check each quote against the stored source text.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from groundtrace.catalog import identity
+from groundtrace.catalog.model import (
+    SKU,
+    SOURCE_TYPE_RANK,
+    AttributeSpec,
+    Candidate,
+    CandidateStatus,
+    Document,
+)
+from groundtrace.catalog.scout.extract import EngineOutput, ExtractionEngine, Finding, LexiconEngine
+from groundtrace.catalog.scout.reconcile import reconcile
+from groundtrace.catalog.sources.base import EvidenceSource, SearchProvider, SourceError
+from groundtrace.catalog.sources.classify import SourcePolicy, classify_url
+
+log = logging.getLogger(__name__)
+
+QueryKind = Literal["gtin", "brand_name_variant", "mpn", "manufacturer_site", "attribute"]
+HitDecisionKind = Literal["used", "blocked", "identity_rejected", "fetch_failed", "seen_before"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class HitDecision(_Model):
+    url: str
+    title: str = ""
+    source_type: str | None = None
+    decision: HitDecisionKind
+    reason: str = ""
+
+
+class SearchStep(_Model):
+    """One query sent to the search provider and what happened to each hit."""
+
+    attribute: str
+    kind: QueryKind
+    query: str
+    hits: list[HitDecision] = Field(default_factory=list)
+    cached: bool = Field(
+        default=False, description="Same query already ran for this SKU; hits not re-listed."
+    )
+    error: str = ""
+
+
+class PageIdentity(_Model):
+    url: str
+    source_type: str
+    matched: bool
+    reason: str
+    confidence: float
+    checks: dict[str, bool | None] = Field(default_factory=dict)
+
+
+class IdentitySummary(_Model):
+    """The SKU's identifiers and the identity decision on every page the Scout fetched."""
+
+    gtin: str | None = None
+    gtin_valid: bool | None = None
+    mpn: str | None = None
+    brand: str | None = None
+    pages_checked: int = 0
+    pages_matched: int = 0
+    pages_rejected: int = 0
+    pages: list[PageIdentity] = Field(default_factory=list)
+    engine_identity: dict[str, Any] | None = Field(default=None, description="LLM engine's identity block.")
+
+
+class ScoutResult(_Model):
+    """Everything the Judge and the write policy need about one SKU."""
+
+    sku_id: str
+    category: str
+    template: str | None = Field(default=None, description="Template category; None = no template, no work.")
+    engine: str = ""
+    candidates: dict[str, Candidate] = Field(default_factory=dict)
+    identity: IdentitySummary = Field(default_factory=IdentitySummary)
+    documents: list[Document] = Field(default_factory=list)
+    search_steps: list[SearchStep] = Field(default_factory=list)
+    flags: dict[str, list[str]] = Field(default_factory=dict)
+    errors: list[str] = Field(default_factory=list)
+    llm_calls: int = 0
+
+    def document(self, source_ref: str) -> Document | None:
+        """The stored Document a piece of evidence points to (``None`` when unknown)."""
+        for doc in self.documents:
+            if doc.source_ref == source_ref:
+                return doc
+        return None
+
+
+def build_queries(
+    sku: SKU, spec: AttributeSpec, policy: SourcePolicy | None = None
+) -> list[tuple[QueryKind, str]]:
+    """The seed's query order for one attribute: GTIN → brand+name(+variant) → MPN → site → attribute."""
+    policy = policy or SourcePolicy()
+    brand = (sku.brand or "").strip()
+    title = sku.title.strip()
+    name = title if not brand or title.lower().startswith(brand.lower()) else f"{brand} {title}"
+    queries: list[tuple[QueryKind, str]] = []
+    if sku.gtin and identity.valid_gtin(sku.gtin):
+        queries.append(("gtin", sku.gtin.strip()))
+    queries.append(("brand_name_variant", name))
+    if sku.mpn:
+        queries.append(("mpn", f"{brand} {sku.mpn}".strip()))
+    if brand:
+        domains = policy.official_for(brand)
+        queries.append(
+            (
+                "manufacturer_site",
+                f"site:{domains[0]} {title}" if domains else f"{brand} official site {title}",
+            )
+        )
+    queries.append(("attribute", f"{name} {spec.name}"))
+    return queries
+
+
+def _rank(source_type: str | None) -> int:
+    return 99 if source_type is None else SOURCE_TYPE_RANK.get(source_type, 50)
+
+
+class ScoutAgent:
+    """Algorithm 1 of the seed for one SKU at a time (see module docstring)."""
+
+    def __init__(
+        self,
+        templates: Any,
+        sources: list[EvidenceSource],
+        search: SearchProvider | None = None,
+        engine: ExtractionEngine | None = None,
+        *,
+        policy: SourcePolicy | None = None,
+        hits_per_query: int = 5,
+        max_queries: int = 12,
+    ) -> None:
+        self.templates = templates
+        self.sources = list(sources)
+        self.search = search
+        self.engine: ExtractionEngine = engine or LexiconEngine()
+        self.policy = policy or SourcePolicy()
+        self.hits_per_query = hits_per_query
+        self.max_queries = max_queries
+        self._probe = LexiconEngine()
+
+    # -- Algorithm 1 --------------------------------------------------------------------------------
+    def scout(self, sku: SKU) -> ScoutResult:
+        template = self.templates.for_category(sku.category)
+        ident = IdentitySummary(
+            gtin=sku.gtin,
+            gtin_valid=identity.valid_gtin(sku.gtin) if sku.gtin else None,
+            mpn=sku.mpn,
+            brand=sku.brand,
+        )
+        engine_name = getattr(self.engine, "name", type(self.engine).__name__)
+        result = ScoutResult(sku_id=sku.sku_id, category=sku.category, engine=engine_name, identity=ident)
+        if template is None or not template.attributes:
+            return result
+        result.template = template.category
+        attributes = list(template.attributes)
+
+        own_docs = self._own_documents(sku, result)
+        own = self.engine.extract(sku, attributes, own_docs)
+        self._absorb(result, own)
+        candidates = reconcile(
+            sku.sku_id, attributes, own.findings, abstentions=own.abstentions, engine=engine_name
+        )
+        result.documents = list(own_docs)
+
+        unresolved = [a for a in attributes if candidates[a.slug].status == CandidateStatus.NOT_FOUND]
+        if unresolved and self.search is not None:
+            matched, rejected = self._web(sku, unresolved, attributes, result)
+            web = (
+                self.engine.extract(sku, unresolved, matched, template_attributes=attributes)
+                if matched
+                else EngineOutput()
+            )
+            self._absorb(result, web)
+            rejected_findings = (
+                self._probe.extract(sku, unresolved, rejected, template_attributes=attributes).findings
+                if rejected
+                else []
+            )
+            own_by_attr = [f for f in own.findings if f.attribute in {a.slug for a in unresolved}]
+            abstentions = {**own.abstentions, **web.abstentions}
+            candidates.update(
+                reconcile(
+                    sku.sku_id,
+                    unresolved,
+                    own_by_attr + web.findings,
+                    rejected_findings,
+                    abstentions,
+                    engine_name,
+                )
+            )
+            result.documents.extend(matched)
+        result.candidates = candidates
+        return result
+
+    # -- steps --------------------------------------------------------------------------------------
+    def _own_documents(self, sku: SKU, result: ScoutResult) -> list[Document]:
+        docs: list[Document] = []
+        for source in self.sources:
+            try:
+                docs.extend(source.documents(sku))
+            except SourceError as exc:
+                result.errors.append(f"{getattr(source, 'name', type(source).__name__)}: {exc}")
+                log.warning("evidence source failed for %s: %s", sku.sku_id, exc)
+            errors = getattr(source, "errors", None)
+            if errors:
+                result.errors.extend(e for e in errors if e not in result.errors)
+        seen: set[str] = set()
+        unique = []
+        for doc in docs:
+            if doc.source_ref not in seen:
+                seen.add(doc.source_ref)
+                unique.append(doc)
+        return unique
+
+    @staticmethod
+    def _absorb(result: ScoutResult, out: EngineOutput) -> None:
+        for slug, flags in out.flags.items():
+            bucket = result.flags.setdefault(slug, [])
+            bucket.extend(f for f in flags if f not in bucket)
+        if out.identity is not None:
+            result.identity.engine_identity = out.identity
+        result.llm_calls += out.calls
+
+    def _web(
+        self, sku: SKU, unresolved: list[AttributeSpec], attributes: list[AttributeSpec], result: ScoutResult
+    ) -> tuple[list[Document], list[Document]]:
+        assert self.search is not None
+        hits_cache: dict[str, list[Any]] = {}
+        pages: dict[str, tuple[Document | None, bool]] = {}  # url -> (doc, matched)
+        matched: list[Document] = []
+        rejected: list[Document] = []
+        probe_findings: list[Finding] = []
+
+        def resolved(spec: AttributeSpec) -> bool:
+            return any(f.attribute == spec.slug for f in probe_findings)
+
+        for spec in unresolved:
+            for kind, query in build_queries(sku, spec, self.policy):
+                if resolved(spec):
+                    break
+                step = SearchStep(attribute=spec.slug, kind=kind, query=query)
+                if query not in hits_cache:
+                    if len(hits_cache) >= self.max_queries:
+                        step.error = f"query budget ({self.max_queries}) exhausted"
+                        result.search_steps.append(step)
+                        break
+                    try:
+                        hits_cache[query] = self.search.search(query, self.hits_per_query)
+                    except SourceError as exc:
+                        hits_cache[query] = []
+                        step.error = str(exc)
+                else:
+                    step.cached = True
+                    result.search_steps.append(step)
+                    continue
+                hits = sorted(
+                    hits_cache[query], key=lambda h: _rank(classify_url(h.url, sku.brand, self.policy))
+                )
+                for hit in hits:
+                    source_type = classify_url(hit.url, sku.brand, self.policy)
+                    decision = HitDecision(
+                        url=hit.url, title=hit.title, source_type=source_type, decision="used"
+                    )
+                    step.hits.append(decision)
+                    if source_type is None:
+                        decision.decision, decision.reason = "blocked", "blog/forum/UGC is never evidence"
+                        continue
+                    if hit.url in pages:
+                        doc, ok = pages[hit.url]
+                        decision.decision = "seen_before"
+                        decision.reason = "matched earlier" if ok else "rejected or unavailable earlier"
+                        continue
+                    doc = self.search.fetch(hit.url)
+                    if doc is None:
+                        pages[hit.url] = (None, False)
+                        decision.decision, decision.reason = "fetch_failed", "page unavailable"
+                        continue
+                    doc = doc.model_copy(update={"source": "web", "source_type": source_type})
+                    verdict = identity.identity_match(sku, doc)
+                    result.identity.pages.append(
+                        PageIdentity(
+                            url=hit.url,
+                            source_type=source_type,
+                            matched=verdict.matched,
+                            reason=verdict.reason,
+                            confidence=verdict.confidence,
+                            checks=verdict.checks,
+                        )
+                    )
+                    result.identity.pages_checked += 1
+                    pages[hit.url] = (doc, verdict.matched)
+                    if verdict.matched:
+                        result.identity.pages_matched += 1
+                        matched.append(doc)
+                        probe_findings.extend(
+                            self._probe.extract(
+                                sku, unresolved, [doc], template_attributes=attributes
+                            ).findings
+                        )
+                        decision.reason = verdict.reason
+                    else:
+                        result.identity.pages_rejected += 1
+                        rejected.append(doc)
+                        decision.decision, decision.reason = "identity_rejected", verdict.reason
+                result.search_steps.append(step)
+        return matched, rejected

@@ -1,0 +1,1 @@
+"""Evidence primitives: quote verification, citation parsing, value normalisation, the one tokenizer."""

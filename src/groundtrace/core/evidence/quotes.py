@@ -1,0 +1,316 @@
+"""Quote verification: does a (near-)verbatim quote occur in its source, and where?
+
+Normalisation (applied identically to quote and source, with a map back to original offsets):
+
+1. the text is cut into clusters (a character plus the combining marks that follow it); each cluster
+   becomes ``NFKC(casefold(NFKC(cluster)))``;
+2. typographic quotes become ``'``/``"`` and dashes become ``-`` (:data:`UNIFY_TABLE`) — for matching
+   this is subsumed by step 3, as every such mark is punctuation; the table serves callers that keep
+   punctuation (value normalisation);
+3. punctuation (Unicode category ``P*``) and invisible format/control characters are deleted, with any
+   combining marks on them — so ``wi-fi`` becomes ``wifi`` and ``"great!"`` becomes ``great``; symbols
+   (``$``, ``+``, ``°``) stay;
+4. every whitespace run becomes one space; leading/trailing spaces are dropped.
+
+Score. Let ``q`` be the normalised quote (``n = len(q)`` characters) and ``s`` the normalised source.
+
+* ``n == 0`` (empty or punctuation-only quote) or empty ``s`` → ``0.0``.
+* ``q`` is a substring of ``s`` → ``1.0`` (fast path, no fuzzy search).
+* otherwise the best window ``w`` of ``s`` is found with ``rapidfuzz.fuzz.partial_ratio_alignment``
+  (when ``n > len(s)`` the window is all of ``s``), each window edge is moved by up to 4 characters
+  when that lowers ``e = Indel(q, w)`` (insertions + deletions; a substitution costs 2), and
+  ``score = max(0, 1 - e / D(n))`` with ``D(n) = min(2n, n² / 16)``.
+
+For quotes of 32+ normalised characters ``D(n) = 2n`` and the score is the usual partial-ratio similarity
+(``1 - e / (n + len(w))`` for a window as long as the quote). Shorter quotes get a smaller error scale,
+so the edits tolerated at :data:`GROUNDED_THRESHOLD` (``e <= 0.2·D(n) = min(0.4n, n²/80)``) shrink
+with length: a quote of at most 8 normalised characters must match exactly, 9–12 characters tolerate one
+inserted or deleted character, 13–15 characters one substitution, 20 characters 5 indels, and from 32
+characters on 40% of ``n`` (the plain 0.80 partial-ratio rule).
+
+Quotes are never turned into regular expressions, so metacharacters in them are plain text.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+from typing import NamedTuple
+
+import numpy as np
+from rapidfuzz.distance import Indel
+from rapidfuzz.fuzz import partial_ratio_alignment
+
+GROUNDED_THRESHOLD = 0.80
+FULL_TOLERANCE_LENGTH = 32
+"""Normalised quote length from which the error scale is the plain partial-ratio one (``D(n) = 2n``)."""
+
+OPENING_DOUBLE_QUOTES = "“„‟«"
+CLOSING_DOUBLE_QUOTES = "”»"
+OPENING_SINGLE_QUOTES = "‘‚‛‹"
+CLOSING_SINGLE_QUOTES = "’›"
+PRIME_MARKS = "′″"
+DASHES = "‐‑‒–—―−⁃"
+
+UNIFY_TABLE = str.maketrans(
+    {
+        **{c: '"' for c in OPENING_DOUBLE_QUOTES + CLOSING_DOUBLE_QUOTES + PRIME_MARKS[1]},
+        **{c: "'" for c in OPENING_SINGLE_QUOTES + CLOSING_SINGLE_QUOTES + PRIME_MARKS[0]},
+        **{c: "-" for c in DASHES},
+    }
+)
+"""Typographic quotes, primes and dashes → ASCII ``'`` ``"`` ``-``."""
+
+
+class QuoteMatch(NamedTuple):
+    """Result of :func:`locate_quote`: ``source[start:end]`` is the matched span of the original source."""
+
+    score: float
+    start: int
+    end: int
+
+
+NO_MATCH = QuoteMatch(0.0, 0, 0)
+
+
+class NormalizedText(NamedTuple):
+    """Normalised ``text`` plus, for each of its characters, the original span ``[starts[i], ends[i])``
+    of the cluster it came from."""
+
+    text: str
+    starts: list[int]
+    ends: list[int]
+
+
+_KEEP, _SPACE, _DROP = 0, 1, 2
+
+
+def _combining_class_pattern() -> str:
+    """A regex character class body of every code point with a non-zero combining class (all lie
+    below U+30000), as ranges."""
+    marks = [c for c in range(0x30000) if unicodedata.combining(chr(c))]
+    ranges: list[tuple[int, int]] = []
+    for c in marks:
+        if ranges and c == ranges[-1][1] + 1:
+            ranges[-1] = (ranges[-1][0], c)
+        else:
+            ranges.append((c, c))
+    return "".join(
+        re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges
+    )
+
+
+_CANDIDATE_RE = re.compile(rf"(?:[^\w\s]|_)[{_combining_class_pattern()}]*")
+"""Characters that may be dropped (neither word characters nor whitespace, plus ``_``), each with the
+combining marks that follow it; the first character is classified by :func:`_char_class` and a dropped
+one takes its marks along (otherwise deleting ``:`` from ``◌᳢:◌𐍶``-like text could bring two marks
+together out of canonical order, and normalising would not be idempotent). Regex scanning plus a
+per-character cache beats ``str.translate`` with a large table on non-ASCII text by an order of magnitude."""
+
+
+@lru_cache(maxsize=8192)
+def _char_class(ch: str) -> int:
+    """Step 3: drop punctuation (``P*``), format (``Cf``) and non-space control (``Cc``) characters."""
+    if ch.isspace():
+        return _SPACE
+    category = unicodedata.category(ch)
+    return _DROP if category[0] == "P" or category in ("Cc", "Cf") else _KEEP
+
+
+def _delete_dropped(m: re.Match[str]) -> str:
+    run = m.group()
+    return "" if _char_class(run[0]) == _DROP else run
+
+
+def _mark_dropped(m: re.Match[str]) -> str:
+    run = m.group()
+    return "\x00" * len(run) if _char_class(run[0]) == _DROP else run
+
+
+_WHITESPACE_CODES = np.array([c for c in range(0x3001) if chr(c).isspace()], dtype=np.uint32)
+"""Every code point ``str.isspace`` accepts, sorted (none lies above U+3000)."""
+
+
+def _clusters(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each base character together with its following combining marks."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for i in range(1, len(text) + 1):
+        if i == len(text) or not unicodedata.combining(text[i]):
+            spans.append((start, i))
+            start = i
+    return spans if text else []
+
+
+def _fold(text: str) -> tuple[str, list[int] | None, list[int] | None]:
+    """Step 1 (NFKC, casefold, NFKC again: casefold can leave marks out of canonical order, as in
+    ``İ`` → ``i`` + U+0307) with the origin span of every output character; the origin lists are
+    ``None`` when folding maps characters one to one (ASCII and most real text)."""
+    if text.isascii():
+        return text.lower(), None, None
+    if unicodedata.is_normalized("NFKC", text):
+        folded = text.casefold()
+        # casefold never deletes, so equal length means one to one
+        if len(folded) == len(text) and unicodedata.is_normalized("NFKC", folded):
+            return folded, None, None
+    pieces: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    for a, b in _clusters(text):
+        piece = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text[a:b]).casefold())
+        pieces.append(piece)
+        starts.extend([a] * len(piece))
+        ends.extend([b] * len(piece))
+    return "".join(pieces), starts, ends
+
+
+@lru_cache(maxsize=256)
+def _kept_positions(marked: str) -> tuple[np.ndarray, np.ndarray]:
+    """Steps 3–4 as array operations on ``marked`` (dropped characters already NUL). Returns the
+    positions that survive — characters that are neither NUL nor whitespace, plus the first whitespace
+    of each run lying between two of them — and the code points there, whitespace as U+0020."""
+    codes = np.frombuffer(marked.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    present = np.flatnonzero(codes)  # NUL = dropped
+    kept_codes = codes[present]
+    nearest = np.minimum(np.searchsorted(_WHITESPACE_CODES, kept_codes), len(_WHITESPACE_CODES) - 1)
+    space = _WHITESPACE_CODES[nearest] == kept_codes
+    solid = ~space
+    keep = solid.copy()
+    if solid.any():
+        order = np.arange(len(solid))
+        first, last = np.argmax(solid), len(solid) - 1 - np.argmax(solid[::-1])
+        run_start = space & np.concatenate(([False], solid[:-1]))
+        keep |= run_start & (order > first) & (order < last)
+    positions = present[keep]
+    out = codes[positions].copy()
+    out[space[keep]] = 0x20
+    return positions, out
+
+
+@lru_cache(maxsize=256)
+def normalize_with_map(text: str) -> NormalizedText:
+    """Normalise ``text`` (module docstring, steps 1–4) keeping the origin of every output character.
+
+    Cached for the last 256 texts (a source is typically scored against several quotes in a row);
+    treat the result as read-only.
+    """
+    folded, origin_starts, origin_ends = _fold(text)
+    positions, codes = _kept_positions(_CANDIDATE_RE.sub(_mark_dropped, folded))
+    normalized = codes.astype("<u4").tobytes().decode("utf-32-le", "surrogatepass")
+    if origin_starts is None or origin_ends is None:
+        return NormalizedText(normalized, positions.tolist(), (positions + 1).tolist())
+    return NormalizedText(
+        normalized,
+        np.asarray(origin_starts)[positions].tolist(),
+        np.asarray(origin_ends)[positions].tolist(),
+    )
+
+
+def normalize_text(text: str) -> str:
+    """The normalised form of ``text`` used for matching; equals ``normalize_with_map(text).text``
+    but skips the offset map."""
+    return " ".join(_CANDIDATE_RE.sub(_delete_dropped, _fold(text)[0]).split())
+
+
+def _error_scale(n: int) -> float:
+    """``D(n) = min(2n, n²/16)``: the edit count at which the score reaches 0."""
+    return 2.0 * n * min(1.0, n / FULL_TOLERANCE_LENGTH)
+
+
+_REFINE_SHIFT = 4
+
+
+def _refine_window(q: str, s: str, a: int, b: int, edits: int) -> tuple[int, int, int]:
+    """Move each window edge by up to :data:`_REFINE_SHIFT` characters when that lowers the Indel
+    distance (partial_ratio windows are exactly ``len(q)`` long, so an inserted or deleted character
+    in the quote leaves the window one character short or long)."""
+    for side in (0, 1):
+        best = (edits, a, b)
+        for shift in range(-_REFINE_SHIFT, _REFINE_SHIFT + 1):
+            na, nb = (a + shift, b) if side == 0 else (a, b + shift)
+            if 0 <= na < nb <= len(s) and shift:
+                d = Indel.distance(q, s[na:nb], score_cutoff=best[0])
+                if d < best[0]:
+                    best = (d, na, nb)
+        edits, a, b = best
+    return a, b, edits
+
+
+def _fuzzy(q: str, s: str) -> tuple[float, int, int]:
+    """Score and normalised-source window ``[a, b)`` of the best alignment of ``q`` in ``s``."""
+    n = len(q)
+    if n > len(s):
+        a, b = 0, len(s)
+    else:
+        alignment = partial_ratio_alignment(q, s)
+        a, b = alignment.dest_start, alignment.dest_end
+    edits = Indel.distance(q, s[a:b])
+    if edits:
+        a, b, edits = _refine_window(q, s, a, b, edits)
+    score = max(0.0, 1.0 - edits / _error_scale(n))
+    if s[a:b].strip():  # drop window edge spaces, which the quote never has
+        while s[a] == " ":
+            a += 1
+        while s[b - 1] == " ":
+            b -= 1
+    return score, a, b
+
+
+def _score_normalized(q: str, s: str) -> float:
+    if not q or not s:
+        return 0.0
+    if q in s:
+        return 1.0
+    return _fuzzy(q, s)[0]
+
+
+def _exact_span(q: str, norm: NormalizedText) -> tuple[int, int]:
+    """Normalised span of an occurrence of ``q`` that starts and ends on original cluster boundaries
+    (so it does not begin inside an expanded ligature such as ``ﬁ`` → ``fi``); else the first one."""
+    s, starts = norm.text, norm.starts
+    first = at = s.find(q)
+    while at >= 0:
+        end = at + len(q)
+        starts_cluster = at == 0 or starts[at - 1] != starts[at]
+        ends_cluster = end == len(s) or starts[end] != starts[end - 1]
+        if starts_cluster and ends_cluster:
+            return at, end
+        at = s.find(q, at + 1)
+    return first, first + len(q)
+
+
+def locate_quote(quote: str, source: str) -> QuoteMatch:
+    """Best match of ``quote`` in ``source``: score in [0, 1] (module docstring) and the matched span of
+    the original ``source``; ``QuoteMatch(0.0, 0, 0)`` when the score is 0."""
+    q = normalize_text(quote)
+    norm = normalize_with_map(source)
+    s = norm.text
+    if not q or not s:
+        return NO_MATCH
+    if q in s:
+        score = 1.0
+        a, b = _exact_span(q, norm)
+    else:
+        score, a, b = _fuzzy(q, s)
+    if score <= 0.0:
+        return NO_MATCH
+    return QuoteMatch(score, norm.starts[a], norm.ends[b - 1])
+
+
+def quote_score(quote: str, source: str) -> float:
+    """Score in [0, 1] of ``quote`` against ``source`` (same value as ``locate_quote(...).score``)."""
+    return _score_normalized(normalize_text(quote), normalize_text(source))
+
+
+def is_grounded(quote: str, source: str, threshold: float = GROUNDED_THRESHOLD) -> bool:
+    """``quote_score(quote, source) >= threshold``."""
+    return quote_score(quote, source) >= threshold
+
+
+def allowed_edits(n: int, threshold: float = GROUNDED_THRESHOLD) -> int:
+    """Largest Indel edit count a quote of ``n`` normalised characters may have and still reach
+    ``threshold``: ``floor((1 - threshold) · D(n))`` (documentation helper, used by tests and docs)."""
+    if n <= 0:
+        return 0
+    return int((1.0 - threshold) * _error_scale(n) + 1e-9)

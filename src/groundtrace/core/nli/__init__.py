@@ -1,0 +1,1 @@
+"""Entailment: the scorer contract and registry, local NLI checkpoints (transformers, ONNX), evaluation on NLI data."""

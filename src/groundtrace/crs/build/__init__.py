@@ -1,0 +1,1 @@
+"""Stage 2 — the five-stage builder: personas → candidate pools → plan + realiser → QC → tiers."""

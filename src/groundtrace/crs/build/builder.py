@@ -1,0 +1,416 @@
+"""The five-stage TRACE-CRS dataset builder behind ``groundtrace crs build``.
+
+For dialogue ``i`` of a build with seed ``S``:
+
+1. persona, 2. pools, 3. plan (``groundtrace.crs.build.planner``) with ``random.Random(f"{S}:{i}:{a}:{p}")``
+   for QC attempt ``a`` and planning try ``p`` (an infeasible draw moves to the next ``p``);
+   realise it (template or LLM); 4. QC (``groundtrace.crs.build.qc``): on failure retry with ``a + 1`` up to
+   ``max_attempts``, then drop; every failed attempt is counted by reason; 5. tiers (``groundtrace.crs.dataset.tiers``).
+
+Rejection share: the dialogues that get a ``reject_and_refine`` turn are the first
+``round(share · N)`` indices of a seeded permutation of ``0..N-1``, so the realised share is exact
+up to dropped dialogues. Split: ``u = int(sha256(dialogue_id)[:8], 16) / 16**8``; train ``u < 0.8``,
+validation ``u < 0.9``, test otherwise.
+
+Outputs (all deterministic for a seed — no timestamps): ``train.jsonl``, ``validation.jsonl``,
+``test.jsonl``, ``schema.json``, ``manifest.json``, ``build_report.json``. :meth:`BuildReport.health`
+says when a written result is unusable (nothing built; the LLM realiser realised no turn at all) or
+needs a look (part of the LLM turns fell back to the template); ``crs build`` exits 1 on the former.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from groundtrace import __version__
+from groundtrace.core.registry import Registry
+from groundtrace.crs.build.planner import PlanConfig, PlanContext, PlanningError, plan_dialogue
+from groundtrace.crs.build.qc import REASONS, check_dialogue
+from groundtrace.crs.build.realise import Realiser, TemplateRealiser
+from groundtrace.crs.dataset.files import write_dialogues, write_json_schema
+from groundtrace.crs.dataset.tiers import TIERS, assign_tier
+from groundtrace.crs.kb.knowledge_base import KnowledgeBase
+from groundtrace.crs.schema import SCHEMA_VERSION, Dialogue
+
+DEFAULT_REJECTION_SHARE = 0.294
+SPLIT_BOUNDS = (("train", 0.8), ("validation", 0.9), ("test", 1.0))
+
+#: Dialogue realisers by name; the LLM one is imported only when asked for.
+REALISERS: Registry[Any] = Registry("realiser")
+REALISERS.add("template", TemplateRealiser, aliases=("offline",))
+REALISERS.register_lazy("llm", "groundtrace.crs.build.llm_realiser:LLMRealiser")
+
+
+@dataclass
+class BuildConfig:
+    """Builder knobs: rejection share, QC/planning attempt bounds, planner config, LLM spec."""
+
+    rejection_share: float = DEFAULT_REJECTION_SHARE
+    max_attempts: int = 3
+    max_plan_tries: int = 25
+    plan: PlanConfig = field(default_factory=PlanConfig)
+    llm: str | None = None
+    workers: int = (
+        1  # threads realising dialogues concurrently (useful for LLM realisers); output is identical
+    )
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.rejection_share <= 1.0:
+            raise ValueError(f"rejection_share must be in [0, 1], got {self.rejection_share}")
+        if self.max_attempts < 1 or self.max_plan_tries < 1 or self.workers < 1:
+            raise ValueError("max_attempts, max_plan_tries and workers must be >= 1")
+
+
+class BuildReport(BaseModel):
+    """What a build produced and what it rejected, by reason."""
+
+    kb_name: str
+    kb_hash: str
+    seed: int
+    realiser: str
+    requested: int
+    built: int = 0
+    dropped: int = 0
+    attempts: int = 0
+    planning_failures: int = 0
+    qc_failures: dict[str, int] = Field(default_factory=dict, description="Failed attempts per QC reason.")
+    dropped_by_reason: dict[str, int] = Field(
+        default_factory=dict, description="Dropped dialogues per last reason."
+    )
+    target_rejection_share: float = DEFAULT_REJECTION_SHARE
+    rejection_share: float = 0.0
+    tiers: dict[str, int] = Field(default_factory=dict)
+    splits: dict[str, int] = Field(default_factory=dict)
+    distinct_reviews_quoted: int = 0
+    mean_turns: float = 0.0
+    mean_citations_per_system_turn: float = 0.0
+    realiser_fallback_turns: int = 0
+    realiser_turns: int = Field(
+        default=0,
+        description=(
+            "Turns phrased by a realiser that can fall back to the template (the LLM one), over every attempt; "
+            "realiser_fallback_turns of them fell back. 0 for the template realiser."
+        ),
+    )
+    llm_usage: dict[str, float] | None = Field(
+        default=None, description="Token/cost ledger of the LLM realiser."
+    )
+
+    def summary_rows(self) -> list[tuple[str, str]]:
+        """``(label, value)`` rows of the printed summary."""
+        rows = [
+            ("KB", f"{self.kb_name} ({self.kb_hash[:12]})"),
+            ("realiser", self.realiser),
+            ("dialogues", f"{self.built} built / {self.requested} requested ({self.dropped} dropped)"),
+            ("splits", ", ".join(f"{k} {v}" for k, v in self.splits.items())),
+            ("with rejection", f"{self.rejection_share:.3f} (target {self.target_rejection_share:.3f})"),
+            ("tiers", ", ".join(f"{k} {v}" for k, v in self.tiers.items())),
+            ("mean turns", f"{self.mean_turns:.2f}"),
+            ("distinct reviews quoted", str(self.distinct_reviews_quoted)),
+            ("QC failures (attempts)", ", ".join(f"{k} {v}" for k, v in self.qc_failures.items()) or "none"),
+            ("planning retries", str(self.planning_failures)),
+        ]
+        if self.dropped_by_reason:
+            rows.append(
+                ("dropped by reason", ", ".join(f"{k} {v}" for k, v in self.dropped_by_reason.items()))
+            )
+        if self.realiser_fallback_turns:
+            share = self.fallback_share
+            of = f" of {self.realiser_turns} ({share:.1%})" if share is not None else ""
+            rows.append(("LLM turns replaced by templates", f"{self.realiser_fallback_turns}{of}"))
+        if self.llm_usage:
+            u = self.llm_usage
+            usage = (
+                f"{u.get('calls', 0):g} calls, {u.get('prompt_tokens', 0):g} + "
+                f"{u.get('completion_tokens', 0):g} tokens, ${u.get('cost_usd', 0):.4f}"
+            )
+            rows.append(("LLM usage", usage))
+        return rows
+
+    @property
+    def fallback_share(self) -> float | None:
+        """Share of :attr:`realiser_turns` that fell back to the template; ``None`` when none were counted."""
+        if not self.realiser_turns:
+            return None
+        return self.realiser_fallback_turns / self.realiser_turns
+
+    def health(self) -> tuple[list[str], list[str]]:
+        """``(errors, warnings)`` about the result: errors make the build unusable (the CLI exits 1).
+
+        Errors: nothing was built; the LLM realiser realised no turn at all (every turn is template text
+        although the dataset says ``realiser llm``). Warning: part of the LLM turns fell back.
+        """
+        errors: list[str] = []
+        warnings: list[str] = []
+        if self.requested and not self.built:
+            reasons = ", ".join(f"{k} {v}" for k, v in self.dropped_by_reason.items()) or "no reason recorded"
+            top = max(self.dropped_by_reason, key=self.dropped_by_reason.__getitem__, default="")
+            if top == "planning":
+                cause = (
+                    "the planner found no feasible dialogue in any try: the KB is probably too sparse "
+                    "(too few POIs with reviews to quote in one city and type); rebuild it with more "
+                    "cities or reviews and check it with `groundtrace crs kb info`"
+                )
+            else:
+                cause = "every attempt failed QC; qc_failures in build_report.json counts the reasons"
+            errors.append(
+                f"no dialogue was built: all {self.requested} requested dialogues were dropped "
+                f"(dropped by reason: {reasons}); {cause}"
+            )
+        share = self.fallback_share
+        if share is not None and self.realiser_fallback_turns >= self.realiser_turns:
+            usage = self.llm_usage or {}
+            answered = int(usage.get("calls", 0) + usage.get("cache_hits", 0))
+            if answered == 0:
+                cause = (
+                    "no LLM request was answered (0 calls): the endpoint is probably unreachable or "
+                    "misconfigured; check the LLM spec (--llm URL and #MODEL) and that the server is running"
+                )
+            else:
+                cause = (
+                    f"the LLM answered {answered} requests but every answer failed the schema or "
+                    "verbatim-quote checks: the model is probably unsuitable for this task"
+                )
+            errors.append(
+                f"the LLM realised no turn: all {self.realiser_fallback_turns} of "
+                f"{self.realiser_turns} turns fell back to the template realiser, so every turn is "
+                f"template text although the dataset says realiser {self.realiser!r}; {cause}"
+            )
+        elif share is not None and self.realiser_fallback_turns:
+            warnings.append(
+                f"{self.realiser_fallback_turns} of {self.realiser_turns} LLM turns ({share:.1%}) "
+                "fell back to the template realiser (the LLM call failed or its answer was "
+                "rejected); realiser_fallback_turns in build_report.json counts them"
+            )
+        return errors, warnings
+
+    def print_summary(self, console: Any = None) -> None:
+        """Print a rich table of :meth:`summary_rows` (values escaped: KB names come from files)."""
+        from rich.console import Console
+        from rich.markup import escape
+        from rich.table import Table
+
+        table = Table(title="TRACE-CRS build", show_header=False)
+        table.add_column(style="bold")
+        table.add_column()
+        for label, value in self.summary_rows():
+            table.add_row(escape(label), escape(value))
+        (console or Console()).print(table)
+
+
+def split_of(dialogue_id: str) -> str:
+    """train / validation / test from the sha256 of the id (≈ 80/10/10)."""
+    u = int(hashlib.sha256(dialogue_id.encode("utf-8")).hexdigest()[:8], 16) / 16**8
+    return next(name for name, bound in SPLIT_BOUNDS if u < bound)
+
+
+def rejection_indices(n: int, share: float, seed: int) -> set[int]:
+    """The first ``round(share · n)`` indices of a seeded permutation of ``range(n)``."""
+    order = list(range(n))
+    random.Random(f"{seed}:rejection").shuffle(order)
+    return set(order[: round(share * n)])
+
+
+def make_realiser(realiser: str | Realiser, config: BuildConfig) -> Realiser:
+    """A realiser instance from a name (``template``, ``llm``) or pass an instance through."""
+    if not isinstance(realiser, str):
+        return realiser
+    target = REALISERS.get(realiser)
+    if REALISERS.canonical(realiser) == "llm":
+        from groundtrace.core.llm.factory import make_llm
+
+        return target(make_llm(config.llm))
+    return target()
+
+
+def build_dialogues(
+    kb: KnowledgeBase,
+    n_dialogues: int,
+    seed: int,
+    *,
+    realiser: str | Realiser = "template",
+    config: BuildConfig | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[list[Dialogue], BuildReport]:
+    """Build ``n_dialogues`` (fewer if some are dropped) and the report; nothing is written."""
+    config = config or BuildConfig()
+    real = make_realiser(realiser, config)
+    ctx = PlanContext(kb, config.plan)
+    report = BuildReport(
+        kb_name=kb.name,
+        kb_hash=kb.content_hash,
+        seed=seed,
+        realiser=real.name,
+        requested=n_dialogues,
+        target_rejection_share=config.rejection_share,
+    )
+    with_rejection = rejection_indices(n_dialogues, config.rejection_share, seed)
+
+    def one(i: int) -> _Outcome:
+        outcome = _build_one(ctx, real, config, seed, i, i in with_rejection)
+        if progress is not None:
+            progress(1)
+        return outcome
+
+    if config.workers > 1 and n_dialogues > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=config.workers) as pool:
+            outcomes = list(pool.map(one, range(n_dialogues)))  # map keeps index order: deterministic
+    else:
+        outcomes = [one(i) for i in range(n_dialogues)]
+    qc_fail: Counter[str] = Counter()
+    dropped: Counter[str] = Counter()
+    out: list[Dialogue] = []
+    for o in outcomes:
+        report.attempts += o.attempts
+        report.planning_failures += o.planning_failures
+        report.realiser_fallback_turns += o.fallback_turns
+        report.realiser_turns += o.realiser_turns
+        qc_fail.update(o.qc_reasons)
+        if o.dialogue is None:
+            dropped[o.drop_reason] += 1
+        else:
+            out.append(o.dialogue)
+    _fill_stats(report, out, qc_fail, dropped)
+    client = getattr(real, "client", None)
+    if client is not None and hasattr(client, "usage"):
+        report.llm_usage = client.usage().model_dump()
+    return out, report
+
+
+@dataclass
+class _Outcome:
+    dialogue: Dialogue | None = None
+    drop_reason: str = "planning"
+    attempts: int = 0
+    planning_failures: int = 0
+    fallback_turns: int = 0
+    realiser_turns: int = 0  # turns of realisers that report fallbacks (every attempt)
+    qc_reasons: list[str] = field(default_factory=list)
+
+
+def _build_one(
+    ctx: PlanContext, real: Realiser, config: BuildConfig, seed: int, i: int, rejection: bool
+) -> _Outcome:
+    """Plan, realise, QC and tier dialogue ``i`` (regenerating on QC failure); see the module docstring."""
+    kb = ctx.kb
+    dialogue_id = f"trace-s{seed}-{i:06d}"
+    o = _Outcome()
+    for attempt in range(config.max_attempts):
+        o.attempts += 1
+        plan = None
+        for p in range(config.max_plan_tries):
+            rng = random.Random(f"{seed}:{i}:{attempt}:{p}")
+            try:
+                plan = plan_dialogue(ctx, dialogue_id, rng, with_rejection=rejection, seed=seed)
+                break
+            except PlanningError:
+                o.planning_failures += 1
+        if plan is None:
+            o.drop_reason = "planning"
+            continue
+        dialogue = real.realise(plan, rng)
+        fallbacks = dialogue.features.get("realiser_fallback_turns")
+        if fallbacks is not None:
+            o.fallback_turns += int(fallbacks)
+            o.realiser_turns += len(dialogue.turns)
+        issues = check_dialogue(
+            dialogue,
+            kb,
+            pool_size=config.plan.pool_size,
+            open_min=config.plan.open_min,
+            open_max=config.plan.open_max,
+        )
+        if issues:
+            reasons = sorted({x.reason for x in issues})
+            o.qc_reasons.extend(reasons)
+            o.drop_reason = reasons[0]
+            continue
+        final = dialogue.recommendation_turns()[-1].gold
+        assert final is not None
+        ok = ctx.sat_all(plan.city, plan.poi_type, final.active_constraints, dialogue.anchor)
+        assign_tier(dialogue, kb, n_open_satisfying=sum(1 for pid in final.open_pool if pid in ok))
+        if fallbacks is not None:
+            dialogue.features["realiser_fallback_turns"] = fallbacks
+        dialogue.split = split_of(dialogue_id)  # type: ignore[assignment]
+        o.dialogue = dialogue
+        return o
+    return o
+
+
+def _fill_stats(
+    report: BuildReport, dialogues: list[Dialogue], qc_fail: Counter[str], dropped: Counter[str]
+) -> None:
+    report.built = len(dialogues)
+    report.dropped = report.requested - report.built
+    report.qc_failures = {r: qc_fail[r] for r in REASONS if qc_fail[r]}
+    report.dropped_by_reason = dict(sorted(dropped.items()))
+    if not dialogues:
+        return
+    report.rejection_share = round(sum(d.has_rejection for d in dialogues) / len(dialogues), 6)
+    tiers = Counter(d.difficulty for d in dialogues)
+    report.tiers = {t: tiers[t] for t in TIERS}
+    splits = Counter(d.split for d in dialogues)
+    report.splits = {s: splits[s] for s in ("train", "validation", "test")}
+    quoted = {span.review_id for d in dialogues for t in d.turns for span in t.quote_spans}
+    report.distinct_reviews_quoted = len(quoted)
+    report.mean_turns = round(sum(len(d.turns) for d in dialogues) / len(dialogues), 4)
+    system_turns = [t for d in dialogues for t in d.turns if t.role == "system"]
+    report.mean_citations_per_system_turn = round(
+        sum(len(t.cited_tags) for t in system_turns) / len(system_turns), 4
+    )
+
+
+def build_dataset(
+    kb: KnowledgeBase,
+    n_dialogues: int,
+    seed: int,
+    out_dir: str | Path,
+    *,
+    realiser: str | Realiser = "template",
+    config: BuildConfig = BuildConfig(),  # noqa: B008
+    progress: Callable[[int], None] | None = None,
+) -> BuildReport:
+    """Build and write the dataset folder (see module docstring); returns the report."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    dialogues, report = build_dialogues(
+        kb, n_dialogues, seed, realiser=realiser, config=config, progress=progress
+    )
+    for split in ("train", "validation", "test"):
+        write_dialogues(out / f"{split}.jsonl", (d for d in dialogues if d.split == split))
+    write_json_schema(out / "schema.json")
+    manifest = {
+        "name": "TRACE-CRS",
+        "schema_version": SCHEMA_VERSION,
+        "generator": f"groundtrace {__version__}",
+        "kb_name": kb.name,
+        "kb_hash": kb.content_hash,
+        "seed": seed,
+        "realiser": report.realiser,
+        "counts": {**report.splits, "total": report.built},
+        "rejection_share": report.rejection_share,
+        "tiers": report.tiers,
+        "config": _config_dict(config),
+    }
+    (out / "manifest.json").write_text(
+        json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
+    (out / "build_report.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return report
+
+
+def _config_dict(config: BuildConfig) -> dict[str, Any]:
+    data = asdict(config)
+    data["plan"]["initial_constraint_weights"] = list(config.plan.initial_constraint_weights)
+    return data

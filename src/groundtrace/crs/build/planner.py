@@ -1,0 +1,490 @@
+"""Stage 3a — dialogue plans: acts, constraints, recommended POIs, gold labels and chosen evidence.
+
+A plan fixes *what* happens in a dialogue; a realiser (``groundtrace.crs.build.realise``) decides the words.
+
+Shape (user and system strictly alternate, the user starts)::
+
+    U request [C0 or its first constraint]   (S clarify → U provide_preference [rest of C0])
+    S recommend R1                           gold R1, active C0
+    then one of four middles:
+      early rejection : U reject_and_refine R1 (+c) → S recommend R2 → U ask_comparison → S compare [R3, R2]
+      late rejection  : U ask_comparison → S compare [R2, R1] → U reject_and_refine R2 (+c) → S recommend R3
+      more            : U ask_comparison → S compare [R2, R1] → U asks for more → S recommend R3
+      extra           : U ask_comparison → S compare [R2, R1] → U provide_preference (+c) → S recommend R3
+    (U ask_detail → S explain)               optional, about the final POI
+    U accept → S close
+
+So every dialogue has three unique recommendations R1, R2, R3 and one comparison. A refinement ``c``
+*replaces* an active constraint of the same single-valued kind (cuisine, category, price, noise,
+stars, distance, alcohol: "a lot of sushi lately — Mediterranean instead?") and is *added* otherwise.
+The rejected POI satisfies the constraints active before the rejection and violates ``c``; every
+recommended POI satisfies the constraints active at its turn (:func:`~groundtrace.crs.kb.constraints.satisfies_all`).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from groundtrace.crs.build.personas import Persona, bundled_personas, constraint_order, sample_persona
+from groundtrace.crs.build.pools import build_closed_pool, build_open_pool, number_reviews, stratum
+from groundtrace.crs.build.realise import EvidenceIndex, Quote, aspect_word
+from groundtrace.crs.kb.constraints import satisfies
+from groundtrace.crs.kb.knowledge_base import KnowledgeBase
+from groundtrace.crs.schema import (
+    POI_TYPES,
+    Anchor,
+    Constraint,
+    Dialogue,
+    QuoteSpan,
+    ReviewRef,
+    Turn,
+    TurnGold,
+)
+
+#: Kinds where a refinement replaces the active constraint of the same kind instead of adding one.
+SINGLE_VALUED = frozenset(
+    {"cuisine", "category", "price_max", "price_min", "noise_max", "min_stars", "max_distance_km", "alcohol"}
+)
+MIDDLES_REJECTION = ("early", "late")
+MIDDLES_PLAIN = ("more", "extra")
+
+
+@dataclass
+class PlanConfig:
+    """Knobs of the planner (defaults reproduce the paper's shape)."""
+
+    pool_size: int = 8
+    open_min: int = 50
+    open_max: int = 100
+    initial_constraint_weights: tuple[float, float, float] = (0.25, 0.45, 0.30)  # P(|C0| = 1, 2, 3)
+    min_distractors: int = 4
+    max_extra_satisfying: int = 2
+    clarify_share: float = 0.5
+    detail_share: float = 0.85
+    quotes_per_recommendation: int = 2
+    max_reviews_per_poi: int | None = 10
+
+
+@dataclass
+class TurnPlan:
+    """One planned turn; ``about`` lists POIs a user turn talks about, ``quotes`` the system's evidence."""
+
+    role: str
+    act: str
+    constraints_added: list[Constraint] = field(default_factory=list)
+    replaced: list[Constraint] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
+    recommended: list[str] = field(default_factory=list)
+    about: list[str] = field(default_factory=list)
+    gold: TurnGold | None = None
+    quotes: dict[str, list[Quote]] = field(default_factory=dict)
+    active: list[Constraint] = field(default_factory=list)
+    aspect: str = ""
+    ask_kinds: list[str] = field(default_factory=list)
+    extra: bool = False
+    more: bool = False
+
+    def to_turn(self, index: int, text: str, tags: list[str], spans: list[QuoteSpan]) -> Turn:
+        return Turn(
+            index=index,
+            role=self.role,
+            act=self.act,
+            text=text,  # type: ignore[arg-type]
+            constraints_added=list(self.constraints_added),
+            rejected=list(self.rejected),
+            recommended=list(self.recommended),
+            cited_tags=list(tags),
+            quote_spans=list(spans),
+            gold=self.gold,
+        )
+
+
+@dataclass
+class DialoguePlan:
+    """Everything about a dialogue except its wording."""
+
+    kb: KnowledgeBase
+    dialogue_id: str
+    city: str
+    poi_type: str
+    persona: Persona
+    anchor: Anchor | None
+    candidates: list[str]
+    review_refs: dict[str, ReviewRef]
+    open_pool: list[str]
+    turns: list[TurnPlan]
+    has_rejection: bool
+    middle: str
+    final_constraints: list[Constraint]
+    seed: int | None = None
+
+    def to_dialogue(self, turns: list[Turn], *, realiser: str) -> Dialogue:
+        return Dialogue(
+            dialogue_id=self.dialogue_id,
+            city=self.city,
+            poi_type=self.poi_type,  # type: ignore[arg-type]
+            persona_id=self.persona.id,
+            persona=self.persona.description,
+            anchor=self.anchor,
+            has_rejection=self.has_rejection,
+            candidates=list(self.candidates),
+            review_refs=dict(self.review_refs),
+            turns=turns,
+            kb_hash=self.kb.content_hash,
+            realiser=realiser,
+            seed=self.seed,
+        )
+
+
+class PlanningError(RuntimeError):
+    """No feasible plan for this draw (caller retries with another seed)."""
+
+
+class PlanContext:
+    """Per-KB caches shared by every plan: POIs per city × type, satisfaction sets, evidence."""
+
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        config: PlanConfig | None = None,
+        personas: tuple[Persona, ...] | list[Persona] | None = None,
+    ) -> None:
+        self.kb = kb
+        self.config = config or PlanConfig()
+        self.personas = tuple(personas or bundled_personas())
+        self.evidence = EvidenceIndex(kb, max_reviews_per_poi=self.config.max_reviews_per_poi)
+        self._ids: dict[tuple[str, str], frozenset[str]] = {}
+        self._sat: dict[tuple, frozenset[str]] = {}
+        self.strata_of = {pid: stratum(poi) for pid, poi in kb.pois.items()}
+        self.cities_for: dict[str, list[str]] = {}
+        for poi_type in POI_TYPES:
+            cities = [c for c in kb.cities() if len(kb.pois_in(c, poi_type)) >= self.config.pool_size]
+            if cities and any(poi_type in p.poi_types for p in self.personas):
+                self.cities_for[poi_type] = cities
+        if not self.cities_for:
+            raise PlanningError(f"KB {kb.name!r} has no city with {self.config.pool_size}+ POIs of one type")
+        self.types = sorted(self.cities_for)
+
+    def ids(self, city: str, poi_type: str) -> frozenset[str]:
+        key = (city, poi_type)
+        if key not in self._ids:
+            self._ids[key] = frozenset(p.poi_id for p in self.kb.pois_in(city, poi_type))
+        return self._ids[key]
+
+    def sat(self, city: str, poi_type: str, c: Constraint, anchor: Anchor | None) -> frozenset[str]:
+        """Ids of the city × type POIs satisfying ``c`` (cached; distance keyed by anchor)."""
+        where = (anchor.lat, anchor.lon) if (c.kind == "max_distance_km" and anchor) else None
+        key = (city, poi_type, c.kind, str(c.value), where)
+        hit = self._sat.get(key)
+        if hit is None:
+            hit = frozenset(
+                pid for pid in sorted(self.ids(city, poi_type)) if satisfies(self.kb.poi(pid), c, anchor)
+            )
+            self._sat[key] = hit
+        return hit
+
+    def quotable(self, ids: frozenset[str]) -> frozenset[str]:
+        """The POIs of ``ids`` with at least one quotable review sentence (only they can be recommended)."""
+        return frozenset(pid for pid in ids if self.evidence.sentences(pid))
+
+    def sat_all(
+        self, city: str, poi_type: str, cs: list[Constraint], anchor: Anchor | None
+    ) -> frozenset[str]:
+        out = self.ids(city, poi_type)
+        for c in cs:
+            out = out & self.sat(city, poi_type, c, anchor)
+        return out
+
+    def pick_anchor(self, rng: random.Random, city: str, poi_type: str) -> Anchor:
+        """A hotel (for restaurants/attractions) or an attraction (for hotels) of the city, else its centroid."""
+        other = "attraction" if poi_type == "hotel" else "hotel"
+        pois = self.kb.pois_in(city, other)
+        if pois:
+            p = rng.choice(pois)
+            return Anchor(name=p.name, lat=p.lat, lon=p.lon)
+        pois = self.kb.pois_in(city, poi_type)
+        return Anchor(
+            name=f"central {city}",
+            lat=sum(p.lat for p in pois) / len(pois),
+            lon=sum(p.lon for p in pois) / len(pois),
+        )
+
+
+def refine(active: list[Constraint], new: Constraint) -> tuple[list[Constraint], list[Constraint]]:
+    """``(active after adding new, replaced)`` — same-kind single-valued constraints are replaced."""
+    if new.kind in SINGLE_VALUED:
+        replaced = [c for c in active if c.kind == new.kind]
+        return [c for c in active if c.kind != new.kind] + [new], replaced
+    return [*active, new], []
+
+
+def _same(a: Constraint, b: Constraint) -> bool:
+    return a.kind == b.kind and str(a.value) == str(b.value)
+
+
+def _pick(rng: random.Random, ids: frozenset[str] | set[str]) -> str:
+    if not ids:
+        raise PlanningError("empty choice")
+    return rng.choice(sorted(ids))
+
+
+def plan_dialogue(
+    ctx: PlanContext, dialogue_id: str, rng: random.Random, *, with_rejection: bool, seed: int | None = None
+) -> DialoguePlan:
+    """Draw one feasible plan or raise :class:`PlanningError` (the caller retries with a new ``rng``)."""
+    cfg = ctx.config
+    poi_type = rng.choice(ctx.types)
+    city = rng.choice(ctx.cities_for[poi_type])
+    persona = sample_persona(rng, poi_type, ctx.personas)
+    anchor = ctx.pick_anchor(rng, city, poi_type)
+    order = [pc.to_constraint(anchor.name) for pc in constraint_order(persona, poi_type, rng)]
+    all_ids = ctx.ids(city, poi_type)
+
+    # -- initial constraints: informative (shrink the set) and leave room for 3 recommendations ----------
+    k0 = rng.choices((1, 2, 3), weights=cfg.initial_constraint_weights)[0]
+    c0: list[Constraint] = []
+    current = all_ids
+    for c in order:
+        if len(c0) == k0:
+            break
+        if c.kind in SINGLE_VALUED and any(x.kind == c.kind for x in c0):
+            continue
+        nxt = current & ctx.sat(city, poi_type, c, anchor)
+        if 3 <= len(nxt) < len(current):
+            c0.append(c)
+            current = nxt
+    if not c0:
+        raise PlanningError(f"no informative constraint for {persona.id} in {city}/{poi_type}")
+    s0 = current
+    rest = [c for c in order if not any(_same(c, x) for x in c0)]
+
+    # -- the middle: choose the refinement and the three recommended POIs --------------------------------
+    middle = rng.choice(MIDDLES_REJECTION if with_rejection else MIDDLES_PLAIN)
+    refinement: Constraint | None = None
+    replaced: list[Constraint] = []
+    final = list(c0)
+    if middle in ("early", "late", "extra"):
+        for c in rest:
+            if middle == "extra" and (c.kind in SINGLE_VALUED and any(x.kind == c.kind for x in c0)):
+                continue
+            trial, rep = refine(c0, c) if middle != "extra" else ([*c0, c], [])
+            s1 = ctx.sat_all(city, poi_type, trial, anchor)
+            violators = s0 - ctx.sat(city, poi_type, c, anchor)
+            if middle == "extra":
+                ok = len(s1) >= 1 and len(s0) >= 3
+            else:
+                ok = bool(violators) and len(s1 - violators) >= (2 if middle == "early" else 1)
+            if ok:
+                refinement, replaced, final = c, rep, trial
+                break
+        if refinement is None:
+            raise PlanningError(f"no feasible refinement for {persona.id} in {city}/{poi_type}")
+    s_final_all = ctx.sat_all(city, poi_type, final, anchor)
+    distractor_count = len(all_ids - s_final_all)
+    s0, s_final = ctx.quotable(s0), ctx.quotable(s_final_all)  # recommendations must be citable
+    if middle == "early":
+        assert refinement is not None
+        r1 = _pick(rng, s0 - ctx.sat(city, poi_type, refinement, anchor))
+        r2 = _pick(rng, s_final - {r1})
+        r3 = _pick(rng, s_final - {r1, r2})
+    elif middle == "late":
+        assert refinement is not None
+        r2 = _pick(rng, s0 - ctx.sat(city, poi_type, refinement, anchor))
+        r1 = _pick(rng, s0 - {r2})
+        r3 = _pick(rng, s_final - {r1, r2})
+    elif middle == "extra":
+        r3 = _pick(rng, s_final)
+        r1 = _pick(rng, s0 - {r3})
+        r2 = _pick(rng, s0 - {r1, r3})
+    else:
+        r1 = _pick(rng, s0)
+        r2 = _pick(rng, s0 - {r1})
+        r3 = _pick(rng, s0 - {r1, r2})
+    if distractor_count < cfg.min_distractors:
+        raise PlanningError(f"only {distractor_count} distractors in {city}/{poi_type}")
+
+    # -- pools ---------------------------------------------------------------------------------------------
+    candidates = build_closed_pool(
+        ctx.kb,
+        sorted(all_ids),
+        [r1, r2, r3],
+        s_final_all,
+        rng,
+        size=cfg.pool_size,
+        max_extra_satisfying=cfg.max_extra_satisfying,
+        strata_of=ctx.strata_of,
+    )
+    open_pool = build_open_pool(
+        sorted(all_ids), candidates, rng, min_size=cfg.open_min, max_size=cfg.open_max
+    )
+    refs, tag_of = number_reviews(ctx.evidence, candidates)
+    uses_distance = any(c.kind == "max_distance_km" for c in (*c0, *([refinement] if refinement else [])))
+
+    # -- turns ---------------------------------------------------------------------------------------------
+    quoted: set[tuple[str, int]] = set()
+
+    def quotes(poi_id: str, focus: list[Constraint], n: int) -> list[Quote]:
+        return choose_quotes(ctx.evidence, tag_of, poi_id, focus, n, quoted, rng)
+
+    def gold(main: str, active: list[Constraint]) -> TurnGold:
+        ok = ctx.sat_all(city, poi_type, active, anchor)
+        return TurnGold(
+            gold_poi=main,
+            multi_ref=sorted(p for p in candidates if p in ok and p != main),
+            open_pool=list(open_pool),
+            active_constraints=list(active),
+        )
+
+    def recommend(main: str, active: list[Constraint], focus: list[Constraint]) -> TurnPlan:
+        order_ = focus + [c for c in active if not any(_same(c, f) for f in focus)]
+        return TurnPlan(
+            "system",
+            "recommend",
+            recommended=[main],
+            gold=gold(main, active),
+            active=list(active),
+            quotes={main: quotes(main, order_, cfg.quotes_per_recommendation)},
+        )
+
+    def compare(new: str, old: str, active: list[Constraint]) -> TurnPlan:
+        return TurnPlan(
+            "system",
+            "compare",
+            recommended=[new, old],
+            gold=gold(new, active),
+            active=list(active),
+            quotes={
+                new: quotes(new, list(active), cfg.quotes_per_recommendation),
+                old: quotes(old, list(reversed(active)), 1),
+            },
+        )
+
+    turns: list[TurnPlan] = []
+    if len(c0) >= 2 and rng.random() < cfg.clarify_share:
+        turns.append(TurnPlan("user", "request", constraints_added=c0[:1]))
+        turns.append(TurnPlan("system", "clarify", ask_kinds=sorted({aspect_word(c) for c in c0[1:]})))
+        turns.append(TurnPlan("user", "provide_preference", constraints_added=c0[1:]))
+    else:
+        turns.append(TurnPlan("user", "request", constraints_added=list(c0)))
+    turns.append(recommend(r1, c0, list(c0)))
+    if middle == "early":
+        assert refinement is not None
+        turns.append(
+            TurnPlan(
+                "user",
+                "reject_and_refine",
+                constraints_added=[refinement],
+                replaced=replaced,
+                rejected=[r1],
+                about=[r1],
+            )
+        )
+        turns.append(recommend(r2, final, [refinement]))
+        turns.append(TurnPlan("user", "ask_comparison", about=[r2]))
+        turns.append(compare(r3, r2, final))
+    else:
+        turns.append(TurnPlan("user", "ask_comparison", about=[r1]))
+        turns.append(compare(r2, r1, c0))
+        if middle == "late":
+            assert refinement is not None
+            turns.append(
+                TurnPlan(
+                    "user",
+                    "reject_and_refine",
+                    constraints_added=[refinement],
+                    replaced=replaced,
+                    rejected=[r2],
+                    about=[r2],
+                )
+            )
+            turns.append(recommend(r3, final, [refinement]))
+        elif middle == "extra":
+            assert refinement is not None
+            turns.append(TurnPlan("user", "provide_preference", constraints_added=[refinement], extra=True))
+            turns.append(recommend(r3, final, [refinement]))
+        else:
+            turns.append(TurnPlan("user", "request", more=True))
+            turns.append(recommend(r3, final, []))
+    if rng.random() < cfg.detail_share:
+        backed = [c for c in final if ctx.evidence.support(r3, c)]
+        focus = rng.choice(backed) if backed else None
+        explain_quotes = quotes(r3, [focus] if focus else [], 1)
+        others = [c for c in final if focus is None or not _same(c, focus)]
+        explain_quotes += choose_quotes(ctx.evidence, tag_of, r3, others, 1, quoted, rng, fallback=False)
+        aspect = aspect_word(focus) if focus else ""
+        turns.append(TurnPlan("user", "ask_detail", about=[r3], aspect=aspect))
+        turns.append(
+            TurnPlan("system", "explain", recommended=[r3], quotes={r3: explain_quotes}, aspect=aspect)
+        )
+    turns.append(TurnPlan("user", "accept", about=[r3]))
+    turns.append(TurnPlan("system", "close", about=[r3]))
+
+    return DialoguePlan(
+        kb=ctx.kb,
+        dialogue_id=dialogue_id,
+        city=city,
+        poi_type=poi_type,
+        persona=persona,
+        anchor=anchor if uses_distance else None,
+        candidates=candidates,
+        review_refs=refs,
+        open_pool=open_pool,
+        turns=turns,
+        has_rejection=with_rejection,
+        middle=middle,
+        final_constraints=final,
+        seed=seed,
+    )
+
+
+def choose_quotes(
+    evidence: EvidenceIndex,
+    tag_of: dict[str, str],
+    poi_id: str,
+    focus: list[Constraint],
+    n: int,
+    used: set[tuple[str, int]],
+    rng: random.Random,
+    *,
+    fallback: bool = True,
+) -> list[Quote]:
+    """Up to ``n`` quotes of ``poi_id``: one supporting sentence per focus constraint, in order.
+
+    Sentences not yet quoted in the dialogue are preferred. With ``fallback``, when no focus constraint
+    has support, one sentence is still quoted so a recommendation is never uncited: a praise sentence,
+    else a sentence of a review rated 4+ stars, else any sentence.
+    """
+    out: list[Quote] = []
+    seen_here: set[tuple[str, int]] = set()
+    for c in focus:
+        if len(out) >= n:
+            break
+        support = [
+            s
+            for s in evidence.support(poi_id, c)
+            if s.review_id in tag_of and (s.review_id, s.start) not in seen_here
+        ]
+        if not support:
+            continue
+        fresh = [s for s in support if (s.review_id, s.start) not in used] or support
+        s = rng.choice(fresh)
+        out.append(Quote(tag_of[s.review_id], s))
+        seen_here.add((s.review_id, s.start))
+        used.add((s.review_id, s.start))
+    if not out and fallback:
+        kb = evidence.kb
+        pool = (
+            [s for s in evidence.praise(poi_id) if s.review_id in tag_of]
+            or [
+                s
+                for s in evidence.sentences(poi_id)
+                if s.review_id in tag_of and kb.review(s.review_id).stars >= 4
+            ]
+            or [s for s in evidence.sentences(poi_id) if s.review_id in tag_of]
+        )
+        if pool:
+            s = rng.choice(pool)
+            out.append(Quote(tag_of[s.review_id], s))
+            used.add((s.review_id, s.start))
+    return out

@@ -1,0 +1,575 @@
+"""Stage 3b — turning a dialogue plan into text: evidence sentences, quotes with spans, templates.
+
+Evidence
+--------
+Reviews are split into sentences (:func:`split_sentences`: maximal runs ending in ``.``, ``!`` or ``?``).
+A sentence *supports* a constraint when it matches the constraint's lexicon pattern
+(:func:`aspect_pattern`) and carries no negation cue (``not``, ``no``, ``never``, ``n't``, ``cash only``
+...): "There are steps at the entrance and no ramp." never supports ``wheelchair_accessible``.
+:class:`EvidenceIndex` caches, per POI, its sentences and, per (POI, constraint), the supporting ones.
+
+Quotes
+------
+System turns quote whole review sentences verbatim as ``"<sentence>" [Rn]``. :class:`TextBuilder`
+assembles a turn from plain pieces and quotes and records each quote's :class:`QuoteSpan` (offsets of
+the quoted text inside the turn and inside its review) as it goes, so spans are exact by construction.
+
+Realisers
+---------
+A :class:`Realiser` turns a :class:`~groundtrace.crs.build.planner.DialoguePlan` into a
+:class:`~groundtrace.crs.schema.Dialogue`. :class:`TemplateRealiser` (the default) is offline and
+deterministic for a seed: it phrases every turn from varied template banks.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from groundtrace.crs.build.pools import main_category
+from groundtrace.crs.kb.knowledge_base import KnowledgeBase
+from groundtrace.crs.schema import POI, Constraint, Dialogue, QuoteSpan, ReviewRef, Turn
+
+if TYPE_CHECKING:
+    from groundtrace.crs.build.planner import DialoguePlan, TurnPlan
+
+# --------------------------------------------------------------------------------------------------
+# Sentences and the evidence lexicon
+# --------------------------------------------------------------------------------------------------
+
+SENTENCE_RE = re.compile(r"[^\s.!?)\]}][^.!?]*[.!?]+")
+NEGATION_RE = re.compile(
+    r"\b(?:not|no|never|nothing|none|without any (?:ramp|wifi|parking)|cash only|lack(?:s|ed)?)\b|n't\b",
+    re.IGNORECASE,
+)
+MIN_QUOTE_CHARS = 12
+
+_CATEGORY_WORDS: dict[str, str] = {
+    "sushi bars": r"sushi|nigiri|omakase",
+    "italian": r"italian|pasta|carbonara|pizza",
+    "japanese": r"japanese|sushi|nigiri|omakase|ramen",
+    "middle eastern": r"middle eastern|hummus|falafel|mezze",
+    "mexican": r"mexican|tacos?|tortillas?",
+    "greek": r"greek|souvlaki|mezze",
+    "mediterranean": r"mediterranean|hummus|mezze|greek|souvlaki",
+    "thai": r"thai",
+    "indian": r"indian|curr(?:y|ies)|tandoor|naan",
+    "french": r"french|bistro|brasserie",
+    "steakhouses": r"steaks?|steakhouse|ribeye",
+    "seafood": r"seafood|oysters?|lobster|fish",
+    "vegan": r"vegan|plant-based",
+    "chinese": r"chinese|dumplings?|dim sum",
+    "pizza": r"pizza",
+    "cafes": r"cafe|caf\u00e9|coffee|espresso",
+    "korean": r"korean|bibimbap|banchan",
+    "hotels": r"hotel",
+    "bed & breakfast": r"bed and breakfast|b&b|bed & breakfast",
+    "resorts": r"resort",
+    "hostels": r"hostel",
+    "motels": r"motel",
+    "guest houses": r"guest ?house",
+    "museums": r"museum|exhibits?|collection",
+    "parks": r"park",
+    "art galleries": r"galler(?:y|ies)|\bart\b",
+    "landmarks & historical buildings": r"historic|history|landmark",
+    "aquariums": r"aquarium",
+    "botanical gardens": r"botanical|gardens?",
+    "zoos": r"\bzoo\b|animals?",
+    "beaches": r"beach|sand",
+    "performing arts": r"theat(?:er|re)|performances?|show",
+    "tours": r"tours?\b|guide",
+}
+_NOISE_WORDS = {
+    "quiet": r"quiet|calm|peaceful|hear each other|without raising|slept soundly",
+    "average": r"quiet|calm|peaceful|hear each other|conversation|talk comfortably|background buzz|moderate noise",
+    "loud": r"quiet|calm|conversation|lively|buzz|noisy|loud|chatter",
+    "very_loud": r"quiet|calm|conversation|lively|buzz|noisy|loud|deafening",
+}
+_AMBIENCE_WORDS = {
+    "romantic": r"romantic|date night|candlelit",
+    "intimate": r"intimate|cozy|cosy",
+    "classy": r"classy|elegant|sophisticated",
+    "hipster": r"hipster|indie|vinyl",
+    "divey": r"\bdive\b|divey|no-frills|unpretentious",
+    "touristy": r"touristy|tourist|visitors",
+    "trendy": r"trendy|stylish",
+    "upscale": r"upscale|high-end|special occasion|fine dining|luxur",
+    "casual": r"casual|laid-back|relaxed|come as you are",
+}
+_AMENITY_WORDS = {
+    "wifi": r"(?:free|fast|reliable)\W+wi-?fi|wi-?fi\W+(?:is|was|that)\W+(?:free|fast)|wi-?fi, free",
+    "wheelchair_accessible": r"wheelchair|ramp|step-free|accessible",
+    "good_for_kids": r"\bkids?\b|children|family|families|high chairs?|toddler",
+    "good_for_groups": r"\bgroups?\b|large party|big tables?",
+    "outdoor_seating": r"patio|outdoor|terrace|outside",
+    "takes_reservations": r"reservations?|book ahead|reserve",
+    "dogs_allowed": r"\bdogs?\b|\bpup\b|pets?\b",
+    "parking": r"parking|garage|valet|\blot\b",
+    "bike_parking": r"bike",
+    "has_tv": r"\btvs?\b|screens|the game",
+    "happy_hour": r"happy hour",
+    "delivery": r"deliver",
+    "takeout": r"takeout|take-out|to go\b",
+    "accepts_credit_cards": r"credit cards?|card payment",
+    "by_appointment_only": r"by appointment",
+}
+_MEAL_WORDS = {
+    "breakfast": r"breakfast",
+    "brunch": r"brunch",
+    "lunch": r"lunch",
+    "dinner": r"dinner",
+    "latenight": r"late-night|late night|open late|after midnight",
+    "dessert": r"desserts?|tart|cake|gelato",
+}
+_CHEAP = r"cheap|affordable|inexpensive|bargain|budget|good value|great value|fair prices?|reasonably priced"
+_PRICEY = r"pricey|expensive|splurge|high-end prices|upscale"
+_PRAISE = r"outstanding|excellent|fantastic|highlight|amazing|loved|best|superb|wonderful|perfect"
+_NEAR = r"walk|central|close to|nearby|location"
+
+
+def _compile(words: str) -> re.Pattern[str]:
+    return re.compile(rf"(?:{words})", re.IGNORECASE)
+
+
+_PATTERN_CACHE: dict[tuple[str, str], re.Pattern[str] | None] = {}
+
+
+def aspect_pattern(kind: str, value: object) -> re.Pattern[str] | None:
+    """The lexicon pattern whose match (without negation) supports ``Constraint(kind, value)``.
+
+    Category/cuisine labels outside the built-in table fall back to their first word (plural ``s``
+    dropped). Returns ``None`` for a value with no lexicon entry.
+    """
+    key = (kind, str(value))
+    if key in _PATTERN_CACHE:
+        return _PATTERN_CACHE[key]
+    words: str | None = None
+    text = str(value).lower()
+    if kind in ("cuisine", "category"):
+        words = _CATEGORY_WORDS.get(text)
+        if words is None:
+            first = re.split(r"[^a-z]+", text.strip())[0]
+            words = (
+                re.escape(first[:-1] if first.endswith("s") and len(first) > 3 else first) if first else None
+            )
+    elif kind == "noise_max":
+        words = _NOISE_WORDS.get(text)
+    elif kind == "ambience":
+        words = _AMBIENCE_WORDS.get(text)
+    elif kind == "amenity":
+        words = _AMENITY_WORDS.get(text)
+    elif kind == "meal":
+        words = _MEAL_WORDS.get(text)
+    elif kind == "alcohol":
+        words = (
+            r"cocktails?|full bar|bartender" if text == "full_bar" else r"wines?|beers?|cocktails?|full bar"
+        )
+    elif kind == "price_max":
+        words = _CHEAP if int(float(text)) <= 2 else _CHEAP + "|" + r"worth it|worth every"
+    elif kind == "price_min":
+        words = _PRICEY if int(float(text)) >= 3 else _PRICEY + "|" + r"reasonably priced|fair prices?"
+    elif kind == "min_stars":
+        words = _PRAISE
+    elif kind == "max_distance_km":
+        words = _NEAR
+    pattern = _compile(words) if words else None
+    _PATTERN_CACHE[key] = pattern
+    return pattern
+
+
+def supports(sentence: str, constraint: Constraint) -> bool:
+    """True when ``sentence`` expresses ``constraint`` (lexicon match and no negation cue)."""
+    pattern = aspect_pattern(constraint.kind, constraint.value)
+    return (
+        pattern is not None and pattern.search(sentence) is not None and NEGATION_RE.search(sentence) is None
+    )
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each sentence of ``text`` (trailing spaces excluded)."""
+    return [m.span() for m in SENTENCE_RE.finditer(text)]
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    """A review sentence: where it sits in its review."""
+
+    review_id: str
+    poi_id: str
+    start: int
+    end: int
+    text: str
+
+
+class EvidenceIndex:
+    """Per-POI review sentences and, cached, the ones supporting each constraint."""
+
+    def __init__(self, kb: KnowledgeBase, *, max_reviews_per_poi: int | None = None) -> None:
+        self.kb = kb
+        self.max_reviews_per_poi = max_reviews_per_poi
+        self._sentences: dict[str, list[Sentence]] = {}
+        self._support: dict[tuple[str, str, str], list[Sentence]] = {}
+        self._refs: dict[str, list[ReviewRef]] = {}
+
+    def reviews(self, poi_id: str) -> list:
+        reviews = self.kb.reviews_of(poi_id)
+        return reviews if self.max_reviews_per_poi is None else reviews[: self.max_reviews_per_poi]
+
+    def review_refs(self, poi_id: str) -> list[ReviewRef]:
+        """:class:`ReviewRef` of each of :meth:`reviews` (cached, shared: treat as read-only)."""
+        refs = self._refs.get(poi_id)
+        if refs is None:
+            refs = [ReviewRef(review_id=r.review_id, poi_id=poi_id) for r in self.reviews(poi_id)]
+            self._refs[poi_id] = refs
+        return refs
+
+    def sentences(self, poi_id: str) -> list[Sentence]:
+        """Quotable sentences (>= :data:`MIN_QUOTE_CHARS` chars, no double quote) of the POI's reviews."""
+        cached = self._sentences.get(poi_id)
+        if cached is None:
+            cached = []
+            for review in self.reviews(poi_id):
+                for start, end in split_sentences(review.text):
+                    text = review.text[start:end]
+                    if len(text) >= MIN_QUOTE_CHARS and '"' not in text:
+                        cached.append(Sentence(review.review_id, poi_id, start, end, text))
+            self._sentences[poi_id] = cached
+        return cached
+
+    def support(self, poi_id: str, constraint: Constraint) -> list[Sentence]:
+        """Sentences of ``poi_id`` that express ``constraint`` (see :func:`supports`)."""
+        key = (poi_id, constraint.kind, str(constraint.value))
+        cached = self._support.get(key)
+        if cached is None:
+            cached = [s for s in self.sentences(poi_id) if supports(s.text, constraint)]
+            self._support[key] = cached
+        return cached
+
+    def praise(self, poi_id: str) -> list[Sentence]:
+        """Generic positive sentences (fallback evidence when no aspect is expressed)."""
+        return self.support(poi_id, Constraint(kind="min_stars", value=0.0, label="praise"))
+
+
+# --------------------------------------------------------------------------------------------------
+# Assembling text with exact quote spans
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Quote:
+    """A verbatim quote to render as ``"<sentence.text>" [tag]``."""
+
+    tag: str
+    sentence: Sentence
+
+
+class TextBuilder:
+    """Accumulates text; quotes are rendered with their tag and their span recorded."""
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._len = 0
+        self.spans: list[QuoteSpan] = []
+        self.tags: list[str] = []
+
+    def add(self, text: str) -> TextBuilder:
+        self._parts.append(text)
+        self._len += len(text)
+        return self
+
+    def quote(self, quote: Quote) -> TextBuilder:
+        start = self._len + 1
+        s = quote.sentence
+        self.add(f'"{s.text}" [{quote.tag}]')
+        self.spans.append(
+            QuoteSpan(
+                tag=quote.tag,
+                review_id=s.review_id,
+                start=start,
+                end=start + len(s.text),
+                review_start=s.start,
+                review_end=s.end,
+            )
+        )
+        if quote.tag not in self.tags:
+            self.tags.append(quote.tag)
+        return self
+
+    @property
+    def text(self) -> str:
+        return "".join(self._parts)
+
+
+# --------------------------------------------------------------------------------------------------
+# Realisers
+# --------------------------------------------------------------------------------------------------
+
+
+class Realiser(Protocol):
+    """Phrases a plan: returns the finished dialogue (turn texts, tags and quote spans filled)."""
+
+    name: str
+
+    def realise(self, plan: DialoguePlan, rng: random.Random) -> Dialogue: ...
+
+
+TYPE_NOUN = {
+    "restaurant": ("restaurant", "place to eat", "spot for a meal"),
+    "hotel": ("hotel", "place to stay", "hotel room"),
+    "attraction": ("attraction", "place to visit", "thing to see"),
+}
+REQUEST = (
+    "Hi! I'm in {city} and looking for a {noun}: {labels}.",
+    "Can you suggest a {noun} in {city}? Ideally {labels}.",
+    "Hello, I need a {noun} in {city}, {labels}.",
+    "We're visiting {city}. Any {noun} you'd recommend? Ideally {labels}.",
+    "Looking for a good {noun} around {city} — {labels}.",
+)
+REQUEST_OPEN = (
+    "Hi! I'm in {city} and looking for a {noun}.",
+    "Can you suggest a {noun} in {city}?",
+    "We're visiting {city} and need a {noun}.",
+)
+CLARIFY = (
+    "Happy to help! Any preferences on {kinds}?",
+    "Sure. What matters most to you — {kinds}?",
+    "Glad to help. Could you tell me about {kinds}?",
+)
+PROVIDE = ("Yes — {labels}.", "Good question: {labels}, please.", "Sure, {labels}.", "Let's say {labels}.")
+EXTRA_PREF = ("One more thing: {labels}.", "Oh, and it should be {labels}.", "Also, {labels} would be great.")
+RECOMMEND_OPEN = (
+    "I'd recommend {name}.",
+    "You might like {name}.",
+    "{name} looks like a great fit.",
+    "Try {name}.",
+)
+CARD_TAIL = (" At a glance: {card}.", " Quick facts: {card}.", " ({card})")
+EVIDENCE_LEAD = (
+    "One reviewer wrote",
+    "A guest noted",
+    "Reviewers mention",
+    "Another review says",
+    "As one visitor put it",
+)
+ASK_COMPARE = (
+    "Is there an alternative? How would it compare?",
+    "What else is there, and how does it stack up against {name}?",
+    "Could you compare {name} with another option?",
+)
+COMPARE = (
+    "Another good option is {new}, and I'd lean towards it. ",
+    "You could also consider {new}; both fit what you asked for. ",
+    "Compared with {old}, {new} is worth a look. ",
+)
+MORE = (
+    "Any other ideas worth considering?",
+    "What else would you suggest?",
+    "Could you give me one more option?",
+)
+ASK_DETAIL = (
+    "Tell me more about {name} — what do people say about {aspect}?",
+    "What do reviews say about {aspect} at {name}?",
+    "Before I decide: how is {name} on {aspect}?",
+)
+EXPLAIN = (
+    "Sure. On {aspect}: ",
+    "Here is what reviewers say about {aspect}: ",
+    "Good question. About {aspect}: ",
+)
+EXPLAIN_GENERIC = ("Sure. Guests mention: ", "Here is what guests say about {name}: ")
+ASK_DETAIL_GENERIC = ("Tell me more about {name} — what do people say?", "What do reviews say about {name}?")
+ACCEPT = ("Great, {name} it is. Thanks!", "Perfect, I'll go with {name}.", "Sounds good — {name}. Thank you!")
+CLOSE = (
+    "Enjoy {name}! Have a great time in {city}.",
+    "You're welcome — enjoy {name}.",
+    "Have fun at {name}!",
+)
+REJECT_REASON = {
+    "cuisine": "I've had a lot of {old} lately",
+    "category": "I'd rather not do {old} this time",
+    "price_max": "it's over my budget",
+    "price_min": "it feels a bit too basic",
+    "noise_max": "it sounds too loud for us",
+    "max_distance_km": "it's too far away",
+    "ambience": "the vibe isn't quite what we want",
+    "min_stars": "the reviews look mixed",
+}
+REJECT = (
+    "Hmm, {name} won't work: {reason}. Could you find another option, ideally {label}?",
+    "Actually, not {name} — {reason}. Something else, ideally {label}?",
+    "I'll pass on {name}; {reason}. What else is there, ideally {label}?",
+)
+PRICE_SIGNS = {1: "$", 2: "$$", 3: "$$$", 4: "$$$$"}
+
+
+def poi_card(poi: POI) -> str:
+    """``"Lumen Bay · Sushi Bars · $$$ · 4.5★"`` (the paper's POI card style)."""
+    kind = next(
+        (
+            c
+            for c in poi.categories
+            if c not in ("Restaurants", "Hotels & Travel", "Arts & Entertainment", "Active Life", "Hotels")
+        ),
+        poi.categories[-1] if poi.categories else poi.poi_type,
+    )
+    parts = [poi.city, kind]
+    if poi.price_level:
+        parts.append(PRICE_SIGNS[poi.price_level])
+    parts.append(f"{poi.stars:g}★")
+    return " · ".join(parts)
+
+
+def join_labels(labels: list[str]) -> str:
+    """ "a", "a and b", "a, b and c"."""
+    if not labels:
+        return "anything good"
+    if len(labels) == 1:
+        return labels[0]
+    return ", ".join(labels[:-1]) + " and " + labels[-1]
+
+
+_AMENITY_WORDS_SHORT = {
+    "wifi": "the wifi",
+    "wheelchair_accessible": "accessibility",
+    "good_for_kids": "how it is with kids",
+    "good_for_groups": "groups",
+    "outdoor_seating": "outdoor seating",
+    "takes_reservations": "reservations",
+    "dogs_allowed": "dogs",
+    "parking": "parking",
+    "bike_parking": "bike parking",
+    "has_tv": "TVs",
+    "happy_hour": "happy hour",
+    "delivery": "delivery",
+    "takeout": "takeout",
+    "accepts_credit_cards": "paying by card",
+    "by_appointment_only": "appointments",
+}
+_MEAL_NAMES = {"latenight": "late-night food"}
+
+
+def aspect_word(c: Constraint) -> str:
+    """A short noun phrase for what a constraint is about (used in questions): "parking", "the noise"."""
+    if c.kind == "cuisine":
+        return "the food"
+    if c.kind == "category":
+        return "the place itself"
+    if c.kind == "amenity":
+        return _AMENITY_WORDS_SHORT.get(str(c.value), str(c.value).replace("_", " "))
+    if c.kind == "meal":
+        return _MEAL_NAMES.get(str(c.value), str(c.value))
+    return {
+        "price_max": "prices",
+        "price_min": "prices",
+        "noise_max": "the noise",
+        "ambience": "the atmosphere",
+        "alcohol": "the drinks",
+        "min_stars": "overall quality",
+        "max_distance_km": "the location",
+    }.get(c.kind, c.kind)
+
+
+def render_quotes(builder: TextBuilder, quotes: list[Quote], rng: random.Random) -> None:
+    """Append ``Lead: "q" [Rn].`` clauses, varying the lead-ins."""
+    for i, quote in enumerate(quotes):
+        lead = rng.choice(EVIDENCE_LEAD) if i == 0 else rng.choice(("Also", "And", "Plus", "Another wrote"))
+        builder.add(f" {lead}: ").quote(quote).add(".")
+
+
+class TemplateRealiser:
+    """Offline realiser: varied templates over the plan; deterministic for a given ``rng`` state."""
+
+    name = "template"
+
+    def realise(self, plan: DialoguePlan, rng: random.Random) -> Dialogue:
+        turns = [self.realise_turn(plan, i, rng) for i in range(len(plan.turns))]
+        return plan.to_dialogue(turns, realiser=self.name)
+
+    def realise_turn(self, plan: DialoguePlan, index: int, rng: random.Random) -> Turn:
+        """Phrase turn ``index`` of ``plan`` (text, tags and spans; labels copied from the plan)."""
+        tp = plan.turns[index]
+        builder = TextBuilder()
+        builder.add(self._text(plan, tp, builder, rng))
+        return tp.to_turn(index, builder.text, builder.tags, builder.spans)
+
+    # The builder may already hold quotes appended by the system phrasers; they return the prefix ''.
+    def _text(self, plan: DialoguePlan, tp: TurnPlan, builder: TextBuilder, rng: random.Random) -> str:
+        kb = plan.kb
+        city = plan.city
+        noun = rng.choice(TYPE_NOUN[plan.poi_type])
+        labels = join_labels([c.label for c in tp.constraints_added])
+        name_of = {pid: kb.poi(pid).name for pid in (*tp.recommended, *tp.rejected, *tp.about)}
+        act = tp.act
+        if tp.role == "user":
+            if tp.more:
+                return rng.choice(MORE)
+            if act == "request":
+                if tp.constraints_added:
+                    return rng.choice(REQUEST).format(city=city, noun=noun, labels=labels)
+                return rng.choice(REQUEST_OPEN).format(city=city, noun=noun)
+            if act == "provide_preference":
+                bank = EXTRA_PREF if tp.extra else PROVIDE
+                return rng.choice(bank).format(labels=labels)
+            if act == "ask_comparison":
+                return rng.choice(ASK_COMPARE).format(name=name_of[tp.about[0]] if tp.about else "that")
+            if act == "reject_and_refine":
+                new = tp.constraints_added[0]
+                old = tp.replaced[0] if tp.replaced else None
+                reason = REJECT_REASON.get(new.kind, "it's not quite right for us")
+                if new.kind in ("cuisine", "category") and old is None:
+                    kind = main_category(kb.poi(tp.rejected[0])) or "that"
+                    reason = f"I'm not really in the mood for {kind}"
+                reason = reason.format(old=(old.label if old else "that")) if "{old}" in reason else reason
+                if new.kind in ("amenity", "meal", "alcohol"):
+                    reason = rng.choice(
+                        (
+                            "it's missing something I need",
+                            "it lacks one thing that matters to me",
+                            "I just realised I need more than that",
+                        )
+                    )
+                return rng.choice(REJECT).format(name=name_of[tp.rejected[0]], reason=reason, label=new.label)
+            if act == "ask_detail":
+                bank = ASK_DETAIL if tp.aspect else ASK_DETAIL_GENERIC
+                return rng.choice(bank).format(name=name_of[tp.about[0]], aspect=tp.aspect)
+            if act == "accept":
+                return rng.choice(ACCEPT).format(name=name_of[tp.about[0]])
+            raise ValueError(f"no template for user act {act!r}")
+        # system turns
+        if act == "clarify":
+            kinds = join_labels(tp.ask_kinds or ["budget", "location"]).replace(" and ", " or ")
+            return rng.choice(CLARIFY).format(kinds=kinds)
+        if act == "recommend":
+            main = kb.poi(tp.recommended[0])
+            builder.add(rng.choice(RECOMMEND_OPEN).format(name=main.name))
+            render_quotes(builder, tp.quotes.get(main.poi_id, []), rng)
+            builder.add(rng.choice(CARD_TAIL).format(card=poi_card(main)))  # the card sits next to a tag
+            return ""
+        if act == "compare":
+            new, old = kb.poi(tp.recommended[0]), kb.poi(tp.recommended[1])
+            builder.add(rng.choice(COMPARE).format(new=new.name, old=old.name))
+            builder.add(f"For {new.name}:")
+            render_quotes(builder, tp.quotes.get(new.poi_id, []), rng)
+            builder.add(rng.choice(CARD_TAIL).format(card=poi_card(new)))
+            old_quotes = tp.quotes.get(old.poi_id, [])
+            if old_quotes:
+                builder.add(f" For {old.name}:")
+                render_quotes(builder, old_quotes, rng)
+            return ""
+        if act == "explain":
+            main = kb.poi(tp.recommended[0])
+            bank = EXPLAIN if tp.aspect else EXPLAIN_GENERIC
+            builder.add(rng.choice(bank).format(aspect=tp.aspect, name=main.name))
+            first = True
+            for quote in tp.quotes.get(main.poi_id, []):
+                builder.add("" if first else " Also: ").quote(quote).add(".")
+                first = False
+            return ""
+        if act == "close":
+            return rng.choice(CLOSE).format(name=name_of[tp.about[0]], city=city)
+        raise ValueError(f"no template for system act {act!r}")
+
+
+REALISERS = ("template", "llm")

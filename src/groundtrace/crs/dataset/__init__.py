@@ -1,0 +1,1 @@
+"""The dataset format: files (JSONL + JSON Schema), difficulty tiers, validation, redacted release and hydration."""

@@ -1,0 +1,191 @@
+"""Read and write TRACE-CRS dataset files (JSONL of :class:`~groundtrace.crs.schema.Dialogue`).
+
+Layout of a dataset folder: ``train.jsonl``, ``validation.jsonl``, ``test.jsonl`` (any may be absent)
+and ``manifest.json``. Each line is one dialogue serialised by :func:`dialogue_line` — pydantic's compact
+JSON, UTF-8, ``\\n``-terminated — so writing what was read gives byte-identical files.
+
+Reading is forgiving by default: a malformed line becomes a :class:`LineError` in ``reader.errors`` and the
+rest of the file is still read; ``strict=True`` raises :class:`DatasetFormatError` on the first one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from groundtrace.core.files.text import utf8_error_message  # noqa: F401 - re-exported for the Yelp/predictions readers
+from groundtrace.crs.schema import SCHEMA_VERSION, Dialogue
+
+SPLITS: tuple[str, ...] = ("train", "validation", "test")
+MANIFEST = "manifest.json"
+SCHEMA_ID = f"https://groundtrace.dev/schemas/trace-crs/dialogue-{SCHEMA_VERSION}.json"
+
+
+class LineError(BaseModel):
+    """A problem tied to one line of one file (1-based line number)."""
+
+    model_config = ConfigDict(frozen=True)
+    file: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.message}"
+
+
+class DatasetFormatError(ValueError):
+    """Raised by strict reading on the first malformed line; carries the :class:`LineError`."""
+
+    def __init__(self, error: LineError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def dialogue_line(dialogue: Dialogue) -> str:
+    """The canonical one-line serialisation of a dialogue (with the trailing newline)."""
+    return dialogue.model_dump_json() + "\n"
+
+
+def _validation_message(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:5]:
+        loc = ".".join(str(p) for p in err["loc"]) or "<root>"
+        parts.append(f"{loc}: {err['msg']}")
+    more = len(exc.errors()) - 5
+    return "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")
+
+
+class DialogueReader:
+    """An iterator over the dialogues of one JSONL file (single pass, lazy); malformed lines land in
+    :attr:`errors` (or raise :class:`DatasetFormatError` if strict). ``iter_numbered()`` starts a new pass
+    yielding ``(line_number, dialogue)``."""
+
+    def __init__(self, path: Path | str, *, strict: bool = False) -> None:
+        self.path = Path(path)
+        self.strict = strict
+        self.errors: list[LineError] = []
+        self._numbered: Iterator[tuple[int, Dialogue]] | None = None
+
+    def _fail(self, line: int, message: str) -> None:
+        error = LineError(file=str(self.path), line=line, message=message)
+        if self.strict:
+            raise DatasetFormatError(error)
+        self.errors.append(error)
+
+    def iter_numbered(self) -> Iterator[tuple[int, Dialogue]]:
+        """``(line_number, dialogue)`` pairs; a new pass (``errors`` restarts empty)."""
+        self.errors.clear()
+        with open(self.path, "rb") as handle:  # binary: lines split on b"\n" only
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                    self._fail(number, f"invalid JSON: {exc}")
+                    continue
+                try:
+                    yield number, Dialogue.model_validate(obj)
+                except ValidationError as exc:
+                    self._fail(number, f"not a valid Dialogue: {_validation_message(exc)}")
+
+    def __iter__(self) -> DialogueReader:
+        return self
+
+    def __next__(self) -> Dialogue:
+        if self._numbered is None:
+            self._numbered = self.iter_numbered()
+        return next(self._numbered)[1]
+
+
+def read_dialogues(path: Path | str, *, strict: bool = False) -> DialogueReader:
+    """An iterator over the dialogues of ``path``; see :class:`DialogueReader` (``.errors`` after iterating)."""
+    return DialogueReader(path, strict=strict)
+
+
+def write_dialogues(path: Path | str, dialogues: Iterable[Dialogue]) -> int:
+    """Write dialogues as canonical JSONL (atomic replace); returns how many were written."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    count = 0
+    with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
+        for dialogue in dialogues:
+            handle.write(dialogue_line(dialogue))
+            count += 1
+    tmp.replace(path)
+    return count
+
+
+class Dataset(BaseModel):
+    """A dataset read from a folder or a single file: dialogues per split, the manifest, the line errors."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    splits: dict[str, list[Dialogue]]
+    manifest: dict[str, Any]
+    errors: list[LineError]
+
+    def all_dialogues(self) -> list[Dialogue]:
+        return [d for split in SPLITS for d in self.splits.get(split, [])] + [
+            d for name, ds in self.splits.items() if name not in SPLITS for d in ds
+        ]
+
+
+def dataset_files(dir_or_file: Path | str) -> list[Path]:
+    """The JSONL files of a dataset: the file itself, or the split files present in a folder."""
+    path = Path(dir_or_file)
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise FileNotFoundError(f"{path}: no such dataset file or folder")
+    files = [path / f"{split}.jsonl" for split in SPLITS if (path / f"{split}.jsonl").is_file()]
+    if not files:
+        raise FileNotFoundError(f"{path}: no train.jsonl / validation.jsonl / test.jsonl found")
+    return files
+
+
+def read_dataset(dir_or_file: Path | str, *, strict: bool = False) -> Dataset:
+    """Read a dataset folder (split files + manifest.json) or a single JSONL file (split = file stem)."""
+    path = Path(dir_or_file)
+    splits: dict[str, list[Dialogue]] = {}
+    errors: list[LineError] = []
+    for file in dataset_files(path):
+        reader = read_dialogues(file, strict=strict)
+        splits[file.stem] = list(reader)
+        errors.extend(reader.errors)
+    manifest: dict[str, Any] = {}
+    manifest_path = path / MANIFEST if path.is_dir() else None
+    if manifest_path is not None and manifest_path.is_file():
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            errors.append(
+                LineError(file=str(manifest_path), line=exc.lineno, message=f"invalid JSON: {exc.msg}")
+            )
+    return Dataset(splits=splits, manifest=manifest, errors=errors)
+
+
+def dialogue_json_schema() -> dict[str, Any]:
+    """JSON Schema (draft 2020-12) of one dataset line, generated from :class:`Dialogue`, with $id and version."""
+    schema = Dialogue.model_json_schema()
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        "version": SCHEMA_VERSION,
+        **schema,
+    }
+
+
+def write_json_schema(path: Path | str) -> Path:
+    """Write :func:`dialogue_json_schema` to ``path`` (pretty, sorted keys); returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        json.dumps(dialogue_json_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+        encoding="utf-8",
+    )
+    return path

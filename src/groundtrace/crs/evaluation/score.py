@@ -1,0 +1,332 @@
+"""``score_predictions``: compute metrics for one run and aggregate them into a :class:`ScoreTable`.
+
+Contract
+--------
+* Only recommendation turns (system turns with ``gold``) are scored. A turn whose prediction is
+  missing, or has ``error`` set, is *unscorable*: each turn metric takes its documented default for it
+  (pooled metrics: ``(default, 1)``) and the turn is counted under ``unscorable`` — never NaN, never
+  dropped. Dialogue metrics see such a turn as having no top-1 (see :mod:`.recovery`).
+* A value of ``None`` means *not applicable* (e.g. price alignment without a price constraint); it is
+  left out of the mean and counted under ``not_applicable``. A metric with no value at all aggregates
+  to ``None``.
+* Metrics of the other setting (``recall@k`` in an open run, ``open_recall@k`` in a closed run) and the
+  NLI metric without an ``entailment`` scorer are listed in ``unavailable`` with the reason.
+* Predictions for another setting are ignored; predictions that match no recommendation turn are
+  orphans; repeated (dialogue_id, turn_index) keep the first. All three are counted.
+* Rankings are scored as given, ids outside the candidate pool or the KB included (the metric fixtures
+  rely on it). The CLI/HTTP paths first apply the runner's pool check (``runner.check_output`` for a
+  live system, ``runner.check_pools`` in ``score_file``), which makes such turns errored; a library
+  caller wanting the same should call ``runner.check_pools`` first.
+* The NLI scorer is called once per run with every distinct (premise, hypothesis) pair.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from groundtrace.crs.kb.knowledge_base import KnowledgeBase
+from groundtrace.crs.metrics.base import Metric, parse_metric
+from groundtrace.crs.metrics.context import DialogueContext, DialogueState, RunState, TurnContext
+from groundtrace.crs.metrics.lexicon import Lexicon, load_lexicon
+from groundtrace.crs.schema import Dialogue
+from groundtrace.crs.systems.predictions import Prediction
+
+
+class EntailmentLike(Protocol):
+    """What the NLI metric needs: ``score([(premise, hypothesis), ...]) -> [P(entailment), ...]``."""
+
+    def score(self, pairs: Sequence[tuple[str, str]]) -> list[float]: ...
+
+
+@dataclass
+class MetricCounts:
+    """How a metric's aggregate was formed (units are turns or dialogues, see ``unit``)."""
+
+    unit: str
+    scored: int = 0
+    unscorable: int = 0
+    not_applicable: int = 0
+
+
+@dataclass
+class TurnRecord:
+    dialogue_id: str
+    turn_index: int
+    scorable: bool
+    error: str | None
+    values: dict[str, float | None]
+
+
+@dataclass
+class DialogueRecord:
+    dialogue_id: str
+    unscorable_turns: int
+    values: dict[str, float | None]
+
+
+@dataclass
+class PredictionStats:
+    used: int = 0
+    missing: int = 0
+    errored: int = 0
+    other_setting: int = 0
+    orphan: int = 0
+    duplicate: int = 0
+
+
+@dataclass
+class ScoreTable:
+    """Per-turn and per-dialogue values, aggregates, counts and unavailable metrics of one run."""
+
+    setting: str
+    metrics: list[str]
+    aggregate: dict[str, float | None]
+    counts: dict[str, MetricCounts]
+    unavailable: dict[str, str]
+    turns: list[TurnRecord] = field(default_factory=list)
+    dialogues: list[DialogueRecord] = field(default_factory=list)
+    predictions: PredictionStats = field(default_factory=PredictionStats)
+    n_dialogues: int = 0
+    n_turns: int = 0
+
+    def value(self, metric: str | Metric) -> float | None:
+        """The aggregate of ``metric`` (any alias); ``KeyError`` when it was not requested or unavailable."""
+        return self.aggregate[str(parse_metric(metric))]
+
+    def to_dict(self, *, records: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "setting": self.setting,
+            "n_dialogues": self.n_dialogues,
+            "n_turns": self.n_turns,
+            "metrics": list(self.metrics),
+            "aggregate": dict(self.aggregate),
+            "counts": {k: asdict(v) for k, v in self.counts.items()},
+            "unavailable": dict(self.unavailable),
+            "predictions": asdict(self.predictions),
+        }
+        if records:
+            out["turns"] = [asdict(t) for t in self.turns]
+            out["dialogues"] = [asdict(d) for d in self.dialogues]
+        return out
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def score_predictions(
+    dialogues: Iterable[Dialogue],
+    predictions: Iterable[Prediction],
+    kb: KnowledgeBase,
+    *,
+    setting: str = "closed",
+    metrics: Iterable[str | Metric] | None = None,
+    entailment: EntailmentLike | None = None,
+    lexicon: Lexicon | None = None,
+) -> ScoreTable:
+    """Score ``predictions`` of one run on ``dialogues`` (see the module docstring for the contract).
+
+    The cyclic garbage collector is paused during the call: scoring allocates many small acyclic
+    objects, and generation-2 collections over a large loaded dataset otherwise dominate the run time.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _score(dialogues, predictions, kb, setting, metrics, entailment, lexicon)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _score(
+    dialogues: Iterable[Dialogue],
+    predictions: Iterable[Prediction],
+    kb: KnowledgeBase,
+    setting: str,
+    metrics: Iterable[str | Metric] | None,
+    entailment: EntailmentLike | None,
+    lexicon: Lexicon | None,
+) -> ScoreTable:
+    from groundtrace.crs.metrics.defaults import DEFAULT_METRICS
+
+    if setting not in ("closed", "open"):
+        raise ValueError(f"setting must be 'closed' or 'open', got {setting!r}")
+    requested = list(
+        dict.fromkeys(parse_metric(m) for m in (DEFAULT_METRICS if metrics is None else metrics))
+    )
+    unavailable: dict[str, str] = {}
+    active: list[Metric] = []
+    for metric in requested:
+        if metric.setting not in ("any", setting):
+            unavailable[str(metric)] = f"{metric.setting}-set metric; this run's setting is {setting!r}"
+        elif metric.requires == "entailment" and entailment is None:
+            unavailable[str(metric)] = (
+                "no entailment scorer configured (CLI: --nli NAME|DIR; API: entailment=EntailmentScorer)"
+            )
+        else:
+            active.append(metric)
+
+    dialogues = list(dialogues)
+    seen_ids: set[str] = set()
+    for d in dialogues:
+        if d.dialogue_id in seen_ids:
+            raise ValueError(f"dialogue_id {d.dialogue_id!r} appears twice in the scored dialogues")
+        seen_ids.add(d.dialogue_id)
+    run = RunState(kb, lexicon or load_lexicon(), setting)
+    stats = PredictionStats()
+
+    # -- index predictions ---------------------------------------------------------------------------
+    index: dict[tuple[str, int], Prediction] = {}
+    for p in predictions:
+        if p.setting != setting:
+            stats.other_setting += 1
+            continue
+        key = (p.dialogue_id, p.turn_index)
+        if key in index:
+            stats.duplicate += 1
+            continue
+        index[key] = p
+
+    # -- contexts ------------------------------------------------------------------------------------
+    dctxs: list[DialogueContext] = []
+    errors: dict[tuple[str, int], str | None] = {}
+    matched = 0
+    for dialogue in dialogues:
+        dstate = DialogueState(dialogue, run)
+        tctxs = []
+        for position, turn in enumerate(dialogue.recommendation_turns()):
+            key = (dialogue.dialogue_id, turn.index)
+            pred = index.get(key)
+            if pred is None:
+                stats.missing += 1
+            else:
+                matched += 1
+                if pred.error is not None:
+                    stats.errored += 1
+                    errors[key] = pred.error
+                    pred = None
+                else:
+                    stats.used += 1
+            tctxs.append(TurnContext(dstate, turn, position, pred))
+        dctxs.append(DialogueContext(dstate, tctxs))
+    stats.orphan = len(index) - matched
+    all_turns = [t for d in dctxs for t in d.turns]
+
+    # -- NLI: one batched scorer call per run -----------------------------------------------------------
+    if entailment is not None and any(m.requires == "entailment" for m in active):
+        pairs: dict[tuple[str, str], None] = {}
+        for t in all_turns:
+            if t.scorable:
+                for hypothesis, review_ids in t.claims:
+                    for rid in review_ids:
+                        pairs[(kb.reviews[rid].text, hypothesis)] = None
+        unique = list(pairs)
+        scores = list(entailment.score(unique)) if unique else []
+        if len(scores) != len(unique):
+            raise ValueError(f"entailment scorer returned {len(scores)} scores for {len(unique)} pairs")
+        floats = [float(x) for x in scores]
+        bad = next((x for x in floats if not 0.0 <= x <= 1.0), None)  # NaN fails both comparisons
+        if bad is not None:
+            raise ValueError(f"entailment scorer returned {bad!r}; scores must be probabilities in [0, 1]")
+        run.entailment = dict(zip(unique, floats, strict=True))
+
+    # -- turn metrics: turn-major, so each turn's parsed text is freed once its values are known ----------
+    turn_metrics = [m for m in active if m.level == "turn"]
+    dialogue_metrics = [m for m in active if m.level == "dialogue"]
+    counts = {str(m): MetricCounts(unit=m.level) for m in active}
+    sums = {str(m): [0.0, 0.0] for m in turn_metrics}  # turn-mean: [Σ value, n]; pooled: [Σ num, Σ den]
+    plan = [(str(m), m, m.family.kernel, m.family.applies, m.aggregation == "pooled") for m in turn_metrics]
+    turn_values: list[dict[str, float | None]] = []
+    for t in all_turns:
+        row: dict[str, float | None] = {}
+        for name, metric, kernel, applies, pooled in plan:
+            count, acc = counts[name], sums[name]
+            value: float | None
+            if not t.scorable:
+                if applies is not None and not applies(t):
+                    count.not_applicable += 1
+                    value = None
+                else:
+                    count.unscorable += 1
+                    value = metric.default
+                    assert value is not None
+                    acc[0] += value
+                    acc[1] += 1.0
+            elif pooled:
+                num, den = kernel(metric, t)
+                acc[0] += num
+                acc[1] += den
+                if den > 0:
+                    count.scored += 1
+                    value = num / den
+                else:
+                    count.not_applicable += 1
+                    value = None
+            else:
+                value = kernel(metric, t)
+                if value is None:
+                    count.not_applicable += 1
+                else:
+                    count.scored += 1
+                    acc[0] += value
+                    acc[1] += 1.0
+            row[name] = value
+        turn_values.append(row)
+        t.release()
+    aggregate: dict[str, float | None] = {
+        name: (acc[0] / acc[1] if acc[1] else None) for name, acc in sums.items()
+    }
+
+    # -- dialogue metrics ----------------------------------------------------------------------------
+    dialogue_values: list[dict[str, float | None]] = [{} for _ in dctxs]
+    for metric in dialogue_metrics:
+        name, kernel, count = str(metric), metric.family.kernel, counts[str(metric)]
+        values = []
+        for j, d in enumerate(dctxs):
+            value = kernel(metric, d)
+            if value is None:
+                count.not_applicable += 1
+            else:
+                values.append(value)
+                if d.scorable:
+                    count.scored += 1
+                else:
+                    count.unscorable += 1
+            dialogue_values[j][name] = value
+        aggregate[name] = _mean(values)
+
+    turn_records = [
+        TurnRecord(
+            dialogue_id=t.dialogue.dialogue_id,
+            turn_index=t.turn.index,
+            scorable=t.scorable,
+            error=errors.get(
+                (t.dialogue.dialogue_id, t.turn.index), None if t.scorable else "missing prediction"
+            ),
+            values=turn_values[i],
+        )
+        for i, t in enumerate(all_turns)
+    ]
+    dialogue_records = [
+        DialogueRecord(
+            dialogue_id=d.dialogue.dialogue_id,
+            unscorable_turns=sum(not t.scorable for t in d.turns),
+            values=dialogue_values[j],
+        )
+        for j, d in enumerate(dctxs)
+    ]
+    return ScoreTable(
+        setting=setting,
+        metrics=[str(m) for m in requested],
+        aggregate={str(m): aggregate[str(m)] for m in requested if str(m) in aggregate},
+        counts=counts,
+        unavailable=unavailable,
+        turns=turn_records,
+        dialogues=dialogue_records,
+        predictions=stats,
+        n_dialogues=len(dctxs),
+        n_turns=len(all_turns),
+    )

@@ -1,0 +1,211 @@
+"""Save and load a :class:`~groundtrace.crs.kb.knowledge_base.KnowledgeBase` as one SQLite file with a content hash.
+
+Tables
+------
+* ``pois(poi_id PK, city, poi_type, lat, lon, record)`` — ``record`` is the POI's canonical JSON.
+* ``reviews(review_id PK, poi_id, record)`` — ``record`` is the review's canonical JSON.
+* ``meta(key PK, value)`` — ``format`` (= ``groundtrace-kb``), ``format_version``, ``content_hash``
+  (``KnowledgeBase.content_hash``), ``created`` (UTC ISO-8601), ``source``, ``selection`` (JSON of the
+  selection config, or null) and ``summary`` (JSON of ``KnowledgeBase.summary()``), ``name``.
+* ``migrations(name PK, applied)`` — the ordered, named schema migrations applied to the file.
+
+Saving writes a temporary file and renames it over ``path`` (atomic; re-saving is idempotent). Loading
+checks the ``format`` marker (clear :class:`NotAKnowledgeBaseError` otherwise), rebuilds the KB and
+recomputes its hash: a mismatch with the stored one raises :class:`KBIntegrityError`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from groundtrace.crs.kb.knowledge_base import KnowledgeBase
+from groundtrace.crs.schema import POI, Review
+
+FORMAT = "groundtrace-kb"
+FORMAT_VERSION = 1
+
+#: Ordered, named migrations; a file records the ones applied.
+MIGRATIONS: tuple[tuple[str, str], ...] = (
+    (
+        "0001_initial",
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+        CREATE TABLE pois (poi_id TEXT PRIMARY KEY, city TEXT NOT NULL, poi_type TEXT NOT NULL,
+                           lat REAL NOT NULL, lon REAL NOT NULL, record TEXT NOT NULL);
+        CREATE TABLE reviews (review_id TEXT PRIMARY KEY, poi_id TEXT NOT NULL REFERENCES pois(poi_id),
+                              record TEXT NOT NULL);
+        CREATE INDEX reviews_by_poi ON reviews(poi_id);
+        CREATE INDEX pois_by_city_type ON pois(city, poi_type);
+        """,
+    ),
+)
+
+
+class NotAKnowledgeBaseError(ValueError):
+    """The file is not a groundtrace KB (not SQLite, or no KB meta table)."""
+
+
+class KBIntegrityError(ValueError):
+    """The stored content hash does not match the content."""
+
+
+def _canonical(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _migrate(conn: sqlite3.Connection, stamp: str) -> None:
+    conn.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied TEXT NOT NULL)")
+    done = {row[0] for row in conn.execute("SELECT name FROM migrations")}
+    for name, sql in MIGRATIONS:
+        if name in done:
+            continue
+        conn.executescript(sql)
+        conn.execute("INSERT INTO migrations VALUES (?, ?)", (name, stamp))
+
+
+def save_kb(
+    kb: KnowledgeBase,
+    path: Path | str,
+    *,
+    source: str = "",
+    selection: dict[str, Any] | None = None,
+    created: str | None = None,
+) -> Path:
+    """Write ``kb`` to the SQLite file ``path`` (replacing it atomically); returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)
+    created = created or datetime.now(UTC).isoformat(timespec="seconds")
+    conn = sqlite3.connect(tmp)
+    try:
+        _migrate(conn, created)
+        with conn:
+            conn.executemany(
+                "INSERT INTO pois VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    (p.poi_id, p.city, p.poi_type, p.lat, p.lon, _canonical(p.model_dump(mode="json")))
+                    for p in (kb.pois[i] for i in sorted(kb.pois))
+                ),
+            )
+            conn.executemany(
+                "INSERT INTO reviews VALUES (?, ?, ?)",
+                (
+                    (r.review_id, r.poi_id, _canonical(r.model_dump(mode="json")))
+                    for r in (kb.reviews[i] for i in sorted(kb.reviews))
+                ),
+            )
+            meta = {
+                "format": FORMAT,
+                "format_version": str(FORMAT_VERSION),
+                "name": kb.name,
+                "content_hash": kb.content_hash,
+                "created": created,
+                "source": source,
+                "selection": _canonical(selection),
+                "summary": _canonical(kb.summary()),
+            }
+            conn.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
+    finally:
+        conn.close()
+    tmp.replace(path)
+    return path
+
+
+def _connect_kb(path: Path) -> sqlite3.Connection:
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such KB file")
+    with open(path, "rb") as handle:
+        if handle.read(16) != b"SQLite format 3\x00":
+            raise NotAKnowledgeBaseError(f"{path} is not a groundtrace KB (not an SQLite file)")
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise NotAKnowledgeBaseError(f"{path} is not a groundtrace KB ({exc})") from None
+    if row is None or row[0] != FORMAT:
+        conn.close()
+        raise NotAKnowledgeBaseError(
+            f"{path} is not a groundtrace KB (meta.format is {row[0] if row else None!r})"
+        )
+    return conn
+
+
+def read_meta(path: Path | str) -> dict[str, Any]:
+    """The ``meta`` table with JSON values decoded (``selection``, ``summary``)."""
+    conn = _connect_kb(Path(path))
+    try:
+        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    finally:
+        conn.close()
+    for key in ("selection", "summary"):
+        if key in meta:
+            meta[key] = json.loads(meta[key])
+    return meta
+
+
+def _record(model: type[POI | Review], path: Path, table: str, row: tuple[str, str]) -> Any:
+    """One stored record, or :class:`KBIntegrityError` naming the file, table and id when it is invalid."""
+    try:
+        return model.model_validate_json(row[1])
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        raise KBIntegrityError(
+            f"{path}: {table} record {row[0]!r} is invalid ({where}: {first['msg']}); the file was modified or is corrupt"
+        ) from None
+
+
+def load_kb(path: Path | str, *, verify: bool = True) -> KnowledgeBase:
+    """Load a KB saved by :func:`save_kb`; with ``verify`` (default) check the content hash."""
+    path = Path(path)
+    conn = _connect_kb(path)
+    try:
+        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        version = int(meta.get("format_version", "0"))
+        if version > FORMAT_VERSION:
+            raise NotAKnowledgeBaseError(
+                f"{path}: KB format version {version} is newer than supported ({FORMAT_VERSION})"
+            )
+        pois = [
+            _record(POI, path, "pois", r)
+            for r in conn.execute("SELECT poi_id, record FROM pois ORDER BY poi_id")
+        ]
+        reviews = [
+            _record(Review, path, "reviews", r)
+            for r in conn.execute("SELECT review_id, record FROM reviews ORDER BY review_id")
+        ]
+    finally:
+        conn.close()
+    kb = KnowledgeBase(pois, reviews, name=meta.get("name", path.stem))
+    if verify and kb.content_hash != meta.get("content_hash"):
+        raise KBIntegrityError(
+            f"{path}: content hash mismatch (stored {meta.get('content_hash')}, computed {kb.content_hash}); "
+            "the file was modified or is corrupt"
+        )
+    return kb
+
+
+def kb_summary(path: Path | str) -> dict[str, Any]:
+    """Summary of a KB file without loading it: stored summary plus created/source/selection/hash."""
+    meta = read_meta(path)
+    summary = dict(meta.get("summary") or {})
+    summary.update(
+        {
+            "path": str(path),
+            "content_hash": meta.get("content_hash"),
+            "created": meta.get("created"),
+            "source": meta.get("source"),
+            "selection": meta.get("selection"),
+            "format_version": int(meta.get("format_version", "0")),
+        }
+    )
+    return summary
