@@ -146,7 +146,7 @@ def hydrate(
     from rich.markup import escape
     from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 
-    from groundtrace.crs.dataset.files import LineError
+    from groundtrace.core.files.errors import LineError
     from groundtrace.crs.dataset.release import (
         RedactionError,
         collect_review_slices,

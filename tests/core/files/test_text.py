@@ -39,12 +39,6 @@ def test_bom_dropped_only_at_start_and_line_endings_kept(tmp_path: Path) -> None
     assert [text for _, text, _ in iter_lines(path)] == ["a\r\n", "b\r", "c\n", "\ufeffd"]
 
 
-def test_crs_reexport_is_the_core_function() -> None:
-    from groundtrace.crs.dataset import files as dataset_io
-
-    assert dataset_io.utf8_error_message is utf8_error_message
-
-
 # -- property: any bytes are read without raising; every valid line round-trips ------------------------------
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=200))

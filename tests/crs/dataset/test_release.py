@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from groundtrace.cli import app
-from groundtrace.crs.dataset.files import LineError, read_dialogues
+from groundtrace.core.files.errors import LineError
+from groundtrace.crs.dataset.files import read_dialogues
 from groundtrace.crs.dataset.release import (
     SIDECAR,
     Placeholder,

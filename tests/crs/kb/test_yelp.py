@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groundtrace.crs.dataset.files import LineError
+from groundtrace.core.files.errors import LineError
 from groundtrace.crs.kb.yelp import (
     BUSINESS_FILE,
     REVIEW_FILE,

@@ -17,24 +17,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from groundtrace.core.files.text import utf8_error_message  # noqa: F401 - re-exported for the Yelp/predictions readers
+from groundtrace.core.files.errors import LineError
 from groundtrace.crs.schema import SCHEMA_VERSION, Dialogue
 
 SPLITS: tuple[str, ...] = ("train", "validation", "test")
 MANIFEST = "manifest.json"
 SCHEMA_ID = f"https://groundtrace.dev/schemas/trace-crs/dialogue-{SCHEMA_VERSION}.json"
-
-
-class LineError(BaseModel):
-    """A problem tied to one line of one file (1-based line number)."""
-
-    model_config = ConfigDict(frozen=True)
-    file: str
-    line: int
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}: {self.message}"
 
 
 class DatasetFormatError(ValueError):

@@ -40,7 +40,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from groundtrace.crs.dataset.files import MANIFEST, LineError, dataset_files, dialogue_line, read_dialogues
+from groundtrace.core.files.errors import LineError
+from groundtrace.crs.dataset.files import MANIFEST, dataset_files, dialogue_line, read_dialogues
 from groundtrace.crs.schema import Dialogue, QuoteSpan, Turn
 
 FORMAT = "groundtrace-redaction"

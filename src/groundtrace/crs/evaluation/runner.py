@@ -46,7 +46,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from groundtrace.crs.dataset.files import utf8_error_message
+from groundtrace.core.files.text import utf8_error_message
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase, open_review_refs
 from groundtrace.crs.schema import Dialogue, Turn
 from groundtrace.crs.systems.base import CRSSystem, SystemReply, TurnUsage

@@ -35,7 +35,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from groundtrace.crs.dataset.files import LineError
+from groundtrace.core.files.errors import LineError
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.kb.yelp import OnBytes, stream_businesses, stream_reviews
 from groundtrace.crs.schema import POI, POI_TYPES, Review

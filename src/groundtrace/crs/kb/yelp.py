@@ -12,7 +12,7 @@ Real-data quirks handled
 * ``categories``, ``hours``, ``attributes`` may be null or missing; the last line may lack ``\\n``.
 * A malformed line (bad JSON, invalid UTF-8, an unpaired surrogate escape such as ``"\\ud800"``, not an
   object, missing required field) is recorded as a
-  :class:`~groundtrace.crs.dataset.files.LineError` ``file:line: message`` and skipped; the rest is read.
+  :class:`~groundtrace.core.files.errors.LineError` ``file:line: message`` and skipped; the rest is read.
 
 Category mapping (:data:`CATEGORY_RULES`, first matching rule wins — the precedence):
 hotel (lodging keywords) > restaurant ("Restaurants") > attraction (museums, parks, landmarks, arts,
@@ -37,7 +37,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from groundtrace.crs.dataset.files import LineError, utf8_error_message
+from groundtrace.core.files.errors import LineError
+from groundtrace.core.files.text import utf8_error_message
 from groundtrace.crs.schema import POI, Review
 
 BUSINESS_FILE = "yelp_academic_dataset_business.json"

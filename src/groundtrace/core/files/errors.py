@@ -1,0 +1,17 @@
+"""Errors tied to a place in a file: one ``file:line: message`` shape for every reader."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+
+class LineError(BaseModel):
+    """A problem tied to one line of one file (1-based line number); ``str()`` is ``file:line: message``."""
+
+    model_config = ConfigDict(frozen=True)
+    file: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.message}"
