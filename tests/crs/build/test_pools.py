@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from groundtrace.crs.build.evidence import EvidenceIndex
 from groundtrace.crs.build.pools import (
     build_closed_pool,
     build_open_pool,
@@ -14,7 +15,6 @@ from groundtrace.crs.build.pools import (
     star_bin,
     stratified_sample,
 )
-from groundtrace.crs.build.realise import EvidenceIndex
 from groundtrace.crs.kb.constraints import satisfies_all
 from groundtrace.crs.kb.demo import generate_demo_kb
 from groundtrace.crs.schema import Constraint

@@ -8,19 +8,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from groundtrace.crs.build.evidence import Sentence, supports
 from groundtrace.crs.build.planner import PlanContext, PlanningError, plan_dialogue
 from groundtrace.crs.build.qc import quoted_citations, tags_in
 from groundtrace.crs.build.realise import (
     Quote,
-    Sentence,
     TemplateRealiser,
     TextBuilder,
     join_labels,
-    split_sentences,
-    supports,
 )
 from groundtrace.crs.kb.demo import generate_demo_kb
-from groundtrace.crs.schema import Constraint
 
 
 @pytest.fixture(scope="module")
@@ -67,31 +64,6 @@ def test_text_builder_spans_slice_back_to_every_quote(sentences: list[str], glue
         b.add(glue).quote(Quote(f"R{i + 1}", Sentence("rv", "p", 0, len(text), text)))
     assert [b.text[q.start : q.end] for q in b.spans] == sentences
     assert all(b.text[q.start - 1] == '"' and b.text[q.end] == '"' for q in b.spans)
-
-
-def test_split_sentences() -> None:
-    text = "Great tacos! Service was slow. Would return?  Yes."
-    assert [text[a:b] for a, b in split_sentences(text)] == [
-        "Great tacos!",
-        "Service was slow.",
-        "Would return?",
-        "Yes.",
-    ]
-
-
-@given(
-    st.sampled_from(["not", "never", "no"]), st.sampled_from(["quiet", "romantic", "wheelchair accessible"])
-)
-def test_negated_sentences_never_support(neg: str, word: str) -> None:
-    kinds = {
-        "quiet": ("noise_max", "quiet"),
-        "romantic": ("ambience", "romantic"),
-        "wheelchair accessible": ("amenity", "wheelchair_accessible"),
-    }
-    kind, value = kinds[word]
-    c = Constraint(kind=kind, value=value, label=word)
-    assert supports(f"It is {word} here.", c)
-    assert not supports(f"It is {neg} {word} here.", c)
 
 
 def test_join_labels() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from groundtrace.crs.build.realise import EvidenceIndex, supports
+from groundtrace.crs.build.evidence import EvidenceIndex, supports
 from groundtrace.crs.kb.demo import CENTRE, bank_sentences, generate_demo_kb
 from groundtrace.crs.kb.geo import haversine_km
 from groundtrace.crs.schema import ATTRIBUTE_KEYS, POI_TYPES, Constraint

@@ -34,9 +34,10 @@ from pydantic import BaseModel, Field
 
 from groundtrace.core.llm.base import LLMClient, LLMError
 from groundtrace.core.llm.retry import RetriesExhaustedError
+from groundtrace.crs.build.evidence import MIN_QUOTE_CHARS
 from groundtrace.crs.build.planner import DialoguePlan, TurnPlan
 from groundtrace.crs.build.qc import CITING_ACTS, quoted_citations, tags_in
-from groundtrace.crs.build.realise import MIN_QUOTE_CHARS, TemplateRealiser, poi_card
+from groundtrace.crs.build.realise import TemplateRealiser, poi_card
 from groundtrace.crs.schema import Dialogue, QuoteSpan, Turn
 
 SYSTEM_PROMPT = (

@@ -26,9 +26,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from groundtrace.crs.build.evidence import EvidenceIndex
 from groundtrace.crs.build.personas import Persona, bundled_personas, constraint_order, sample_persona
 from groundtrace.crs.build.pools import build_closed_pool, build_open_pool, number_reviews, stratum
-from groundtrace.crs.build.realise import EvidenceIndex, Quote, aspect_word
+from groundtrace.crs.build.realise import Quote, aspect_word
 from groundtrace.crs.kb.constraints import satisfies
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.schema import (

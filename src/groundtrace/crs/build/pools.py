@@ -26,7 +26,7 @@ from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.schema import POI, ReviewRef
 
 if TYPE_CHECKING:
-    from groundtrace.crs.build.realise import EvidenceIndex
+    from groundtrace.crs.build.evidence import EvidenceIndex
 
 _GENERIC = {"Restaurants", "Hotels & Travel", "Arts & Entertainment", "Active Life", "Food", "Nightlife"}
 

@@ -4,7 +4,7 @@
   (``gold.multi_ref``, in pool order), then the rest of the pool in input order. Response: the gold POI's
   name, then up to :data:`MAX_QUOTES` verbatim sentences of its tagged reviews that express the turn's
   active constraints (one per constraint first, by the dataset's aspect lexicon
-  ``groundtrace.crs.build.realise.supports``), each as ``"sentence" [Rn]`` with the review's own tag; when no
+  ``groundtrace.crs.build.evidence.supports``), each as ``"sentence" [Rn]`` with the review's own tag; when no
   sentence expresses a constraint, the first quotable sentence of its first review.
 * **random**: ranking = the pool shuffled by ``random.Random(f"{seed}:{dialogue_id}:{turn_index}:{setting}")``
   (identical on every run, independent of thread scheduling); response quotes :data:`MAX_QUOTES` random
@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from groundtrace.crs.build.realise import MIN_QUOTE_CHARS, split_sentences, supports
+from groundtrace.crs.build.evidence import MIN_QUOTE_CHARS, split_sentences, supports
 from groundtrace.crs.schema import TurnGold
 from groundtrace.crs.systems.base import SYSTEMS, CRSSystem
 from groundtrace.crs.systems.predictions import CandidateCard, SystemInput, SystemOutput, TaggedReview

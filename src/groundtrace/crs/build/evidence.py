@@ -1,0 +1,235 @@
+"""Review evidence for stages 2–3: sentences, the aspect lexicon, which sentences support a constraint.
+
+Reviews are split into sentences (:func:`split_sentences`: maximal runs ending in ``.``, ``!`` or ``?``).
+A sentence *supports* a constraint when it matches the constraint's lexicon pattern
+(:func:`aspect_pattern`) and carries no negation cue (``not``, ``no``, ``never``, ``n't``, ``cash only``
+...): "There are steps at the entrance and no ramp." never supports ``wheelchair_accessible``.
+:class:`EvidenceIndex` caches, per POI, its sentences and, per (POI, constraint), the supporting ones; the
+pools (stage 2, review numbering), the planner and the realisers (stage 3) read evidence through it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from groundtrace.crs.kb.knowledge_base import KnowledgeBase
+from groundtrace.crs.schema import Constraint, ReviewRef
+
+# --------------------------------------------------------------------------------------------------
+# Sentences and the evidence lexicon
+# --------------------------------------------------------------------------------------------------
+
+SENTENCE_RE = re.compile(r"[^\s.!?)\]}][^.!?]*[.!?]+")
+NEGATION_RE = re.compile(
+    r"\b(?:not|no|never|nothing|none|without any (?:ramp|wifi|parking)|cash only|lack(?:s|ed)?)\b|n't\b",
+    re.IGNORECASE,
+)
+MIN_QUOTE_CHARS = 12
+
+_CATEGORY_WORDS: dict[str, str] = {
+    "sushi bars": r"sushi|nigiri|omakase",
+    "italian": r"italian|pasta|carbonara|pizza",
+    "japanese": r"japanese|sushi|nigiri|omakase|ramen",
+    "middle eastern": r"middle eastern|hummus|falafel|mezze",
+    "mexican": r"mexican|tacos?|tortillas?",
+    "greek": r"greek|souvlaki|mezze",
+    "mediterranean": r"mediterranean|hummus|mezze|greek|souvlaki",
+    "thai": r"thai",
+    "indian": r"indian|curr(?:y|ies)|tandoor|naan",
+    "french": r"french|bistro|brasserie",
+    "steakhouses": r"steaks?|steakhouse|ribeye",
+    "seafood": r"seafood|oysters?|lobster|fish",
+    "vegan": r"vegan|plant-based",
+    "chinese": r"chinese|dumplings?|dim sum",
+    "pizza": r"pizza",
+    "cafes": r"cafe|caf\u00e9|coffee|espresso",
+    "korean": r"korean|bibimbap|banchan",
+    "hotels": r"hotel",
+    "bed & breakfast": r"bed and breakfast|b&b|bed & breakfast",
+    "resorts": r"resort",
+    "hostels": r"hostel",
+    "motels": r"motel",
+    "guest houses": r"guest ?house",
+    "museums": r"museum|exhibits?|collection",
+    "parks": r"park",
+    "art galleries": r"galler(?:y|ies)|\bart\b",
+    "landmarks & historical buildings": r"historic|history|landmark",
+    "aquariums": r"aquarium",
+    "botanical gardens": r"botanical|gardens?",
+    "zoos": r"\bzoo\b|animals?",
+    "beaches": r"beach|sand",
+    "performing arts": r"theat(?:er|re)|performances?|show",
+    "tours": r"tours?\b|guide",
+}
+_NOISE_WORDS = {
+    "quiet": r"quiet|calm|peaceful|hear each other|without raising|slept soundly",
+    "average": (
+        r"quiet|calm|peaceful|hear each other|conversation|talk comfortably|background buzz|moderate noise"
+    ),
+    "loud": r"quiet|calm|conversation|lively|buzz|noisy|loud|chatter",
+    "very_loud": r"quiet|calm|conversation|lively|buzz|noisy|loud|deafening",
+}
+_AMBIENCE_WORDS = {
+    "romantic": r"romantic|date night|candlelit",
+    "intimate": r"intimate|cozy|cosy",
+    "classy": r"classy|elegant|sophisticated",
+    "hipster": r"hipster|indie|vinyl",
+    "divey": r"\bdive\b|divey|no-frills|unpretentious",
+    "touristy": r"touristy|tourist|visitors",
+    "trendy": r"trendy|stylish",
+    "upscale": r"upscale|high-end|special occasion|fine dining|luxur",
+    "casual": r"casual|laid-back|relaxed|come as you are",
+}
+_AMENITY_WORDS = {
+    "wifi": r"(?:free|fast|reliable)\W+wi-?fi|wi-?fi\W+(?:is|was|that)\W+(?:free|fast)|wi-?fi, free",
+    "wheelchair_accessible": r"wheelchair|ramp|step-free|accessible",
+    "good_for_kids": r"\bkids?\b|children|family|families|high chairs?|toddler",
+    "good_for_groups": r"\bgroups?\b|large party|big tables?",
+    "outdoor_seating": r"patio|outdoor|terrace|outside",
+    "takes_reservations": r"reservations?|book ahead|reserve",
+    "dogs_allowed": r"\bdogs?\b|\bpup\b|pets?\b",
+    "parking": r"parking|garage|valet|\blot\b",
+    "bike_parking": r"bike",
+    "has_tv": r"\btvs?\b|screens|the game",
+    "happy_hour": r"happy hour",
+    "delivery": r"deliver",
+    "takeout": r"takeout|take-out|to go\b",
+    "accepts_credit_cards": r"credit cards?|card payment",
+    "by_appointment_only": r"by appointment",
+}
+_MEAL_WORDS = {
+    "breakfast": r"breakfast",
+    "brunch": r"brunch",
+    "lunch": r"lunch",
+    "dinner": r"dinner",
+    "latenight": r"late-night|late night|open late|after midnight",
+    "dessert": r"desserts?|tart|cake|gelato",
+}
+_CHEAP = r"cheap|affordable|inexpensive|bargain|budget|good value|great value|fair prices?|reasonably priced"
+_PRICEY = r"pricey|expensive|splurge|high-end prices|upscale"
+_PRAISE = r"outstanding|excellent|fantastic|highlight|amazing|loved|best|superb|wonderful|perfect"
+_NEAR = r"walk|central|close to|nearby|location"
+
+
+def _compile(words: str) -> re.Pattern[str]:
+    return re.compile(rf"(?:{words})", re.IGNORECASE)
+
+
+_PATTERN_CACHE: dict[tuple[str, str], re.Pattern[str] | None] = {}
+
+
+def aspect_pattern(kind: str, value: object) -> re.Pattern[str] | None:
+    """The lexicon pattern whose match (without negation) supports ``Constraint(kind, value)``.
+
+    Category/cuisine labels outside the built-in table fall back to their first word (plural ``s``
+    dropped). Returns ``None`` for a value with no lexicon entry.
+    """
+    key = (kind, str(value))
+    if key in _PATTERN_CACHE:
+        return _PATTERN_CACHE[key]
+    words: str | None = None
+    text = str(value).lower()
+    if kind in ("cuisine", "category"):
+        words = _CATEGORY_WORDS.get(text)
+        if words is None:
+            first = re.split(r"[^a-z]+", text.strip())[0]
+            words = (
+                re.escape(first[:-1] if first.endswith("s") and len(first) > 3 else first) if first else None
+            )
+    elif kind == "noise_max":
+        words = _NOISE_WORDS.get(text)
+    elif kind == "ambience":
+        words = _AMBIENCE_WORDS.get(text)
+    elif kind == "amenity":
+        words = _AMENITY_WORDS.get(text)
+    elif kind == "meal":
+        words = _MEAL_WORDS.get(text)
+    elif kind == "alcohol":
+        words = (
+            r"cocktails?|full bar|bartender" if text == "full_bar" else r"wines?|beers?|cocktails?|full bar"
+        )
+    elif kind == "price_max":
+        words = _CHEAP if int(float(text)) <= 2 else _CHEAP + "|" + r"worth it|worth every"
+    elif kind == "price_min":
+        words = _PRICEY if int(float(text)) >= 3 else _PRICEY + "|" + r"reasonably priced|fair prices?"
+    elif kind == "min_stars":
+        words = _PRAISE
+    elif kind == "max_distance_km":
+        words = _NEAR
+    pattern = _compile(words) if words else None
+    _PATTERN_CACHE[key] = pattern
+    return pattern
+
+
+def supports(sentence: str, constraint: Constraint) -> bool:
+    """True when ``sentence`` expresses ``constraint`` (lexicon match and no negation cue)."""
+    pattern = aspect_pattern(constraint.kind, constraint.value)
+    return (
+        pattern is not None and pattern.search(sentence) is not None and NEGATION_RE.search(sentence) is None
+    )
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each sentence of ``text`` (trailing spaces excluded)."""
+    return [m.span() for m in SENTENCE_RE.finditer(text)]
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    """A review sentence: where it sits in its review."""
+
+    review_id: str
+    poi_id: str
+    start: int
+    end: int
+    text: str
+
+
+class EvidenceIndex:
+    """Per-POI review sentences and, cached, the ones supporting each constraint."""
+
+    def __init__(self, kb: KnowledgeBase, *, max_reviews_per_poi: int | None = None) -> None:
+        self.kb = kb
+        self.max_reviews_per_poi = max_reviews_per_poi
+        self._sentences: dict[str, list[Sentence]] = {}
+        self._support: dict[tuple[str, str, str], list[Sentence]] = {}
+        self._refs: dict[str, list[ReviewRef]] = {}
+
+    def reviews(self, poi_id: str) -> list:
+        reviews = self.kb.reviews_of(poi_id)
+        return reviews if self.max_reviews_per_poi is None else reviews[: self.max_reviews_per_poi]
+
+    def review_refs(self, poi_id: str) -> list[ReviewRef]:
+        """:class:`ReviewRef` of each of :meth:`reviews` (cached, shared: treat as read-only)."""
+        refs = self._refs.get(poi_id)
+        if refs is None:
+            refs = [ReviewRef(review_id=r.review_id, poi_id=poi_id) for r in self.reviews(poi_id)]
+            self._refs[poi_id] = refs
+        return refs
+
+    def sentences(self, poi_id: str) -> list[Sentence]:
+        """Quotable sentences (>= :data:`MIN_QUOTE_CHARS` chars, no double quote) of the POI's reviews."""
+        cached = self._sentences.get(poi_id)
+        if cached is None:
+            cached = []
+            for review in self.reviews(poi_id):
+                for start, end in split_sentences(review.text):
+                    text = review.text[start:end]
+                    if len(text) >= MIN_QUOTE_CHARS and '"' not in text:
+                        cached.append(Sentence(review.review_id, poi_id, start, end, text))
+            self._sentences[poi_id] = cached
+        return cached
+
+    def support(self, poi_id: str, constraint: Constraint) -> list[Sentence]:
+        """Sentences of ``poi_id`` that express ``constraint`` (see :func:`supports`)."""
+        key = (poi_id, constraint.kind, str(constraint.value))
+        cached = self._support.get(key)
+        if cached is None:
+            cached = [s for s in self.sentences(poi_id) if supports(s.text, constraint)]
+            self._support[key] = cached
+        return cached
+
+    def praise(self, poi_id: str) -> list[Sentence]:
+        """Generic positive sentences (fallback evidence when no aspect is expressed)."""
+        return self.support(poi_id, Constraint(kind="min_stars", value=0.0, label="praise"))
