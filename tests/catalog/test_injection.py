@@ -24,7 +24,8 @@ import pytest
 
 from groundtrace.catalog.demo_catalog import SKUS, write_demo_catalog
 from groundtrace.catalog.pipeline import EnrichConfig, run_enrich
-from groundtrace.catalog.scout.extract import instruction_spans, overlaps
+from groundtrace.catalog.scout.injection import instruction_spans
+from groundtrace.catalog.scout.sentences import overlaps
 from groundtrace.core.llm.wire_server import WireServer
 
 KROGER = "https://www.kroger.com/p/acme-crunch-granola-vanilla-16-oz/0001234567890"

@@ -555,7 +555,7 @@ def write_demo_catalog(out_dir: str | Path) -> DemoPaths:
 
 def run_catalog_demo(out_dir: str | Path, *, workers: int = 2) -> dict[str, Any]:
     """Write the demo catalog, enrich it offline and evaluate: returns paths, summary and metrics."""
-    from groundtrace.catalog.evaluation.metrics import evaluate
+    from groundtrace.catalog.evaluation.scoring import evaluate
     from groundtrace.catalog.importers.base import read_jsonl_models
     from groundtrace.catalog.model import AttributeResult
     from groundtrace.catalog.pipeline import EnrichConfig, run_enrich, summary_lines

@@ -294,7 +294,7 @@ def build_components(config: EnrichConfig) -> Components:
     """Templates, Scout (sources, search, engine), Judge and policy for ``config``."""
     from groundtrace.catalog.judge.rules import RuleJudge, make_judge
     from groundtrace.catalog.scout.agent import ScoutAgent
-    from groundtrace.catalog.scout.extract import LexiconEngine
+    from groundtrace.catalog.scout.lexicon_engine import LexiconEngine
     from groundtrace.catalog.sources import (
         CatalogRecordSource,
         LocalCorpusSearch,

@@ -208,7 +208,7 @@ def evaluate_cmd(
     json_out: Path = typer.Option(None, "--json", help="Also write the full report as JSON here."),
 ) -> None:
     """Score results against gold: accuracy, coverage, judge-supported rate, publish coverage, agreement."""
-    from groundtrace.catalog.evaluation.metrics import evaluate
+    from groundtrace.catalog.evaluation.scoring import evaluate
     from groundtrace.catalog.importers.base import read_jsonl_models
     from groundtrace.catalog.model import SKU, AttributeResult, GoldLabel
     from groundtrace.catalog.templates import TemplateError, load_templates
@@ -234,6 +234,8 @@ def evaluate_cmd(
     if json_out is not None:  # written first: the report survives whatever happens while printing
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(report.to_dict(), indent=2), encoding="utf-8")
-    report.print()
+    from groundtrace.catalog.evaluation.report import print_report
+
+    print_report(report)
     if json_out is not None:
         typer.echo(f"wrote {json_out}")

@@ -159,11 +159,13 @@ def enrich_cmd(
     for line in summary_lines(summary):
         typer.echo(line)
     if report is not None:
-        report.print()
+        from groundtrace.catalog.evaluation.report import print_report
+
+        print_report(report)
 
 
 def _evaluate(results: Path, gold: Path, skus: Path, templates: Path | None):  # -> EvaluationReport
-    from groundtrace.catalog.evaluation.metrics import evaluate
+    from groundtrace.catalog.evaluation.scoring import evaluate
     from groundtrace.catalog.importers.base import read_jsonl_models
     from groundtrace.catalog.model import AttributeResult, GoldLabel
     from groundtrace.catalog.pipeline import read_skus

@@ -11,7 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from groundtrace.catalog.evaluation.metrics import METRICS, equal_for, evaluate, value_matches
+from groundtrace.catalog.evaluation.matching import equal_for, value_matches
+from groundtrace.catalog.evaluation.metrics import METRICS
+from groundtrace.catalog.evaluation.report import print_report
+from groundtrace.catalog.evaluation.scoring import evaluate
 from groundtrace.catalog.model import (
     Action,
     AttributeResult,
@@ -282,7 +285,7 @@ def test_to_dict_and_print(report) -> None:
     from rich.console import Console
 
     console = Console(record=True, width=200)
-    report.print(console)
+    print_report(report, console)
     text = console.export_text()
     assert "60.0% (3/5)" in text and "per category" in text and "per attribute" in text
 
@@ -433,7 +436,7 @@ def test_alternatives_accept_any_surface_form_but_not_a_wrong_value() -> None:
 
 
 def test_quantity_mentions_and_pack_count_parsers() -> None:
-    from groundtrace.catalog.evaluation.metrics import pack_count, quantity_mentions
+    from groundtrace.catalog.evaluation.matching import pack_count, quantity_mentions
 
     assert quantity_mentions("Large 2.2 Pound Bag") == ["2.2 Pound"]
     assert quantity_mentions("24 Bag, 0.02 Pound") == ["24 count", "0.02 Pound"]

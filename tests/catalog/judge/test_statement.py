@@ -20,7 +20,7 @@ from groundtrace.catalog.model import (
     VerdictLabel,
 )
 from groundtrace.catalog.scout.agent import ScoutResult
-from groundtrace.catalog.scout.extract import EngineOutput, Finding
+from groundtrace.catalog.scout.engine import EngineOutput, Finding
 from groundtrace.catalog.templates import load_templates
 
 GROCERY = load_templates().get("grocery")

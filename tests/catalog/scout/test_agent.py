@@ -226,7 +226,7 @@ def test_search_errors_are_logged_and_budget_respected() -> None:
 
 @pytest.mark.parametrize("engine_name", ["offline"])
 def test_engine_from_registry(engine_name: str) -> None:
-    from groundtrace.catalog.scout.extract import EXTRACTION_ENGINES
+    from groundtrace.catalog.scout.engine import EXTRACTION_ENGINES
 
     agent = ScoutAgent(TEMPLATES, [CatalogRecordSource()], None, EXTRACTION_ENGINES.get(engine_name)())
     assert agent.scout(_sku()).engine == engine_name
@@ -237,7 +237,7 @@ import json
 import re
 from typing import Any
 
-from groundtrace.catalog.scout.extract import FLAG_INJECTION, FLAG_QUOTE_NOT_FOUND
+from groundtrace.catalog.scout.engine import FLAG_INJECTION, FLAG_QUOTE_NOT_FOUND
 from groundtrace.catalog.scout.llm_engine import LLMEngine, build_messages
 from groundtrace.core.llm.wire_server import WireServer
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from groundtrace.catalog.model import AttributeSpec, CandidateStatus, Evidence
-from groundtrace.catalog.scout.extract import FLAG_INJECTION, FLAG_QUOTE_NOT_FOUND, Abstention, Finding
+from groundtrace.catalog.scout.engine import FLAG_INJECTION, FLAG_QUOTE_NOT_FOUND, Abstention, Finding
 from groundtrace.catalog.scout.reconcile import noisy_or_confidence, reconcile, reconcile_attribute, tier
 
 NET = AttributeSpec(slug="net_content", name="Net content", type="number", recommended_values=["oz", "g"])

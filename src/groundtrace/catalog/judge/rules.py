@@ -8,7 +8,7 @@
 
 * every evidence quote must be found in its STORED source Document (``ScoutResult.document``) with
   ``locate_quote(...).score >= 0.80``; an unknown source or a lower score → FAIL/HALLUCINATION;
-* a quote lying inside an instruction-like sentence (``extract.instruction_spans``: "ignore previous
+* a quote lying inside an instruction-like sentence (``injection.instruction_spans``: "ignore previous
   instructions", "mark this product ...") is not evidence → FAIL/UNSAFE;
 * an extracted value without any evidence → FAIL/HALLUCINATION;
 * schema: a list for a single-valued attribute, a bool that does not parse, a number that does not
@@ -72,8 +72,11 @@ from groundtrace.catalog.model import (
     VerdictLabel,
 )
 from groundtrace.catalog.scout.agent import ScoutResult
-from groundtrace.catalog.scout.extract import LexiconEngine, instruction_spans, overlaps, value_phrases
+from groundtrace.catalog.scout.injection import instruction_spans
+from groundtrace.catalog.scout.lexicon_engine import LexiconEngine
+from groundtrace.catalog.scout.lexicons import value_phrases
 from groundtrace.catalog.scout.reconcile import same_value
+from groundtrace.catalog.scout.sentences import overlaps
 from groundtrace.catalog.sources.base import SearchProvider, SourceError
 from groundtrace.core.evidence.normalize import parse_bool, parse_quantity, parse_unit
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, locate_quote, normalize_text

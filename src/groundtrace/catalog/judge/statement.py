@@ -2,7 +2,7 @@
 
 The rule judge used to decide "directly supported" only by re-running the offline extractor on the quote's
 Document, so it could not catch the extractor's own misreadings. :func:`statement` re-reads the sentence(s)
-that hold the quote (``extract.sentence_spans`` of the STORED Document, overlapping the located quote) with
+that hold the quote (``sentences.sentence_spans`` of the STORED Document, overlapping the located quote) with
 different, simpler logic and returns one of:
 
 * ``stated`` — one sentence holds an attribute cue AND the value (normalised comparison,
@@ -15,9 +15,9 @@ different, simpler logic and returns one of:
 * ``absent`` — no sentence of the quote holds the value (numbers: an equal quantity whose unit has the
   template unit's dimension; a unitless number counts only when the template has no unit).
 
-Cues: the attribute's slug and name, the field aliases of ``extract.KEY_ALIASES``, the bool phrases of
-``extract.BOOL_CUES`` and the few claim words of :data:`CLAIM_CUES`. Values: the value itself, its
-synonyms and abbreviation expansion (``extract.value_phrases``). The vocabulary is shared with the
+Cues: the attribute's slug and name, the field aliases of ``lexicons.KEY_ALIASES``, the bool phrases of
+``lexicons.BOOL_CUES`` and the few claim words of :data:`CLAIM_CUES`. Values: the value itself, its
+synonyms and abbreviation expansion (``lexicons.value_phrases``). The vocabulary is shared with the
 extractor; the decision (same sentence, negation, hedge, unit dimension) is the judge's own.
 """
 
@@ -27,8 +27,9 @@ import re
 from typing import Literal
 
 from groundtrace.catalog.model import AttributeSpec, Document
-from groundtrace.catalog.scout.extract import BOOL_CUES, KEY_ALIASES, phrase_re, sentence_spans, value_phrases
+from groundtrace.catalog.scout.lexicons import BOOL_CUES, KEY_ALIASES, value_phrases
 from groundtrace.catalog.scout.reconcile import same_value
+from groundtrace.catalog.scout.sentences import phrase_re, sentence_spans
 from groundtrace.core.evidence.normalize import parse_bool, parse_quantity, parse_unit
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, locate_quote
 

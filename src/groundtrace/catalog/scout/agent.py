@@ -37,7 +37,8 @@ from groundtrace.catalog.model import (
     CandidateStatus,
     Document,
 )
-from groundtrace.catalog.scout.extract import EngineOutput, ExtractionEngine, Finding, LexiconEngine
+from groundtrace.catalog.scout.engine import EngineOutput, ExtractionEngine, Finding
+from groundtrace.catalog.scout.lexicon_engine import LexiconEngine
 from groundtrace.catalog.scout.reconcile import reconcile
 from groundtrace.catalog.sources.base import EvidenceSource, SearchProvider, SourceError
 from groundtrace.catalog.sources.classify import SourcePolicy, classify_url

@@ -15,7 +15,8 @@ Trust rules (the model's output is data to verify, never trusted as is):
   (unlocated) evidence but the finding is flagged ``quote_not_found``; reconcile sets its confidence to
   0 and notes the flag, and the Judge FAILs it as HALLUCINATION.
 * a quote located inside an instruction-like sentence (prompt injection, see
-  :func:`groundtrace.catalog.scout.extract.instruction_spans`) is flagged ``injection_quote`` and never used.
+  :func:`groundtrace.catalog.scout.injection.instruction_spans`) is flagged ``injection_quote`` and never
+  used.
 * an enum value outside the allowed set (if it slipped through) is dropped with ``value_not_allowed``.
 * output that never validates (after the client's re-asks) → every attribute abstains with a
   ``schema_malformed`` flag; a transport failure after retries → ``llm_error``; nothing is guessed.
@@ -42,7 +43,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from groundtrace.catalog.model import SKU, AttributeSpec, CandidateStatus, Document, Evidence
-from groundtrace.catalog.scout.extract import (
+from groundtrace.catalog.scout.engine import (
     FLAG_INJECTION,
     FLAG_NOT_ALLOWED,
     FLAG_QUOTE_NOT_FOUND,
@@ -50,9 +51,8 @@ from groundtrace.catalog.scout.extract import (
     Abstention,
     EngineOutput,
     Finding,
-    instruction_spans,
-    overlaps,
 )
+from groundtrace.catalog.scout.injection import instruction_spans
 from groundtrace.catalog.scout.prompt_budget import (
     attribute_query as _attribute_query,
 )
@@ -63,6 +63,7 @@ from groundtrace.catalog.scout.prompt_budget import (
     prompt_limit,
     select_sentences,
 )
+from groundtrace.catalog.scout.sentences import overlaps
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, locate_quote
 from groundtrace.core.llm.base import LLMError, SchemaMalformedError
 

@@ -12,7 +12,7 @@ LLM engine and the LLM judge switch to a *compact mode* when the full prompt plu
   on Scout prompts (measured: 2,461 model vs 2,166 core tokens; system prompt 438 vs 386), and a judge
   prompt full of GTINs overflowed the 2,048 context when digits were not counted, so each digit counts
   and ``TOKEN_RATIO`` = 1.25 adds margin;
-* evidence is cut into sentences/lines (``extract.sentence_spans``, so every line is a verbatim
+* evidence is cut into sentences/lines (``sentences.sentence_spans``, so every line is a verbatim
   substring of its stored Document and a quote copied from it is locatable there), instruction-like
   sentences (prompt injection) are dropped, and sentences are ranked per attribute with Okapi BM25
   (``sources.web.BM25Index``) against the attribute's cue words (slug, name, definition, allowed /
@@ -28,7 +28,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from groundtrace.catalog.model import AttributeSpec, Document
-from groundtrace.catalog.scout.extract import KEY_ALIASES, instruction_spans, overlaps, sentence_spans
+from groundtrace.catalog.scout.injection import instruction_spans
+from groundtrace.catalog.scout.lexicons import KEY_ALIASES
+from groundtrace.catalog.scout.sentences import overlaps, sentence_spans
 from groundtrace.core.evidence.tokens import count_tokens
 
 TOKEN_RATIO = 1.25

@@ -1,6 +1,6 @@
 """Reconcile findings into one Candidate per attribute: normalise, merge, prioritise, or abstain.
 
-Inputs: the :class:`~groundtrace.catalog.scout.extract.Finding` objects for one SKU (from own evidence and
+Inputs: the :class:`~groundtrace.catalog.scout.engine.Finding` objects for one SKU (from own evidence and
 identity-matched pages), the findings taken from pages *rejected* by identity matching (kept only to
 tell ``identity_mismatch`` from ``not_found``), and an engine's explicit abstentions.
 
@@ -57,7 +57,7 @@ from groundtrace.catalog.model import (
     CandidateStatus,
     Evidence,
 )
-from groundtrace.catalog.scout.extract import FLAG_INJECTION, FLAG_QUOTE_NOT_FOUND, Abstention, Finding
+from groundtrace.catalog.scout.engine import FLAG_INJECTION, FLAG_QUOTE_NOT_FOUND, Abstention, Finding
 
 SOURCE_WEIGHT: dict[str, float] = {
     "catalog": 0.90,

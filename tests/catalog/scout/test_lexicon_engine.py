@@ -7,15 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from groundtrace.catalog.model import SKU, AttributeSpec, Document
-from groundtrace.catalog.scout.extract import (
-    EXTRACTION_ENGINES,
-    ExtractionEngine,
-    LexiconEngine,
-    instruction_spans,
-    mask_spans,
-    phrase_pattern,
-    sentence_spans,
-)
+from groundtrace.catalog.scout.engine import EXTRACTION_ENGINES, ExtractionEngine
+from groundtrace.catalog.scout.injection import instruction_spans
+from groundtrace.catalog.scout.lexicon_engine import LexiconEngine
+from groundtrace.catalog.scout.sentences import mask_spans, phrase_pattern, sentence_spans
 from groundtrace.catalog.templates import load_templates
 
 TEMPLATES = load_templates()
@@ -287,7 +282,7 @@ def _gold_net_equal(predicted: str, gold: str) -> bool:
     leading quantity with core values_equal, or the count."""
     import re
 
-    from groundtrace.catalog.scout.extract import quantities
+    from groundtrace.catalog.scout.quantities import quantities
     from groundtrace.core.evidence.normalize import values_equal
 
     qs = quantities(gold)
@@ -350,7 +345,7 @@ def test_oa_mine_net_content_and_pack_count_on_real_titles() -> None:
 def test_quantities_parse_with_core_and_point_at_their_text(
     value: float, unit: str, sep: str, noise: str
 ) -> None:
-    from groundtrace.catalog.scout.extract import quantities
+    from groundtrace.catalog.scout.quantities import quantities
     from groundtrace.core.evidence.normalize import parse_quantity
 
     text = f"{noise} {value:g}{sep}{unit} {noise}"
@@ -412,7 +407,7 @@ def test_wdc_pave_computer_capacity_on_real_offers() -> None:
     correct (0.930) at coverage 0.751 (142/189); most misses are model numbers and n/a gold."""
     import json
 
-    from groundtrace.catalog.scout.extract import quantities
+    from groundtrace.catalog.scout.quantities import quantities
     from groundtrace.catalog.scout.reconcile import reconcile
     from groundtrace.core.evidence.normalize import values_equal
     from tests.conftest import shared_path

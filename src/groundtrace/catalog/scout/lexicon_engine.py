@@ -1,0 +1,501 @@
+"""The offline extraction engine: :class:`LexiconEngine` (registered as ``offline``; the default and a
+real baseline) applies, per attribute type, deterministic rules. Every value it returns is backed by a
+quote that is an exact substring of the Document text at ``span``.
+
+* **Instruction-like sentences are never evidence.** Before anything is matched, every sentence that
+  reads like an instruction to a model ("ignore previous instructions", "mark this product ...",
+  "you are now ...", "system prompt", "respond with ...") is masked
+  (:func:`groundtrace.catalog.scout.injection.instruction_spans`).
+* **explicit fields** — a line ``key: value`` whose key names the attribute (its slug, name or a known
+  alias such as "Net Wt" for net_content, "Contains" for allergens) → quality 1.0.
+* **enum** — allowed values and their synonyms/abbreviations (``tree_nuts`` ← "almonds", ``nimh`` ←
+  "nickel-metal hydride", ``usb_c`` ← "USB-C"), whole-word, case/separator-insensitive, in free text →
+  quality 0.75; a mention preceded by a negator (not, non-, no, never, isn't ...) is skipped.
+* **bool** — a cue lexicon per attribute (``organic`` ← "USDA Organic", "certified organic";
+  ``dishwasher_safe`` ← "dishwasher safe" / "hand wash only" → false ...) plus the attribute's own
+  name; a negated cue ("not dishwasher safe", "non-organic", "batteries not included") gives false.
+* **number+unit** — quantities (number + unit token) converted to the template unit; in a sentence that
+  names the attribute → 0.85; a bare quantity → 0.6 only when no other number attribute of the template
+  shares its dimension and the sentence is not about servings/nutrition. Unit-less numbers (pack
+  counts) come only from explicit fields and pack patterns ("6-pack", "pack of 6", "6 x 12 oz"); a
+  count ("72 Count", "16 capsules") is the net content when the attribute's definition allows counts
+  and the document states no mass/volume. Dimensions: ``31-1/2"L x 16-1/4"W x 36"H``, ``18" wide``,
+  ``12" deep`` name their axis (W/D/H/L, wide/deep/high/tall/long) → width/depth/height/length at 0.85.
+* **string** — the attribute's recommended vocabulary in free text (0.75) or an explicit field (1.0).
+* **multi-valued, safety-critical** (allergens, dietary labels) — allergens only from explicit
+  statements ("Contains: milk, soy", "Allergens: ..."), split into items mapped to the allowed set.
+  **"May contain" / "processed in a facility that also ..." statements are traces, never allergens**:
+  those clauses are excluded from the allergen attribute (they go to an attribute whose slug contains
+  ``trace`` when the template has one).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from groundtrace.catalog.model import SKU, AttributeSpec, Document, Evidence
+from groundtrace.catalog.scout.engine import EngineOutput, Finding
+from groundtrace.catalog.scout.injection import instruction_spans
+from groundtrace.catalog.scout.lexicons import (
+    AMBIGUOUS_WORDS,
+    BOOL_CUES,
+    attribute_keys,
+    drop_contained,
+    map_to_vocab,
+    parse_bool,
+    value_phrases,
+)
+from groundtrace.catalog.scout.quantities import Qty, accepts, convert, dimension_units, fmt, quantities
+from groundtrace.catalog.scout.sentences import (
+    is_value_text,
+    kv_lines,
+    mask_spans,
+    negated,
+    norm_key,
+    overlaps,
+    phrase_re,
+    sentence_spans,
+)
+
+Q_EXPLICIT, Q_NAMED, Q_MENTION, Q_BARE = 1.0, 0.85, 0.75, 0.6
+
+_TRACE = re.compile(
+    r"\b(?:may|might|can)\s+contain|\btraces?\s+of\b|\b(?:processed|produced|made|manufactured|packed|packaged)"
+    r"\s+(?:in|on)\s+(?:a\s+|the\s+)?(?:same\s+|shared\s+)?(?:facility|plant|equipment|line)|\bshared\s+"
+    r"(?:equipment|facility)|\bfacility\s+that\s+(?:also\s+)?(?:processes|handles|uses)",
+    re.IGNORECASE,
+)
+_ALLERGEN_STMT = re.compile(
+    r"(?P<lead>\b(?:contains?|allergens?|allergen\s+information|allergy\s+(?:information|advice))\b)\s*"
+    r"(?::|-|–)?\s*(?P<list>[^.;\n:]+)",
+    re.IGNORECASE,
+)
+_CPU = re.compile(
+    r"\bcache\b|\d\s*[gm]hz\b|\bprocessor\b|\bcpu\b|\bxeon\b|\bopteron\b|-core\b", re.IGNORECASE
+)
+_INGREDIENTS = re.compile(r"^\s*ingredients?\b", re.IGNORECASE)
+_SERVING = re.compile(r"serving|\bper\b|calorie|nutrition|daily value|\bdv\b|each|amount", re.IGNORECASE)
+_PACK = re.compile(
+    r"\b(?:pack|case|box|set|bundle)\s+of\s+(?P<a>\d+)\b|\b(?P<b>\d+)\s*[-\s]?\s*(?:pack|pk)\b"
+    r"|\b(?P<c>\d+)\s*[x×]\s*\d+(?:\.\d+)?\s*(?:fl\.?\s*oz|oz|g|ml|l|cans?|bottles?)\b",
+    re.IGNORECASE,
+)
+_NUM = r"\d+(?:\.\d+)?(?:[- ]\d+/\d+)?|\d+/\d+"
+_DIM = re.compile(
+    rf"(?<![\w./-])(?P<num>{_NUM})\s*(?P<unit>\"|”|''|in\.?|inch(?:es)?|cm|mm|ft\.?|')?\s*"
+    r"(?:(?P<letter>[WDHL])\b\.?|(?P<word>wide|width|deep|depth|high|height|tall|long|length)\b)",
+)
+_AXES = frozenset({"width", "depth", "height", "length"})
+_DIM_AXIS = {
+    "W": "width",
+    "D": "depth",
+    "H": "height",
+    "L": "length",
+    "wide": "width",
+    "width": "width",
+    "deep": "depth",
+    "depth": "depth",
+    "high": "height",
+    "height": "height",
+    "tall": "height",
+    "long": "length",
+    "length": "length",
+}
+_COUNT = re.compile(
+    r"\b(?P<n>\d+)\s*-?\s*(?:count|ct\b\.?|capsules?|pods?|k-?cups?|tea\s*bags|sachets|tablets|softgels)(?![\w-])",
+    re.IGNORECASE,
+)
+_PIECES = re.compile(
+    r"\b(?P<a>\d+)\s*[-\s]?\s*(?:pieces?|pcs?|piece\s+set)\b|\bset\s+of\s+(?P<b>\d+)\b", re.IGNORECASE
+)
+# up to three capitalised words on one line; a word ending in "." ends the name ("Product of Canada. Store
+# in a cool place" -> "Canada", never "Canada. Store")
+_ORIGIN = re.compile(
+    r"\b(?i:product\s+of|made\s+in|produced\s+in|grown\s+in)\s+"
+    r"(?P<c>[A-Z][\w'.-]*(?:(?<!\.)[ \t]+[A-Z][\w'.-]*){0,2})"
+)
+
+
+@dataclass
+class _Ctx:
+    doc: Document
+    text: str  # masked text (instruction sentences blanked)
+    sentences: list[tuple[int, int]]
+
+    def sentence_of(self, start: int, end: int) -> tuple[int, int]:
+        for s, e in self.sentences:
+            if s <= start < e:
+                return (s, max(e, end))
+        return (start, end)
+
+    def quote(self, start: int, end: int, max_len: int = 200) -> tuple[str, tuple[int, int]]:
+        """The sentence around [start, end) (windowed to ``max_len``) — an exact substring of the doc."""
+        s, e = self.sentence_of(start, end)
+        if e - s > max_len:
+            s = max(s, start - 60)
+            e = min(e, max(end + 60, s + 40))
+            while s > 0 and s < start and not self.doc.text[s - 1].isspace():
+                s += 1
+            while e < len(self.doc.text) and e > end and not self.doc.text[e].isspace():
+                e -= 1
+        return self.doc.text[s:e], (s, e)
+
+    def evidence(self, start: int, end: int) -> Evidence:
+        return self.evidence_span(self.quote(start, end)[1])
+
+    def evidence_span(self, span: tuple[int, int]) -> Evidence:
+        d = self.doc
+        return Evidence(
+            source=d.source,
+            source_type=d.source_type,
+            source_ref=d.source_ref,
+            quote=d.text[span[0] : span[1]],
+            span=span,
+            url=d.metadata.get("url"),
+        )
+
+
+class LexiconEngine:
+    """Offline extractive engine: lexicons, regex, unit parsing (module docstring has the rules)."""
+
+    name = "offline"
+
+    def extract(
+        self,
+        sku: SKU,
+        attributes: list[AttributeSpec],
+        documents: list[Document],
+        *,
+        template_attributes: list[AttributeSpec] | None = None,
+    ) -> EngineOutput:
+        """Findings for ``attributes``; ``template_attributes`` (default: ``attributes``) is the whole
+        template, used to tell whether a bare quantity could belong to another attribute."""
+        context = template_attributes or attributes
+        findings: list[Finding] = []
+        flags: dict[str, list[str]] = {}
+        ctxs = []
+        for doc in documents:
+            masked = instruction_spans(doc.text)
+            ctxs.append(_Ctx(doc=doc, text=mask_spans(doc.text, masked), sentences=sentence_spans(doc.text)))
+            if masked:
+                for spec in attributes:
+                    note = f"instruction-like text ignored in {doc.source_ref}"
+                    if note not in flags.setdefault(spec.slug, []):
+                        flags[spec.slug].append(note)
+        for spec in attributes:
+            for ctx in ctxs:
+                findings.extend(self.extract_one(spec, ctx, context))
+        findings = [
+            f for f in findings if is_value_text(f.value, placeholders=False) and f.evidence.quote.strip()
+        ]
+        return EngineOutput(findings=_dedupe(findings), flags={k: v for k, v in flags.items() if v})
+
+    # -- dispatch -----------------------------------------------------------------------------------
+    def extract_one(self, spec: AttributeSpec, ctx: _Ctx, attributes: list[AttributeSpec]) -> list[Finding]:
+        out: list[Finding] = []
+        if spec.type == "enum" and spec.multi_valued and spec.safety_critical and "allergen" in spec.slug:
+            return self._allergens(spec, ctx)
+        if "trace" in spec.slug:
+            return self._allergens(spec, ctx, traces=True)
+        out.extend(self._explicit(spec, ctx))
+        if spec.type in ("enum", "string"):
+            vocab = spec.allowed_values if spec.type == "enum" else spec.recommended_values
+            out.extend(self._mentions(spec, ctx, vocab))
+            if spec.slug == "country_of_origin":
+                out.extend(self._origin(spec, ctx))
+        elif spec.type == "bool":
+            out.extend(self._bool(spec, ctx))
+        elif spec.type == "number":
+            out.extend(self._numbers(spec, ctx, attributes))
+        return out
+
+    def _finding(
+        self,
+        spec: AttributeSpec,
+        ctx: _Ctx,
+        value: str,
+        span: tuple[int, int],
+        quality: float,
+        explicit: bool = False,
+        quote_span: tuple[int, int] | None = None,
+    ) -> Finding:
+        evidence = ctx.evidence_span(quote_span) if quote_span else ctx.evidence(*span)
+        return Finding(
+            attribute=spec.slug, value=value, evidence=evidence, quality=quality, explicit=explicit
+        )
+
+    # -- explicit key: value fields -----------------------------------------------------------------
+    def _explicit(self, spec: AttributeSpec, ctx: _Ctx) -> list[Finding]:
+        keys = attribute_keys(spec)
+        out: list[Finding] = []
+        for key, raw, start, end, vstart in kv_lines(ctx.text):
+            if norm_key(key) not in keys:
+                continue
+            raw = re.split(r"(?<=[.!?])\s", raw)[0].rstrip(".")
+            end = vstart + len(raw)
+            for value in self._values_from_field(spec, raw):
+                out.append(
+                    self._finding(spec, ctx, value, (start, end), Q_EXPLICIT, True, quote_span=(start, end))
+                )
+        if spec.type == "enum":  # "Gluten Free: Yes" names a label of a label attribute
+            for key, raw, start, end, _vs in kv_lines(ctx.text):
+                labels = map_to_vocab(key, spec.allowed_values)
+                if labels and parse_bool(raw) is True:
+                    out.extend(
+                        self._finding(spec, ctx, v, (start, end), Q_EXPLICIT, True, quote_span=(start, end))
+                        for v in labels
+                    )
+        return out
+
+    def _values_from_field(self, spec: AttributeSpec, raw: str) -> list[str]:
+        if spec.type == "bool":
+            b = parse_bool(raw)
+            return [] if b is None else ["true" if b else "false"]
+        if spec.type == "number":
+            qs = quantities(raw)
+            vals = [v for q in qs if (v := accepts(spec, q)) is not None]
+            if vals:
+                return vals[:1] if not spec.multi_valued else vals
+            m = re.fullmatch(
+                r"\s*(\d+(?:\.\d+)?)\s*(?:pack|pk|count|ct|pcs|pieces|units?)?\s*", raw, re.IGNORECASE
+            )
+            return [fmt(float(m.group(1)))] if m and not spec.unit else []
+        vocab = spec.allowed_values if spec.type == "enum" else spec.recommended_values
+        items = re.split(r"\s*(?:,|;|/|\||\band\b|&)\s*", raw) if spec.multi_valued else [raw]
+        values: list[str] = []
+        for item in items:
+            item = item.strip()
+            if not item:
+                continue
+            origin = _ORIGIN.search(item) if spec.slug == "country_of_origin" else None
+            if origin:  # "Country of Origin: Product of Canada" -> "Canada"
+                item = origin.group("c").rstrip(".")
+            mapped = map_to_vocab(item, vocab)
+            if not mapped and spec.type == "enum":  # "Battery type: Li-ion, rechargeable" -> one named value
+                found = map_to_vocab(item, vocab, search=True)
+                mapped = found if len(found) == 1 or spec.multi_valued else []
+            if mapped:
+                values.extend(v for v in mapped if v not in values)
+            elif spec.type == "string" and len(item) <= 80 and is_value_text(item):
+                values.append(item)
+        return values
+
+    # -- vocabulary mentions ------------------------------------------------------------------------
+    def _mentions(self, spec: AttributeSpec, ctx: _Ctx, vocab: list[str]) -> list[Finding]:
+        if not vocab:
+            return []
+        hits: list[tuple[str, int, int]] = []
+        for value in vocab:
+            if not is_value_text(value, placeholders=False):
+                continue  # a "-" in a vocabulary would match the empty string everywhere
+            for phrase in value_phrases(value):
+                for m in phrase_re(phrase).finditer(ctx.text):
+                    hits.append((value, m.start(), m.end()))
+        hits = drop_contained(hits)
+        keys = attribute_keys(spec)
+        out = []
+        for value, start, end in hits:
+            s, e = ctx.sentence_of(start, end)
+            sentence = ctx.text[s:e]
+            if _INGREDIENTS.match(sentence) or negated(ctx.text, start):
+                continue
+            if spec.safety_critical and _TRACE.search(sentence):
+                continue
+            named = any(phrase_re(k).search(sentence) for k in keys)
+            surface = re.sub(r"[\s_-]+", " ", ctx.text[start:end].lower())
+            if surface in AMBIGUOUS_WORDS and not named:
+                continue
+            if _is_kv_key_position(ctx.text, start):
+                continue
+            out.append(self._finding(spec, ctx, value, (start, end), Q_NAMED if named else Q_MENTION))
+        return out
+
+    def _origin(self, spec: AttributeSpec, ctx: _Ctx) -> list[Finding]:
+        return [
+            self._finding(spec, ctx, m.group("c").rstrip("."), m.span(), Q_NAMED)
+            for m in _ORIGIN.finditer(ctx.text)
+        ]
+
+    # -- booleans -----------------------------------------------------------------------------------
+    def _bool(self, spec: AttributeSpec, ctx: _Ctx) -> list[Finding]:
+        default_pos = tuple(dict.fromkeys([spec.name.lower(), spec.slug.replace("_", " ")]))
+        pos, neg = BOOL_CUES.get(spec.slug, (default_pos, ()))  # generic bools: negators flip the name
+        neg_hits = [(m.start(), m.end()) for p in neg for m in phrase_re(p).finditer(ctx.text)]
+        out = []
+        for start, end in neg_hits:
+            out.append(self._finding(spec, ctx, "false", (start, end), Q_NAMED))
+        seen: set[tuple[int, int]] = set()
+        for phrase in pos:
+            for m in phrase_re(phrase).finditer(ctx.text):
+                span = m.span()
+                if (
+                    span in seen
+                    or overlaps(span, neg_hits)
+                    or any(s <= span[0] and span[1] <= e for s, e in seen)
+                ):
+                    continue
+                seen.add(span)
+                if _is_kv_key_position(ctx.text, span[0]):
+                    continue
+                s, e = ctx.sentence_of(*span)
+                if _INGREDIENTS.match(ctx.text[s:e]):
+                    continue
+                value = "false" if negated(ctx.text, span[0]) else "true"
+                out.append(self._finding(spec, ctx, value, span, Q_NAMED))
+        return out
+
+    # -- numbers ------------------------------------------------------------------------------------
+    def _numbers(self, spec: AttributeSpec, ctx: _Ctx, attributes: list[AttributeSpec]) -> list[Finding]:
+        if not dimension_units(spec):
+            return self._pack_counts(spec, ctx)
+        out: list[Finding] = []
+        keys = attribute_keys(spec)
+        if spec.slug in _AXES:
+            out.extend(self._dimensions(spec, ctx))
+        siblings = [
+            a for a in attributes if a.slug != spec.slug and a.type == "number" and dimension_units(a)
+        ]
+        explicit = [(s, e) for k, _v, s, e, _vs in kv_lines(ctx.text) if norm_key(k) in keys]
+        for q in quantities(ctx.text):
+            value = accepts(spec, q)
+            if value is None:
+                continue
+            quality = self._quantity_quality(spec, ctx, q, keys, siblings, explicit)
+            if quality is not None:
+                out.append(self._finding(spec, ctx, value, (q.start, q.end), quality))
+        if not out and "count" in spec.definition.lower():  # "72 Count" K-cups: a count is the net content
+            for m in _COUNT.finditer(ctx.text):
+                s, e = ctx.sentence_of(m.start(), m.end())
+                if not _SERVING.search(ctx.text[s:e]):
+                    out.append(self._finding(spec, ctx, f"{int(m.group('n'))} count", m.span(), Q_BARE))
+        return out
+
+    def _pack_counts(self, spec: AttributeSpec, ctx: _Ctx) -> list[Finding]:
+        """Unit-less numbers: piece counts (``"12-piece set"``) or pack counts (``"6-pack"``, ``"pack of
+        6"``, ``"6 x 12 oz"``) for an attribute whose slug names pieces, packs or counts."""
+        if "piece" in spec.slug:
+            pattern = _PIECES
+        elif "pack" in spec.slug or "count" in spec.slug:
+            pattern = _PACK
+        else:
+            return []
+        return [
+            self._finding(spec, ctx, fmt(float(next(g for g in m.groups() if g))), m.span(), Q_NAMED)
+            for m in pattern.finditer(ctx.text)
+        ]
+
+    @staticmethod
+    def _quantity_quality(
+        spec: AttributeSpec,
+        ctx: _Ctx,
+        q: Qty,
+        keys: set[str],
+        siblings: list[AttributeSpec],
+        explicit: list[tuple[int, int]],
+    ) -> float | None:
+        """Quality of the free-text quantity ``q`` for ``spec``: ``Q_NAMED`` when its sentence names the
+        attribute, ``Q_BARE`` for a bare quantity no sibling attribute could take, None when skipped
+        (inside an explicit field of the attribute, a serving/nutrition/ingredients sentence, a processor
+        cache size, a bare length for an axis attribute, or a dimension shared with a sibling)."""
+        if any(s <= q.start < e for s, e in explicit):
+            return None  # already taken as an explicit field
+        s, e = ctx.sentence_of(q.start, q.end)
+        sentence = ctx.text[s:e]
+        if _SERVING.search(sentence) or _INGREDIENTS.match(sentence):
+            return None  # serving sizes and nutrition rows are not the product's quantity
+        if q.unit in ("megabyte", "gigabyte", "terabyte") and _CPU.search(sentence):
+            return None  # "2.0GHz/6-core/18MB": a processor cache, not storage capacity
+        if any(phrase_re(k).search(sentence) for k in keys):
+            return Q_NAMED
+        if spec.slug in _AXES:
+            return None  # a bare length is no width/depth/height/length without its word or "A x B" chain
+        if any(accepts(other, q) is not None for other in siblings):
+            return None  # another attribute of the template shares this dimension: a bare number is ambiguous
+        return Q_BARE
+
+    def _dimensions(self, spec: AttributeSpec, ctx: _Ctx) -> list[Finding]:
+        """``31-1/2"L x 16-1/4"W x 36"H``, ``18" wide``, ``12" deep`` → the axis named by the letter/word."""
+        out = []
+        for m in _DIM.finditer(ctx.text):
+            axis = _DIM_AXIS.get(m.group("letter") or (m.group("word") or "").lower())
+            if axis != spec.slug:
+                continue
+            if m.group("letter") and not m.group("unit") and not _in_dim_chain(ctx.text, m.start(), m.end()):
+                continue  # "1500 W" is watts, "1.7 L" litres: a bare axis letter needs an "A x B x C" chain
+            number = re.sub(r"(\d)[- ](\d+/\d+)", r"\1 \2", m.group("num"))
+            unit = m.group("unit") or '"'
+            unit = {"'": "ft", "''": "in", "”": "in", '"': "in"}.get(unit, unit.rstrip("."))
+            converted = convert(f"{number} {unit}", spec.unit or "in")
+            if converted is not None:
+                out.append(
+                    self._finding(spec, ctx, f"{fmt(converted)} {spec.unit or 'in'}", m.span(), Q_NAMED)
+                )
+        return out
+
+    # -- allergens ----------------------------------------------------------------------------------
+    def _allergens(self, spec: AttributeSpec, ctx: _Ctx, traces: bool = False) -> list[Finding]:
+        out = []
+        for m in _ALLERGEN_STMT.finditer(ctx.text):
+            s, e = ctx.sentence_of(m.start(), m.end())
+            before = ctx.text[max(s, m.start() - 12) : m.start()].lower()
+            if re.search(r"(?:\bnot|n't|\bnever)\s*$", before) or (
+                m.group("lead").lower() == "contain" and not re.search(r"\b(?:may|might|can)\s*$", before)
+            ):
+                continue  # "does not contain milk" is no allergen claim
+            is_trace = bool(re.search(r"\b(?:may|might|can)\s*$", before)) or bool(
+                _TRACE.search(ctx.text[s:e])
+            )
+            if is_trace != traces or _INGREDIENTS.match(ctx.text[s:e]) and not m.group("lead"):
+                continue
+            span = (m.start(), m.end("list"))
+            for item in re.split(r"\s*(?:,|\band\b|&|/|\bor\b)\s*", m.group("list")):
+                if not item.strip() or re.match(r"\s*(?:no|none|nothing)\b", item, re.IGNORECASE):
+                    continue
+                for value in map_to_vocab(item, spec.allowed_values, search=True):
+                    out.append(
+                        self._finding(
+                            spec, ctx, value, span, Q_EXPLICIT, True, quote_span=_trim(ctx.doc.text, span)
+                        )
+                    )
+        if traces:
+            for m in _TRACE.finditer(ctx.text):
+                if not m.group(0).lower().startswith(("may", "might", "can")):
+                    s, e = ctx.sentence_of(m.start(), m.end())
+                    for value in map_to_vocab(ctx.text[m.end() : e], spec.allowed_values, search=True):
+                        out.append(self._finding(spec, ctx, value, (s, e), Q_NAMED))
+        return out
+
+
+_CHAIN_AFTER = re.compile(r"\s*[x×X*]\s*\d")
+_CHAIN_BEFORE = re.compile(r"\d\s*(?:\"|”|''|in\.?|cm|mm|')?\s*[WDHL]?\.?\s*[x×X*]\s*$")
+
+
+def _in_dim_chain(text: str, start: int, end: int) -> bool:
+    """True when the mention at ``[start, end)`` is part of an ``A x B x C`` dimension chain."""
+    return bool(_CHAIN_AFTER.match(text, end) or _CHAIN_BEFORE.search(text[max(0, start - 16) : start]))
+
+
+def _trim(text: str, span: tuple[int, int]) -> tuple[int, int]:
+    s, e = span
+    while e > s and text[e - 1] in " \t,;:":
+        e -= 1
+    return (s, e)
+
+
+def _is_kv_key_position(text: str, start: int) -> bool:
+    """True when ``start`` lies in the key of a ``key: value`` line (a field name is not a claim)."""
+    line_start = text.rfind("\n", 0, start) + 1
+    colon = text.find(":", line_start)
+    line_end = text.find("\n", line_start)
+    line_end = len(text) if line_end < 0 else line_end
+    return 0 <= colon < line_end and start < colon and colon - line_start <= 50
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    seen: dict[tuple[str, str, str, tuple[int, int] | None], Finding] = {}
+    for f in findings:
+        key = (f.attribute, f.value, f.evidence.source_ref, f.evidence.span)
+        if key not in seen or f.quality > seen[key].quality:
+            seen[key] = f
+    return list(seen.values())

@@ -1,0 +1,172 @@
+"""Number + unit parsing for extraction: a closed list of unit tokens, quantity mentions in text,
+conversion to an attribute's unit (``core.evidence.normalize.parse_quantity``), and number formatting.
+
+* :func:`unit_key` — the pint unit name of a unit token (``"fl. oz"`` → ``fluid_ounce``), or None.
+* :func:`quantities` — every ``number unit`` mention in a text, with its span.
+* :func:`accepts` — the value string of a quantity for a number attribute (converted to its unit), or
+  None when the dimensions differ.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from groundtrace.catalog.model import AttributeSpec
+
+_UNIT_TOKENS: dict[str, str] = {
+    "fl oz": "fluid_ounce",
+    "floz": "fluid_ounce",
+    "fluid ounce": "fluid_ounce",
+    "fluid ounces": "fluid_ounce",
+    "oz": "ounce",
+    "ounce": "ounce",
+    "ounces": "ounce",
+    "lb": "pound",
+    "lbs": "pound",
+    "pound": "pound",
+    "pounds": "pound",
+    "kg": "kilogram",
+    "kilogram": "kilogram",
+    "kilograms": "kilogram",
+    "mg": "milligram",
+    "g": "gram",
+    "gram": "gram",
+    "grams": "gram",
+    "ml": "milliliter",
+    "milliliter": "milliliter",
+    "milliliters": "milliliter",
+    "millilitre": "milliliter",
+    "millilitres": "milliliter",
+    "cl": "centiliter",
+    "l": "liter",
+    "liter": "liter",
+    "liters": "liter",
+    "litre": "liter",
+    "litres": "liter",
+    "gal": "gallon",
+    "gallon": "gallon",
+    "gallons": "gallon",
+    "qt": "quart",
+    "quart": "quart",
+    "quarts": "quart",
+    "mah": "milliampere_hour",
+    "wh": "watt_hour",
+    "kwh": "kilowatt_hour",
+    "kw": "kilowatt",
+    "w": "watt",
+    "watt": "watt",
+    "watts": "watt",
+    "v": "volt",
+    "volt": "volt",
+    "volts": "volt",
+    "hz": "hertz",
+    "khz": "kilohertz",
+    "mhz": "megahertz",
+    "ghz": "gigahertz",
+    "mm": "millimeter",
+    "cm": "centimeter",
+    "m": "meter",
+    "in": "inch",
+    "inch": "inch",
+    "inches": "inch",
+    '"': "inch",
+    "”": "inch",
+    "ft": "foot",
+    "feet": "foot",
+    "gb": "gigabyte",
+    "tb": "terabyte",
+    "mb": "megabyte",
+    "%": "percent",
+    "percent": "percent",
+}
+_DISPLAY = {
+    "fluid_ounce": "fl oz",
+    "ounce": "oz",
+    "pound": "lb",
+    "gram": "g",
+    "kilogram": "kg",
+    "milligram": "mg",
+    "milliliter": "mL",
+    "centiliter": "cL",
+    "liter": "L",
+    "gallon": "gal",
+    "quart": "qt",
+}
+_QTY = re.compile(
+    r"(?<![\w.])(?<![A-Za-z]-)(?P<num>\d+(?:[.,]\d+)?)\s*-?\s*(?P<unit>fl\.?\s*oz|fluid\s+ounces?|oz|ounces?|lbs?|pounds?|kg|"
+    r"kilograms?|mg|grams?|g|ml|millilit(?:er|re)s?|cl|lit(?:er|re)s?|l|gal(?:lons?)?|qt|quarts?|mah|kwh|wh|"
+    r"kw|watts?|w|volts?|v|khz|mhz|ghz|hz|mm|cm|m|inch(?:es)?|in|ft|feet|gb|tb|mb|percent)(?![\w])\.?"
+    r"|(?<![\w.])(?P<num2>\d+(?:\.\d+)?)\s*(?P<unit2>%|\"|”)",
+    re.IGNORECASE,
+)
+
+
+def unit_key(token: str) -> str | None:
+    t = re.sub(r"\s+", " ", token.lower().rstrip(".")).replace("fl. oz", "fl oz").replace("fl.oz", "fl oz")
+    return _UNIT_TOKENS.get(t)
+
+
+def convert(raw: str, target: str) -> float | None:
+    """Magnitude of the quantity text ``raw`` in ``target`` units (``core.normalize.parse_quantity``;
+    None when unparseable, dimensionless or of another dimension)."""
+    from groundtrace.core.evidence.normalize import parse_quantity, parse_unit
+
+    q = parse_quantity(re.sub(r"\s*%$", " percent", raw.strip()))
+    unit = parse_unit(target)
+    if q is None or unit is None or q.unitless:
+        return None
+    try:
+        return float(q.to(unit).magnitude)
+    except Exception:  # noqa: BLE001 - pint DimensionalityError and friends: incompatible units
+        return None
+
+
+def fmt(x: float) -> str:
+    """A number as ``core.normalize`` writes it (4 significant digits, integer digits kept)."""
+    from groundtrace.core.evidence.normalize import normalize_value
+
+    return normalize_value(repr(float(x)), "number") or f"{x:g}"
+
+
+@dataclass(frozen=True)
+class Qty:
+    value: float
+    unit: str  # pint unit name from the token table (display symbol lookup)
+    start: int
+    end: int
+    raw: str  # the matched text, parsed by core.normalize.parse_quantity
+
+
+def quantities(text: str) -> list[Qty]:
+    """Every number+unit mention of ``text`` (units from a closed token list)."""
+    out = []
+    for m in _QTY.finditer(text):
+        num, unit = (
+            (m.group("num"), m.group("unit")) if m.group("num") else (m.group("num2"), m.group("unit2"))
+        )
+        key = unit_key(unit)
+        if key is None:
+            continue
+        raw = m.group(0).rstrip(".")
+        raw_num = f"{num} {unit}"  # "2.2-Pound" -> "2.2 Pound" for parse_quantity
+        out.append(Qty(float(num.replace(",", ".")), key, m.start(), m.start() + len(raw), raw_num))
+    return out
+
+
+def dimension_units(spec: AttributeSpec) -> list[str]:
+    """Target units a number attribute accepts: its unit, or its recommended unit symbols."""
+    if spec.unit:
+        return [spec.unit]
+    return [u for u in spec.recommended_values if unit_key(u) is not None]
+
+
+def accepts(spec: AttributeSpec, qty: Qty) -> str | None:
+    """The value string of ``qty`` for ``spec`` (converted to its unit), or None when incompatible."""
+    if spec.unit:
+        converted = convert(qty.raw, spec.unit)
+        return None if converted is None else f"{fmt(converted)} {spec.unit}"
+    for unit in dimension_units(spec):
+        if convert(qty.raw, unit) is not None:
+            return f"{fmt(qty.value)} {_DISPLAY.get(qty.unit, qty.unit)}"
+    return None

@@ -1,0 +1,120 @@
+"""Text helpers shared by the engines and the judge: sentence and ``key: value`` line spans, flexible
+phrase patterns, span masking/overlap, negation and placeholder detection.
+
+Every span is a ``(start, end)`` pair of character offsets into the text it was computed on; masking keeps
+offsets (blanked characters become spaces), so a span found in masked text is valid in the original.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from functools import lru_cache
+
+_NEGATORS = re.compile(
+    r"(?:\bnot|\bnon|\bno|\bnever|\bwithout|n't|\bisn't|\baren't|\bfree\s+of)\s*[-\s]?\s*$", re.IGNORECASE
+)
+_SENT_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_KV_LINE = re.compile(
+    r"^[ \t]*(?P<key>[A-Za-z][^:\n]{0,48}?)[ \t]*:[ \t]*(?P<val>[^\n]*\S)[ \t]*$", re.MULTILINE
+)
+
+
+#: Field fillers that state no value ("Color: -", "Model: N/A").
+PLACEHOLDERS = frozenset(
+    {
+        "n a",
+        "na",
+        "none",
+        "null",
+        "nil",
+        "unknown",
+        "not applicable",
+        "not available",
+        "tbd",
+        "tba",
+        "various",
+        "other",
+        "see description",
+        "see below",
+        "undefined",
+    }
+)
+
+
+def is_value_text(value: str, placeholders: bool = True) -> bool:
+    """False for an empty or punctuation-only value ("-", "--", "/", "…"), and, when ``placeholders``, for
+    a filler that states no value ("N/A", "none", "unknown")."""
+    if not any(ch.isalnum() for ch in value):
+        return False
+    return not placeholders or norm_key(value) not in PLACEHOLDERS
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence/line of ``text`` (split at . ! ? + space, and at newlines)."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for m in _SENT_END.finditer(text):
+        if m.start() > pos:
+            spans.append((pos, m.start()))
+        pos = m.end()
+    if pos < len(text):
+        spans.append((pos, len(text)))
+    out = []
+    for s, e in spans:
+        while s < e and text[s].isspace():
+            s += 1
+        while e > s and text[e - 1].isspace():
+            e -= 1
+        if e > s:
+            out.append((s, e))
+    return out
+
+
+def mask_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """``text`` with every span replaced by spaces (offsets preserved)."""
+    chars = list(text)
+    for s, e in spans:
+        chars[s:e] = " " * (e - s)
+    return "".join(chars)
+
+
+def overlaps(span: tuple[int, int], spans: Iterable[tuple[int, int]]) -> bool:
+    return any(span[0] < e and s < span[1] for s, e in spans)
+
+
+@lru_cache(maxsize=8192)
+def phrase_re(phrase: str) -> re.Pattern[str]:
+    """Compiled, case-insensitive :func:`phrase_pattern` (cached: lexicons are matched per document)."""
+    return re.compile(phrase_pattern(phrase), re.IGNORECASE)
+
+
+def phrase_pattern(phrase: str) -> str:
+    """Regex for ``phrase`` with flexible separators (space/hyphen/underscore) and word boundaries."""
+    parts = [re.escape(p) for p in re.split(r"[\s_\-]+", phrase.strip()) if p]
+    body = r"[\s\-_]*".join(parts)
+    left = r"(?<![\w])" if phrase[:1].isalnum() else ""
+    right = r"(?![\w])" if phrase[-1:].isalnum() else ""
+    return f"{left}{body}{right}"
+
+
+def norm_key(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+
+
+def negated(text: str, start: int) -> bool:
+    window = text[max(0, start - 20) : start]
+    window = re.split(r"[,;:.!?()\n]", window)[-1]
+    return bool(_NEGATORS.search(window))
+
+
+def kv_lines(text: str) -> Iterator[tuple[str, str, int, int, int]]:
+    """``(key, value, line_start, line_end, value_start)`` for every ``key: value`` line."""
+    for m in _KV_LINE.finditer(text):
+        yield m.group("key").strip(), m.group("val").strip(), m.start("key"), m.end("val"), m.start("val")
+
+
+@lru_cache(maxsize=8192)
+def whole_phrase_re(phrase: str) -> re.Pattern[str]:
+    """:func:`phrase_pattern` matching a whole item (surrounding blanks and a plural ``s`` allowed)."""
+    return re.compile(rf"\s*{phrase_pattern(phrase)}\s*s?", re.IGNORECASE)
