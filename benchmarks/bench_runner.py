@@ -26,7 +26,8 @@ import time
 from pathlib import Path
 
 from groundtrace.crs.build.builder import build_dialogues
-from groundtrace.crs.evaluation.runner import SCORES_FILE, run_system
+from groundtrace.crs.evaluation.run_files import SCORES_FILE
+from groundtrace.crs.evaluation.runner import run_system
 from groundtrace.crs.kb.demo import generate_demo_kb
 from groundtrace.crs.systems import build_system
 from groundtrace.crs.systems.predictions import SystemInput, SystemOutput

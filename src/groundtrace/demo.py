@@ -29,7 +29,8 @@ def run_crs_demo(out_dir: Path, n_dialogues: int, seed: int, console: Console) -
     """Steps 1–3: KB, dataset, validation, reference-system runs and the report."""
     from groundtrace.crs.build.builder import build_dataset
     from groundtrace.crs.dataset.validate import validate_path
-    from groundtrace.crs.evaluation.runner import load_split, run_system
+    from groundtrace.crs.evaluation.loading import load_split
+    from groundtrace.crs.evaluation.runner import run_system
     from groundtrace.crs.kb.demo import generate_demo_kb
     from groundtrace.crs.kb.store import save_kb
     from groundtrace.crs.report import build_report

@@ -36,7 +36,7 @@ def _check_setting(setting: str) -> None:
 
 def _load(dataset: Path, split: str, kb: str | None):
 
-    from groundtrace.crs.evaluation.runner import load_split, resolve_kb
+    from groundtrace.crs.evaluation.loading import load_split, resolve_kb
 
     err = err_console()
     try:
@@ -160,7 +160,8 @@ def run(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from groundtrace.core.registry import UnknownNameError
-    from groundtrace.crs.evaluation.runner import RunKeyMismatchError, run_system
+    from groundtrace.crs.evaluation.run_files import RunKeyMismatchError
+    from groundtrace.crs.evaluation.runner import run_system
     from groundtrace.crs.systems import SYSTEMS, HTTPSystem, build_system, is_url
 
     _check_setting(setting)
@@ -237,7 +238,8 @@ def score(
 ) -> None:
     """Score a predictions JSONL offline (bad lines are reported as file:line and skipped)."""
 
-    from groundtrace.crs.evaluation.runner import RunKeyMismatchError, score_file
+    from groundtrace.crs.evaluation.offline import score_file
+    from groundtrace.crs.evaluation.run_files import RunKeyMismatchError
 
     _check_setting(setting)
     if not predictions.is_file():

@@ -12,17 +12,15 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from groundtrace.cli import app
-from groundtrace.crs.evaluation.runner import (
+from groundtrace.crs.evaluation.inputs import check_output, system_inputs
+from groundtrace.crs.evaluation.loading import load_split, resolve_kb
+from groundtrace.crs.evaluation.run_files import (
     PREDICTIONS_FILE,
     RunKeyMismatchError,
-    check_output,
-    load_split,
     read_predictions,
-    resolve_kb,
-    run_system,
-    system_inputs,
     usage_summary,
 )
+from groundtrace.crs.evaluation.runner import run_system
 from groundtrace.crs.systems import CRSSystem, SystemReply, TurnUsage
 from groundtrace.crs.systems.predictions import SystemOutput
 from groundtrace.crs.systems.reference import RandomSystem

@@ -10,14 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from groundtrace.cli import app
-from groundtrace.crs.evaluation.runner import (
-    PREDICTIONS_FILE,
-    RunKeyMismatchError,
-    load_split,
-    read_predictions,
-    run_system,
-    score_file,
-)
+from groundtrace.crs.evaluation.loading import load_split
+from groundtrace.crs.evaluation.offline import score_file
+from groundtrace.crs.evaluation.run_files import PREDICTIONS_FILE, RunKeyMismatchError, read_predictions
+from groundtrace.crs.evaluation.runner import run_system
 from groundtrace.crs.systems import SYSTEMS, CRSSystem
 from groundtrace.crs.systems.predictions import Prediction, SystemOutput
 from tests.crs.report.demo_data import make_demo

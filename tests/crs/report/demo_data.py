@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from groundtrace.crs.build.builder import build_dataset
-from groundtrace.crs.evaluation.runner import load_split
+from groundtrace.crs.evaluation.loading import load_split
 from groundtrace.crs.kb.demo import generate_demo_kb
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.kb.store import save_kb

@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 
 from groundtrace.cli import app
 from groundtrace.core.evidence.citations import find_tags
-from groundtrace.crs.evaluation.runner import PREDICTIONS_FILE, run_system
+from groundtrace.crs.evaluation.run_files import PREDICTIONS_FILE
+from groundtrace.crs.evaluation.runner import run_system
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.report import build_report
 from groundtrace.crs.report.html import evidence_view, highlighted

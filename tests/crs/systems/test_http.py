@@ -16,13 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groundtrace.crs.evaluation.runner import (
-    PREDICTIONS_FILE,
-    read_predictions,
-    run_dialogue,
-    run_system,
-    score_file,
-)
+from groundtrace.crs.evaluation.offline import score_file
+from groundtrace.crs.evaluation.run_files import PREDICTIONS_FILE, read_predictions
+from groundtrace.crs.evaluation.runner import run_dialogue, run_system
 from groundtrace.crs.systems import HTTPSystem, build_system, is_url
 from groundtrace.crs.systems.http import HTTPSystemError, parse_reply
 from groundtrace.crs.systems.predictions import Prediction, SystemInput

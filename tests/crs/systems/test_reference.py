@@ -6,7 +6,8 @@ import pytest
 
 from groundtrace.core.evidence.citations import find_tags
 from groundtrace.core.registry import Registry, UnknownNameError
-from groundtrace.crs.evaluation.runner import run_system, system_inputs
+from groundtrace.crs.evaluation.inputs import system_inputs
+from groundtrace.crs.evaluation.runner import run_system
 from groundtrace.crs.systems import SYSTEMS, CRSSystem, build_system
 from groundtrace.crs.systems.reference import OracleSystem, RandomSystem
 from tests.crs.report.demo_data import make_demo

@@ -14,9 +14,11 @@ Contract
 * Predictions for another setting are ignored; predictions that match no recommendation turn are
   orphans; repeated (dialogue_id, turn_index) keep the first. All three are counted.
 * Rankings are scored as given, ids outside the candidate pool or the KB included (the metric fixtures
-  rely on it). The CLI/HTTP paths first apply the runner's pool check (``runner.check_output`` for a
-  live system, ``runner.check_pools`` in ``score_file``), which makes such turns errored; a library
-  caller wanting the same should call ``runner.check_pools`` first.
+  rely on it). The CLI/HTTP paths first apply the runner's pool check (``inputs.check_output`` for a
+  live system, ``inputs.check_pools`` in ``score_file``), which makes such turns errored; a library
+  caller wanting the same should call ``inputs.check_pools`` first.
+* Each metric is computed by its own kernel (``Metric.family.kernel``): a metric registered by a
+  plug-in is computed exactly like a built-in one.
 * The NLI scorer is called once per run with every distinct (premise, hypothesis) pair.
 """
 
@@ -25,6 +27,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
@@ -91,6 +94,16 @@ class ScoreTable:
     predictions: PredictionStats = field(default_factory=PredictionStats)
     n_dialogues: int = 0
     n_turns: int = 0
+    #: What a run folder needs besides the scores (filled by ``evaluate`` and the runner, else empty):
+    #: the scored predictions, ``run.json``'s content and the per-dialogue metadata of ``dialogues.json``.
+    outputs: list[Prediction] = field(default_factory=list, repr=False)
+    info: dict[str, Any] = field(default_factory=dict, repr=False)
+    meta: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+
+    @property
+    def system(self) -> str:
+        """The system's name as recorded in ``info`` (``""`` when unknown)."""
+        return str(self.info.get("system", ""))
 
     def value(self, metric: str | Metric) -> float | None:
         """The aggregate of ``metric`` (any alias); ``KeyError`` when it was not requested or unavailable."""
@@ -111,6 +124,13 @@ class ScoreTable:
             out["turns"] = [asdict(t) for t in self.turns]
             out["dialogues"] = [asdict(d) for d in self.dialogues]
         return out
+
+    def save(self, out: Path | str) -> Path:
+        """Write the run folder ``crs run`` writes (``predictions.jsonl``, ``scores.json``,
+        ``dialogues.json``, ``run.json``) into ``out``; a folder holding another run is refused."""
+        from groundtrace.crs.evaluation.run_files import save_table
+
+        return save_table(self, out)
 
 
 def _mean(values: list[float]) -> float | None:
@@ -150,153 +170,23 @@ def _score(
     entailment: EntailmentLike | None,
     lexicon: Lexicon | None,
 ) -> ScoreTable:
-    from groundtrace.crs.metrics.defaults import DEFAULT_METRICS
-
     if setting not in ("closed", "open"):
         raise ValueError(f"setting must be 'closed' or 'open', got {setting!r}")
-    requested = list(
-        dict.fromkeys(parse_metric(m) for m in (DEFAULT_METRICS if metrics is None else metrics))
-    )
-    unavailable: dict[str, str] = {}
-    active: list[Metric] = []
-    for metric in requested:
-        if metric.setting not in ("any", setting):
-            unavailable[str(metric)] = f"{metric.setting}-set metric; this run's setting is {setting!r}"
-        elif metric.requires == "entailment" and entailment is None:
-            unavailable[str(metric)] = (
-                "no entailment scorer configured (CLI: --nli NAME|DIR; API: entailment=EntailmentScorer)"
-            )
-        else:
-            active.append(metric)
-
-    dialogues = list(dialogues)
-    seen_ids: set[str] = set()
-    for d in dialogues:
-        if d.dialogue_id in seen_ids:
-            raise ValueError(f"dialogue_id {d.dialogue_id!r} appears twice in the scored dialogues")
-        seen_ids.add(d.dialogue_id)
+    requested, active, unavailable = _select_metrics(metrics, setting, entailment)
+    dialogues = _unique_dialogues(dialogues)
     run = RunState(kb, lexicon or load_lexicon(), setting)
     stats = PredictionStats()
-
-    # -- index predictions ---------------------------------------------------------------------------
-    index: dict[tuple[str, int], Prediction] = {}
-    for p in predictions:
-        if p.setting != setting:
-            stats.other_setting += 1
-            continue
-        key = (p.dialogue_id, p.turn_index)
-        if key in index:
-            stats.duplicate += 1
-            continue
-        index[key] = p
-
-    # -- contexts ------------------------------------------------------------------------------------
-    dctxs: list[DialogueContext] = []
-    errors: dict[tuple[str, int], str | None] = {}
-    matched = 0
-    for dialogue in dialogues:
-        dstate = DialogueState(dialogue, run)
-        tctxs = []
-        for position, turn in enumerate(dialogue.recommendation_turns()):
-            key = (dialogue.dialogue_id, turn.index)
-            pred = index.get(key)
-            if pred is None:
-                stats.missing += 1
-            else:
-                matched += 1
-                if pred.error is not None:
-                    stats.errored += 1
-                    errors[key] = pred.error
-                    pred = None
-                else:
-                    stats.used += 1
-            tctxs.append(TurnContext(dstate, turn, position, pred))
-        dctxs.append(DialogueContext(dstate, tctxs))
-    stats.orphan = len(index) - matched
+    index = _index_predictions(predictions, setting, stats)
+    dctxs, errors = _contexts(dialogues, index, run, stats)
     all_turns = [t for d in dctxs for t in d.turns]
-
-    # -- NLI: one batched scorer call per run -----------------------------------------------------------
     if entailment is not None and any(m.requires == "entailment" for m in active):
-        pairs: dict[tuple[str, str], None] = {}
-        for t in all_turns:
-            if t.scorable:
-                for hypothesis, review_ids in t.claims:
-                    for rid in review_ids:
-                        pairs[(kb.reviews[rid].text, hypothesis)] = None
-        unique = list(pairs)
-        scores = list(entailment.score(unique)) if unique else []
-        if len(scores) != len(unique):
-            raise ValueError(f"entailment scorer returned {len(scores)} scores for {len(unique)} pairs")
-        floats = [float(x) for x in scores]
-        bad = next((x for x in floats if not 0.0 <= x <= 1.0), None)  # NaN fails both comparisons
-        if bad is not None:
-            raise ValueError(f"entailment scorer returned {bad!r}; scores must be probabilities in [0, 1]")
-        run.entailment = dict(zip(unique, floats, strict=True))
+        run.entailment = _entailment_scores(entailment, all_turns, kb)
 
-    # -- turn metrics: turn-major, so each turn's parsed text is freed once its values are known ----------
-    turn_metrics = [m for m in active if m.level == "turn"]
-    dialogue_metrics = [m for m in active if m.level == "dialogue"]
     counts = {str(m): MetricCounts(unit=m.level) for m in active}
-    sums = {str(m): [0.0, 0.0] for m in turn_metrics}  # turn-mean: [Σ value, n]; pooled: [Σ num, Σ den]
-    plan = [(str(m), m, m.family.kernel, m.family.applies, m.aggregation == "pooled") for m in turn_metrics]
-    turn_values: list[dict[str, float | None]] = []
-    for t in all_turns:
-        row: dict[str, float | None] = {}
-        for name, metric, kernel, applies, pooled in plan:
-            count, acc = counts[name], sums[name]
-            value: float | None
-            if not t.scorable:
-                if applies is not None and not applies(t):
-                    count.not_applicable += 1
-                    value = None
-                else:
-                    count.unscorable += 1
-                    value = metric.default
-                    assert value is not None
-                    acc[0] += value
-                    acc[1] += 1.0
-            elif pooled:
-                num, den = kernel(metric, t)
-                acc[0] += num
-                acc[1] += den
-                if den > 0:
-                    count.scored += 1
-                    value = num / den
-                else:
-                    count.not_applicable += 1
-                    value = None
-            else:
-                value = kernel(metric, t)
-                if value is None:
-                    count.not_applicable += 1
-                else:
-                    count.scored += 1
-                    acc[0] += value
-                    acc[1] += 1.0
-            row[name] = value
-        turn_values.append(row)
-        t.release()
-    aggregate: dict[str, float | None] = {
-        name: (acc[0] / acc[1] if acc[1] else None) for name, acc in sums.items()
-    }
-
-    # -- dialogue metrics ----------------------------------------------------------------------------
-    dialogue_values: list[dict[str, float | None]] = [{} for _ in dctxs]
-    for metric in dialogue_metrics:
-        name, kernel, count = str(metric), metric.family.kernel, counts[str(metric)]
-        values = []
-        for j, d in enumerate(dctxs):
-            value = kernel(metric, d)
-            if value is None:
-                count.not_applicable += 1
-            else:
-                values.append(value)
-                if d.scorable:
-                    count.scored += 1
-                else:
-                    count.unscorable += 1
-            dialogue_values[j][name] = value
-        aggregate[name] = _mean(values)
+    turn_values, aggregate = _turn_metrics([m for m in active if m.level == "turn"], all_turns, counts)
+    dialogue_values = _dialogue_metrics(
+        [m for m in active if m.level == "dialogue"], dctxs, counts, aggregate
+    )
 
     turn_records = [
         TurnRecord(
@@ -330,3 +220,187 @@ def _score(
         n_dialogues=len(dctxs),
         n_turns=len(all_turns),
     )
+
+
+def _select_metrics(
+    metrics: Iterable[str | Metric] | None, setting: str, entailment: EntailmentLike | None
+) -> tuple[list[Metric], list[Metric], dict[str, str]]:
+    """(requested metrics without repeats, those computable in this run, unavailable ones → reason)."""
+    from groundtrace.crs.metrics.defaults import DEFAULT_METRICS
+
+    requested = list(
+        dict.fromkeys(parse_metric(m) for m in (DEFAULT_METRICS if metrics is None else metrics))
+    )
+    unavailable: dict[str, str] = {}
+    active: list[Metric] = []
+    for metric in requested:
+        if metric.setting not in ("any", setting):
+            unavailable[str(metric)] = f"{metric.setting}-set metric; this run's setting is {setting!r}"
+        elif metric.requires == "entailment" and entailment is None:
+            unavailable[str(metric)] = (
+                "no entailment scorer configured (CLI: --nli NAME|DIR; API: entailment=EntailmentScorer)"
+            )
+        else:
+            active.append(metric)
+    return requested, active, unavailable
+
+
+def _unique_dialogues(dialogues: Iterable[Dialogue]) -> list[Dialogue]:
+    """``dialogues`` as a list; ``ValueError`` when a dialogue id repeats."""
+    out = list(dialogues)
+    seen_ids: set[str] = set()
+    for d in out:
+        if d.dialogue_id in seen_ids:
+            raise ValueError(f"dialogue_id {d.dialogue_id!r} appears twice in the scored dialogues")
+        seen_ids.add(d.dialogue_id)
+    return out
+
+
+def _index_predictions(
+    predictions: Iterable[Prediction], setting: str, stats: PredictionStats
+) -> dict[tuple[str, int], Prediction]:
+    """Predictions of ``setting`` by (dialogue_id, turn_index), the first kept; the rest counted."""
+    index: dict[tuple[str, int], Prediction] = {}
+    for p in predictions:
+        if p.setting != setting:
+            stats.other_setting += 1
+            continue
+        key = (p.dialogue_id, p.turn_index)
+        if key in index:
+            stats.duplicate += 1
+            continue
+        index[key] = p
+    return index
+
+
+def _contexts(
+    dialogues: list[Dialogue],
+    index: dict[tuple[str, int], Prediction],
+    run: RunState,
+    stats: PredictionStats,
+) -> tuple[list[DialogueContext], dict[tuple[str, int], str | None]]:
+    """One context per dialogue and recommendation turn (an errored prediction counts as no answer)."""
+    dctxs: list[DialogueContext] = []
+    errors: dict[tuple[str, int], str | None] = {}
+    matched = 0
+    for dialogue in dialogues:
+        dstate = DialogueState(dialogue, run)
+        tctxs = []
+        for position, turn in enumerate(dialogue.recommendation_turns()):
+            key = (dialogue.dialogue_id, turn.index)
+            pred = index.get(key)
+            if pred is None:
+                stats.missing += 1
+            else:
+                matched += 1
+                if pred.error is not None:
+                    stats.errored += 1
+                    errors[key] = pred.error
+                    pred = None
+                else:
+                    stats.used += 1
+            tctxs.append(TurnContext(dstate, turn, position, pred))
+        dctxs.append(DialogueContext(dstate, tctxs))
+    stats.orphan = len(index) - matched
+    return dctxs, errors
+
+
+def _entailment_scores(
+    entailment: EntailmentLike, turns: list[TurnContext], kb: KnowledgeBase
+) -> dict[tuple[str, str], float]:
+    """P(entailment) of every distinct (review text, claim) pair of the scorable turns: one scorer call."""
+    pairs: dict[tuple[str, str], None] = {}
+    for t in turns:
+        if t.scorable:
+            for hypothesis, review_ids in t.claims:
+                for rid in review_ids:
+                    pairs[(kb.reviews[rid].text, hypothesis)] = None
+    unique = list(pairs)
+    scores = list(entailment.score(unique)) if unique else []
+    if len(scores) != len(unique):
+        raise ValueError(f"entailment scorer returned {len(scores)} scores for {len(unique)} pairs")
+    floats = [float(x) for x in scores]
+    bad = next((x for x in floats if not 0.0 <= x <= 1.0), None)  # NaN fails both comparisons
+    if bad is not None:
+        raise ValueError(f"entailment scorer returned {bad!r}; scores must be probabilities in [0, 1]")
+    return dict(zip(unique, floats, strict=True))
+
+
+def _turn_value(metric: Metric, t: TurnContext, count: MetricCounts, acc: list[float]) -> float | None:
+    """The value of a turn metric at ``t`` (the metric object's own kernel), added to ``acc``/``count``.
+
+    ``acc`` is [Σ value, n] for a turn mean, [Σ numerator, Σ denominator] for a pooled metric; an
+    unscorable turn contributes the metric's default (pooled: ``(default, 1)``) unless ``applies`` says
+    the metric does not apply to it.
+    """
+    family = metric.family
+    if not t.scorable:
+        if family.applies is not None and not family.applies(t):
+            count.not_applicable += 1
+            return None
+        count.unscorable += 1
+        value = metric.default
+        assert value is not None
+        acc[0] += value
+        acc[1] += 1.0
+        return value
+    if metric.aggregation == "pooled":
+        num, den = family.kernel(metric, t)
+        acc[0] += num
+        acc[1] += den
+        if den > 0:
+            count.scored += 1
+            return num / den
+        count.not_applicable += 1
+        return None
+    value = family.kernel(metric, t)
+    if value is None:
+        count.not_applicable += 1
+    else:
+        count.scored += 1
+        acc[0] += value
+        acc[1] += 1.0
+    return value
+
+
+def _turn_metrics(
+    metrics: list[Metric], turns: list[TurnContext], counts: dict[str, MetricCounts]
+) -> tuple[list[dict[str, float | None]], dict[str, float | None]]:
+    """Per-turn values and run aggregates (Σ/n or Σnum/Σden) of the turn metrics.
+
+    Turn-major, so each turn's parsed text is freed (``release``) once its values are known.
+    """
+    sums = {str(m): [0.0, 0.0] for m in metrics}
+    plan = [(str(m), m) for m in metrics]
+    values: list[dict[str, float | None]] = []
+    for t in turns:
+        values.append({name: _turn_value(m, t, counts[name], sums[name]) for name, m in plan})
+        t.release()
+    aggregate = {name: (acc[0] / acc[1] if acc[1] else None) for name, acc in sums.items()}
+    return values, aggregate
+
+
+def _dialogue_metrics(
+    metrics: list[Metric],
+    dctxs: list[DialogueContext],
+    counts: dict[str, MetricCounts],
+    aggregate: dict[str, float | None],
+) -> list[dict[str, float | None]]:
+    """Per-dialogue values of the dialogue metrics; their means are added to ``aggregate``."""
+    dialogue_values: list[dict[str, float | None]] = [{} for _ in dctxs]
+    for metric in metrics:
+        name, kernel, count = str(metric), metric.family.kernel, counts[str(metric)]
+        values = []
+        for j, d in enumerate(dctxs):
+            value = kernel(metric, d)
+            if value is None:
+                count.not_applicable += 1
+            else:
+                values.append(value)
+                if d.scorable:
+                    count.scored += 1
+                else:
+                    count.unscorable += 1
+            dialogue_values[j][name] = value
+        aggregate[name] = _mean(values)
+    return dialogue_values

@@ -18,7 +18,7 @@ __all__ = ["Report", "RunData", "build", "build_report", "load_run"]
 
 def _evidence_sources(runs: list[RunData], dataset: Path | None, kb: str | None, notes: list[str]):
     """Dialogues by id and the KB for the HTML evidence view (best effort: a note when unavailable)."""
-    from groundtrace.crs.evaluation.runner import load_split, resolve_kb
+    from groundtrace.crs.evaluation.loading import load_split, resolve_kb
 
     path = dataset or next((Path(r.info["dataset"]) for r in runs if r.info.get("dataset")), None)
     if path is None or not path.exists():

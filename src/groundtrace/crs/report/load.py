@@ -51,7 +51,7 @@ class RunData:
 
     def predictions(self) -> list[Prediction]:
         """Predictions of the run (empty when the file is absent); bad lines are skipped."""
-        from groundtrace.crs.evaluation.runner import PREDICTIONS_FILE, read_predictions
+        from groundtrace.crs.evaluation.run_files import PREDICTIONS_FILE, read_predictions
 
         path = self.path / PREDICTIONS_FILE
         return read_predictions(path).predictions if path.is_file() else []
@@ -59,7 +59,7 @@ class RunData:
 
 def load_run(path: Path | str) -> RunData:
     """Load a run folder; ``FileNotFoundError`` naming the missing file."""
-    from groundtrace.crs.evaluation.runner import META_FILE, RUN_FILE, SCORES_FILE
+    from groundtrace.crs.evaluation.run_files import META_FILE, RUN_FILE, SCORES_FILE
 
     path = Path(path)
     for name in (RUN_FILE, SCORES_FILE):

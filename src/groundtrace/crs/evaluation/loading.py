@@ -1,0 +1,116 @@
+"""Loading what a run needs: a knowledge base from a spec, the dialogues of a split, the dataset's KB.
+
+* :func:`load_kb` — ``"demo"`` / ``"demo:SEED"`` (the generated city) or a KB file (``crs kb build``).
+* :func:`load_dataset` — the dialogues of one split of a dataset folder (or a single JSONL file, its own
+  split) as a :class:`DialogueList`: a ``list`` of :class:`Dialogue` that also carries the manifest and
+  the ``file:line`` messages of the lines that were skipped.
+* :func:`resolve_kb` — the KB a dataset was built on: a spec, or (``None``) the demo city named by the
+  manifest; refused when its content hash differs from the one recorded in the dataset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from groundtrace.crs.kb.knowledge_base import KnowledgeBase
+from groundtrace.crs.schema import Dialogue
+
+
+class DialogueList(list[Dialogue]):
+    """The dialogues of a split (a plain list), plus ``manifest``, ``errors`` (skipped lines) and ``path``."""
+
+    def __init__(
+        self,
+        dialogues: Sequence[Dialogue] = (),
+        *,
+        manifest: dict[str, Any] | None = None,
+        errors: Sequence[str] = (),
+        path: Path | None = None,
+        split: str = "",
+    ) -> None:
+        super().__init__(dialogues)
+        self.manifest: dict[str, Any] = dict(manifest or {})
+        self.errors: list[str] = list(errors)
+        self.path = path
+        self.split = split
+
+
+@dataclass
+class LoadedDataset:
+    """The dialogues of one split (``all`` = every split), the manifest and the line errors."""
+
+    dialogues: list[Dialogue]
+    manifest: dict[str, Any]
+    errors: list[str]
+
+
+def load_split(path: Path | str, split: str = "test") -> LoadedDataset:
+    """Dialogues of ``split`` from a dataset folder or file (a single file is its own split).
+
+    ``ValueError`` naming the splits present when ``split`` is not one of them (``all`` = every split).
+    """
+    from groundtrace.crs.dataset.files import read_dataset
+
+    data = read_dataset(path)
+    if split == "all" or Path(path).is_file():
+        dialogues = data.all_dialogues()
+    elif split in data.splits:
+        dialogues = data.splits[split]
+    else:
+        raise ValueError(
+            f"{path}: no split {split!r} (have: {', '.join(sorted(data.splits)) or 'none'}, or 'all')"
+        )
+    return LoadedDataset(dialogues, data.manifest, [str(e) for e in data.errors])
+
+
+def load_dataset(path: Path | str, split: str = "test") -> DialogueList:
+    """The dialogues of ``split`` (``train``, ``validation``, ``test`` or ``all``) as a :class:`DialogueList`.
+
+    Bad lines are skipped and listed in ``.errors`` as ``file:line: message``; the rest is loaded.
+    """
+    data = load_split(path, split)
+    return DialogueList(
+        data.dialogues, manifest=data.manifest, errors=data.errors, path=Path(path), split=split
+    )
+
+
+def load_kb(spec: str | Path) -> KnowledgeBase:
+    """A knowledge base from ``"demo"`` (seed 0), ``"demo:SEED"`` or the path of a KB file."""
+    text = str(spec)
+    if text == "demo" or text.startswith("demo:"):
+        from groundtrace.crs.kb.demo import generate_demo_kb
+
+        raw_seed = text.split(":", 1)[1] if ":" in text else "0"
+        if not raw_seed.lstrip("-").isdigit():
+            raise ValueError(f"demo KB spec {text!r}: the seed must be an integer, e.g. 'demo:3'")
+        return generate_demo_kb(int(raw_seed))
+    from groundtrace.crs.kb.store import load_kb as load_kb_file
+
+    return load_kb_file(spec)
+
+
+def resolve_kb(spec: str | None, manifest: dict[str, Any], dialogues: Sequence[Dialogue]) -> KnowledgeBase:
+    """The KB of a dataset: a KB file, ``demo`` / ``demo:SEED``, or (``spec=None``) the generated demo city
+    named by the manifest when its regenerated content hash matches. Raises ``ValueError`` otherwise."""
+    from groundtrace.crs.kb.demo import generate_demo_kb
+
+    expected = manifest.get("kb_hash") or next((d.kb_hash for d in dialogues if d.kb_hash), "")
+    if spec is None:
+        name = str(manifest.get("kb_name", ""))
+        if name.startswith("demo:") and name.rsplit(":", 1)[-1].startswith("seed"):
+            kb = generate_demo_kb(int(name.rsplit("seed", 1)[-1]))
+            if not expected or kb.content_hash == expected:
+                return kb
+        raise ValueError(
+            f"cannot locate the KB of this dataset (kb {name or '?'}, hash {expected[:12] or '?'}): "
+            "pass --kb FILE"
+        )
+    kb = load_kb(spec)
+    if expected and kb.content_hash != expected:
+        raise ValueError(
+            f"KB {spec} has content hash {kb.content_hash[:12]}, the dataset was built on {expected[:12]}"
+        )
+    return kb

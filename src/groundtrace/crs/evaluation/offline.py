@@ -1,0 +1,119 @@
+"""Scoring a predictions file offline (``crs score``) into a run folder.
+
+The runner's pool check applies (:func:`~.inputs.check_pools`), so a file scores exactly like the same
+outputs given through :func:`~.runner.run_system`; the folder is the same (:mod:`.run_files`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from groundtrace.crs.evaluation.inputs import check_pools
+from groundtrace.crs.evaluation.run_files import (
+    PREDICTIONS_FILE,
+    RUN_FILE,
+    RUN_FORMAT,
+    RunKeyMismatchError,
+    dataset_hash,
+    error_sample,
+    now_iso,
+    prediction_lines,
+    previous_run,
+    read_predictions,
+    run_key,
+    scorer_name,
+    usage_summary,
+    write_json,
+    write_scores,
+)
+from groundtrace.crs.evaluation.runner import RunResult, check_setting
+from groundtrace.crs.kb.knowledge_base import KnowledgeBase
+from groundtrace.crs.schema import Dialogue
+from groundtrace.crs.systems.predictions import Setting
+
+
+def score_file(
+    predictions: Path | str,
+    dialogues: Sequence[Dialogue],
+    kb: KnowledgeBase,
+    out: Path | str,
+    *,
+    setting: Setting = "closed",
+    split: str = "test",
+    limit: int | None = None,
+    metrics: Sequence[Any] | None = None,
+    entailment: Any = None,
+    dataset: str = "",
+) -> RunResult:
+    """Score a predictions JSONL offline into ``out`` (``scores.json``, ``run.json``, a copy of the file).
+
+    Bad lines are skipped and listed (``file:line: message``) in ``run.json["prediction_errors"]``. The
+    runner's pool check applies (:func:`check_pools`): a ranking naming a POI outside the turn's pool
+    makes the turn errored with the runner's error text, so a file scores exactly like the same outputs
+    given through :func:`run_system`. Predictions for dialogues of ``dialogues`` beyond ``limit`` are left
+    out (they are not orphans). ``out`` holding another run (another ``run.json`` key, or a
+    ``predictions.jsonl`` of other content without ``run.json``) raises :class:`RunKeyMismatchError`
+    before anything is written.
+    """
+    check_setting(setting)
+    out = Path(out)
+    file = read_predictions(predictions)
+    selected = list(dialogues[:limit] if limit is not None else dialogues)
+    systems = sorted({p.system for p in file.predictions if p.system})
+    parts = {
+        "system": systems[0] if len(systems) == 1 else f"predictions:{Path(predictions).name}",
+        "config": {"predictions": str(predictions)},
+        "dataset_hash": dataset_hash(dialogues),
+        "setting": setting,
+        "split": split,
+    }
+    key = run_key(parts)
+    checked, pool_errors = check_pools(file.predictions, selected, setting)
+    copy = out / PREDICTIONS_FILE
+    in_place = Path(predictions).resolve() == copy.resolve()
+    text = prediction_lines(checked)
+    previous = previous_run(out, key)
+    if not previous and not in_place and copy.is_file() and copy.read_bytes() != text.encode("utf-8"):
+        raise RunKeyMismatchError(
+            f"{out} holds a {PREDICTIONS_FILE} of other predictions and no {RUN_FILE} — use another --out"
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    if not in_place:
+        copy.write_text(text, encoding="utf-8")
+    all_ids = {d.dialogue_id for d in dialogues}
+    selected_ids = {d.dialogue_id for d in selected}
+    scored = [p for p in checked if p.dialogue_id in selected_ids or p.dialogue_id not in all_ids]
+    s0 = time.perf_counter()
+    table = write_scores(out, selected, scored, kb, setting, metrics, entailment)
+    preds = [p for p in checked if p.dialogue_id in selected_ids and p.setting == setting]
+    info: dict[str, Any] = {
+        "format": RUN_FORMAT,
+        "run_key": key,
+        **parts,
+        "dataset": dataset,
+        "kb_name": kb.name,
+        "kb_hash": kb.content_hash,
+        "status": "complete",
+        "mode": "offline",
+        "entailment": scorer_name(entailment),
+        "finished": now_iso(),
+        "limit": limit,
+        "timings": {"score_s": time.perf_counter() - s0},
+        "counts": {
+            "dialogues": len(selected),
+            "turns": table.n_turns,
+            "unscorable_turns": sum(not t.scorable for t in table.turns),
+            "errored_turns": sum(p.error is not None for p in preds),
+            "out_of_pool_turns": pool_errors,
+            "bad_prediction_lines": len(file.errors),
+        },
+        "prediction_errors": file.errors[:50],
+        "usage": usage_summary(preds),
+        "errors": error_sample(preds),
+    }
+    write_json(out / RUN_FILE, info)
+    table.info = info
+    return RunResult(out, table, info)

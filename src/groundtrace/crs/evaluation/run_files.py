@@ -1,0 +1,275 @@
+"""The run folder: file names, run keys, ``predictions.jsonl`` IO with resume, ``run.json`` helpers.
+
+Layout of a run folder (``crs run`` / ``crs score`` / :meth:`ScoreTable.save`)
+------------------------------------------------------------------------------
+* ``run.json`` — the run key and its parts (system, config, dataset hash, setting, split), written when
+  the run starts (``status: running``) and rewritten at the end with timings, counts, latency and cost;
+  ``history`` keeps one entry (start, ``run_s``, dialogues run, workers) per invocation.
+  The key is ``sha256`` of the canonical JSON of those parts; a folder holding another key is refused
+  (:class:`RunKeyMismatchError`): one folder, one (dataset, system, config, setting, split).
+* ``predictions.jsonl`` — one :class:`Prediction` per line; all turns of a dialogue are appended in one
+  write, flushed and fsync'ed when the dialogue finishes, so a crash loses at most the dialogues in flight.
+* Re-running with the same key skips dialogues whose every recommendation turn is in the file (with
+  ``retry_errors`` also re-runs dialogues with an errored turn). A torn last line, or lines of dialogues
+  to redo, are removed first (the file is rewritten atomically) — :func:`prepare_resume`.
+* ``scores.json`` — :meth:`ScoreTable.to_dict` over the selected dialogues.
+* ``dialogues.json`` — per scored dialogue: city, POI type, difficulty tier, rejection flag
+  (:func:`dialogue_meta`, for report breakdowns without re-reading the dataset).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import ValidationError
+
+from groundtrace.core.files.text import utf8_error_message
+from groundtrace.crs.schema import Dialogue
+from groundtrace.crs.systems.predictions import Prediction
+
+PREDICTIONS_FILE = "predictions.jsonl"
+SCORES_FILE = "scores.json"
+RUN_FILE = "run.json"
+META_FILE = "dialogues.json"
+RUN_FORMAT = "groundtrace-crs-run/1"
+
+
+class RunKeyMismatchError(ValueError):
+    """The run folder already holds a run of another dataset/system/config/setting/split."""
+
+
+def _canonical(obj: object) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def dataset_hash(dialogues: Sequence[Dialogue]) -> str:
+    """sha256 over the canonical line (``dataset_io.dialogue_line``) of each dialogue, in order."""
+    from groundtrace.crs.dataset.files import dialogue_line
+
+    digest = hashlib.sha256()
+    for d in dialogues:
+        digest.update(dialogue_line(d).encode("utf-8"))
+    return digest.hexdigest()
+
+
+def run_key(parts: dict[str, Any]) -> str:
+    """sha256 of the canonical JSON of the key parts (system, config, dataset hash, setting, split)."""
+    return hashlib.sha256(_canonical(parts).encode("utf-8")).hexdigest()
+
+
+@dataclass
+class PredictionsFile:
+    """Predictions read from a JSONL file; ``errors`` holds ``file:line: message`` for skipped lines."""
+
+    predictions: list[Prediction]
+    errors: list[str] = field(default_factory=list)
+
+
+def read_predictions(path: Path | str) -> PredictionsFile:
+    """Read a predictions JSONL; a bad line is reported as ``file:line: message`` and skipped.
+
+    The file is read as bytes and each line decoded on its own: a line that is not valid UTF-8 is
+    reported as ``file:line: not valid UTF-8 (...)`` and the other lines are kept (a UTF-8 byte order mark
+    at the start of the file is ignored).
+    """
+    path = Path(path)
+    preds: list[Prediction] = []
+    errors: list[str] = []
+    with path.open("rb") as fh:
+        for number, raw in enumerate(fh, 1):
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                errors.append(f"{path}:{number}: {utf8_error_message(raw, exc)}")
+                continue
+            if not line.strip():
+                continue
+            try:
+                preds.append(Prediction.model_validate_json(line))
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"]) or "(line)"
+                errors.append(f"{path}:{number}: {where}: {first['msg']}")
+    return PredictionsFile(preds, errors)
+
+
+def prediction_lines(preds: Sequence[Prediction]) -> str:
+    """The JSONL text of ``preds``: one compact JSON object per line, each line ending in a newline."""
+    return "".join(p.model_dump_json() + "\n" for p in preds)
+
+
+def append_text(path: Path, text: str) -> None:
+    """Append ``text`` to ``path`` in one write, flushed and fsync'ed (a crash loses nothing written)."""
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def prepare_resume(
+    path: Path, dialogues: Sequence[Dialogue], retry_errors: bool
+) -> tuple[set[str], list[str]]:
+    """Finished dialogue ids in ``path``; rewrites the file without torn lines and unfinished dialogues."""
+    if not path.exists():
+        return set(), []
+    raw = path.read_bytes()
+    torn = not raw.endswith(b"\n") and bool(raw)
+    file = read_predictions(path)
+    wanted = {d.dialogue_id: {t.index for t in d.recommendation_turns()} for d in dialogues}
+    by_dialogue: dict[str, list[Prediction]] = {}
+    for p in file.predictions:
+        by_dialogue.setdefault(p.dialogue_id, []).append(p)
+    done: set[str] = set()
+    for did, preds in by_dialogue.items():
+        have = {p.turn_index for p in preds}
+        if did in wanted and wanted[did] <= have and not (retry_errors and any(p.error for p in preds)):
+            done.add(did)
+    keep = [p for p in file.predictions if p.dialogue_id in done or p.dialogue_id not in wanted]
+    if torn or file.errors or len(keep) != len(file.predictions):
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(prediction_lines(keep), encoding="utf-8")
+        tmp.replace(path)
+    return done, file.errors
+
+
+def usage_summary(preds: Sequence[Prediction]) -> dict[str, Any]:
+    """Latency (mean, p50, p95, max, total in s; percentiles by ``numpy.percentile``'s default linear
+    interpolation) and LLM usage (tokens, USD) over ``preds``; zeros when there are none."""
+    lat = np.array([p.latency_s for p in preds], dtype=float)
+    n = len(lat)
+    cost = sum(p.cost_usd for p in preds)
+    return {
+        "turns": n,
+        "latency_s": {
+            "mean": float(lat.mean()) if n else 0.0,
+            "p50": float(np.percentile(lat, 50)) if n else 0.0,
+            "p95": float(np.percentile(lat, 95)) if n else 0.0,
+            "max": float(lat.max()) if n else 0.0,
+            "total": float(lat.sum()),
+        },
+        "prompt_tokens": sum(p.prompt_tokens for p in preds),
+        "completion_tokens": sum(p.completion_tokens for p in preds),
+        "cost_usd": cost,
+        "cost_usd_per_turn": cost / n if n else 0.0,
+    }
+
+
+def write_json(path: Path, data: object) -> None:
+    """Write ``data`` as indented JSON atomically (a temporary file, then ``replace``)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(
+        json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
+    )
+    tmp.replace(path)
+
+
+def now_iso() -> str:
+    """The current UTC time, ISO 8601 to the second."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def dialogue_meta(d: Dialogue) -> dict[str, Any]:
+    """What report breakdowns group by: city, POI type, tier, rejection, recommendation turns."""
+    return {
+        "city": d.city,
+        "poi_type": d.poi_type,
+        "difficulty": d.difficulty,
+        "has_rejection": d.has_rejection,
+        "split": d.split,
+        "recommendation_turns": len(d.recommendation_turns()),
+    }
+
+
+def previous_run(out: Path, key: str) -> dict[str, Any]:
+    """The ``run.json`` already in ``out`` ({} when none); :class:`RunKeyMismatchError` when it holds
+    another key (``crs run`` and ``crs score`` share this check: one folder, one run)."""
+    run_path = out / RUN_FILE
+    if not run_path.exists():
+        return {}
+    try:
+        previous = json.loads(run_path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RunKeyMismatchError(f"{run_path}: not a run.json ({exc}) — use another --out") from None
+    if not isinstance(previous, dict):
+        raise RunKeyMismatchError(f"{run_path}: not a run.json (not a JSON object) — use another --out")
+    if previous.get("run_key") != key:
+        source = previous.get("config", {}).get("predictions") if previous.get("mode") == "offline" else None
+        what = f"predictions {source!r}" if isinstance(source, str) else f"system {previous.get('system')!r}"
+        raise RunKeyMismatchError(
+            f"{out} holds another run (key {str(previous.get('run_key'))[:12]}: {what}, "
+            f"setting {previous.get('setting')!r}, split {previous.get('split')!r}); "
+            f"this run has key {key[:12]} — use another --out"
+        )
+    return previous
+
+
+def scorer_name(entailment: Any) -> str | None:
+    """How ``run.json`` names the NLI scorer (None: the NLI metric is unavailable)."""
+    if entailment is None:
+        return None
+    return str(getattr(entailment, "name", "") or type(entailment).__name__)
+
+
+def error_sample(preds: Sequence[Prediction], limit: int = 20) -> list[dict[str, Any]]:
+    """The first ``limit`` errored turns as ``{dialogue_id, turn_index, error}``."""
+    return [
+        {"dialogue_id": p.dialogue_id, "turn_index": p.turn_index, "error": p.error}
+        for p in preds
+        if p.error is not None
+    ][:limit]
+
+
+def write_scores(
+    out: Path,
+    dialogues: Sequence[Dialogue],
+    preds: Sequence[Prediction],
+    kb: Any,
+    setting: str,
+    metrics: Sequence[Any] | None,
+    entailment: Any,
+) -> Any:
+    """Score ``preds`` on ``dialogues`` and write ``scores.json`` and ``dialogues.json`` into ``out``.
+
+    Returns the :class:`~.score.ScoreTable`, carrying the predictions (``outputs``) and the dialogue
+    metadata (``meta``) so that :meth:`~.score.ScoreTable.save` can write the folder again elsewhere.
+    """
+    from groundtrace.crs.evaluation.score import score_predictions
+
+    table = score_predictions(dialogues, preds, kb, setting=setting, metrics=metrics, entailment=entailment)
+    table.outputs = list(preds)
+    table.meta = {d.dialogue_id: dialogue_meta(d) for d in dialogues}
+    write_json(out / SCORES_FILE, table.to_dict())
+    write_json(out / META_FILE, table.meta)
+    return table
+
+
+def save_table(table: Any, out: Path | str) -> Path:
+    """Write a :class:`~.score.ScoreTable` as a run folder: ``predictions.jsonl`` (its ``outputs``),
+    ``scores.json``, ``dialogues.json`` and ``run.json`` (its ``info``; at least format and setting).
+
+    A folder holding another run (another key in ``run.json``) raises :class:`RunKeyMismatchError`.
+    """
+    out = Path(out)
+    info = {"format": RUN_FORMAT, "setting": table.setting, **table.info}
+    if info.get("run_key"):
+        previous_run(out, str(info["run_key"]))
+    elif (out / RUN_FILE).exists():
+        raise RunKeyMismatchError(f"{out} already holds a run — use another folder")
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / f".{PREDICTIONS_FILE}.{os.getpid()}.tmp"
+    tmp.write_text(prediction_lines(table.outputs), encoding="utf-8")
+    tmp.replace(out / PREDICTIONS_FILE)
+    write_json(out / SCORES_FILE, table.to_dict())
+    write_json(out / META_FILE, table.meta)
+    write_json(out / RUN_FILE, info)
+    return out
