@@ -17,6 +17,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from groundtrace.crs.kb.geo import haversine_km_many
+from groundtrace.crs.kb.stance import SentenceStance, annotate, stance_at
 from groundtrace.crs.schema import POI, Review, ReviewRef
 
 
@@ -50,6 +51,33 @@ class KnowledgeBase:
         self._lats = np.array([self.pois[i].lat for i in self._ids], dtype=float)
         self._lons = np.array([self.pois[i].lon for i in self._ids], dtype=float)
         self._hash: str | None = None
+        self._stances: dict[str, list[SentenceStance]] | None = None
+        self.stance_model: str | None = None
+
+    # -- sentence stance -----------------------------------------------------------------------------
+    def set_stances(self, stances: dict[str, list[SentenceStance]], model: str) -> None:
+        """Attach stored sentence stances (``groundtrace.crs.kb.stance``); every review must have an entry."""
+        missing = [rid for rid in self.reviews if rid not in stances]
+        if missing:
+            raise ValueError(f"{len(missing)} review(s) have no sentence stance, e.g. {missing[0]!r}")
+        self._stances = {rid: stances[rid] for rid in self.reviews}
+        self.stance_model = model
+
+    @property
+    def stances(self) -> dict[str, list[SentenceStance]]:
+        """``{review_id: [SentenceStance, ...]}``: stored with the KB, or computed once on first use
+        (:func:`groundtrace.crs.kb.stance.annotate`, default model) for a KB made in memory."""
+        if self._stances is None:
+            from groundtrace.crs.kb.stance import DEFAULT_MODEL, make_model
+
+            model = make_model(DEFAULT_MODEL, self.reviews.values())
+            self.set_stances(annotate(self.reviews.values(), model), model.name)
+        assert self._stances is not None
+        return self._stances
+
+    def sentence_stance(self, review_id: str, start: int) -> SentenceStance | None:
+        """The stance of the sentence of ``review_id`` containing offset ``start`` (None when unknown)."""
+        return stance_at(self.stances, review_id, start)
 
     # -- lookups -----------------------------------------------------------------------------------
     def poi(self, poi_id: str) -> POI:

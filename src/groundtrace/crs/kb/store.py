@@ -1,4 +1,5 @@
-"""Save and load a :class:`~groundtrace.crs.kb.knowledge_base.KnowledgeBase` as one SQLite file with a content hash.
+"""Save and load a :class:`~groundtrace.crs.kb.knowledge_base.KnowledgeBase` as one SQLite file with a
+content hash.
 
 Tables
 ------
@@ -7,7 +8,14 @@ Tables
 * ``meta(key PK, value)`` — ``format`` (= ``groundtrace-kb``), ``format_version``, ``content_hash``
   (``KnowledgeBase.content_hash``), ``created`` (UTC ISO-8601), ``source``, ``selection`` (JSON of the
   selection config, or null) and ``summary`` (JSON of ``KnowledgeBase.summary()``), ``name``.
+* ``sentences(review_id, start, end, aspects, polarity, score)`` — the stance of every review sentence
+  (``groundtrace.crs.kb.stance``; ``aspects`` comma-separated), computed once when the KB is built;
+  ``meta`` holds ``stance_version`` and ``stance_model``.
 * ``migrations(name PK, applied)`` — the ordered, named schema migrations applied to the file.
+
+Format 2 added the sentence stances. Loading refuses a file of format 1 or one whose ``stance_version``
+differs from :data:`groundtrace.crs.kb.stance.STANCE_VERSION` (:class:`StaleKnowledgeBaseError`, with the
+command that rebuilds it).
 
 Saving writes a temporary file and renames it over ``path`` (atomic; re-saving is idempotent). Loading
 checks the ``format`` marker (clear :class:`NotAKnowledgeBaseError` otherwise), rebuilds the KB and
@@ -26,10 +34,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
+from groundtrace.crs.kb.stance import STANCE_VERSION, SentenceStance
 from groundtrace.crs.schema import POI, Review
 
 FORMAT = "groundtrace-kb"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 #: Ordered, named migrations; a file records the ones applied.
 MIGRATIONS: tuple[tuple[str, str], ...] = (
@@ -45,11 +54,26 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX pois_by_city_type ON pois(city, poi_type);
         """,
     ),
+    (
+        "0002_sentence_stance",
+        """
+        CREATE TABLE sentences (review_id TEXT NOT NULL REFERENCES reviews(review_id), start INTEGER NOT NULL,
+                                "end" INTEGER NOT NULL, aspects TEXT NOT NULL, polarity INTEGER NOT NULL,
+                                score REAL NOT NULL, PRIMARY KEY (review_id, start));
+        """,
+    ),
 )
 
 
 class NotAKnowledgeBaseError(ValueError):
     """The file is not a groundtrace KB (not SQLite, or no KB meta table)."""
+
+
+REBUILD_HINT = "rebuild it with `groundtrace crs kb build` (or `groundtrace crs kb demo`)"
+
+
+class StaleKnowledgeBaseError(NotAKnowledgeBaseError):
+    """The file was built by older code (no or outdated sentence stances): it must be rebuilt."""
 
 
 class KBIntegrityError(ValueError):
@@ -95,6 +119,15 @@ def save_kb(
                     for p in (kb.pois[i] for i in sorted(kb.pois))
                 ),
             )
+            stances = kb.stances
+            conn.executemany(
+                "INSERT INTO sentences VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    (s.review_id, s.start, s.end, ",".join(s.aspects), s.polarity, s.score)
+                    for rid in sorted(stances)
+                    for s in stances[rid]
+                ),
+            )
             conn.executemany(
                 "INSERT INTO reviews VALUES (?, ?, ?)",
                 (
@@ -111,6 +144,8 @@ def save_kb(
                 "source": source,
                 "selection": _canonical(selection),
                 "summary": _canonical(kb.summary()),
+                "stance_version": STANCE_VERSION,
+                "stance_model": kb.stance_model or "",
             }
             conn.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
     finally:
@@ -160,7 +195,8 @@ def _record(model: type[POI | Review], path: Path, table: str, row: tuple[str, s
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ()))
         raise KBIntegrityError(
-            f"{path}: {table} record {row[0]!r} is invalid ({where}: {first['msg']}); the file was modified or is corrupt"
+            f"{path}: {table} record {row[0]!r} is invalid ({where}: {first['msg']}); "
+            "the file was modified or is corrupt"
         ) from None
 
 
@@ -175,6 +211,12 @@ def load_kb(path: Path | str, *, verify: bool = True) -> KnowledgeBase:
             raise NotAKnowledgeBaseError(
                 f"{path}: KB format version {version} is newer than supported ({FORMAT_VERSION})"
             )
+        if version < FORMAT_VERSION or meta.get("stance_version") != STANCE_VERSION:
+            raise StaleKnowledgeBaseError(
+                f"{path}: KB built by older code (format {version}, sentence stance "
+                f"{meta.get('stance_version') or 'absent'}; this version needs format {FORMAT_VERSION}, "
+                f"{STANCE_VERSION}); {REBUILD_HINT}"
+            )
         pois = [
             _record(POI, path, "pois", r)
             for r in conn.execute("SELECT poi_id, record FROM pois ORDER BY poi_id")
@@ -183,9 +225,19 @@ def load_kb(path: Path | str, *, verify: bool = True) -> KnowledgeBase:
             _record(Review, path, "reviews", r)
             for r in conn.execute("SELECT review_id, record FROM reviews ORDER BY review_id")
         ]
+        stances: dict[str, list[SentenceStance]] = {r.review_id: [] for r in reviews}
+        for rid, start, end, aspects, polarity, score in conn.execute(
+            'SELECT review_id, start, "end", aspects, polarity, score FROM sentences '
+            "ORDER BY review_id, start"
+        ):
+            if rid in stances:
+                stances[rid].append(
+                    SentenceStance(rid, start, end, tuple(aspects.split(",")), polarity, score)
+                )
     finally:
         conn.close()
     kb = KnowledgeBase(pois, reviews, name=meta.get("name", path.stem))
+    kb.set_stances(stances, meta.get("stance_model") or "")
     if verify and kb.content_hash != meta.get("content_hash"):
         raise KBIntegrityError(
             f"{path}: content hash mismatch (stored {meta.get('content_hash')}, computed {kb.content_hash}); "

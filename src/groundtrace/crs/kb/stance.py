@@ -1,0 +1,250 @@
+"""Aspect and polarity (stance) of every review sentence, computed once when a KB is built.
+
+Sentences
+---------
+:func:`split_sentences` cuts a review into maximal runs ending in ``.``, ``!`` or ``?`` (trailing spaces
+excluded); the builder quotes exactly these sentences, so the stance of a quote is looked up by
+``(review_id, start)``.
+
+Aspects
+-------
+:data:`ASPECTS` maps an aspect name to a case-insensitive word pattern; a sentence's aspects are every
+aspect whose pattern matches (``("overall",)`` when none does). Aspects: food, service, staff, price,
+ambience, noise, cleanliness, location, rooms, kids, groups, wifi, accessibility, parking, outdoor,
+drinks, wait.
+
+Polarity
+--------
+``polarity`` is +1 (positive), 0 (neutral or factual) or -1 (negative), from a ``score`` in [-1, 1]:
+
+* :class:`VaderPolarity` — VADER's ``compound`` (``vaderSentiment``, a lexicon and rules); +1 when
+  ``compound >= 0.05``, -1 when ``<= -0.05`` (VADER's documented thresholds), else 0.
+* :class:`StarClassifier` — TF-IDF (word 1–2-grams, sublinear tf) + logistic regression trained on the
+  KB's own sentences labelled by their review's stars (>= 4 → positive, <= 2 → negative, 3 left out);
+  ``score = 2·P(positive) - 1``; +1 when ``P >= 0.65``, -1 when ``P <= 0.35``, else 0.
+* :class:`ConsensusPolarity` (the default) — both of the above: +1 when both say +1, -1 when either
+  says -1, else 0; ``score`` = the mean of the two scores.
+
+Measured on 180 hand-labelled yelp_dense sentences (``tests/crs/kb/fixtures/stance_sample.tsv``,
+``benchmarks/eval_stance.py``; numbers in docs/crs-kb.md): VADER alone is slightly more accurate than the
+star classifier (0.644 vs 0.611) but both let about 60 % of negative sentences through as non-negative;
+the consensus is better than either (accuracy 0.694, 38 % of negatives let through, 5.5 % of negatives
+called positive), so :data:`DEFAULT_MODEL` is ``consensus`` and is what :func:`annotate` uses.
+``STANCE_VERSION`` is stored in the KB; a KB whose stance version differs is refused when loaded.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from groundtrace.crs.schema import Review
+
+STANCE_VERSION = "stance-1"
+DEFAULT_MODEL = "consensus"
+
+SENTENCE_RE = re.compile(r"[^\s.!?)\]}][^.!?]*[.!?]+")
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each sentence of ``text`` (trailing spaces excluded)."""
+    return [m.span() for m in SENTENCE_RE.finditer(text)]
+
+
+def _words(pattern: str) -> re.Pattern[str]:
+    return re.compile(rf"\b(?:{pattern})", re.IGNORECASE)
+
+
+#: Aspect name -> word pattern (matched at a word start, case-insensitive).
+ASPECTS: dict[str, re.Pattern[str]] = {
+    "food": _words(
+        r"food|dish|meal|menu|flavou?r|tast|delicious|fresh|cook|chef|portion|sandwich|pizza|burger|"
+        r"pasta|sushi|taco|steak|chicken|fries|salad|soup|dessert|breakfast|brunch|lunch|dinner|bread|"
+        r"coffee|cake|seafood|oyster|gumbo|po.?boy|beignet|cheesesteak"
+    ),
+    "service": _words(r"service|served|server|waiter|waitress|bartender|host|attentive|friendly|rude"),
+    "staff": _words(r"staff|employee|manager|owner|front desk|concierge|receptionist|valet"),
+    "price": _words(
+        r"price|pric|cheap|expensive|afford|value|worth|budget|bargain|overpriced|cost|\$\d|dollar|bucks"
+    ),
+    "ambience": _words(
+        r"atmosphere|ambien|vibe|decor|romantic|cozy|cosy|intimate|charming|date|music|lighting|trendy|"
+        r"classy|elegant|casual|upscale"
+    ),
+    "noise": _words(r"quiet|noisy|noise|loud|calm|peaceful|hear each other|conversation|deafening"),
+    "cleanliness": _words(r"clean|dirty|filthy|spotless|sticky|gross|bathroom|restroom|smell"),
+    "location": _words(r"location|located|walk|close to|near|neighbou?rhood|downtown|central|block"),
+    "rooms": _words(r"room|bed|suite|pillow|shower|view|lobby|pool|check.?in|checkout|stay"),
+    "kids": _words(r"kids?\b|children|child|family|families|toddler|high ?chair|stroller"),
+    "groups": _words(r"groups?\b|large party|big party|party of|friends|birthday|celebrat"),
+    "wifi": _words(r"wi-?fi|internet"),
+    "accessibility": _words(r"wheelchair|ramp|accessib|stairs|steps|elevator"),
+    "parking": _words(r"parking|park\b|garage|valet|\blot\b"),
+    "outdoor": _words(r"patio|outdoor|outside|terrace|courtyard|sidewalk|al fresco"),
+    "drinks": _words(r"drink|cocktail|beer|wine|bar\b|margarita|martini|happy hour|sangria"),
+    "wait": _words(r"wait(?:ed|ing|s)?\b|line\b|queue|slow|took forever|reservation"),
+}
+
+
+def sentence_aspects(text: str) -> tuple[str, ...]:
+    """Aspects mentioned by ``text`` in :data:`ASPECTS` order, or ``("overall",)`` when none."""
+    found = tuple(name for name, pattern in ASPECTS.items() if pattern.search(text))
+    return found or ("overall",)
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceStance:
+    """One review sentence: ``review.text[start:end]``, its aspects, polarity (-1/0/1) and score."""
+
+    review_id: str
+    start: int
+    end: int
+    aspects: tuple[str, ...]
+    polarity: int
+    score: float
+
+
+class PolarityModel(Protocol):
+    """Scores sentences: ``(polarity, score)`` per sentence, polarity in {-1, 0, 1}, score in [-1, 1]."""
+
+    name: str
+
+    def predict(self, sentences: Sequence[str]) -> list[tuple[int, float]]: ...
+
+
+def _band(score: float, low: float, high: float) -> int:
+    return 1 if score >= high else (-1 if score <= low else 0)
+
+
+class VaderPolarity:
+    """VADER ``compound`` score; thresholds ±0.05 (see module docstring)."""
+
+    name = "vader"
+    threshold = 0.05
+
+    def __init__(self) -> None:
+        from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+        self._analyser = SentimentIntensityAnalyzer()
+
+    def predict(self, sentences: Sequence[str]) -> list[tuple[int, float]]:
+        out = []
+        for text in sentences:
+            score = float(self._analyser.polarity_scores(text)["compound"])
+            out.append((_band(score, -self.threshold, self.threshold), score))
+        return out
+
+
+class StarClassifier:
+    """Logistic regression on TF-IDF, trained on sentences labelled by their review's stars.
+
+    ``fit(reviews)`` labels each sentence of a >= 4-star review positive and of a <= 2-star review
+    negative (3-star reviews are left out), and fits ``LogisticRegression(C=1.0, max_iter=1000)``
+    (deterministic: lbfgs has no random state). Needs both classes; raises ``ValueError`` otherwise.
+    """
+
+    name = "stars"
+    low, high = 0.35, 0.65
+
+    def __init__(self) -> None:
+        self._pipeline = None
+
+    def fit(self, reviews: Iterable[Review]) -> StarClassifier:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.pipeline import make_pipeline
+
+        texts: list[str] = []
+        labels: list[int] = []
+        for review in reviews:
+            if review.stars == 3:
+                continue
+            label = 1 if review.stars >= 4 else 0
+            for start, end in split_sentences(review.text):
+                texts.append(review.text[start:end])
+                labels.append(label)
+        if len(set(labels)) < 2:
+            raise ValueError("the star classifier needs sentences of both >= 4-star and <= 2-star reviews")
+        self._pipeline = make_pipeline(
+            TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=2),
+            LogisticRegression(C=1.0, max_iter=1000),
+        )
+        self._pipeline.fit(texts, labels)
+        return self
+
+    def predict(self, sentences: Sequence[str]) -> list[tuple[int, float]]:
+        if self._pipeline is None:
+            raise RuntimeError("StarClassifier.fit must be called first")
+        if not sentences:
+            return []
+        probs = self._pipeline.predict_proba(list(sentences))[:, 1]
+        return [(_band(float(p), self.low, self.high), float(2 * p - 1)) for p in probs]
+
+
+class ConsensusPolarity:
+    """VADER and the star classifier together: +1 only when both say +1, -1 when either says -1, else 0;
+    the score is the mean of the two scores."""
+
+    name = "consensus"
+
+    def __init__(self, vader: PolarityModel, stars: PolarityModel) -> None:
+        self.vader, self.stars = vader, stars
+
+    def predict(self, sentences: Sequence[str]) -> list[tuple[int, float]]:
+        out = []
+        for (pa, sa), (pb, sb) in zip(
+            self.vader.predict(sentences), self.stars.predict(sentences), strict=True
+        ):
+            polarity = 1 if pa == 1 and pb == 1 else (-1 if -1 in (pa, pb) else 0)
+            out.append((polarity, (sa + sb) / 2))
+        return out
+
+
+def make_model(name: str, reviews: Iterable[Review] = ()) -> PolarityModel:
+    """A polarity model by name: ``vader``, or ``stars`` / ``consensus`` (both fitted on ``reviews``)."""
+    if name == "vader":
+        return VaderPolarity()
+    if name == "stars":
+        return StarClassifier().fit(reviews)
+    if name == "consensus":
+        try:
+            stars = StarClassifier().fit(reviews)
+        except ValueError:  # no low- or no high-star review to learn from: VADER alone
+            return VaderPolarity()
+        return ConsensusPolarity(VaderPolarity(), stars)
+    raise ValueError(f"unknown polarity model {name!r}; expected 'vader', 'stars' or 'consensus'")
+
+
+def annotate(
+    reviews: Iterable[Review], model: PolarityModel | None = None
+) -> dict[str, list[SentenceStance]]:
+    """``{review_id: [SentenceStance of each sentence, in order]}`` for ``reviews``.
+
+    ``model`` defaults to :data:`DEFAULT_MODEL` (a star classifier is fitted on ``reviews`` themselves;
+    when they lack either >= 4-star or <= 2-star reviews, VADER alone is used).
+    """
+    reviews = list(reviews)
+    model = model or make_model(DEFAULT_MODEL, reviews)
+    spans: list[tuple[str, int, int, str]] = []
+    for review in reviews:
+        for start, end in split_sentences(review.text):
+            spans.append((review.review_id, start, end, review.text[start:end]))
+    predictions = model.predict([s[3] for s in spans])
+    out: dict[str, list[SentenceStance]] = {r.review_id: [] for r in reviews}
+    for (review_id, start, end, text), (polarity, score) in zip(spans, predictions, strict=True):
+        out[review_id].append(
+            SentenceStance(review_id, start, end, sentence_aspects(text), polarity, round(score, 4))
+        )
+    return out
+
+
+def stance_at(
+    stances: Mapping[str, list[SentenceStance]], review_id: str, start: int
+) -> SentenceStance | None:
+    """The stance of the sentence of ``review_id`` that contains offset ``start`` (None when unknown)."""
+    for s in stances.get(review_id, ()):
+        if s.start <= start < s.end:
+            return s
+    return None
