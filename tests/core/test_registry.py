@@ -109,3 +109,22 @@ def test_core_pluggables_are_registries() -> None:
     assert set(CHECKPOINT_FORMATS.names()) == {"onnx", "transformers"}
     with pytest.raises(UnknownNameError, match="Did you mean 'local'"):
         LLM_CLIENTS.get("locl")
+
+
+WIDGETS: Registry[object] = Registry("widget")  # filled by the plug-in package of the test below
+
+
+def test_contains_loads_plugins_first(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A name registered by an installed plug-in is known to ``in`` on first use (it used to be refused
+    with "did you mean" its own name because ``__contains__`` skipped plug-in loading)."""
+    from tests.plugin_package import plugin_package
+
+    source = """
+        from tests.core.test_registry import WIDGETS
+
+        def register():
+            WIDGETS.add("from-dist", "payload", aliases=("fd",))
+    """
+    with plugin_package(tmp_path / "site", monkeypatch, "gt_plugin_widgets", source, [WIDGETS]):
+        assert "from-dist" in WIDGETS and "FD" in WIDGETS
+        assert WIDGETS.get("fd") == "payload" and len(WIDGETS) == 1

@@ -179,18 +179,24 @@ class Registry(Generic[T]):
         return seen
 
     def _unknown_message(self, name: str) -> str:
+        load_plugins()
         hints = self.suggest(name)
         did_you_mean = f" Did you mean {', '.join(repr(h) for h in hints)}?" if hints else ""
         known = ", ".join(sorted(self._entries)) or "(none registered)"
         return f"unknown {self.kind} {name!r}.{did_you_mean} Known: {known}"
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self._key(name) in self._alias_to_name
+        """Whether ``name`` is a registered name or alias (plug-ins are loaded first, like :meth:`get`)."""
+        if not isinstance(name, str):
+            return False
+        load_plugins()
+        return self._key(name) in self._alias_to_name
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
 
     def __len__(self) -> int:
+        load_plugins()
         return len(self._entries)
 
     def __repr__(self) -> str:
