@@ -53,14 +53,17 @@ def test_d1_3_no_citation_loophole(table):
 
 def test_d2_1_partly_grounded(table):
     # 'Burger Barn has "good burgers" [R6] and "huge portions" [R6, R9]. It also has free wifi.'
-    # 27 tokens; citation tokens: good burgers (2) + [ R6 ] (3) + huge portions (2) + [ R6 , R9 ] (5) = 12
+    # 27 tokens. Anti-gaming rules (docs/crs-metrics.md): "good burgers" is in V6 -> counted, [R6] backed;
+    # "huge portions" is not in V6 and R9 resolves to nothing -> not counted, [R6, R9] not backed, and the
+    # unresolved R9 is an error in GS's denominator.
     v = values_of(table, "d2", 1)
-    assert (
-        v["gs"] == 0.5
-    )  # "good burgers" in V6 yes; "huge portions" not in V6 and R9 does not resolve -> 1/2
-    assert v["cd"] == pytest.approx(12 / 27)
-    assert v["pc"] == 1.0  # "wifi" at 83-87; [R6, R9] ends at 64 -> gap 19 <= 80
-    assert v["cgs"] == pytest.approx(0.5)  # 0.5 × min(1, 0.444/0.05) × (0.5 + 0.5)
+    # GS = counted / (quoted citations + bare groups + unresolved tags) = 1 / (2 + 0 + 1) = 1/3
+    # (before the anti-gaming rules: 1/2, R9 was ignored)
+    assert v["gs"] == pytest.approx(1 / 3)
+    # citation tokens: good burgers (2) + [ R6 ] (3) = 5 (before: + huge portions (2) + [ R6 , R9 ] (5) = 12)
+    assert v["cd"] == pytest.approx(5 / 27)
+    assert v["pc"] == 1.0  # "wifi" at 83-87; the backed [R6] ends at 35 -> gap 48 <= 80
+    assert v["cgs"] == pytest.approx(1 / 3)  # 1/3 × min(1, (5/27)/0.05 = 3.7) × (0.5 + 0.5)
     assert v["citation_validity"] == pytest.approx(
         2 / 3
     )  # tags R6 R6 R9: R6 -> P5 (ranked 1st) twice, R9 unknown
@@ -87,11 +90,11 @@ def test_unscorable_defaults_and_aggregates(table):
         assert per_turn(table, "gs")[key] == 0.0
         assert per_turn(table, "hallucinated_attribute_rate")[key] == 1.0
     agg = table.aggregate
-    assert agg["gs"] == pytest.approx((1 + 1 + 0 + 0.5 + 0 + 1 + 1) / 7)  # d3/3 "Quiet enough to talk" ∈ V2
+    assert agg["gs"] == pytest.approx((1 + 1 + 0 + 1 / 3 + 0 + 1 + 1) / 7)  # d3/3 "Quiet enough to talk" ∈ V2
     # d3/3: 14 tokens, 4 quoted + 3 tag tokens -> 0.5
-    assert agg["cd"] == pytest.approx((0.5 + 0 + 0 + 12 / 27 + 0 + 9 / 37 + 0.5) / 7)
+    assert agg["cd"] == pytest.approx((0.5 + 0 + 0 + 5 / 27 + 0 + 9 / 37 + 0.5) / 7)
     assert agg["pc"] == pytest.approx((1 + 0 + 0 + 1 + 0 + 0.75 + 1) / 7)
-    assert agg["cgs"] == pytest.approx((1 + 0 + 0 + 0.5 + 0 + 0.875 + 1) / 7)
+    assert agg["cgs"] == pytest.approx((1 + 0 + 0 + 1 / 3 + 0 + 0.875 + 1) / 7)
     # citation validity: d1/3 not applicable -> mean over 6 = (1 + 0 + 2/3 + 0 + 1 + 1) / 6
     assert agg["citation_validity"] == pytest.approx((1 + 2 / 3 + 1 + 1) / 6)
     assert agg["citation_rate"] == pytest.approx(4 / 7)
@@ -203,11 +206,12 @@ def test_two_quotes_in_one_claim_are_both_cited(dialogues, kb):
     # One sentence, one tag group: the claim is the whole sentence and [R1] cites BOTH quotes in it, not only
     # the one right before the tag (docs/crs-metrics.md, "Citations").
     # 16 tokens: I like " zebra quantum " and " Classy and upscale " [ R1 ] .
-    # citation tokens: zebra quantum (2) + Classy and upscale (3) + [ R1 ] (3) = 8
+    # citation tokens: Classy and upscale (3) + [ R1 ] (3) = 6 — "zebra quantum" is not counted (not in V1);
+    # before the anti-gaming rules every tagged quote's tokens counted: + zebra quantum (2) = 8
     fast, ref = score_response(dialogues, kb, 'I like "zebra quantum" and "Classy and upscale" [R1].')
     want = {
         "gs": 0.5,  # "zebra quantum" is not in V1, "Classy and upscale" is -> 1/2
-        "cd": 8 / 16,
+        "cd": 6 / 16,
         "pc": 1.0,  # mentions Classy (28-34), upscale (39-46); [R1] at 48-52 -> both within 80
         "cgs": 0.5,  # 0.5 × min(1, 0.5/0.05) × (0.5 + 0.5 × 1)
     }
@@ -222,12 +226,13 @@ def test_two_quotes_in_one_claim_are_both_cited(dialogues, kb):
         ("'Classy and upscale' [R1].", {"gs": 1.0, "cd": 6 / 9, "pc": 1.0, "cgs": 1.0}),
         # Two claims ([R1] closes the first; ", but ..." starts the second), each with one single-quoted citation.
         # 18 tokens: ' zebra quantum ' [ R1 ] , but ' Classy and upscale ' [ R1 ] .
-        # citation tokens: zebra quantum (2) + [ R1 ] (3) + Classy and upscale (3) + [ R1 ] (3) = 11
-        # GS: "zebra quantum" not in V1, "Classy and upscale" is -> 1/2 (were single quotes ignored: vacuous 1.0)
-        # CGS = 0.5 × min(1, (11/18)/0.05) × (0.5 + 0.5 × 1) = 0.5
+        # citation tokens: Classy and upscale (3) + its backed [ R1 ] (3) = 6; 'zebra quantum' is not in
+        # V1, so it and the [R1] closing it do not count (before the anti-gaming rules: + 2 + 3 = 11)
+        # GS: "zebra quantum" not in V1, "Classy and upscale" is -> 1/2 (single quotes ignored: vacuous 1.0)
+        # CGS = 0.5 × min(1, (6/18)/0.05) × (0.5 + 0.5 × 1) = 0.5
         (
             "'zebra quantum' [R1], but 'Classy and upscale' [R1].",
-            {"gs": 0.5, "cd": 11 / 18, "pc": 1.0, "cgs": 0.5},
+            {"gs": 0.5, "cd": 6 / 18, "pc": 1.0, "cgs": 0.5},
         ),
         # curly single quotes behave the same: ‘ Classy and upscale ’ [ R1 ] . -> 9 tokens, 6 citation tokens
         ("‘Classy and upscale’ [R1].", {"gs": 1.0, "cd": 6 / 9, "pc": 1.0, "cgs": 1.0}),
@@ -240,15 +245,16 @@ def test_single_quoted_citations(dialogues, kb, response, want):
 
 def test_cgs_cd_below_saturation_scales_linearly(dialogues, kb):
     # Pins the CD saturation constant 0.05: a long response with one short tagged quote.
-    # 'Olive Grove: "perfect" [R2].' = Olive Grove : " perfect " [ R2 ] .  -> 10 tokens
-    # + 15 × 'We walked there after a long day in town.' (We walked there after a long day in town .) -> 150
-    # = 160 tokens; citation tokens: perfect (1) + [ R2 ] (3) = 4 -> CD = 4/160 = 1/40 = 0.025 < 0.05
-    filler = " ".join(["We walked there after a long day in town."] * 15)
-    fast, ref = score_response(dialogues, kb, f'Olive Grove: "perfect" [R2]. {filler}')
+    # 'Olive Grove: "lamb was perfect" [R2].' = Olive Grove : " lamb was perfect " [ R2 ] .  -> 12 tokens
+    # + 19 × 'We walked there after a long day in the old town.' (12 tokens each) -> 228
+    # = 240 tokens; citation tokens: lamb was perfect (3) + [ R2 ] (3) = 6 -> CD = 6/240 = 1/40 = 0.025 < 0.05
+    # (the quote used to be the single word "perfect"; one word is now below MIN_QUOTE_WORDS = 2)
+    filler = " ".join(["We walked there after a long day in the old town."] * 19)
+    fast, ref = score_response(dialogues, kb, f'Olive Grove: "lamb was perfect" [R2]. {filler}')
     want = {
-        "gs": 1.0,  # "perfect" is in V2 ("the lamb was perfect")
-        "cd": 4 / 160,
+        "gs": 1.0,  # "lamb was perfect" is in V2 ("the lamb was perfect")
+        "cd": 6 / 240,
         "pc": 1.0,  # no attribute term in the response
-        "cgs": 0.5,  # 1 × min(1, 0.025/0.05) × (0.5 + 0.5 × 1) = 0.5 (with 0.001 instead of 0.05 it would be 1.0)
+        "cgs": 0.5,  # 1 × min(1, 0.025/0.05) × (0.5 + 0.5 × 1) = 0.5 (with 0.001 instead of 0.05: 1.0)
     }
     assert fast == pytest.approx(want) and ref == pytest.approx(want)

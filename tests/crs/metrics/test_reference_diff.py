@@ -4,7 +4,9 @@ Corpus (seeded random.Random): responses stitched from pieces — verbatim revie
 tagged with their own review, with another POI's review, or with an unknown tag; long (>= 36 chars)
 snippets with one letter substituted; unrelated quotes; unquoted tagged sentences; attribute words;
 tag lists ``[R1, R3]`` and adjacent groups ``[R1][R3]``; two quotes in one claim closed by one tag group
-(both are cited by it, whichever of them is grounded); single-quoted citations (``'...'``, ``‘...’``).
+(both are cited by it, whichever of them is grounded); single-quoted citations (``'...'``, ``‘...’``);
+the anti-gaming shapes: negated snippets (``"Not ..."``), hedged ones (``I doubt that "..."``), one- and
+two-word quotes, and a citation repeated.
 Untagged quotes only close a response.
 
 Tolerance: none on the outcome — every quote here scores >= 0.9 or < 0.6 under both quote matchers
@@ -44,7 +46,7 @@ def _snippet(rng: random.Random, text: str, min_words: int = 4) -> str:
 def _piece(rng: random.Random) -> str:
     rid = rng.choice(list(TAG_OF))
     text = REVIEW_TEXTS[rid][1]
-    kind = rng.randrange(10)
+    kind = rng.randrange(14)
     if kind == 0:  # verbatim, right tag
         return f'"{_snippet(rng, text)}" [{TAG_OF[rid]}].'
     if kind == 1:  # verbatim, tag list with a wrong and an unknown review
@@ -79,6 +81,17 @@ def _piece(rng: random.Random) -> str:
         quote = _snippet(rng, text) if rng.random() < 0.7 else "zebra quantum xylophone jukebox"
         opener, closer = rng.choice([("'", "'"), ("‘", "’")])
         return f"{opener}{quote}{closer} [{TAG_OF[rid]}]."
+    if kind == 10:  # a verbatim snippet under an added negation (S4: needs an exact match, fails)
+        return f'"Not {_snippet(rng, text).lower()}" [{TAG_OF[rid]}].'
+    if kind == 11:  # a verbatim snippet under a hedge before the quote (S5)
+        return f'I doubt that "{_snippet(rng, text)}" [{TAG_OF[rid]}].'
+    if kind == 12:  # one- and two-word quotes (S1: one word is too short)
+        words = text.split()
+        k = rng.randint(0, len(words) - 2)
+        return f'"{" ".join(words[k : k + rng.randint(1, 2)]).strip(".,")}" [{TAG_OF[rid]}].'
+    if kind == 13:  # the same citation twice (a repeat counts once)
+        cite = f'"{_snippet(rng, text)}" [{TAG_OF[rid]}].'
+        return f"{cite} {cite}"
     return "Filler words to push tags further away from attribute mentions in the text."
 
 
@@ -114,12 +127,18 @@ def test_fast_equals_reference(dialogues, kb):
     table = score_predictions(gen_dialogues, preds, kb, metrics=list(COMPARED))
     by_key = {(p.dialogue_id, p.turn_index): p for p in preds}
     refs = dialogues[0].review_refs
+    users = {
+        (d.dialogue_id, t.index): "\n".join(u.text for u in d.turns if u.role == "user" and u.index < t.index)
+        for d in gen_dialogues
+        for t in d.recommendation_turns()
+    }
     grounded_seen = {True: 0, False: 0}
-    shapes_seen = {"two quotes, one claim": 0, "single-quoted": 0}
+    shapes_seen = {"two quotes, one claim": 0, "single-quoted": 0, "negated": 0, "hedged": 0}
     compared = 0
     for rec in table.turns:
         pred = by_key[(rec.dialogue_id, rec.turn_index)]
-        expected = reference_turn_values(pred.response, pred.ranking, refs, kb, lexicon)
+        user = users[(rec.dialogue_id, rec.turn_index)]
+        expected = reference_turn_values(pred.response, pred.ranking, refs, kb, lexicon, user)
         for name in COMPARED:
             got, want = rec.values[name], expected[name]
             assert (got is None) == (want is None), (name, pred.response)
@@ -130,10 +149,12 @@ def test_fast_equals_reference(dialogues, kb):
             grounded_seen[expected["gs"] > 0] += 1
         shapes_seen["two quotes, one claim"] += "Guests wrote" in pred.response
         shapes_seen["single-quoted"] += "' [R" in pred.response or "’ [R" in pred.response
+        shapes_seen["negated"] += '"Not ' in pred.response
+        shapes_seen["hedged"] += "I doubt that" in pred.response
     assert compared == len(preds) == 175
     # the corpus really exercises both grounded and ungrounded quotes, and both claim shapes
     assert grounded_seen[True] > 20 and grounded_seen[False] > 5
-    assert min(shapes_seen.values()) > 20, shapes_seen
+    assert min(shapes_seen.values()) > 10, shapes_seen
 
 
 def test_category_labels_support_terms_in_both_implementations(dialogues):

@@ -16,11 +16,13 @@ import re
 from collections.abc import Callable
 from functools import cached_property
 
+from groundtrace.core.evidence.quotes import normalize_text
 from groundtrace.core.evidence.tokens import token_spans
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase, open_review_refs
 from groundtrace.crs.metrics._evidence import Claim, QuotedCitation, TagGroup, find_claims, find_tag_groups
 from groundtrace.crs.metrics._evidence import quote_score as _quote_score
 from groundtrace.crs.metrics.lexicon import Lexicon, Mention
+from groundtrace.crs.metrics.support import MAX_RESPONSE_CHARS, Grounding, QuoteContext, analyse
 from groundtrace.crs.schema import POI, Dialogue, ReviewRef, Turn, TurnGold
 from groundtrace.crs.systems.predictions import Prediction
 
@@ -116,7 +118,10 @@ class TurnContext:
             value = self.memo[key] = compute(self)
         return value
 
-    _HEAVY = ("tag_groups", "tagged_claims", "quoted_citations", "mentions", "token_spans", "claims", "refs")
+    _HEAVY = (
+        "tag_groups", "tagged_claims", "quoted_citations", "mentions", "token_spans", "claims", "refs",
+        "grounding",
+    )  # fmt: skip
 
     def release(self) -> None:
         """Drop the parsed response (tags, claims, mentions, tokens) once the turn's values are computed;
@@ -157,7 +162,34 @@ class TurnContext:
     # -- response analysis -------------------------------------------------------------------------
     @property
     def response(self) -> str:
-        return self.prediction.response if self.prediction is not None else ""
+        """The response as analysed: its first MAX_RESPONSE_CHARS characters (see :attr:`over_limit`)."""
+        return self.prediction.response[:MAX_RESPONSE_CHARS] if self.prediction is not None else ""
+
+    @property
+    def over_limit(self) -> bool:
+        """The response is longer than MAX_RESPONSE_CHARS: GS, CD, PC and CGS score it 0."""
+        return self.prediction is not None and len(self.prediction.response) > MAX_RESPONSE_CHARS
+
+    @cached_property
+    def grounding(self) -> Grounding:
+        """The response's citations sorted by the anti-gaming rules (:mod:`.support`)."""
+        user = "\n".join(
+            t.text for t in self.dialogue.turns if t.role == "user" and t.index < self.turn.index
+        )
+
+        def resolve(tag: str) -> str | None:
+            ref = self.resolve(tag)
+            return ref.review_id if ref is not None else None
+
+        return analyse(
+            self.tagged_claims,
+            self.tag_groups,
+            resolve,
+            lambda rid: self.run.kb.reviews[rid].text,
+            self.run.quote_score,
+            QuoteContext(self.response, normalize_text(user)),
+            self.over_limit,
+        )
 
     @cached_property
     def tag_groups(self) -> list[TagGroup]:

@@ -7,13 +7,14 @@ Definitions used by several of them (see :mod:`.context` and :mod:`._evidence`):
 * *quoted citation* — every quote (``"..."``, ``“...”``, ``'...'``, ``‘...’``, ``„...“``, ``«...»``)
   inside a claim that carries tags, cited by all of that claim's tags: in ``I like "a" and "b" [R1].``
   both quotes are cited by R1 (not only the one right before the tag);
+* *counted* citation, *backed* and *bare* tag group, *unresolved* tag — the anti-gaming rules of
+  :mod:`.support` (a tag counts only with a verbatim quote of the review it resolves to);
 * *mention* — a match of one of the 41 attribute-lexicon terms (:mod:`.lexicon`);
 * *recommended set* — the first 3 ranked ids that are KB POIs.
 """
 
 from __future__ import annotations
 
-from groundtrace.crs.metrics._evidence import GROUNDED_AT
 from groundtrace.crs.metrics.base import Metric, MetricFamily, register
 from groundtrace.crs.metrics.context import TurnContext
 
@@ -23,30 +24,24 @@ NLI_THRESHOLD = 0.5
 
 
 # -- kernels (plain functions of one turn) -------------------------------------------------------
-def citation_grounded(ctx: TurnContext, quote: str, tags: tuple[str, ...]) -> bool:
-    """A quoted citation is grounded when its quote scores >= 0.80 against at least one cited review."""
-    for tag in tags:
-        ref = ctx.resolve(tag)
-        if ref is not None and ctx.run.quote_score(quote, ref.review_id) >= GROUNDED_AT:
-            return True
-    return False
-
-
 def gs_value(ctx: TurnContext) -> float:
     return ctx.memoised("gs", _gs_compute)
 
 
 def _gs_compute(ctx: TurnContext) -> float:
-    cites = ctx.quoted_citations
-    if not cites:
+    g = ctx.grounding
+    if g.over_limit:
+        return 0.0
+    if not g.attempts:
         return 1.0
-    return sum(citation_grounded(ctx, c.quote, c.tags) for c in cites) / len(cites)
+    return len(g.counted) / g.attempts
 
 
 def citation_regions(ctx: TurnContext) -> list[tuple[int, int]]:
-    """Character regions whose tokens are citation tokens: tagged quotes' inner text and every tag group."""
-    regions = [(c.start, c.end) for c in ctx.quoted_citations]
-    regions += [(g.start, g.end) for g in ctx.tag_groups]
+    """Character regions whose tokens are citation tokens: counted quotes' inner text and backed groups."""
+    g = ctx.grounding
+    regions = [(c.start, c.end) for c in g.counted]
+    regions += [(b.start, b.end) for b in g.backed_groups]
     regions.sort()
     merged: list[tuple[int, int]] = []
     for s, e in regions:
@@ -63,7 +58,7 @@ def cd_value(ctx: TurnContext) -> float:
 
 def _cd_compute(ctx: TurnContext) -> float:
     spans = ctx.token_spans
-    if not spans:
+    if not spans or ctx.over_limit:
         return 0.0
     regions = citation_regions(ctx)
     inside, r = 0, 0
@@ -80,10 +75,12 @@ def pc_value(ctx: TurnContext) -> float:
 
 
 def _pc_compute(ctx: TurnContext) -> float:
+    if ctx.over_limit:
+        return 0.0
     mentions = ctx.mentions
     if not mentions:
         return 1.0
-    groups = ctx.tag_groups
+    groups = ctx.grounding.backed_groups
     covered = 0
     for m in mentions:
         if any(max(0, g.start - m.end, m.start - g.end) <= PC_WINDOW_CHARS for g in groups):
@@ -176,11 +173,14 @@ GS = register(
         default=0.0,
         kernel=_gs,
         formula=(
-            "Grounding score: GS = |{quoted citations q : max_{tag t of q, t resolves} quote_score(q, review(t)) >= 0.80}|\n"
-            "/ |quoted citations|. A quoted citation is a quote (double, curly or single marks) inside a claim\n"
-            "(the stretch of a sentence a [Rn] tag group closes) that carries tags, cited by all the claim's\n"
-            'tags: in \'I like "a" and "b" [R1].\' both quotes are cited by R1. Unresolvable tags score 0.\n'
-            "Vacuously 1.0 when the response has no quoted citation (the known loophole CGS closes).\n"
+            "Grounding score: GS = counted quoted citations / (quoted citations + bare tag groups +\n"
+            "unresolved tags); 1.0 when the response has none of the three (the loophole CGS closes).\n"
+            "A quoted citation (a quote inside a claim that carries tags, cited by all the claim's tags)\n"
+            "counts when one of its tags supports it (rules S1-S5 of groundtrace.crs.metrics.support: >= 2\n"
+            "words, not an echo of the user, quote_score >= 0.80 against the tag's review, no added\n"
+            "negation or hedge inside or right before the quote) and it does not repeat an earlier counted\n"
+            "(quote, review). A bare group closes a claim without a quote; an unresolved tag is an error.\n"
+            "Only the first 64 quoted citations are examined; a response over 50,000 characters scores 0.\n"
             "Missing prediction: 0."
         ),
     ),
@@ -198,9 +198,10 @@ CD = register(
         kernel=_cd,
         formula=(
             "Citation density: CD = citation tokens / response tokens (groundtrace.core.evidence.tokens).\n"
-            "Citation tokens = response tokens lying inside the inner text of a quoted citation (quote marks\n"
-            "excluded) or inside a tag group ('[', 'R1', ',', 'R3', ']'); counted once, so CD ∈ [0, 1].\n"
-            "0 for an empty response. Missing prediction: 0."
+            "Citation tokens = response tokens inside the inner text of a counted quoted citation (see GS;\n"
+            "quote marks excluded) or inside a backed tag group ('[', 'R1', ',', 'R3', ']': a group with a\n"
+            "tag that supports a counted quote of its claim); counted once, so CD ∈ [0, 1]. 0 for an empty\n"
+            "response or one over 50,000 characters. Missing prediction: 0."
         ),
     ),
     aliases=("citation_density",),
@@ -216,9 +217,10 @@ PC = register(
         default=0.0,
         kernel=_pc,
         formula=(
-            "Provenance coverage: PC = |{attribute-term mentions m : some tag group g has\n"
+            "Provenance coverage: PC = |{attribute-term mentions m : some backed tag group g (see CD) has\n"
             "max(0, g.start - m.end, m.start - g.end) <= 80 characters}| / |mentions| (41-term lexicon).\n"
-            "1.0 when the response mentions no attribute term. Missing prediction: 0."
+            "1.0 when the response mentions no attribute term; 0 over 50,000 characters.\n"
+            "Missing prediction: 0."
         ),
     ),
     aliases=("provenance_coverage",),

@@ -23,12 +23,21 @@ from __future__ import annotations
 import difflib
 import math
 import re
+from collections.abc import Callable
 from itertools import combinations
 
 from groundtrace.core.evidence.tokens import token_spans
 from groundtrace.crs.kb.geo import haversine_km
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.metrics.lexicon import Lexicon, pattern_regex
+from groundtrace.crs.metrics.support import (
+    CUES,
+    MAX_QUOTE_CHARS,
+    MAX_QUOTES_PER_TURN,
+    MAX_RESPONSE_CHARS,
+    MIN_QUOTE_WORDS,
+    SCOPE_WORDS,
+)
 from groundtrace.crs.schema import ReviewRef
 
 TAG_GROUP = re.compile(r"\[[^\S\n]*(R[0-9]{1,6}(?:[^\S\n]*[,;][^\S\n]*R[0-9]{1,6})*)[^\S\n]*\]")
@@ -42,6 +51,7 @@ TITLES = {"mr", "mrs", "ms", "mx", "dr", "prof", "st", "mt", "ft", "rev", "fr", 
           "lt", "sgt", "hon", "pres", "gov", "sen", "rep", "mme", "mlle", "messrs"}  # fmt: skip
 INNER = {"e.g", "i.e", "cf", "vs", "viz", "approx", "incl", "esp", "ca", "resp"}
 BEFORE_NUMBER = {"no", "nos", "vol", "pp", "p", "fig", "ch", "sec"}
+BOUNDARY = set(".,;:!?()[]{}\"“”„«»‘’'\n—–")  # a scope does not cross these
 WORD_BEFORE_DOT = re.compile(r"[A-Za-z]+(?:\.[A-Za-z]+)*$")
 
 
@@ -165,10 +175,10 @@ def reference_sentences(text: str, quotes: list[tuple[str, int, int]]) -> list[t
     return out
 
 
-def reference_cited_quotes(
+def reference_claims(
     text: str, groups: list[tuple[int, int, list[str]]]
-) -> list[tuple[str, int, int, list[str]]]:
-    """``(quote, start, end, tags)`` for every quote in a claim that carries tags, cited by all its tags.
+) -> list[tuple[int, int, list[str], list[tuple[str, int, int]], list[tuple[int, int, list[str]]]]]:
+    """``(start, end, tags, quotes, groups)`` of every claim, in order.
 
     Within a sentence each tag group closes a claim that starts at the sentence start or at the end of the
     previous group; a group with no letter or digit since the previous one joins that group's claim (or,
@@ -176,33 +186,81 @@ def reference_cited_quotes(
     unless it holds a quote: then it is a claim without tags.
     """
     quotes = reference_quotes(text)
-    cited = []
+    out = []
     for s0, s1 in reference_sentences(text, quotes):
-        claims: list[list] = []  # [start, end, tags]
+        claims: list[list] = []  # [start, end, tags, groups]
         pending: list[str] = []
+        pending_groups: list[tuple[int, int, list[str]]] = []
         cursor = s0
-        for g0, g1, tags in groups:
+        for group in groups:
+            g0, g1, tags = group
             if not (s0 <= g0 and g1 <= s1):
                 continue
             if not any(ch.isalnum() for ch in text[cursor:g0]):
                 if claims:
                     claims[-1][1] = g1
                     claims[-1][2] += tags
+                    claims[-1][3].append(group)
                 else:
                     pending += tags
+                    pending_groups.append(group)
             else:
-                claims.append([cursor, g1, pending + tags])
-                pending = []
+                claims.append([cursor, g1, pending + tags, pending_groups + [group]])
+                pending, pending_groups = [], []
             cursor = g1
         quote_after = any(cursor <= s < s1 for _q, s, _e in quotes)
         if claims and not quote_after:
             claims[-1][1] = s1
         elif quote_after or pending or any(ch.isalnum() for ch in text[cursor:s1]):
-            claims.append([cursor if claims else s0, s1, pending])
-        for a, b, tags in claims:
-            if tags:
-                cited += [(q, s, e, tags) for q, s, e in quotes if a <= s < b]
-    return cited
+            claims.append([cursor if claims else s0, s1, pending, pending_groups])
+        for a, b, tags, claim_groups in claims:
+            out.append((a, b, tags, [q for q in quotes if a <= q[1] < b], claim_groups))
+    return out
+
+
+def reference_cited_quotes(
+    text: str, groups: list[tuple[int, int, list[str]]]
+) -> list[tuple[str, int, int, list[str]]]:
+    """``(quote, start, end, tags)`` for every quote in a claim that carries tags, cited by all its tags."""
+    return [(q, s, e, tags) for _a, _b, tags, quotes, _g in reference_claims(text, groups) if tags
+            for q, s, e in quotes]  # fmt: skip
+
+
+def _reference_cues(text: str) -> list[str]:
+    words = re.findall(r"[^\W_]+(?:['’][^\W_]+)*", text.lower())
+    return [w for w in (w.replace("'", "").replace("’", "") for w in words) if w in CUES]
+
+
+def _reference_scope(text: str, quote_start: int) -> list[str]:
+    """The up to SCOPE_WORDS words before the opening mark at ``quote_start - 1``, back to a boundary."""
+    i = quote_start - 1
+    lo = max(0, quote_start - 1 - 400)
+    while i > lo and text[i - 1] not in BOUNDARY:
+        i -= 1
+    piece = text[i : quote_start - 1]
+    words = [piece[s:e] for s, e in token_spans(piece) if any(ch.isalnum() for ch in piece[s:e])]
+    return words[len(words) - SCOPE_WORDS :] if len(words) > SCOPE_WORDS else words
+
+
+def reference_support(quote: str, start: int, response: str, review: str, user_text: str) -> bool:
+    """Rules S1-S5 of docs/crs-metrics.md, with difflib scores and this module's normalisation."""
+    if len(quote) > MAX_QUOTE_CHARS:
+        return False
+    words = [quote[s:e] for s, e in token_spans(quote) if any(ch.isalnum() for ch in quote[s:e])]
+    if len(words) < MIN_QUOTE_WORDS:
+        return False
+    nq, nr = _normalise(quote), _normalise(review)
+    if nq and nq in _normalise(user_text):
+        return False
+    if difflib_quote_score(quote, review) < 0.80:
+        return False
+    if _reference_cues(quote) and nq not in nr:
+        return False
+    scope = _reference_scope(response, start)
+    for i, word in enumerate(scope):
+        if _reference_cues(word):
+            return _normalise(" ".join(scope[i:]) + " " + quote) in nr
+    return True
 
 
 def _normalise(text: str) -> str:
@@ -255,14 +313,61 @@ def reference_mentions(text: str, lexicon: Lexicon) -> list[tuple[str, int, int]
     return out
 
 
+def reference_citations(
+    response: str,
+    groups: list[tuple[int, int, list[str]]],
+    resolve: Callable[[str], ReviewRef | None],
+    kb: KnowledgeBase,
+    user_text: str,
+) -> tuple[list[tuple[int, int]], list[tuple[int, int, list[str]]], int]:
+    """``(counted quote spans, backed groups, GS denominator)`` by the anti-gaming rules, claim by claim."""
+    counted: list[tuple[int, int]] = []
+    backed: list[tuple[int, int, list[str]]] = []
+    seen: set[tuple[str, str]] = set()
+    n_quoted = bare = 0
+    unresolved = sum(resolve(t) is None for _s, _e, tags in groups for t in tags)
+    for _a, _b, tags, quotes, claim_groups in reference_claims(response, groups):
+        if not tags:
+            continue
+        if not quotes:
+            bare += len(claim_groups)
+            continue
+        backing: set[str] = set()
+        for quote, qs, qe in quotes:
+            n_quoted += 1
+            if n_quoted > MAX_QUOTES_PER_TURN:
+                continue
+            supporters = []
+            for t in tags:
+                r = resolve(t)
+                review = kb.reviews[r.review_id].text if r is not None else None
+                if (
+                    r is not None
+                    and review is not None
+                    and reference_support(quote, qs, response, review, user_text)
+                ):
+                    supporters.append((t, r.review_id))
+            keys = {(_normalise(quote), rid) for _t, rid in supporters}
+            if supporters and not keys <= seen:
+                seen |= keys
+                counted.append((qs, qe))
+                backing |= {t for t, _rid in supporters}
+        backed += [g for g in claim_groups if set(g[2]) & backing]
+    return counted, backed, n_quoted + bare + unresolved
+
+
 def reference_turn_values(
     response: str,
     ranking: list[str],
     refs: dict[str, ReviewRef],
     kb: KnowledgeBase,
     lexicon: Lexicon,
+    user_text: str = "",
 ) -> dict[str, float | None]:
-    """Grounding (and spatial) values of one answered turn, by the definitions, without shortcuts."""
+    """Grounding (and spatial) values of one answered turn, by the definitions, without shortcuts.
+
+    ``user_text`` is the dialogue's user turns before this turn (a quote copied from it is no support).
+    """
     ranked = list(dict.fromkeys(ranking))
     recommended = [p for p in ranked if p in kb.pois][:3]
 
@@ -270,34 +375,28 @@ def reference_turn_values(
         ref = refs.get(tag)
         return ref if ref is not None and ref.review_id in kb.reviews else None
 
+    over = len(response) > MAX_RESPONSE_CHARS
+    response = response[:MAX_RESPONSE_CHARS]
     groups = [
         (m.start(), m.end(), [t.strip() for t in re.split(r"[,;]", m.group(1))])
         for m in TAG_GROUP.finditer(response)
     ]
-    quotes = reference_cited_quotes(response, groups)
+
+    counted, backed, attempts = reference_citations(response, groups, resolve, kb, user_text)
 
     # GS
-    if quotes:
-        grounded = 0
-        for quote, _s, _e, tags in quotes:
-            scores = [
-                difflib_quote_score(quote, kb.reviews[r.review_id].text) for r in map(resolve, tags) if r
-            ]
-            grounded += any(s >= 0.80 for s in scores)
-        gs = grounded / len(quotes)
-    else:
-        gs = 1.0
+    gs = 0.0 if over else (len(counted) / attempts if attempts else 1.0)
 
-    # CD: character mask of citation regions, then tokens entirely inside the mask
+    # CD: character mask of counted quotes and backed groups, then tokens entirely inside the mask
     mask = [False] * len(response)
-    for _q, s, e, _t in quotes:
+    for s, e in counted:
         for i in range(s, e):
             mask[i] = True
-    for s, e, _t in groups:
+    for s, e, _t in backed:
         for i in range(s, e):
             mask[i] = True
     spans = token_spans(response)
-    cd = sum(all(mask[s:e]) for s, e in spans) / len(spans) if spans else 0.0
+    cd = sum(all(mask[s:e]) for s, e in spans) / len(spans) if spans and not over else 0.0
 
     # PC
     mentions = reference_mentions(response, lexicon)
@@ -305,13 +404,15 @@ def reference_turn_values(
         covered = 0
         for _term, ms, me in mentions:
             near = False
-            for gs_, ge, _t in groups:
+            for gs_, ge, _t in backed:
                 gap = gs_ - me if gs_ >= me else (ms - ge if ms >= ge else 0)
                 near = near or gap <= 80
             covered += near
         pc = covered / len(mentions)
     else:
         pc = 1.0
+    if over:
+        pc = 0.0
 
     cgs = gs * min(1.0, cd / 0.05) * (0.5 + 0.5 * pc)
 
