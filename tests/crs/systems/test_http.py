@@ -228,3 +228,35 @@ def test_cli_run_with_an_http_endpoint_scores_like_the_class(demo, tmp_path) -> 
     assert direct.table.n_turns == http_scores["n_turns"] > 0
     info = json.loads((tmp_path / "http" / "run.json").read_text())
     assert info["system"] == url and info["usage"]["latency_s"]["mean"] > 0
+
+
+def test_retries_follow_the_core_retry_policy(demo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """503, 429 with Retry-After: 2, then 200: waits backoff·2^0 = 0.25 s, then the server's 2 s."""
+    import httpx
+
+    from groundtrace.core.llm.retry import RetryPolicy
+
+    answers = iter(
+        [
+            httpx.Response(503),
+            httpx.Response(429, headers={"Retry-After": "2"}),
+            None,  # then valid answers built from the request
+        ]
+    )
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        answer = next(answers, None)
+        if answer is not None:
+            return answer
+        pool = [c["poi_id"] for c in json.loads(request.content)["candidates"]]
+        return httpx.Response(200, json={"ranking": pool, "response": "ok"})
+
+    system = HTTPSystem("http://example.invalid/respond", retries=2, backoff_s=0.25)
+    system._client = httpx.Client(transport=httpx.MockTransport(handler))
+    waits: list[float] = []
+    policy = system.retry_policy()
+    assert isinstance(policy, RetryPolicy) and policy.max_retries == 2 and policy.jitter == 0.0
+    monkeypatch.setattr(system, "retry_policy", lambda: RetryPolicy(2, 0.25, jitter=0.0, sleep=waits.append))
+    preds = run_dialogue(system, demo.dialogues[0], demo.kb, "closed")
+    assert all(p.error is None and p.response == "ok" for p in preds)
+    assert waits == [0.25, 2.0]

@@ -5,19 +5,21 @@ Contract: for each recommendation turn the runner POSTs the :class:`SystemInput`
 ``{"ranking": [...], "response": "..."}``, optionally with ``"usage": {"prompt_tokens": int,
 "completion_tokens": int, "cost_usd": float}`` for LLM cost accounting. Other keys are an error.
 
-Transport failures (connection errors, time-outs, HTTP 429 and 5xx) are retried ``retries`` times with
-exponential backoff (``backoff_s · 2^attempt``); after that, or on any other status, a body that is not
-JSON, or JSON that is not a valid output, :meth:`HTTPSystem.respond` raises :class:`HTTPSystemError` and
-the runner marks that turn unscorable with the message. The gold labels are never sent.
+Transport failures (connection errors, time-outs, HTTP 429 and 5xx) are retried ``retries`` times by
+the core retry policy (:class:`groundtrace.core.llm.retry.RetryPolicy`, no jitter): a wait of
+``backoff_s · 2^k`` before retry ``k`` (0-based), or the server's ``Retry-After`` (capped at 60 s). After
+that, or on any other status, a body that is not JSON, or JSON that is not a valid output,
+:meth:`HTTPSystem.respond` raises :class:`HTTPSystemError` and the runner marks that turn unscorable with
+the message. The gold labels are never sent.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from groundtrace.core.llm.retry import RetriesExhaustedError, RetryPolicy, TransientError, parse_retry_after
 from groundtrace.crs.systems.base import CRSSystem, SystemReply, TurnUsage
 from groundtrace.crs.systems.predictions import SystemInput, SystemOutput
 
@@ -66,28 +68,37 @@ class HTTPSystem(CRSSystem):
         self._client.close()
 
     def respond(self, inp: SystemInput) -> SystemReply:
+        body = inp.model_dump(mode="json")
+        policy = self.retry_policy()
+        try:
+            content, _retries = policy.run(lambda: self._post(body))
+        except RetriesExhaustedError as exc:
+            raise HTTPSystemError(f"{self.url}: {exc.__cause__} ({self.retries + 1} attempts)") from None
+        return parse_reply(content)
+
+    def retry_policy(self) -> RetryPolicy:
+        """The core retry policy of this endpoint: ``retries`` retries, ``backoff_s · 2^k``, no jitter."""
+        return RetryPolicy(max_retries=self.retries, base_delay_s=self.backoff_s, jitter=0.0)
+
+    def _post(self, body: dict[str, Any]) -> bytes:
+        """One POST; :class:`TransientError` for what is worth retrying, :class:`HTTPSystemError` else."""
         import httpx
 
-        body = inp.model_dump(mode="json")
-        last = ""
-        for attempt in range(self.retries + 1):
-            if attempt:
-                time.sleep(self.backoff_s * 2 ** (attempt - 1))
-            try:
-                reply = self._client.post(self.url, json=body)
-            except httpx.TimeoutException:
-                last = f"timed out after {self.timeout_s:g}s"
-                continue
-            except httpx.TransportError as exc:
-                last = f"transport error: {type(exc).__name__}: {exc}"
-                continue
-            if reply.status_code in RETRY_STATUS:
-                last = f"HTTP {reply.status_code}"
-                continue
-            if reply.status_code != 200:
-                raise HTTPSystemError(f"HTTP {reply.status_code} from {self.url}: {reply.text[:200]!r}")
-            return parse_reply(reply.content)
-        raise HTTPSystemError(f"{self.url}: {last} ({self.retries + 1} attempts)")
+        try:
+            reply = self._client.post(self.url, json=body)
+        except httpx.TimeoutException:
+            raise TransientError(f"timed out after {self.timeout_s:g}s") from None
+        except httpx.TransportError as exc:
+            raise TransientError(f"transport error: {type(exc).__name__}: {exc}") from None
+        if reply.status_code in RETRY_STATUS:
+            raise TransientError(
+                f"HTTP {reply.status_code}",
+                status=reply.status_code,
+                retry_after=parse_retry_after(reply.headers),
+            )
+        if reply.status_code != 200:
+            raise HTTPSystemError(f"HTTP {reply.status_code} from {self.url}: {reply.text[:200]!r}")
+        return reply.content
 
 
 def parse_reply(content: bytes | str) -> SystemReply:
