@@ -1,9 +1,14 @@
 """Review evidence for stages 2–3: sentences, the aspect lexicon, which sentences support a constraint.
 
-Reviews are split into sentences (:func:`split_sentences`: maximal runs ending in ``.``, ``!`` or ``?``).
+Reviews are split into sentences (:func:`split_sentences`: maximal runs ending in ``.``, ``!`` or ``?``),
+each carrying the polarity the KB stores for it (``groundtrace.crs.kb.stance``: +1, 0, -1).
 A sentence *supports* a constraint when it matches the constraint's lexicon pattern
-(:func:`aspect_pattern`) and carries no negation cue (``not``, ``no``, ``never``, ``n't``, ``cash only``
-...): "There are steps at the entrance and no ramp." never supports ``wheelchair_accessible``.
+(:func:`aspect_pattern`), carries no negation cue (``not``, ``no``, ``never``, ``n't``, ``cash only``
+...) and its polarity is not negative: "There are steps at the entrance and no ramp." never supports
+``wheelchair_accessible``, and "The pasta was bland and overpriced." never supports Italian food.
+*Praise* (the fallback evidence for a recommendation) needs positive polarity. A *warning* is a
+negative sentence; it may only be quoted after a warning cue (:data:`WARNING_RE`, e.g. "one reviewer
+warns"), which is how the text says so.
 :class:`EvidenceIndex` caches, per POI, its sentences and, per (POI, constraint), the supporting ones; the
 pools (stage 2, review numbering), the planner and the realisers (stage 3) read evidence through it.
 """
@@ -14,13 +19,19 @@ import re
 from dataclasses import dataclass
 
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
+from groundtrace.crs.kb.stance import SENTENCE_RE, SentenceStance, split_sentences
 from groundtrace.crs.schema import Constraint, ReviewRef
+
+__all__ = ["SENTENCE_RE", "split_sentences"]  # re-exported: one sentence splitter for the KB and the quotes
 
 # --------------------------------------------------------------------------------------------------
 # Sentences and the evidence lexicon
 # --------------------------------------------------------------------------------------------------
 
-SENTENCE_RE = re.compile(r"[^\s.!?)\]}][^.!?]*[.!?]+")
+#: A cue that the quote after it is cited as a warning (negative evidence), within the same clause.
+WARNING_RE = re.compile(
+    r"\b(?:warns?|warned|warning|downside|complain(?:s|ed)?|caveat|heads-up|be aware)\b", re.IGNORECASE
+)
 NEGATION_RE = re.compile(
     r"\b(?:not|no|never|nothing|none|without any (?:ramp|wifi|parking)|cash only|lack(?:s|ed)?)\b|n't\b",
     re.IGNORECASE,
@@ -170,20 +181,37 @@ def supports(sentence: str, constraint: Constraint) -> bool:
     )
 
 
-def split_sentences(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of each sentence of ``text`` (trailing spaces excluded)."""
-    return [m.span() for m in SENTENCE_RE.finditer(text)]
+WARNING_WINDOW = 80
+
+
+def is_warning(text: str, quote_start: int) -> bool:
+    """True when the quote starting at ``quote_start`` of ``text`` is introduced as a warning: a
+    :data:`WARNING_RE` cue between the previous tag group's ``]`` (or the start of the text, at most
+    :data:`WARNING_WINDOW` characters back) and the quote."""
+    lo = max(text.rfind("]", 0, quote_start) + 1, quote_start - WARNING_WINDOW, 0)
+    return WARNING_RE.search(text, lo, quote_start) is not None
+
+
+def quote_stance(kb: KnowledgeBase, review_id: str, quote: str) -> SentenceStance | None:
+    """The stored stance of the review sentence where ``quote`` (verbatim) starts; None when the quote
+    is not a verbatim substring of the review or the KB has no stance for it."""
+    review = kb.reviews.get(review_id)
+    if review is None:
+        return None
+    at = review.text.find(quote.strip())
+    return kb.sentence_stance(review_id, at) if at >= 0 else None
 
 
 @dataclass(frozen=True, slots=True)
 class Sentence:
-    """A review sentence: where it sits in its review."""
+    """A review sentence: where it sits in its review and its stored polarity (+1, 0, -1)."""
 
     review_id: str
     poi_id: str
     start: int
     end: int
     text: str
+    polarity: int = 0
 
 
 class EvidenceIndex:
@@ -213,23 +241,50 @@ class EvidenceIndex:
         cached = self._sentences.get(poi_id)
         if cached is None:
             cached = []
+            stances = self.kb.stances
             for review in self.reviews(poi_id):
+                polarity = {s.start: s.polarity for s in stances.get(review.review_id, ())}
                 for start, end in split_sentences(review.text):
                     text = review.text[start:end]
                     if len(text) >= MIN_QUOTE_CHARS and '"' not in text:
-                        cached.append(Sentence(review.review_id, poi_id, start, end, text))
+                        cached.append(
+                            Sentence(review.review_id, poi_id, start, end, text, polarity.get(start, 0))
+                        )
             self._sentences[poi_id] = cached
         return cached
 
     def support(self, poi_id: str, constraint: Constraint) -> list[Sentence]:
-        """Sentences of ``poi_id`` that express ``constraint`` (see :func:`supports`)."""
+        """Non-negative sentences of ``poi_id`` that express ``constraint`` (see :func:`supports`)."""
         key = (poi_id, constraint.kind, str(constraint.value))
         cached = self._support.get(key)
         if cached is None:
-            cached = [s for s in self.sentences(poi_id) if supports(s.text, constraint)]
+            cached = [s for s in self.sentences(poi_id) if s.polarity >= 0 and supports(s.text, constraint)]
             self._support[key] = cached
         return cached
 
     def praise(self, poi_id: str) -> list[Sentence]:
-        """Generic positive sentences (fallback evidence when no aspect is expressed)."""
-        return self.support(poi_id, Constraint(kind="min_stars", value=0.0, label="praise"))
+        """Positive sentences with a praise word (fallback evidence when no aspect is expressed)."""
+        return [s for s in self.support(poi_id, PRAISE) if s.polarity > 0]
+
+    def positive(self, poi_id: str) -> list[Sentence]:
+        """Every positive sentence of ``poi_id``."""
+        return [s for s in self.sentences(poi_id) if s.polarity > 0]
+
+    def warnings(self, poi_id: str, focus: list[Constraint]) -> list[Sentence]:
+        """Negative sentences of ``poi_id`` on the aspect of a ``focus`` constraint (lexicon match,
+        negation allowed), else any negative sentence of it."""
+        negative = [s for s in self.sentences(poi_id) if s.polarity < 0]
+        for c in focus:
+            pattern = aspect_pattern(c.kind, c.value)
+            hits = [s for s in negative if pattern is not None and pattern.search(s.text)]
+            if hits:
+                return hits
+        return negative
+
+    def positive_share(self, poi_id: str) -> float:
+        """Share of the POI's sentences with positive polarity (0.0 when it has none)."""
+        sentences = self.sentences(poi_id)
+        return sum(s.polarity > 0 for s in sentences) / len(sentences) if sentences else 0.0
+
+
+PRAISE = Constraint(kind="min_stars", value=0.0, label="praise")

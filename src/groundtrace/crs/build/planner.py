@@ -18,7 +18,8 @@ So every dialogue has three unique recommendations R1, R2, R3 and one comparison
 *replaces* an active constraint of the same single-valued kind (cuisine, category, price, noise,
 stars, distance, alcohol: "a lot of sushi lately — Mediterranean instead?") and is *added* otherwise.
 The rejected POI satisfies the constraints active before the rejection and violates ``c``; every
-recommended POI satisfies the constraints active at its turn (:func:`~groundtrace.crs.kb.constraints.satisfies_all`).
+recommended POI satisfies the constraints active at its turn
+(:func:`~groundtrace.crs.kb.constraints.satisfies_all`).
 """
 
 from __future__ import annotations
@@ -64,6 +65,9 @@ class PlanConfig:
     clarify_share: float = 0.5
     detail_share: float = 0.85
     quotes_per_recommendation: int = 2
+    warning_share: float = (
+        0.5  # P(a compare turn quotes a negative sentence about the older POI as a warning)
+    )
     max_reviews_per_poi: int | None = 10
 
 
@@ -198,7 +202,8 @@ class PlanContext:
         return out
 
     def pick_anchor(self, rng: random.Random, city: str, poi_type: str) -> Anchor:
-        """A hotel (for restaurants/attractions) or an attraction (for hotels) of the city, else its centroid."""
+        """A hotel (for restaurants/attractions) or an attraction (for hotels) of the city, else its
+        centroid."""
         other = "attraction" if poi_type == "hotel" else "hotel"
         pois = self.kb.pois_in(city, other)
         if pois:
@@ -328,6 +333,17 @@ def plan_dialogue(
     def quotes(poi_id: str, focus: list[Constraint], n: int) -> list[Quote]:
         return choose_quotes(ctx.evidence, tag_of, poi_id, focus, n, quoted, rng)
 
+    def warning(poi_id: str, focus: list[Constraint]) -> list[Quote]:
+        """A negative sentence about ``poi_id`` quoted as a warning (with probability ``warning_share``)."""
+        if rng.random() >= cfg.warning_share:
+            return []
+        pool = [s for s in ctx.evidence.warnings(poi_id, focus) if s.review_id in tag_of]
+        if not pool:
+            return []
+        s = rng.choice(pool)
+        quoted.add((s.review_id, s.start))
+        return [Quote(tag_of[s.review_id], s, warning=True)]
+
     def gold(main: str, active: list[Constraint]) -> TurnGold:
         ok = ctx.sat_all(city, poi_type, active, anchor)
         return TurnGold(
@@ -357,7 +373,7 @@ def plan_dialogue(
             active=list(active),
             quotes={
                 new: quotes(new, list(active), cfg.quotes_per_recommendation),
-                old: quotes(old, list(reversed(active)), 1),
+                old: warning(old, list(reversed(active))) or quotes(old, list(reversed(active)), 1),
             },
         )
 
@@ -452,9 +468,10 @@ def choose_quotes(
 ) -> list[Quote]:
     """Up to ``n`` quotes of ``poi_id``: one supporting sentence per focus constraint, in order.
 
-    Sentences not yet quoted in the dialogue are preferred. With ``fallback``, when no focus constraint
-    has support, one sentence is still quoted so a recommendation is never uncited: a praise sentence,
-    else a sentence of a review rated 4+ stars, else any sentence.
+    Sentences not yet quoted in the dialogue are preferred. Supporting sentences are never negative
+    (``EvidenceIndex.support``). With ``fallback``, when no focus constraint has support, one sentence is
+    still quoted so a recommendation is never uncited: a praise sentence, else a positive sentence, else a
+    neutral sentence of a review rated 4+ stars, else any neutral sentence — never a negative one.
     """
     out: list[Quote] = []
     seen_here: set[tuple[str, int]] = set()
@@ -477,12 +494,13 @@ def choose_quotes(
         kb = evidence.kb
         pool = (
             [s for s in evidence.praise(poi_id) if s.review_id in tag_of]
+            or [s for s in evidence.positive(poi_id) if s.review_id in tag_of]
             or [
                 s
                 for s in evidence.sentences(poi_id)
-                if s.review_id in tag_of and kb.review(s.review_id).stars >= 4
+                if s.review_id in tag_of and s.polarity == 0 and kb.review(s.review_id).stars >= 4
             ]
-            or [s for s in evidence.sentences(poi_id) if s.review_id in tag_of]
+            or [s for s in evidence.sentences(poi_id) if s.review_id in tag_of and s.polarity == 0]
         )
         if pool:
             s = rng.choice(pool)

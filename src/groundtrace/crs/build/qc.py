@@ -19,12 +19,15 @@
 ``bad_tag``            a tag not in ``review_refs`` (or a ref to a review the KB lacks)
 ``tag_wrong_poi``      a tag whose review belongs to no POI recommended in that turn
 ``cited_tags``         ``Turn.cited_tags`` differs from the distinct tags of the text, in order
-``quote_mismatch``     a quoted snippet scores < 0.80 against its review (``groundtrace.core.evidence.quotes``)
+``quote_mismatch``     a quoted snippet scores < 0.80 against its review (``core.evidence.quotes``)
 ``span_mismatch``      a ``QuoteSpan`` whose turn slice and review slice differ
+``evidence_stance``    a quote whose stored sentence stance is negative cited without a warning cue
+                       (``groundtrace.crs.build.evidence.is_warning``: "one reviewer warns ..."), or a
+                       positive sentence introduced as a warning
 =====================  ===========================================================================
 
-Tags and quoted snippets are parsed with :mod:`groundtrace.core.evidence.citations` (the same parser the metrics
-use); each quote a tagged claim cites is scored against every review its tags point to and must reach
+Tags and quoted snippets are parsed with :mod:`groundtrace.core.evidence.citations` (the same parser the
+metrics use); each quote a tagged claim cites is scored against every review its tags point to and must reach
 0.80 for each.
 """
 
@@ -36,6 +39,7 @@ from typing import get_args
 
 from groundtrace.core.evidence.citations import find_tags, parse_citations
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, quote_score
+from groundtrace.crs.build.evidence import is_warning, quote_stance
 from groundtrace.crs.kb.constraints import satisfies, satisfies_all
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.schema import Dialogue, SystemAct, UserAct
@@ -57,6 +61,7 @@ REASONS: tuple[str, ...] = (
     "cited_tags",
     "quote_mismatch",
     "span_mismatch",
+    "evidence_stance",
 )
 CITING_ACTS = frozenset({"recommend", "compare", "explain"})
 
@@ -75,7 +80,7 @@ class QCIssue:
 
 
 def tags_in(text: str) -> list[str]:
-    """Distinct ``Rn`` tags of ``text`` in first-appearance order (``groundtrace.core.evidence.citations.find_tags``)."""
+    """Distinct ``Rn`` tags of ``text`` in first-appearance order (``core.evidence.citations.find_tags``)."""
     return list(dict.fromkeys(tag.label for tag in find_tags(text)))
 
 
@@ -92,6 +97,30 @@ def quoted_citations(text: str) -> list[tuple[str, list[str], int]]:
         labels = list(dict.fromkeys(tag.label for tag in claim.tags))
         out.extend((quote.text, labels, quote.start) for quote in claim.quotes)
     return out
+
+
+def evidence_stance_issues(d: Dialogue, kb: KnowledgeBase) -> list[QCIssue]:
+    """The ``evidence_stance`` rule: in recommend/compare/explain turns, every quote whose review sentence
+    is negative (stored stance) must follow a warning cue, and no positive sentence may follow one.
+    Quotes that are not verbatim or cite unknown tags are left to ``quote_mismatch`` / ``bad_tag``."""
+    issues: list[QCIssue] = []
+    for i, t in enumerate(d.turns):
+        if t.role != "system" or t.act not in CITING_ACTS:
+            continue
+        for quote, qtags, start in quoted_citations(t.text):
+            warned = is_warning(t.text, start)
+            for tag in qtags:
+                ref = d.review_refs.get(tag)
+                stance = quote_stance(kb, ref.review_id, quote) if ref is not None else None
+                if stance is None:
+                    continue
+                if stance.polarity < 0 and not warned:
+                    detail = f"{quote[:40]!r} [{tag}] is negative but cited in support (no warning cue)"
+                    issues.append(QCIssue("evidence_stance", i, detail))
+                elif stance.polarity > 0 and warned:
+                    detail = f"{quote[:40]!r} [{tag}] is positive but introduced as a warning"
+                    issues.append(QCIssue("evidence_stance", i, detail))
+    return issues
 
 
 def check_dialogue(
@@ -205,6 +234,7 @@ def check_dialogue(
                     i,
                     f"span {span.start}:{span.end} of [{span.tag}] does not match its review",
                 )
+    issues.extend(evidence_stance_issues(d, kb))
     return issues
 
 

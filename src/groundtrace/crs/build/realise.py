@@ -35,10 +35,12 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Quote:
-    """A verbatim quote to render as ``"<sentence.text>" [tag]``."""
+    """A verbatim quote to render as ``"<sentence.text>" [tag]``; a ``warning`` is introduced as one
+    (a negative sentence cited against a POI, see ``groundtrace.crs.build.evidence.WARNING_RE``)."""
 
     tag: str
     sentence: Sentence
+    warning: bool = False
 
 
 class TextBuilder:
@@ -128,6 +130,11 @@ EVIDENCE_LEAD = (
     "Reviewers mention",
     "Another review says",
     "As one visitor put it",
+)
+WARNING_LEAD = (
+    "One reviewer warns",
+    "A downside, one guest warns",
+    "To be fair, one reviewer complained",
 )
 ASK_COMPARE = (
     "Is there an alternative? How would it compare?",
@@ -250,7 +257,12 @@ def aspect_word(c: Constraint) -> str:
 def render_quotes(builder: TextBuilder, quotes: list[Quote], rng: random.Random) -> None:
     """Append ``Lead: "q" [Rn].`` clauses, varying the lead-ins."""
     for i, quote in enumerate(quotes):
-        lead = rng.choice(EVIDENCE_LEAD) if i == 0 else rng.choice(("Also", "And", "Plus", "Another wrote"))
+        if quote.warning:
+            lead = rng.choice(WARNING_LEAD)
+        else:
+            lead = (
+                rng.choice(EVIDENCE_LEAD) if i == 0 else rng.choice(("Also", "And", "Plus", "Another wrote"))
+            )
         builder.add(f" {lead}: ").quote(quote).add(".")
 
 
