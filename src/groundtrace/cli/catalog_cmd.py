@@ -182,8 +182,18 @@ def import_cmd(
 @catalog_app.command("evaluate")
 def evaluate_cmd(
     results: Path = typer.Option(
-        ..., "--results", exists=True, dir_okay=False, help="AttributeResult JSONL (enrich output)."
+        None, "--results", exists=True, dir_okay=False, help="AttributeResult JSONL (enrich output)."
     ),
+    db: str = typer.Option(
+        None,
+        "--db",
+        help="Evaluate the runs of a catalog store instead of --results (adds exposure-weighted coverage, "
+        "runs side by side, cost per SKU and per write, the binary-judge ablation).",
+    ),
+    run: list[str] = typer.Option(
+        None, "--run", help="--db: a run name or id (repeatable; default: every run)."
+    ),
+    html_out: Path = typer.Option(None, "--html", help="--db: also write an HTML report here."),
     gold: Path = typer.Option(
         ..., "--gold", exists=True, dir_okay=False, help="GoldLabel JSONL (import output)."
     ),
@@ -215,6 +225,15 @@ def evaluate_cmd(
 
     if scope not in ("union", "results"):
         raise typer.BadParameter("must be 'union' or 'results'", param_hint="--scope")
+    if (results is None) == (db is None):
+        raise typer.BadParameter(
+            "give exactly one of --results FILE or --db URL", param_hint="--results/--db"
+        )
+    if db is not None:
+        from groundtrace.cli.catalog_store_cmd import evaluate_store_cmd
+
+        evaluate_store_cmd(db, gold, templates, run or None, json_out, html_out)
+        return
     result_rows, issues = read_jsonl_models(results, AttributeResult)
     gold_rows, gold_issues = read_jsonl_models(gold, GoldLabel)
     issues += gold_issues

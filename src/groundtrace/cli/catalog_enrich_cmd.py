@@ -20,8 +20,28 @@ def enrich_cmd(
         help="SKU records (JSONL, CSV or Parquet); malformed lines are reported as file:line and skipped.",
     ),
     out: Path = typer.Option(
-        ..., "--out", help="Results JSONL (one AttributeResult per line); resumed if present."
+        None, "--out", help="Results JSONL (one AttributeResult per line); resumed if present."
     ),
+    db: str = typer.Option(
+        None,
+        "--db",
+        help="Write into a catalog store instead of --out: sqlite:///PATH.db or postgresql+psycopg2://... "
+        "(unchanged SKUs are skipped; a killed run resumes).",
+    ),
+    run_name: str = typer.Option(
+        None, "--run-name", help="--db: name of the run (default: run-<config hash>)."
+    ),
+    engine: str = typer.Option("local", "--engine", help="--db: local (processes / asyncio) or ray."),
+    ray_address: str = typer.Option(
+        None, "--ray-address", help="--engine ray: an existing cluster ('auto', 'ray://head:10001')."
+    ),
+    fill_empty_only: bool = typer.Option(
+        False, "--fill-empty-only", help="--db: publish only where no value is published yet."
+    ),
+    overwrite_approved: bool = typer.Option(
+        False, "--overwrite-approved", help="--db: let a run replace a human-approved value (default: never)."
+    ),
+    batch_size: int = typer.Option(32, "--batch-size", min=1, help="--db: SKUs written per transaction."),
     templates: Path = typer.Option(
         None, "--templates", file_okay=False, help="Template directory (default: the built-in templates)."
     ),
@@ -67,7 +87,13 @@ def enrich_cmd(
         "confidence >= 0.7 is written) or 'cautious' (only PASS is written; "
         "UNVERIFIED goes to REVIEW; for weak LLMs).",
     ),
-    workers: int = typer.Option(1, "--workers", min=1, max=64, help="SKUs processed at once (threads)."),
+    workers: int = typer.Option(
+        1,
+        "--workers",
+        min=1,
+        max=64,
+        help="SKUs processed at once (threads; --db: processes offline, asyncio with an LLM, Ray workers).",
+    ),
     gold: Path = typer.Option(
         None,
         "--gold",
@@ -102,6 +128,10 @@ def enrich_cmd(
     from groundtrace.core.registry import UnknownNameError
 
     err = err_console()
+    if (out is None) == (db is None):
+        raise typer.BadParameter("give exactly one of --out FILE or --db URL", param_hint="--out/--db")
+    if engine not in ("local", "ray"):
+        raise typer.BadParameter("must be 'local' or 'ray'", param_hint="--engine")
     if judge not in ("rule", "llm"):
         raise typer.BadParameter("must be 'rule' or 'llm'", param_hint="--judge")
     if judge == "llm" and not llm:
@@ -124,6 +154,30 @@ def enrich_cmd(
     except (PolicyError, TemplateError, SourceError, LLMConfigError, UnknownNameError, ValueError) as exc:
         print_error(exc)
         raise typer.Exit(2) from exc
+    if db is not None:
+        from groundtrace.catalog.store.runner import StoreRunOptions
+        from groundtrace.catalog.store.store import StorePolicy
+        from groundtrace.cli.catalog_store_cmd import enrich_into_store
+
+        options = StoreRunOptions(
+            run_name=run_name,
+            engine=engine,
+            ray_address=ray_address,
+            batch_size=batch_size,
+            policy=StorePolicy(fill_empty_only=fill_empty_only, keep_approved=not overwrite_approved),
+        )
+        enrich_into_store(
+            skus,
+            db,
+            config,
+            comp,
+            options,
+            gold=gold,
+            templates=templates,
+            as_json=as_json,
+            no_progress=no_progress,
+        )
+        return
     total = len(read_skus(skus)[0])
 
     def show(text: str) -> None:
@@ -185,7 +239,13 @@ def catalog_demo_cmd(
     out: Path = typer.Option(
         Path("groundtrace-catalog-demo"), "--out", help="Folder for the demo catalog and results."
     ),
-    workers: int = typer.Option(2, "--workers", min=1, max=64, help="SKUs processed at once (threads)."),
+    workers: int = typer.Option(
+        2,
+        "--workers",
+        min=1,
+        max=64,
+        help="SKUs processed at once (threads; --db: processes offline, asyncio with an LLM, Ray workers).",
+    ),
 ) -> None:
     """Write the demo catalog, enrich it offline and print the summary and the evaluation."""
     from groundtrace.catalog.demo_catalog import run_catalog_demo

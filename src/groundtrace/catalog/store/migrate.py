@@ -1,0 +1,98 @@
+"""Opening a store URL and bringing its schema to the newest migration (Alembic, shipped in the package).
+
+``make_engine(url)`` — SQLAlchemy engine for ``sqlite:///PATH`` (the parent folder is created; foreign
+keys on; a 30 s busy timeout) or ``postgresql+psycopg2://user@host:port/db``. ``upgrade(engine)`` runs every
+pending migration of ``migrations/versions`` in one transaction and returns the revision now current;
+``current_revision(engine)`` reads it (``None`` for an empty database). A URL that cannot be parsed, a
+driver that is not installed or a server that cannot be reached raise :class:`StoreError` with one line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+DEFAULT_URL = "sqlite:///groundtrace.db"
+
+
+class StoreError(RuntimeError):
+    """The store cannot be opened or migrated (one line naming the URL)."""
+
+
+def redact(url: str) -> str:
+    """``url`` with any password masked (for messages and logs)."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return url
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for ``url`` (module docstring); raises :class:`StoreError` on an unusable URL."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        raise StoreError(f"not a database URL: {url!r} (e.g. {DEFAULT_URL})") from exc
+    try:
+        if parsed.get_backend_name() == "sqlite":
+            if parsed.database and parsed.database != ":memory:":
+                Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            engine = create_engine(parsed, connect_args={"timeout": 30})
+            event.listen(engine, "connect", _sqlite_pragmas)
+            return engine
+        return create_engine(parsed, pool_pre_ping=True)
+    except (NoSuchModuleError, ImportError) as exc:
+        hint = " (pip install 'groundtrace[postgres]')" if parsed.get_backend_name() == "postgresql" else ""
+        raise StoreError(f"{redact(url)}: database driver not available: {exc}{hint}") from exc
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def _alembic_config():  # type: ignore[no-untyped-def]
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    return config
+
+
+def upgrade(engine: Engine, revision: str = "head") -> str | None:
+    """Run the pending migrations up to ``revision``; returns the revision now current."""
+    from alembic import command
+
+    config = _alembic_config()
+    try:
+        with engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.upgrade(config, revision)
+    except OperationalError as exc:
+        raise StoreError(f"{redact(str(engine.url))}: {str(exc.orig).strip().splitlines()[0]}") from exc
+    return current_revision(engine)
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The migration revision recorded in the database (``None`` when it was never migrated)."""
+    from alembic.runtime.migration import MigrationContext
+
+    try:
+        with engine.connect() as connection:
+            return MigrationContext.configure(connection).get_current_revision()
+    except OperationalError as exc:
+        raise StoreError(f"{redact(str(engine.url))}: {str(exc.orig).strip().splitlines()[0]}") from exc
+
+
+def head_revision() -> str:
+    """The newest migration shipped with this version of groundtrace."""
+    from alembic.script import ScriptDirectory
+
+    head = ScriptDirectory.from_config(_alembic_config()).get_current_head()
+    assert head is not None
+    return head

@@ -1,0 +1,392 @@
+"""The batch runner behind ``catalog enrich --db``: the enrich pipeline over a SKU file, results into a store.
+
+``enrich_to_store(skus_path, store, config, options) -> StoreRunSummary``:
+
+1. reads the SKUs (malformed records reported as ``file:line: message``, the rest processed);
+2. opens the run for the options (``run_fingerprint`` + the store policy; same options = same run, so a
+   killed run resumes) and drops every SKU the run already holds with its current content hash — an
+   unchanged batch makes 0 LLM calls and 0 writes;
+3. runs Scout → Judge → policy per SKU with bounded concurrency, chosen by the work:
+
+   * ``inline`` — one SKU at a time in this process (``workers=1``, offline engine);
+   * ``processes`` — the CPU-bound offline engine on ``workers`` processes, each building its own
+     components once;
+   * ``async`` — LLM-bound work (``--llm`` / ``--vlm`` / ``--judge llm``): an asyncio loop keeps at most
+     ``workers`` SKUs in flight; each runs on a worker thread because the LLM clients are synchronous;
+   * ``ray`` — Ray tasks, see :mod:`.ray_engine`;
+
+4. this process is the ONE writer: outcomes are buffered and written ``batch_size`` SKUs (or one second's
+   worth) per transaction. A SKU whose processing raises is recorded as failed with its error (reported,
+   retried on the next start) and never stops the batch.
+
+Per-SKU LLM usage is measured in the worker for ``processes`` and ``ray``; for ``inline`` and ``async``
+the clients' ledger is read at each write (exact run totals, per-SKU calls from the pipeline).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from groundtrace.catalog.model import SKU
+from groundtrace.catalog.pipeline import Components, EnrichConfig, build_components, process_sku, read_skus
+from groundtrace.catalog.run_meta import run_fingerprint
+from groundtrace.catalog.store.store import CatalogStore, SkuOutcome, StorePolicy, WriteStats
+from groundtrace.core.llm.base import Usage
+
+log = logging.getLogger(__name__)
+
+Mode = Literal["inline", "processes", "async", "ray"]
+
+
+class StoreRunOptions(BaseModel):
+    """How a store run is executed and published (none of it changes a decision except ``policy``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_name: str | None = Field(default=None, description="Default: run-<config hash>.")
+    engine: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
+    batch_size: int = Field(default=32, ge=1, le=10_000, description="SKUs per write transaction.")
+    flush_seconds: float = Field(default=1.0, gt=0, description="Longest time an outcome waits unwritten.")
+    policy: StorePolicy = Field(default_factory=StorePolicy)
+
+
+class StoreRunSummary(BaseModel):
+    """Counts of one ``enrich_to_store`` call."""
+
+    run_id: int
+    run_name: str
+    mode: str
+    skus_read: int = 0
+    skus_unchanged: int = 0
+    skus_processed: int = 0
+    skus_failed: int = 0
+    results: int = 0
+    published: int = 0
+    unchanged_values: int = 0
+    kept_approved: int = 0
+    kept_filled: int = 0
+    queued_for_review: int = 0
+    llm_calls: int = 0
+    llm_usage: Usage | None = None
+    actions: dict[str, int] = Field(default_factory=dict)
+    issues: list[str] = Field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        return [
+            (
+                f"run {self.run_name} (id {self.run_id}, {self.mode}): {self.skus_read} SKUs read, "
+                f"{self.skus_unchanged} unchanged (skipped), {self.skus_processed} processed, "
+                f"{self.skus_failed} failed"
+            ),
+            f"results: {self.results}; actions: "
+            + (", ".join(f"{k} {v}" for k, v in sorted(self.actions.items())) or "-"),
+            (
+                f"published: {self.published} written, {self.unchanged_values} unchanged, "
+                f"{self.kept_approved} kept (human-approved), {self.kept_filled} kept (fill-empty-only); "
+                f"{self.queued_for_review} queued for review"
+            ),
+            f"LLM calls: {self.llm_calls}; issues: {len(self.issues)}",
+        ]
+
+
+def store_fingerprint(config: EnrichConfig, comp: Components, policy: StorePolicy) -> dict[str, Any]:
+    """The run identity: the JSONL fingerprint of :mod:`..run_meta` plus the store policy."""
+    return {**run_fingerprint(config, comp.templates, comp.policy), "store_policy": policy.model_dump()}
+
+
+def choose_mode(config: EnrichConfig, options: StoreRunOptions) -> Mode:
+    if options.engine == "ray":
+        return "ray"
+    if config.llm or config.vlm or config.judge != "rule":
+        return "async"
+    return "processes" if config.workers > 1 else "inline"
+
+
+def process_one(sku: SKU, comp: Components, measure_usage: bool = False) -> SkuOutcome:
+    """Scout → Judge → policy for one SKU, never raising: a failure becomes ``SkuOutcome.error``."""
+    before = _usage(comp.llm_clients) if measure_usage else None
+    try:
+        results, calls = process_sku(sku, comp)
+        outcome = SkuOutcome(sku=sku, results=results, llm_calls=calls)
+    except Exception as exc:  # noqa: BLE001 - one SKU's failure is data for the report, not a crash
+        outcome = SkuOutcome(sku=sku, error=f"{type(exc).__name__}: {exc}")
+    if before is not None:
+        outcome.usage = _minus(_usage(comp.llm_clients), before)
+    return outcome
+
+
+def enrich_to_store(
+    skus_path: Path,
+    store: CatalogStore,
+    config: EnrichConfig | None = None,
+    options: StoreRunOptions | None = None,
+    *,
+    components: Components | None = None,
+    progress: Callable[[SkuOutcome], None] | None = None,
+    on_issue: Callable[[str], None] | None = None,
+    on_start: Callable[[int], None] | None = None,
+) -> StoreRunSummary:
+    """Enrich the SKUs of ``skus_path`` the run does not hold yet into ``store`` (module docstring).
+
+    ``on_start(n_pending)`` is called once the pending SKUs are known; ``progress(outcome)`` after each SKU
+    is handed to the writer."""
+    config = config or EnrichConfig()
+    options = options or StoreRunOptions()
+    comp = components or build_components(config)
+    mode = choose_mode(config, options)
+    run = store.start_run(
+        store_fingerprint(config, comp, options.policy),
+        name=options.run_name,
+        engine=f"{mode}:{'llm' if config.llm else 'offline'}",
+        model=config.llm,
+        judge=config.judge,
+    )
+    summary = StoreRunSummary(run_id=run.id, run_name=run.name, mode=mode)
+
+    def issue(text: str) -> None:
+        summary.issues.append(text)
+        if on_issue is not None:
+            on_issue(text)
+
+    for text in comp.errors:
+        issue(text)
+    skus, problems = read_skus(Path(skus_path))
+    for text in problems:
+        issue(text)
+    summary.skus_read = len(skus)
+    todo = store.pending(run, skus)
+    summary.skus_unchanged = len(skus) - len(todo)
+    if on_start is not None:
+        on_start(len(todo))
+    writer = _Writer(
+        store, run, options, comp, summary, issue, progress, measured=mode in ("processes", "ray")
+    )
+    status = "failed"
+    try:
+        for outcome in _outcomes(mode, todo, comp, config, options):
+            writer.add(outcome)
+        writer.flush()
+        status = "finished"
+    finally:
+        if status != "finished":
+            writer.flush_quietly()
+        store.finish_run(run, status)
+    return summary
+
+
+def _outcomes(
+    mode: Mode, todo: list[SKU], comp: Components, config: EnrichConfig, options: StoreRunOptions
+) -> Iterator[SkuOutcome]:
+    if not todo:
+        return iter(())
+    if mode == "inline":
+        return (process_one(sku, comp) for sku in todo)
+    if mode == "processes":
+        return _process_pool(todo, config)
+    if mode == "async":
+        return _async_outcomes(todo, comp, config.workers)
+    from groundtrace.catalog.store.ray_engine import ray_outcomes
+
+    return ray_outcomes(todo, config, address=options.ray_address, workers=config.workers)
+
+
+# -- processes ---------------------------------------------------------------------------------------------
+_WORKER_COMPONENTS: dict[str, Components] = {}
+
+
+def _init_worker(config_json: str) -> None:
+    _WORKER_COMPONENTS[config_json] = build_components(EnrichConfig.model_validate_json(config_json))
+
+
+def _worker_process(config_json: str, sku: SKU) -> SkuOutcome:
+    comp = _WORKER_COMPONENTS.get(config_json)
+    if comp is None:
+        _init_worker(config_json)
+        comp = _WORKER_COMPONENTS[config_json]
+    return process_one(sku, comp, measure_usage=True)
+
+
+def _process_pool(todo: list[SKU], config: EnrichConfig) -> Iterator[SkuOutcome]:
+    config_json = config.model_dump_json()
+    with ProcessPoolExecutor(
+        max_workers=config.workers, initializer=_init_worker, initargs=(config_json,)
+    ) as pool:
+        yield from bounded(
+            todo, lambda sku: pool.submit(_worker_process, config_json, sku), window=2 * config.workers
+        )
+
+
+def bounded(
+    items: Iterable[SKU], submit: Callable[[SKU], Future[SkuOutcome]], window: int
+) -> Iterator[SkuOutcome]:
+    """Outcomes as they complete, with at most ``window`` submitted and unfinished."""
+    it = iter(items)
+    pending: set[Future[SkuOutcome]] = set()
+    try:
+        while True:
+            while len(pending) < window:
+                sku = next(it, None)
+                if sku is None:
+                    break
+                pending.add(submit(sku))
+            if not pending:
+                return
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                yield future.result()
+    finally:
+        for future in pending:
+            future.cancel()
+
+
+# -- asyncio -----------------------------------------------------------------------------------------------
+def _async_outcomes(todo: list[SKU], comp: Components, concurrency: int) -> Iterator[SkuOutcome]:
+    """Collect the outcomes of :func:`run_async` (written as they arrive by the caller's writer)."""
+    import queue
+    import threading
+
+    out: queue.Queue[SkuOutcome | BaseException | None] = queue.Queue(maxsize=4 * concurrency)
+    stop = threading.Event()
+
+    def main() -> None:
+        try:
+            asyncio.run(run_async(todo, comp, concurrency, out.put, stop))
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer thread
+            out.put(exc)
+        finally:
+            out.put(None)
+
+    thread = threading.Thread(target=main, name="enrich-async", daemon=True)
+    thread.start()
+    try:
+        while (item := out.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        while thread.is_alive():  # drain so the loop is never blocked on a full queue
+            try:
+                out.get(timeout=0.1)
+            except queue.Empty:
+                pass
+        thread.join()
+
+
+async def run_async(
+    todo: Iterable[SKU],
+    comp: Components,
+    concurrency: int,
+    emit: Callable[[SkuOutcome], None],
+    stop: Any = None,
+) -> None:
+    """At most ``concurrency`` SKUs in flight; each outcome is passed to ``emit`` as soon as it is ready."""
+    loop = asyncio.get_running_loop()
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="enrich") as pool:
+        in_flight: set[asyncio.Future[SkuOutcome]] = set()
+        it = iter(todo)
+        while True:
+            while len(in_flight) < concurrency and not (stop is not None and stop.is_set()):
+                sku = next(it, None)
+                if sku is None:
+                    break
+                in_flight.add(loop.run_in_executor(pool, process_one, sku, comp))
+            if not in_flight:
+                return
+            done, in_flight = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
+            for future in done:
+                await loop.run_in_executor(None, emit, future.result())
+
+
+# -- the one writer ----------------------------------------------------------------------------------------
+class _Writer:
+    def __init__(
+        self,
+        store: CatalogStore,
+        run: Any,
+        options: StoreRunOptions,
+        comp: Components,
+        summary: StoreRunSummary,
+        issue: Callable[[str], None],
+        progress: Callable[[SkuOutcome], None] | None,
+        measured: bool,
+    ) -> None:
+        self.store, self.run, self.options, self.comp = store, run, options, comp
+        self.summary, self.issue, self.progress, self.measured = summary, issue, progress, measured
+        self.buffer: list[SkuOutcome] = []
+        self.last_flush = time.monotonic()
+        self.usage_mark = _usage(comp.llm_clients)
+        self.usage_total = Usage()
+        self.stats = WriteStats()
+
+    def add(self, outcome: SkuOutcome) -> None:
+        self.buffer.append(outcome)
+        if outcome.error is not None:
+            self.issue(f"{outcome.sku.sku_id}: {outcome.error}")
+        if (
+            len(self.buffer) >= self.options.batch_size
+            or time.monotonic() - self.last_flush >= self.options.flush_seconds
+        ):
+            self.flush()
+
+    def flush(self) -> None:
+        batch, self.buffer = self.buffer, []
+        self.last_flush = time.monotonic()
+        if not batch:
+            return
+        usage: Usage | None = None
+        if not self.measured and self.comp.llm_clients:
+            now = _usage(self.comp.llm_clients)
+            usage, self.usage_mark = _minus(now, self.usage_mark), now
+        self.stats += self.store.record_batch(self.run, batch, policy=self.options.policy, usage=usage)
+        self._tally(batch, usage)
+        if self.progress is not None:
+            for outcome in batch:
+                self.progress(outcome)
+
+    def flush_quietly(self) -> None:
+        try:
+            self.flush()
+        except Exception:  # the original error is the one to report
+            log.exception("could not write the last outcomes (they are redone on the next start)")
+
+    def _tally(self, batch: list[SkuOutcome], usage: Usage | None) -> None:
+        s = self.summary
+        for outcome in batch:
+            if outcome.error is not None:
+                s.skus_failed += 1
+                continue
+            s.skus_processed += 1
+            s.llm_calls += outcome.llm_calls
+            s.results += len(outcome.results)
+            for r in outcome.results:
+                s.actions[r.decision.action.value] = s.actions.get(r.decision.action.value, 0) + 1
+            if outcome.usage is not None:
+                self.usage_total = self.usage_total + outcome.usage
+        if usage is not None:
+            self.usage_total = self.usage_total + usage
+        s.published, s.unchanged_values = self.stats.published, self.stats.unchanged
+        s.kept_approved, s.kept_filled = self.stats.kept_approved, self.stats.kept_filled
+        s.queued_for_review = self.stats.queued
+        if self.comp.llm_clients or self.usage_total.calls:
+            s.llm_usage = self.usage_total
+
+
+def _usage(clients: list[Any]) -> Usage:
+    total = Usage()
+    for client in clients:
+        total = total + client.usage()
+    return total
+
+
+def _minus(after: Usage, before: Usage) -> Usage:
+    return Usage(**{name: getattr(after, name) - getattr(before, name) for name in Usage.model_fields})
