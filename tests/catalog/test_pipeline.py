@@ -141,7 +141,9 @@ def test_scan_reports_broken_middle_line(demo: tuple, tmp_path: Path) -> None:
     lines = reference.read_text(encoding="utf-8").splitlines(keepends=True)
     out.write_text("".join(lines[:5]) + "garbage\n" + "".join(lines[5:]), encoding="utf-8")
     _done, results, truncated, issues = scan_results(out, load_templates())
-    assert truncated == 0 and len(results) == len(lines) and any(":6:" in i for i in issues)
+    # an extra line lost nothing: every block is complete, the garbage line is removed and reported
+    assert truncated == len("garbage\n") and len(results) == len(lines) and any(":6:" in i for i in issues)
+    assert out.read_text(encoding="utf-8") == "".join(lines)
 
 
 def test_failing_sku_is_reported_and_the_rest_processed(demo: tuple, tmp_path: Path) -> None:
@@ -160,7 +162,10 @@ def test_failing_sku_is_reported_and_the_rest_processed(demo: tuple, tmp_path: P
     comp.scout = Boom(comp.scout)
     out = tmp_path / "r.jsonl"
     summary = run_enrich(paths.skus, out, config, components=comp)
-    assert summary.skus_failed == 1 and any("G03: RuntimeError: source exploded" in i for i in summary.issues)
+    assert summary.skus_failed == 1 and summary.failed_skus == ["G03"]
+    assert any(
+        "G03: failed, not written" in i and "RuntimeError: source exploded" in i for i in summary.issues
+    )
     assert {s for s, _ in _keys(out)} == {s for s, _ in _keys(reference)} - {"G03"}
 
 
@@ -499,3 +504,110 @@ def test_cli_enrich_reports_a_bad_line_and_processes_the_rest(demo: tuple, tmp_p
         in result.output
     )
     assert _keys(out) == _keys(reference)  # every other SKU enriched as without the bad line
+
+
+# -- issue 9 item 5: failures are failures --------------------------------------------------------------------
+@pytest.mark.parametrize("damage", ["corrupt", "deleted", "short-cut"])
+def test_damaged_middle_block_is_detected_and_redone(demo: tuple, tmp_path: Path, damage: str) -> None:
+    """A corrupt, missing or cut line in the middle used to lose its key unreported (the block still
+    counted as done). Now the block is not done, the file is rewritten without it and the SKU redone."""
+    paths, config, reference = demo
+    lines = reference.read_text(encoding="utf-8").splitlines(keepends=True)
+    victim = json.loads(lines[14])["sku_id"]
+    broken = {
+        "corrupt": lines[:14] + ['{"sku_id": "' + victim + '", "attribute": \n'] + lines[15:],
+        "deleted": lines[:14] + lines[15:],
+        "short-cut": lines[:14] + [lines[14][:30] + "\n"] + lines[15:],
+    }[damage]
+    out = tmp_path / "r.jsonl"
+    out.write_text("".join(broken), encoding="utf-8")
+    done, _results, _removed, issues = scan_results(out, load_templates(), truncate=False)
+    assert victim not in done and any(f"incomplete block for {victim!r}" in i for i in issues)
+    summary = run_enrich(paths.skus, out, config)
+    assert summary.skus_processed == 1 and summary.lines_written == sum(
+        json.loads(line)["sku_id"] == victim for line in lines
+    )
+    assert sorted(_keys(out)) == sorted(_keys(reference))  # nothing lost, nothing duplicated
+    again = run_enrich(paths.skus, out, config)
+    assert again.skus_processed == 0 and not [i for i in again.issues if "r.jsonl" in i]
+
+
+def test_llm_outage_leaves_skus_not_done_and_a_rerun_retries_them(
+    demo: tuple, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """429/500 from the LLM used to make every SKU "BLOCK, LLM_ERROR", exit 0, and a resume skipped them."""
+    from groundtrace.core.llm.wire_server import Reply, WireServer
+
+    monkeypatch.setenv("GROUNDTRACE_CACHE_DIR", str(tmp_path / "cache"))
+    paths, _, _ = demo
+    skus = tmp_path / "three.jsonl"
+    skus.write_text("".join(paths.skus.read_text(encoding="utf-8").splitlines(keepends=True)[:3]))
+    out = tmp_path / "out.jsonl"
+    healthy = [True]
+
+    def respond(req: dict) -> object:
+        if not healthy[0]:
+            return Reply(status=429, headers={"Retry-After": "0"})
+        slugs = [
+            s.strip() for s in req["messages"][1]["content"].rsplit("slugs: ", 1)[1].rstrip(".").split(",")
+        ]
+        if req["messages"][0]["content"].startswith("You are JudgeAgent"):
+            v = {"verdict": "UNVERIFIED", "failure_type": None, "reasoning": "x", "url": None}
+            return json.dumps({"verdicts": {s: v for s in slugs}})
+        attrs = {s: {"status": "not_found", "value": None} for s in slugs}
+        return json.dumps({"identity": {"confidence": 0.9}, "attributes": attrs})
+
+    runner = CliRunner()
+    with WireServer(respond) as server:
+        args = ["catalog", "enrich", str(skus), "--out", str(out), "--no-progress"]
+        args += ["--llm", f"{server.base_url}#m", "--judge", "llm"]
+        for judge_down in (False, True):  # the Scout's calls fail; then only the Judge's
+            healthy[0] = judge_down
+            if judge_down:
+                server.responder = lambda req: (  # type: ignore[attr-defined]
+                    Reply(status=500, headers={"Retry-After": "0"})
+                    if req["messages"][0]["content"].startswith("You are JudgeAgent")
+                    else respond(req)
+                )
+            res = runner.invoke(app, args)
+            assert res.exit_code == 1, res.output
+            assert "3 SKU(s) failed and were not written" in res.output
+            assert not out.exists() or out.read_text(encoding="utf-8") == ""
+        res = runner.invoke(app, [*args, "--allow-failures"])
+        assert res.exit_code == 0 and "3 failed" in res.output
+        server.responder = respond  # type: ignore[attr-defined]
+        healthy[0] = True
+        res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert "3 processed" in res.output and "0 failed" in res.output
+    assert len({s for s, _ in _keys(out)}) == 3
+
+
+def test_second_writer_on_the_same_out_is_refused(demo: tuple, tmp_path: Path) -> None:
+    import os
+
+    from groundtrace.core.files.lock import LockHeldError, WriterLock
+
+    paths, config, _ = demo
+    out = tmp_path / "r.jsonl"
+    with WriterLock(out):
+        with pytest.raises(LockHeldError, match=rf"r\.jsonl\.lock is held by pid {os.getpid()}"):
+            run_enrich(paths.skus, out, config)
+        res = CliRunner().invoke(
+            app, ["catalog", "enrich", str(paths.skus), "--out", str(out), "--no-progress"]
+        )
+        assert res.exit_code == 1 and "is held by pid" in res.output and "Traceback" not in res.output
+        assert not out.exists()  # refused before anything was written
+    summary = run_enrich(paths.skus, out, config)  # released: the next run proceeds
+    assert summary.skus_processed == summary.skus_read > 0
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", "\ufffe\x00", '"text"'])
+def test_malformed_run_json_is_a_one_line_error(demo: tuple, tmp_path: Path, content: str) -> None:
+    paths, config, _ = demo
+    out = tmp_path / "r.jsonl"
+    run_enrich(paths.skus, out, config)
+    (tmp_path / "r.jsonl.run.json").write_text(content, encoding="utf-8")
+    res = CliRunner().invoke(app, ["catalog", "enrich", str(paths.skus), "--out", str(out), "--no-progress"])
+    assert res.exit_code == 2 and "r.jsonl.run.json:1: unreadable run options" in res.output
+    assert "Traceback" not in res.output and res.output.count("error:") == 1

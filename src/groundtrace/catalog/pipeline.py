@@ -12,11 +12,17 @@
   start, the results file is scanned: SKUs with all their template attributes present are skipped; a
   trailing partial block (a run killed mid-write: a broken last line or fewer lines than the SKU's
   template has) is truncated away and redone. A killed run therefore resumes with no lost and no
-  duplicated lines.
+  duplicated lines. A damaged block in the *middle* (an unreadable or missing line) is detected too: the
+  file is rewritten (temp file + rename) without that block, which is reported and redone.
+* **one writer** — ``OUT.lock`` (:class:`~groundtrace.core.files.lock.WriterLock`) refuses a second run on
+  the same ``out_path`` with a one-line error naming the lock and the holder's pid.
+* **failures are failures** — a SKU whose processing raises (an LLM or VLM transport failure after the
+  client's retries, ``LLMError``) is reported as ``sku_id: error``, counted in ``skus_failed`` and written
+  *nothing*, so a rerun retries it; ``catalog enrich`` exits 1 when any SKU failed (``--allow-failures``
+  opts out). Issues of one SKU (a refused image path) are reported as ``sku_id: issue``.
 * **bounded concurrency** — at most ``workers`` SKUs in flight (threads); results are written in input
   order so output is deterministic whatever ``workers`` is.
-* a SKU whose processing raises is reported (``sku_id: error``) and written nothing; a SKU without a
-  template has nothing to enrich (counted as ``no_template``).
+* a SKU without a template has nothing to enrich (counted as ``no_template``).
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -37,6 +43,7 @@ from groundtrace.catalog.model import SKU, AttributeResult
 from groundtrace.catalog.policy import WritePolicy, load_policy
 from groundtrace.catalog.run_meta import check_or_record, run_fingerprint
 from groundtrace.catalog.templates import TemplateSet, load_templates
+from groundtrace.core.files.lock import WriterLock
 from groundtrace.core.files.text import iter_csv, iter_lines
 from groundtrace.core.llm.base import Usage
 
@@ -93,6 +100,9 @@ class EnrichSummary(BaseModel):
     skus_done_before: int = 0
     skus_processed: int = 0
     skus_failed: int = 0
+    failed_skus: list[str] = Field(
+        default_factory=list, description="SKUs whose processing failed (nothing written; retried on resume)."
+    )
     no_template: int = 0
     lines_written: int = 0
     truncated_bytes: int = 0
@@ -229,20 +239,20 @@ def read_skus(path: Path) -> tuple[list[SKU], list[str]]:
 def scan_results(
     out_path: Path, templates: TemplateSet, truncate: bool = True
 ) -> tuple[set[str], list[AttributeResult], int, list[str]]:
-    """``(complete sku_ids, their results, bytes truncated, issues)`` of an existing results file.
+    """``(complete sku_ids, their results, bytes removed, issues)`` of an existing results file.
 
-    A SKU block is complete when it holds one line per attribute of its template. A broken or
-    incomplete block at the end of the file is cut off (``truncate``); a broken line elsewhere is
-    reported and ignored."""
+    A SKU block (consecutive lines of one sku_id) is complete when it holds one line for every attribute
+    of its template. An unreadable line, a short block or a repeated block is reported with ``file:line``
+    and does not count as done, wherever it is: a damaged block at the end is cut off (a killed run), one
+    in the middle makes the file be rewritten (temp file + fsync + rename) with the complete blocks only, so
+    the redone SKU is neither lost nor duplicated. ``truncate=False`` only reads."""
     if not out_path.exists():
         return set(), [], 0, []
     issues: list[str] = []
-    blocks: list[tuple[str, int, list[AttributeResult]]] = []  # (sku_id, start offset, results)
-    offset = 0
-    bad_tail_from: int | None = None
+    blocks: list[_Block] = []
+    damaged = False
     with out_path.open("rb") as fh:
         for number, raw in enumerate(fh, start=1):
-            start, offset = offset, offset + len(raw)
             if not raw.strip():
                 continue
             try:
@@ -253,40 +263,64 @@ def scan_results(
                 issues.append(
                     f"{out_path}:{number}: unreadable result line ({str(exc).splitlines()[0][:80]})"
                 )
-                if bad_tail_from is None:
-                    bad_tail_from = start
+                damaged = True
                 continue
-            if bad_tail_from is not None:
-                bad_tail_from = None  # a broken line in the middle, not a tail: keep going
-            if blocks and blocks[-1][0] == result.sku_id:
-                blocks[-1][2].append(result)
+            if blocks and blocks[-1].sku_id == result.sku_id:  # also across an unreadable line
+                blocks[-1].results.append(result)
+                blocks[-1].raw.append(raw)
             else:
-                blocks.append((result.sku_id, start, [result]))
-
-    def expected(results: list[AttributeResult]) -> int:
-        template = templates.for_category(results[0].category)
-        return len(template.attributes) if template else len(results)
-
-    cut: int | None = bad_tail_from
-    if blocks and len({r.attribute for r in blocks[-1][2]}) < expected(blocks[-1][2]):
-        cut = blocks[-1][1]
-        issues.append(f"{out_path}: incomplete last block for {blocks[-1][0]!r}; it will be redone")
-        blocks.pop()
-    truncated = 0
-    if cut is not None and truncate:
-        size = out_path.stat().st_size
-        with out_path.open("r+b") as fh:
-            fh.truncate(cut)
-        truncated = size - cut
+                blocks.append(_Block(result.sku_id, number, [result], [raw]))
     done: set[str] = set()
-    results: list[AttributeResult] = []
-    for sku_id, _, rs in blocks:
-        if sku_id in done:
-            issues.append(f"{out_path}: {sku_id!r} appears in two blocks; the first is used")
+    kept: list[_Block] = []
+    seen: set[str] = set()
+    for block in blocks:
+        if block.sku_id in seen:
+            issues.append(
+                f"{out_path}:{block.line}: {block.sku_id!r} appears in two blocks; it will be redone"
+            )
+            done.discard(block.sku_id)
+            kept = [k for k in kept if k.sku_id != block.sku_id]
+            damaged = True
             continue
-        done.add(sku_id)
-        results.extend(rs)
-    return done, results, truncated, issues
+        seen.add(block.sku_id)
+        template = templates.for_category(block.results[0].category)
+        wanted = {a.slug for a in template.attributes} if template else {r.attribute for r in block.results}
+        attrs = [r.attribute for r in block.results]
+        if set(attrs) != wanted or len(attrs) != len(wanted):  # a lost line, or a line twice
+            issues.append(
+                f"{out_path}:{block.line}: incomplete block for {block.sku_id!r} "
+                f"({len(set(attrs) & wanted)} of {len(wanted)} attributes); it will be redone"
+            )
+            damaged = True
+            continue
+        done.add(block.sku_id)
+        kept.append(block)
+    removed = 0
+    if damaged and truncate:
+        removed = _rewrite(out_path, kept)
+    results = [r for block in kept for r in block.results]
+    return done, results, removed, issues
+
+
+@dataclass
+class _Block:
+    sku_id: str
+    line: int  # first line of the block
+    results: list[AttributeResult]
+    raw: list[bytes]
+
+
+def _rewrite(out_path: Path, kept: list[_Block]) -> int:
+    """Replace ``out_path`` by the raw lines of ``kept`` (atomic rename); the number of bytes removed."""
+    size = out_path.stat().st_size
+    data = b"".join(line for block in kept for line in block.raw)
+    tmp = out_path.with_name(out_path.name + ".rewrite.tmp")
+    with tmp.open("wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, out_path)
+    return size - len(data)
 
 
 # -- components --------------------------------------------------------------------------------------------
@@ -352,11 +386,21 @@ def build_components(config: EnrichConfig) -> Components:
     return Components(templates, scout, judge, policy, errors, llm_clients)
 
 
-def process_sku(sku: SKU, comp: Components) -> tuple[list[AttributeResult], int]:
-    """Scout → Judge → policy for one SKU: its AttributeResults (template order) and LLM calls made."""
+class SkuOutcome(NamedTuple):
+    """One SKU's AttributeResults (template order), the LLM calls made and this SKU's issues."""
+
+    results: list[AttributeResult]
+    calls: int
+    issues: list[str]
+
+
+def process_sku(sku: SKU, comp: Components) -> SkuOutcome:
+    """Scout → Judge → policy for one SKU. Raises what the Scout or Judge raise (``LLMError`` when an LLM
+    call failed for good): the caller then writes nothing for this SKU."""
     scout = comp.scout.scout(sku)
+    issues = [e for e in scout.errors if e not in comp.errors]
     if scout.template is None:
-        return [], 0
+        return SkuOutcome([], 0, issues)
     template = comp.templates.get(scout.template)
     calls_before = getattr(comp.judge, "calls", 0)
     verdicts = comp.judge.judge(sku, scout, template)
@@ -376,7 +420,7 @@ def process_sku(sku: SKU, comp: Components) -> tuple[list[AttributeResult], int]
                 decision=decision,
             )
         )
-    return results, calls
+    return SkuOutcome(results, calls, issues)
 
 
 def _tally(summary: EnrichSummary, results: list[AttributeResult]) -> None:
@@ -428,6 +472,20 @@ def run_enrich(
     summary.skus_read = len(skus)
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
+    with WriterLock(out_path):  # one writer per --out (LockHeldError names the holder)
+        _run_locked(skus, out_path, config, comp, summary, issue, progress)
+    return summary
+
+
+def _run_locked(
+    skus: list[SKU],
+    out_path: Path,
+    config: EnrichConfig,
+    comp: Components,
+    summary: EnrichSummary,
+    issue: Callable[[str], None],
+    progress: ProgressFn | None,
+) -> None:
     # before the file is touched: a resume must use the options the file was written with
     check_or_record(out_path, run_fingerprint(config, comp.templates, comp.policy))
     done, previous, truncated, scan_issues = scan_results(out_path, comp.templates)
@@ -450,7 +508,6 @@ def run_enrich(
                     for m in getattr(getattr(c, "ledger", None), "unpriced_models", ())
                 }
             )
-    return summary
 
 
 def _usage_total(clients: list[Any]) -> Usage:
@@ -476,7 +533,7 @@ def _run_window(
 ) -> None:
     """Process ``todo`` with at most ``config.workers`` SKUs in flight, appending each SKU's lines in order."""
     with out_path.open("ab") as fh, ThreadPoolExecutor(max_workers=config.workers) as pool:
-        window: deque[tuple[SKU, Future[tuple[list[AttributeResult], int]]]] = deque()
+        window: deque[tuple[SKU, Future[SkuOutcome]]] = deque()
         it = iter(todo)
 
         def fill() -> None:
@@ -491,13 +548,18 @@ def _run_window(
             while window:
                 sku, future = window.popleft()
                 try:
-                    results, calls = future.result()
-                except Exception as exc:
+                    results, calls, sku_issues = future.result()
+                except Exception as exc:  # nothing written: the SKU is not done and a rerun retries it
                     summary.skus_failed += 1
-                    issue(f"{sku.sku_id}: {type(exc).__name__}: {exc}")
-                    log.exception("SKU %s failed", sku.sku_id)
+                    summary.failed_skus.append(sku.sku_id)
+                    first = str(exc).splitlines()[0][:300] if str(exc) else ""
+                    name = type(exc).__name__
+                    issue(f"{sku.sku_id}: failed, not written (retried on resume): {name}: {first}")
+                    log.debug("SKU %s failed", sku.sku_id, exc_info=True)
                     fill()
                     continue
+                for text in sku_issues:
+                    issue(f"{sku.sku_id}: {text}")
                 summary.llm_calls += calls
                 if not results:
                     summary.no_template += 1

@@ -62,10 +62,13 @@ def check_or_record(out_path: Path, fingerprint: dict[str, Any]) -> None:
     if meta.exists() and out_path.exists() and out_path.stat().st_size > 0:
         try:
             stored = json.loads(meta.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+            if not isinstance(stored, dict):
+                raise ValueError(f"expected a JSON object, got {type(stored).__name__}")
+        except (OSError, ValueError, RecursionError) as exc:
+            reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
             raise ResumeMismatchError(
-                f"{meta}: unreadable run options ({exc}); delete it to resume anyway"
-            ) from exc
+                f"{meta}:1: unreadable run options ({reason}); delete it to resume anyway"
+            ) from None
         diffs = [
             f"{key}: {stored.get(key)!r} -> {fingerprint.get(key)!r}"
             for key in sorted(set(stored) | set(fingerprint))

@@ -105,11 +105,18 @@ def enrich_cmd(
         False, "--json", help="Print the summary (and, with --gold, the evaluation) as one JSON document."
     ),
     no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress bar."),
+    allow_failures: bool = typer.Option(
+        False,
+        "--allow-failures",
+        help="Exit 0 even when SKUs failed (LLM/VLM unavailable); failed SKUs are still not written "
+        "and a rerun retries them.",
+    ),
 ) -> None:
     """Enrich SKUs: extract attributes with evidence, judge them and route each to WRITE / BLOCK / REVIEW.
 
     Offline by default (built-in templates, offline engine, rule judge, default policy). An existing --out
-    file is resumed: complete SKUs are skipped and a torn last block is redone.
+    file is resumed: complete SKUs are skipped and damaged blocks are redone. Exit 1 when any SKU failed
+    (unless --allow-failures) or another run holds OUT.lock; exit 2 for a usage/config error.
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -124,6 +131,7 @@ def enrich_cmd(
     from groundtrace.catalog.run_meta import ResumeMismatchError
     from groundtrace.catalog.sources import SourceError
     from groundtrace.catalog.templates import TemplateError
+    from groundtrace.core.files.lock import LockHeldError
     from groundtrace.core.llm.config import LLMConfigError
     from groundtrace.core.registry import UnknownNameError
 
@@ -202,6 +210,10 @@ def enrich_cmd(
             bar.stop()
             print_error(exc)
             raise typer.Exit(2) from None
+        except LockHeldError as exc:
+            bar.stop()
+            print_error(exc)
+            raise typer.Exit(1) from None
         bar.update(task, completed=total)
     report = _evaluate(out, gold, skus, templates) if gold is not None else None
     if as_json:  # stdout is one JSON document; with --gold the evaluation is inside it
@@ -209,13 +221,19 @@ def enrich_cmd(
         if report is not None:
             payload["evaluation"] = report.to_dict()
         typer.echo(json.dumps(payload, indent=2))
-        return
-    for line in summary_lines(summary):
-        typer.echo(line)
-    if report is not None:
-        from groundtrace.catalog.evaluation.report import print_report
+    else:
+        for line in summary_lines(summary):
+            typer.echo(line)
+        if report is not None:
+            from groundtrace.catalog.evaluation.report import print_report
 
-        print_report(report)
+            print_report(report)
+    if summary.skus_failed and not allow_failures:
+        print_error(
+            f"{summary.skus_failed} SKU(s) failed and were not written ({', '.join(summary.failed_skus[:5])}"
+            f"{' …' if summary.skus_failed > 5 else ''}); rerun to retry them, or pass --allow-failures"
+        )
+        raise typer.Exit(1)
 
 
 def _evaluate(results: Path, gold: Path, skus: Path, templates: Path | None):  # -> EvaluationReport

@@ -171,12 +171,13 @@ def test_malformed_judge_output_is_uncertain_not_guessed() -> None:
     assert verdicts["organic"].failure_type == FailureType.HALLUCINATION  # deterministic verdict kept
 
 
-def test_transport_failure_is_uncertain() -> None:
+def test_transport_failure_raises_so_the_sku_is_not_done() -> None:
+    """An unavailable judge is not an UNCERTAIN verdict: the error reaches enrich (SKU failed, retried)."""
+    from groundtrace.core.llm.base import LLMError
+
     with WireServer(lambda req: Reply(status=400, error_message="bad request")) as server:
-        verdicts = LLMJudge(_client(server)).judge(SKU1, _scout(CANDS[1]), GROCERY)
-    assert (
-        verdicts["flavor"].verdict == VerdictLabel.UNCERTAIN and "unavailable" in verdicts["flavor"].reasoning
-    )
+        with pytest.raises(LLMError, match="bad request"):
+            LLMJudge(_client(server)).judge(SKU1, _scout(CANDS[1]), GROCERY)
 
 
 def test_output_model_requires_every_slug_and_closed_sets() -> None:

@@ -456,12 +456,12 @@ def test_image_ocr_evidence_ranks_below_catalog(tmp_path: Path) -> None:
     _check_judge_contract(result)
 
 
-def test_llm_transport_failure_abstains_without_guessing() -> None:
+def test_llm_transport_failure_raises_instead_of_abstaining() -> None:
+    """An outage is not an abstention: the error reaches the caller (enrich marks the SKU failed)."""
+    from groundtrace.core.llm.base import LLMError
     from groundtrace.core.llm.wire_server import Reply
 
     with WireServer(lambda req: Reply(status=500)) as server:
-        result = ScoutAgent(TEMPLATES, [CatalogRecordSource()], None, LLMEngine(_client(server))).scout(
-            _sku()
-        )
-    assert all(c.value is None and "LLM_ERROR" in c.note for c in result.candidates.values())
-    assert all("llm_error" in result.flags[slug] for slug in result.candidates)
+        agent = ScoutAgent(TEMPLATES, [CatalogRecordSource()], None, LLMEngine(_client(server)))
+        with pytest.raises(LLMError, match="500"):
+            agent.scout(_sku())

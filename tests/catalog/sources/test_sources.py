@@ -113,7 +113,7 @@ def test_tesseract_ocr_reads_generated_label(tmp_path: Path) -> None:
     assert "ORGANIC" in doc.text.upper() and "16" in doc.text
     assert any("missing.png" in e and "not found" in e for e in source.errors)
     assert any("allow_http is off" in e for e in source.errors)
-    (tmp_path / "broken.png").write_bytes(b"not an image at all")
+    (tmp_path / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\nnot an image at all")
     assert source.documents(_sku(images=["broken.png", "front.png"]))[0].source_ref == "image:front.png#ocr"
     assert any("broken.png: OCR failed" in e for e in source.errors)
 
@@ -168,7 +168,10 @@ def test_vlm_image_source_goes_through_the_llm_client(tmp_path: Path) -> None:
     assert (usage.calls, usage.cache_hits) == (1, 1) and usage.prompt_tokens > 0 and source.errors == []
 
 
-def test_vlm_failures_are_retried_then_recorded_and_the_next_image_is_read(tmp_path: Path) -> None:
+def test_vlm_refused_files_are_recorded_and_a_failed_call_raises(tmp_path: Path) -> None:
+    """Files that are not images are per-SKU issues (never sent); a call that still fails after the
+    client's retries raises LLMError (the SKU is then not done) instead of dropping the image silently."""
+    from groundtrace.core.llm.base import LLMError
     from groundtrace.core.llm.wire_server import Reply, WireServer
 
     (tmp_path / "img.png").write_bytes(b"\x89PNG\r\n\x1a\nfake")
@@ -176,6 +179,7 @@ def test_vlm_failures_are_retried_then_recorded_and_the_next_image_is_read(tmp_p
     (tmp_path / "flaky.png").write_bytes(b"\x89PNG\r\n\x1a\nflaky")
     (tmp_path / "empty.png").write_bytes(b"")
     (tmp_path / "notes.txt").write_text("not an image", encoding="utf-8")
+    (tmp_path / "notes.png").write_text("a text file named .png", encoding="utf-8")
     flaky_seen = [0]
 
     def respond(req: dict) -> object:
@@ -191,18 +195,21 @@ def test_vlm_failures_are_retried_then_recorded_and_the_next_image_is_read(tmp_p
     with WireServer(respond) as server:
         client = _vlm_client(server, tmp_path)
         source = VLMImageSource(client, base_dir=tmp_path)
-        docs = source.documents(_sku(images=["img.png", "empty.png", "notes.txt", "flaky.png", "ok.png"]))
-    # the failing image is reported (after the client's 2 retries), the next ones are still read
-    assert any(
-        "VLM request for img.png failed" in e and "500" in e and "2 retries" in e for e in source.errors
-    )
-    assert any("empty.png is an empty file" in e for e in source.errors)
-    assert any("notes.txt is not an image file (text/plain)" in e for e in source.errors)
-    assert len(source.errors) == 3
+        docs, issues = source.documents_and_issues(
+            _sku(images=["empty.png", "notes.txt", "notes.png", "flaky.png", "ok.png"])
+        )
+        with pytest.raises(LLMError, match="500"):
+            source.documents(_sku(images=["img.png"]))
+        sent = [
+            base64.b64decode(r["messages"][-1]["content"][1]["image_url"]["url"].split(",", 1)[1])
+            for r in server.requests
+        ]
+    assert len(issues) == 3 and all("content check" in e for e in issues), issues
+    assert not any(b"text file" in body or b"not an image" in body for body in sent)
     assert [d.source_ref for d in docs] == ["image:flaky.png#vlm", "image:ok.png#vlm"]
     assert [d.text for d in docs] == ["LOT 7", "NET WT 2 LB"]
     usage = client.usage()  # type: ignore[attr-defined]
-    assert usage.retries == 2 + 1 and usage.calls == 2
+    assert usage.retries == 1 + 2 and usage.calls == 2
 
 
 def test_vlm_source_needs_an_llm_client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -252,7 +252,7 @@ def fake_web() -> Iterator[tuple[str, list[str]]]:
             elif parts.path == "/product":
                 body, ctype = product, "text/html; charset=utf-8"
             elif parts.path == "/image.png":
-                body, ctype = b"\x89PNG", "image/png"
+                body, ctype = b"\x89PNG\r\n\x1a\n", "image/png"
             else:
                 self.send_response(404)
                 self.end_headers()
@@ -329,12 +329,17 @@ def test_remote_images_download_only_when_allowed(fake_web: tuple[str, list[str]
     from groundtrace.catalog.sources.image import _ImageLoader
 
     base, seen = fake_web
-    assert _ImageLoader(None, allow_http=False, timeout_s=5).load(f"{base}/image.png") is None
-    assert "/image.png" not in seen
+    issues: list[str] = []
+    assert _ImageLoader(None, allow_http=False, timeout_s=5).load(f"{base}/image.png", issues) is None
+    assert "/image.png" not in seen and "allow_http is off" in issues[0]
     loader = _ImageLoader(None, allow_http=True, timeout_s=5)
-    assert loader.load(f"{base}/image.png") == b"\x89PNG"
-    assert loader.load(f"{base}/missing.png") is None
+    assert loader.load(f"{base}/image.png", issues) == (b"\x89PNG\r\n\x1a\n", "image/png")
+    assert loader.load(f"{base}/missing.png", issues) is None
     assert any("missing.png: download failed" in e for e in loader.errors)
+    assert loader.load(f"{base}/product", issues) is None  # an HTML page is not an image (content check)
+    assert "content check" in issues[-1]
+    small = _ImageLoader(None, allow_http=True, timeout_s=5, max_bytes=4)
+    assert small.load(f"{base}/image.png", issues) is None and "4-byte limit" in issues[-1]
 
 
 def test_make_search_and_policy_file(tmp_path: Path) -> None:

@@ -81,7 +81,7 @@ from groundtrace.catalog.scout.prompt_budget import (
     select_sentences,
 )
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, locate_quote
-from groundtrace.core.llm.base import LLMError, SchemaMalformedError
+from groundtrace.core.llm.base import SchemaMalformedError
 
 log = logging.getLogger(__name__)
 
@@ -509,17 +509,8 @@ class LLMJudge:
                     judge=self.name,
                 )
             return out
-        except LLMError as exc:
-            log.warning("judge call failed for %s: %s", sku.sku_id, exc)
-            for slug, cand in pending.items():
-                out[slug] = verdict(
-                    cand,
-                    VerdictLabel.UNCERTAIN,
-                    f"judge unavailable: {str(exc)[:80]}",
-                    quote_verified=verified[slug],
-                    judge=self.name,
-                )
-            return out
+        # any other LLMError (transport failure after the client's retries) propagates: the SKU is not
+        # done (nothing written, retried on resume) rather than judged UNCERTAIN by an unavailable judge
         docs = {d.source_ref: d for d in [*scout.documents, *(searched or [])]}
         for slug, cand in pending.items():
             item: JudgeItem = getattr(parsed.verdicts, f"a_{slug}")

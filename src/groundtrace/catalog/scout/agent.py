@@ -231,12 +231,18 @@ class ScoutAgent:
     def _own_documents(self, sku: SKU, result: ScoutResult) -> list[Document]:
         docs: list[Document] = []
         for source in self.sources:
+            per_sku = getattr(source, "documents_and_issues", None)
             try:
+                if per_sku is not None:  # issues of this SKU only (thread-safe; e.g. a refused image path)
+                    found, issues = per_sku(sku)
+                    docs.extend(found)
+                    result.errors.extend(e for e in issues if e not in result.errors)
+                    continue
                 docs.extend(source.documents(sku))
             except SourceError as exc:
                 result.errors.append(f"{getattr(source, 'name', type(source).__name__)}: {exc}")
                 log.warning("evidence source failed for %s: %s", sku.sku_id, exc)
-            errors = getattr(source, "errors", None)
+            errors = getattr(source, "errors", None)  # run-level problems (a feed's bad rows)
             if errors:
                 result.errors.extend(e for e in errors if e not in result.errors)
         seen: set[str] = set()

@@ -65,7 +65,7 @@ from groundtrace.catalog.scout.prompt_budget import (
 )
 from groundtrace.catalog.scout.sentences import overlaps
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, locate_quote
-from groundtrace.core.llm.base import LLMError, SchemaMalformedError
+from groundtrace.core.llm.base import SchemaMalformedError
 
 Status = Literal["extracted", "not_found", "not_applicable", "ambiguous", "conflict", "identity_mismatch"]
 SourceTag = Literal["cd", "hq", "image", "web"]
@@ -81,7 +81,6 @@ SourceTypeTag = Literal[
     "other",
 ]
 FLAG_SCHEMA = "schema_malformed"
-FLAG_LLM_ERROR = "llm_error"
 _SOURCE_OF_TAG = {"cd": "catalog", "hq": "syndicated", "image": "image", "web": "web"}
 _TAG_OF_SOURCE = {v: k for k, v in _SOURCE_OF_TAG.items()}
 
@@ -525,15 +524,8 @@ class LLMEngine:
                 flags={a.slug: [FLAG_SCHEMA] for a in attributes},
                 calls=1,
             )
-        except LLMError as exc:  # transport failure after the client's retries: abstain, never guess
-            note = f"LLM_ERROR: {str(exc)[:200]}"
-            return EngineOutput(
-                abstentions={
-                    a.slug: Abstention(status=CandidateStatus.NOT_FOUND, note=note) for a in attributes
-                },
-                flags={a.slug: [FLAG_LLM_ERROR] for a in attributes},
-                calls=1,
-            )
+        # any other LLMError (transport failure after the client's retries) propagates: the enrich run
+        # marks the SKU failed and writes nothing, so a rerun retries it (an outage is not an abstention)
         parsed = completion.parsed
         return self.interpret(parsed, attributes, documents)
 

@@ -1,13 +1,15 @@
 """Image evidence: OCR with the Tesseract binary, or a vision-language model through the LLM client.
 
 * :class:`TesseractOCRSource` runs ``tesseract IMG stdout`` (subprocess, no Python binding) on every
-  image of the SKU. Local paths are resolved against ``base_dir``; ``http(s)`` URLs are downloaded with
-  httpx only when ``allow_http=True`` (else they are skipped and noted in ``errors``). A missing binary
-  raises :class:`~groundtrace.catalog.sources.base.SourceError` with an install hint.
+  image of the SKU. Local paths must lie inside ``base_dir`` and be real images of bounded size
+  (:mod:`groundtrace.catalog.sources.image_files`: no absolute paths, no ``..``, no symlinks out, type by
+  magic bytes); ``http(s)`` URLs are downloaded with httpx only when ``allow_http=True`` (bounded and
+  content-checked too). Every refused image is a per-SKU issue (``documents_and_issues``), never read. A
+  missing binary raises :class:`~groundtrace.catalog.sources.base.SourceError` with an install hint.
 * :class:`VLMImageSource` sends each image (base64 data URL, OpenAI ``image_url`` content part) to a
   vision model through the configured core LLM client (``client.complete``: retries, response cache,
   usage ledger) and asks for a literal transcription of the printed text and label marks. The answer
-  becomes a Document with ``source="image"``.
+  becomes a Document with ``source="image"``. A failed call raises ``LLMError`` (the SKU is not done).
 
 Both produce ``source_type="image"`` Documents with ``source_ref="image:<path or URL>#ocr|#vlm"``.
 Images rank third in the evidence priority (catalog > syndicated > image > web).
@@ -16,15 +18,21 @@ Images rank third in the evidence priority (catalog > syndicated > image > web).
 from __future__ import annotations
 
 import base64
-import mimetypes
 import shutil
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
 from groundtrace.catalog.model import SKU, Document
 from groundtrace.catalog.sources.base import EVIDENCE_SOURCES, EvidenceSource, SourceError
+from groundtrace.catalog.sources.image_files import (
+    MAX_IMAGE_BYTES,
+    ImageRefused,
+    open_image,
+    sniff_image_type,
+)
 from groundtrace.core.llm.base import LLMError
 
 
@@ -33,33 +41,64 @@ def _is_url(ref: str) -> bool:
 
 
 class _ImageLoader:
-    def __init__(self, base_dir: str | Path | None, allow_http: bool, timeout_s: float) -> None:
+    """Reads the images a SKU names: local files only through :func:`open_image` (confined to
+    ``base_dir``, content-checked, bounded); URLs only with ``allow_http`` (bounded, content-checked)."""
+
+    def __init__(
+        self,
+        base_dir: str | Path | None,
+        allow_http: bool,
+        timeout_s: float,
+        max_bytes: int = MAX_IMAGE_BYTES,
+    ) -> None:
         self.base_dir = Path(base_dir) if base_dir else None
         self.allow_http = allow_http
         self.timeout_s = timeout_s
-        self.errors: list[str] = []
+        self.max_bytes = max_bytes
+        self.errors: list[str] = []  # every issue of every SKU (library users); per-SKU lists go to the Scout
+        self._lock = threading.Lock()
 
-    def load(self, ref: str) -> bytes | None:
+    def note(self, issues: list[str], text: str) -> None:
+        issues.append(text)
+        with self._lock:
+            self.errors.append(text)
+
+    def load(self, ref: str, issues: list[str]) -> tuple[bytes, str] | None:
+        """``(bytes, MIME type)`` of one image, or ``None`` with the reason appended to ``issues``."""
         if _is_url(ref):
-            if not self.allow_http:
-                self.errors.append(f"{ref}: remote image skipped (allow_http is off)")
-                return None
-            import httpx
-
-            try:
-                response = httpx.get(ref, timeout=self.timeout_s, follow_redirects=True)
-                response.raise_for_status()
-            except httpx.HTTPError as exc:
-                self.errors.append(f"{ref}: download failed ({exc})")
-                return None
-            return response.content
-        path = Path(ref)
-        if not path.is_absolute() and self.base_dir is not None:
-            path = self.base_dir / path
-        if not path.exists():
-            self.errors.append(f"{path}: image not found")
+            return self._download(ref, issues)
+        if self.base_dir is None:
+            self.note(issues, f"{ref}: local image skipped (no images folder configured)")
             return None
-        return path.read_bytes()
+        try:
+            return open_image(ref, self.base_dir, self.max_bytes)
+        except ImageRefused as exc:
+            self.note(issues, str(exc))
+            return None
+
+    def _download(self, ref: str, issues: list[str]) -> tuple[bytes, str] | None:
+        if not self.allow_http:
+            self.note(issues, f"{ref}: remote image skipped (allow_http is off)")
+            return None
+        import httpx
+
+        try:
+            with httpx.stream("GET", ref, timeout=self.timeout_s, follow_redirects=True) as response:
+                response.raise_for_status()
+                data = b""
+                for chunk in response.iter_bytes():
+                    data += chunk
+                    if len(data) > self.max_bytes:
+                        self.note(issues, f"{ref}: image exceeds the {self.max_bytes}-byte limit")
+                        return None
+        except httpx.HTTPError as exc:
+            self.note(issues, f"{ref}: download failed ({exc})")
+            return None
+        mime = sniff_image_type(data[:16])
+        if mime is None:
+            self.note(issues, f"{ref}: not a PNG/JPEG/GIF/WebP/BMP/TIFF image (content check); not used")
+            return None
+        return data, mime
 
 
 def run_tesseract(image: bytes, suffix: str = ".png", cmd: str = "tesseract", timeout_s: float = 60.0) -> str:
@@ -78,7 +117,8 @@ def run_tesseract(image: bytes, suffix: str = ".png", cmd: str = "tesseract", ti
         )
     if proc.returncode != 0:
         raise SourceError(
-            f"tesseract failed (exit {proc.returncode}): {proc.stderr.decode(errors='replace')[:300]}"
+            f"tesseract failed (exit {proc.returncode}): "
+            + " ".join(proc.stderr.decode(errors="replace").split())[:300]
         )
     return proc.stdout.decode("utf-8", errors="replace")
 
@@ -112,16 +152,22 @@ class TesseractOCRSource(EvidenceSource):
         return self._loader.errors
 
     def documents(self, sku: SKU) -> list[Document]:
+        return self.documents_and_issues(sku)[0]
+
+    def documents_and_issues(self, sku: SKU) -> tuple[list[Document], list[str]]:
+        """The SKU's OCR Documents and this SKU's issues (refused paths, OCR failures)."""
         docs: list[Document] = []
+        issues: list[str] = []
         for ref in sku.images:
-            data = self._loader.load(ref)
-            if data is None:
+            loaded = self._loader.load(ref, issues)
+            if loaded is None:
                 continue
-            suffix = Path(ref.split("?")[0]).suffix or ".png"
+            data, mime = loaded
+            suffix = "." + mime.split("/")[1]
             try:
                 text = run_tesseract(data, suffix=suffix, cmd=self.cmd, timeout_s=self.timeout_s)
             except (SourceError, subprocess.TimeoutExpired) as exc:
-                self.errors.append(f"{ref}: OCR failed ({exc})")
+                self._loader.note(issues, f"{ref}: OCR failed ({exc})")
                 continue
             text = "\n".join(line.strip() for line in text.splitlines() if line.strip())
             if text:
@@ -135,7 +181,7 @@ class TesseractOCRSource(EvidenceSource):
                         metadata={"method": "tesseract", "image": ref},
                     )
                 )
-        return docs
+        return docs, issues
 
 
 VLM_PROMPT = (
@@ -155,7 +201,8 @@ class VLMImageSource(EvidenceSource):
     ``"http://host:port/v1#MODEL"``); each image goes out as an ``image_url`` content part holding a
     base64 data URL, through ``client.complete`` — so the call gets the client's retries and back-off,
     its response cache (the key holds the image's sha256) and its usage ledger. A call that still fails
-    (:class:`~groundtrace.core.llm.LLMError`) is recorded in ``errors`` and the next image is read.
+    raises :class:`~groundtrace.core.llm.LLMError`: the enrich run marks the SKU failed (not done, retried
+    on resume) instead of enriching it without its image evidence.
     """
 
     name = "image_vlm"
@@ -198,14 +245,15 @@ class VLMImageSource(EvidenceSource):
     def errors(self) -> list[str]:
         return self._loader.errors
 
-    def messages_for(self, ref: str, data: bytes) -> list[dict[str, Any]]:
-        """System + user messages for one image (raises SourceError for an empty or non-image file)."""
-        mime = mimetypes.guess_type(ref.split("?")[0])[0] or "image/png"
-        if not mime.startswith("image/"):
-            raise SourceError(f"VLM: {ref} is not an image file ({mime})")
+    def messages_for(self, ref: str, data: bytes, mime: str | None = None) -> list[dict[str, Any]]:
+        """System + user messages for one image (raises SourceError for an empty or non-image content;
+        the MIME type is the one detected from the bytes, never guessed from the name)."""
         if not data:
             raise SourceError(f"VLM: {ref} is an empty file")
-        url = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+        detected = sniff_image_type(data[:16])
+        if detected is None or (mime is not None and mime != detected):
+            raise SourceError(f"VLM: {ref} is not an image file (content check)")
+        url = f"data:{detected};base64,{base64.b64encode(data).decode('ascii')}"
         return [
             {
                 "role": "system",
@@ -221,25 +269,27 @@ class VLMImageSource(EvidenceSource):
         ]
 
     def describe(self, ref: str, data: bytes) -> str:
-        """The model's transcription of one image (raises SourceError when the call fails for good —
-        after the client's retries; :meth:`documents` records it in ``errors`` and goes on)."""
+        """The model's transcription of one image. A failed call (after the client's retries) raises
+        :class:`~groundtrace.core.llm.LLMError`: the SKU is then not done and is retried on resume."""
         messages = self.messages_for(ref, data)
-        try:
-            done = self.client.complete(messages, temperature=0.0, max_tokens=self.max_tokens)
-        except LLMError as exc:
-            raise SourceError(f"VLM request for {ref} failed ({self.model}): {exc}") from exc
+        done = self.client.complete(messages, temperature=0.0, max_tokens=self.max_tokens)
         return done.text or ""
 
     def documents(self, sku: SKU) -> list[Document]:
+        return self.documents_and_issues(sku)[0]
+
+    def documents_and_issues(self, sku: SKU) -> tuple[list[Document], list[str]]:
+        """The SKU's VLM Documents and this SKU's issues (refused paths); raises LLMError on a failed call."""
         docs: list[Document] = []
+        issues: list[str] = []
         for ref in sku.images:
-            data = self._loader.load(ref)
-            if data is None:
+            loaded = self._loader.load(ref, issues)
+            if loaded is None:
                 continue
             try:
-                text = self.describe(ref, data).strip()
+                text = self.describe(ref, loaded[0]).strip()
             except SourceError as exc:
-                self.errors.append(str(exc))
+                self._loader.note(issues, str(exc))
                 continue
             if text:
                 docs.append(
@@ -252,4 +302,4 @@ class VLMImageSource(EvidenceSource):
                         metadata={"method": "vlm", "model": self.model, "image": ref},
                     )
                 )
-        return docs
+        return docs, issues
