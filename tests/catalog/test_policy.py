@@ -147,7 +147,8 @@ def test_overrides_by_attribute_and_category(tmp_path: Path) -> None:
         ("threshold: 1.5\n", "threshold"),
         ("verdicts: {PASS: WRITE}\n", "missing FAIL"),
         ("verdicts: {PASS: PUBLISH, FAIL: BLOCK, UNVERIFIED: WRITE, UNCERTAIN: REVIEW}\n", "verdicts.PASS"),
-        ("thresold: 0.5\n", "thresold"),
+        ("thresold: 0.5\n", ":1: thresold: unknown key (did you mean 'threshold'?)"),
+        ("name: a\nname: b\n", ":2: duplicate key 'name'"),
         ("name: [unclosed\n", "invalid YAML"),
         ("- a list\n", "mapping"),
     ],
@@ -207,5 +208,5 @@ def test_builtin_cautious_policy_writes_only_pass(tmp_path: Path, monkeypatch: p
     (tmp_path / "cautious").write_text("name: mine\nthreshold: 0.9\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     assert load_policy("cautious").name == "mine"
-    with pytest.raises(PolicyError, match="cannot read policy"):
+    with pytest.raises(PolicyError, match="missing.yaml: file not found"):
         load_policy(tmp_path / "missing.yaml")

@@ -121,13 +121,21 @@ def test_dump_round_trips(builtin: TemplateSet, tmp_path: Path) -> None:
         ("category: x\nattributes: []\n", "no attributes"),
         ("category: x\nattributes:\n  - {slug: a, name: A, type: enum}\n", "no allowed_values"),
         ("category: x\nattributes:\n  - {slug: a, name: A}\n  - {slug: a, name: B}\n", "duplicate"),
-        ("category: x\nattributes:\n  - {slug: Bad Slug, name: A}\n", "invalid template"),
+        (
+            "category: x\nattributes:\n  - {slug: Bad Slug, name: A}\n",
+            ":3: attributes.0.slug: String should match",
+        ),
+        (
+            "category: x\nattributes:\n  - {slug: a, name: A, tpye: enum}\n",
+            ":3: attributes.0.tpye: unknown key (did you mean 'type'?)",
+        ),
         (
             "category: x\nattributes:\n  - {slug: a, name: A, type: string, unit: g}\n",
             "units need type number",
         ),
-        ("- just a list\n", "must be a mapping"),
-        ("category: [unclosed\n", "cannot read"),
+        ("- just a list\n", ":1: expected a mapping, got a list"),
+        ("category: [unclosed\n", ":2: invalid YAML"),
+        ("category: x\ncategory: y\nattributes: []\n", ":2: duplicate key 'category' (first at line 1)"),
     ],
 )
 def test_invalid_templates_name_the_file(tmp_path: Path, body: str, message: str) -> None:

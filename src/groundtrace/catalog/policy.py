@@ -20,8 +20,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from groundtrace.catalog.model import (
     Action,
@@ -32,6 +31,7 @@ from groundtrace.catalog.model import (
     Verdict,
     VerdictLabel,
 )
+from groundtrace.core.files.yaml_loader import YamlError, load_yaml_model
 
 
 class PolicyError(ValueError):
@@ -165,20 +165,6 @@ def load_policy(path: str | Path | None = None) -> WritePolicy:
     if path is not None and not file.exists() and str(path) in BUILTIN_POLICIES:
         file = builtin_policy_path(str(path))
     try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise PolicyError(f"{file}: cannot read policy ({exc.strerror or exc})") from exc
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise PolicyError(f"{file}{line}: invalid YAML ({getattr(exc, 'problem', exc)})") from exc
-    if not isinstance(data, dict):
-        raise PolicyError(f"{file}: a policy is a YAML mapping")
-    try:
-        return WritePolicy.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ()))
-        raise PolicyError(f"{file}: {where}: {first['msg']}") from exc
-    except ValueError as exc:
-        raise PolicyError(f"{file}: {exc}") from exc
+        return load_yaml_model(file, WritePolicy)
+    except YamlError as exc:
+        raise PolicyError(str(exc)) from None

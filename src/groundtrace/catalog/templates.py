@@ -23,9 +23,9 @@ from importlib import resources
 from pathlib import Path
 
 import yaml
-from pydantic import ValidationError
 
 from groundtrace.catalog.model import CategoryTemplate
+from groundtrace.core.files.yaml_loader import YamlError, read_yaml, validate_document
 
 _PATH_SPLIT = re.compile(r"\s*(?:>|/|\||›|»)\s*")
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
@@ -67,27 +67,17 @@ def validate_template(template: CategoryTemplate) -> list[str]:
     return problems
 
 
-def parse_template(data: object, origin: str) -> CategoryTemplate:
-    """Validate one decoded YAML document; raise :class:`TemplateError` naming ``origin``."""
-    if not isinstance(data, dict):
-        raise TemplateError(f"{origin}: a template must be a mapping, got {type(data).__name__}")
+def load_template_file(path: Path) -> CategoryTemplate:
+    """Read one YAML template file (``core.files.yaml_loader``: safe YAML, ``file:line`` of the offending
+    key, did-you-mean for unknown keys), then check it with :func:`validate_template`."""
     try:
-        template = CategoryTemplate.model_validate(data)
-    except ValidationError as exc:
-        raise TemplateError(f"{origin}: invalid template: {exc}") from exc
+        template = validate_document(read_yaml(path), CategoryTemplate)
+    except YamlError as exc:
+        raise TemplateError(str(exc)) from None
     problems = validate_template(template)
     if problems:
-        raise TemplateError(f"{origin}: " + "; ".join(problems))
+        raise TemplateError(f"{path}: " + "; ".join(problems))
     return template
-
-
-def load_template_file(path: Path) -> CategoryTemplate:
-    """Read one YAML template file."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise TemplateError(f"{path}: cannot read template: {exc}") from exc
-    return parse_template(data, str(path))
 
 
 def dump_template(template: CategoryTemplate) -> str:

@@ -361,7 +361,7 @@ def test_make_search_and_policy_file(tmp_path: Path) -> None:
     assert classify_url("https://www.walmart.com/ip/1", "Acme", policy) == "major_retailer"  # default kept
     bad = tmp_path / "bad.yaml"
     bad.write_text("retailer: [typo-key.example]\n")
-    with pytest.raises(ValueError, match="bad.yaml: invalid source policy"):
+    with pytest.raises(ValueError, match=r"bad.yaml:1: retailer: unknown key \(did you mean 'retailers'\?\)"):
         load_policy(bad)
 
 

@@ -115,7 +115,7 @@ def test_file_limits(tmp_path: Path) -> None:
     bad = _file(tmp_path, b"a: 1\nb: \xff\n")
     with pytest.raises(YamlError, match=r"conf.yaml:2: not valid UTF-8"):
         read_yaml(bad)
-    with pytest.raises(YamlError, match="missing.yaml:0: file not found"):
+    with pytest.raises(YamlError, match="missing.yaml: file not found"):
         read_yaml(tmp_path / "missing.yaml")
 
 

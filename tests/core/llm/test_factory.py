@@ -114,10 +114,13 @@ def test_default_config_location(monkeypatch, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("model: [unclosed\n", r"llm\.yaml:\d+: not valid YAML"),
+        ("model: [unclosed\n", r"llm\.yaml:\d+: invalid YAML"),
         ("- a list\n", r"llm\.yaml:1: expected a mapping"),
-        ("modle: typo\n", r"invalid LLM config: modle: Extra inputs"),
-        ("concurrency: 0\n", r"concurrency: Input should be greater than or equal to 1"),
+        ("modle: typo\n", r"llm\.yaml:1: modle: unknown key \(did you mean 'model'\?\)"),
+        (
+            "spec: local\nconcurrency: 0\n",
+            r"llm\.yaml:2: concurrency: Input should be greater than or equal to 1",
+        ),
     ],
 )
 def test_bad_config_files(tmp_path: Path, text: str, message: str) -> None:

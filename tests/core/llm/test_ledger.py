@@ -53,7 +53,9 @@ def test_bad_rules_are_skipped_with_file_and_line(tmp_path: Path) -> None:
         "    input: 0\n"
         "    output: 0\n"
     )
-    with pytest.warns(UserWarning, match=r"prices\.yaml:5: prices\[1\] input"):
+    with pytest.warns(
+        UserWarning, match=r"prices\.yaml:6: prices\.1\.input: Input should be greater than or equal to 0"
+    ):
         table = PriceTable.from_file(path)
     assert [r.pattern for r in table.rules] == ["good*", "also-good*"]
     assert len(table.errors) == 1

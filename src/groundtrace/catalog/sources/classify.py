@@ -25,9 +25,10 @@ import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from groundtrace.catalog.model import SourceType
+from groundtrace.core.files.yaml_loader import YamlError, load_yaml_model
 
 DEFAULT_BLOCKED_DOMAINS = (
     "reddit.com",
@@ -223,14 +224,9 @@ def classify_url(url: str, brand: str | None = None, policy: SourcePolicy | None
 
 def load_policy(path: str | Path) -> SourcePolicy:
     """A :class:`SourcePolicy` from a YAML/JSON file (keys as the model's fields; missing keys keep the
-    defaults). Errors name the file."""
-    import yaml
-
-    path = Path(path)
+    defaults; an empty file is the default policy). Errors are ``ValueError`` naming ``file:line``
+    (``core.files.yaml_loader``)."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        return SourcePolicy.model_validate(data)
-    except FileNotFoundError as exc:
-        raise ValueError(f"{path}: source policy file not found") from exc
-    except (yaml.YAMLError, ValidationError) as exc:
-        raise ValueError(f"{path}: invalid source policy: {exc}") from exc
+        return load_yaml_model(path, SourcePolicy, empty={})
+    except YamlError as exc:
+        raise ValueError(str(exc)) from None

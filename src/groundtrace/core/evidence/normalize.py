@@ -23,9 +23,9 @@ from importlib import resources
 from typing import Literal
 
 import pint
-import yaml
 
 from groundtrace.core.evidence.quotes import UNIFY_TABLE
+from groundtrace.core.files.yaml_loader import YamlError, parse_yaml
 
 ValueKind = Literal["bool", "number", "enum", "string"]
 
@@ -306,22 +306,15 @@ def load_abbreviations(text: str, name: str = "<abbreviations>") -> dict[str, li
     rest is loaded. A document that is not a mapping, or not YAML at all, raises ``ValueError`` naming
     ``name:line``.
     """
-    try:
-        root = yaml.compose(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise ValueError(f"{name}{line}: invalid YAML ({getattr(exc, 'problem', None) or exc})") from None
-    if root is None:
+    doc = parse_yaml(text, name)  # YamlError (a ValueError) names name:line
+    if doc.data is None:
         return {}
-    if not isinstance(root, yaml.MappingNode):
-        message = f"{name}:{root.start_mark.line + 1}: expected a mapping 'expansion: [aliases]'"
-        raise ValueError(message)  # noqa: TRY004 - bad file content, not a bad argument type
+    if not isinstance(doc.data, dict):
+        raise YamlError.at(name, doc.line_of(()), "expected a mapping 'expansion: [aliases]'")
     table: dict[str, list[str]] = {}
     seen: set[str] = set()
-    for key_node, value_node in root.value:
-        where = f"{name}:{key_node.start_mark.line + 1}"
-        key, value = yaml.safe_load(yaml.serialize(key_node)), yaml.safe_load(yaml.serialize(value_node))
+    for key, value in doc.data.items():
+        where = f"{name}:{doc.line_of((str(key),))}"
         if not isinstance(key, str) or not key.strip():
             warnings.warn(f"{where}: skipped: the expansion must be a non-empty string", stacklevel=2)
             continue

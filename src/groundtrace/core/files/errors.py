@@ -6,7 +6,8 @@ from pydantic import BaseModel, ConfigDict
 
 
 class LineError(BaseModel):
-    """A problem tied to one line of one file (1-based line number); ``str()`` is ``file:line: message``."""
+    """A problem tied to one line of one file (1-based line number); ``str()`` is ``file:line: message``
+    (``file: message`` when ``line`` is 0: a problem of the whole file, such as a missing one)."""
 
     model_config = ConfigDict(frozen=True)
     file: str
@@ -14,4 +15,6 @@ class LineError(BaseModel):
     message: str
 
     def __str__(self) -> str:
+        if self.line <= 0:
+            return f"{self.file}: {self.message}"
         return f"{self.file}:{self.line}: {self.message}"

@@ -92,13 +92,14 @@ def _unknown_key(key: str, keys: list[str]) -> str:
     return "unknown key; known keys: " + ", ".join(keys)
 
 
-def describe_error(error: ErrorDetails, model: type[BaseModel] | None = None) -> str:
-    """``field.path: message`` for one pydantic error (see the module docstring)."""
+def describe_error(error: ErrorDetails, model: type[BaseModel] | None = None, prefix: Loc = ()) -> str:
+    """``field.path: message`` for one pydantic error (see the module docstring); ``prefix`` is the path
+    of the validated value inside its document (``("prices", 3)``)."""
     loc = tuple(error.get("loc", ()))
     if error.get("type") == "extra_forbidden" and loc:
         keys = known_keys(model, loc[:-1]) if model is not None else []
-        return f"{error_path(loc)}: {_unknown_key(str(loc[-1]), keys)}"
-    return f"{error_path(loc)}: {error.get('msg', '')}"
+        return f"{error_path((*prefix, *loc))}: {_unknown_key(str(loc[-1]), keys)}"
+    return f"{error_path((*prefix, *loc))}: {error.get('msg', '')}"
 
 
 def validation_message(exc: ValidationError, *, model: type[BaseModel] | None = None, limit: int = 1) -> str:
@@ -120,17 +121,18 @@ def validation_errors(
     line: LineOf = None,
     model: type[BaseModel] | None = None,
     limit: int = 3,
+    prefix: Loc = (),
 ) -> list[LineError]:
     """One :class:`LineError` per error (the first ``limit``; the last one notes how many more there
-    were). ``line`` gives each error's line (0 when unknown)."""
+    were). ``line`` gives each error's line (0 when unknown) from its ``prefix + loc``."""
     errors = exc.errors()
     out = []
     for error in errors[:limit]:
         out.append(
             LineError(
                 file=file,
-                line=_line(line, tuple(error.get("loc", ()))) or 0,
-                message=describe_error(error, model),
+                line=_line(line, (*prefix, *error.get("loc", ()))) or 0,
+                message=describe_error(error, model, prefix),
             )
         )
     more = len(errors) - limit

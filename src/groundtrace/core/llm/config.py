@@ -28,8 +28,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
+from groundtrace.core.files.yaml_loader import YamlError, load_yaml_model
 from groundtrace.core.llm.base import LLMError
 
 CONFIG_ENV = "GROUNDTRACE_LLM_CONFIG"
@@ -81,21 +82,10 @@ def default_config_path(env: Mapping[str, str] | None = None) -> Path:
 
 
 def _read_file(path: Path) -> _ConfigFile:
-    import yaml
-
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise LLMConfigError(f"{path}{line}: not valid YAML: {exc}") from exc
-    if not isinstance(data, dict):
-        raise LLMConfigError(f"{path}:1: expected a mapping of LLM settings")
-    try:
-        return _ConfigFile.model_validate(data)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise LLMConfigError(f"{path}: invalid LLM config: {problems}") from exc
+        return load_yaml_model(path, _ConfigFile, empty={})
+    except YamlError as exc:
+        raise LLMConfigError(str(exc)) from None
 
 
 def load_settings(config_path: str | Path | None = None, env: Mapping[str, str] | None = None) -> LLMSettings:

@@ -23,6 +23,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from groundtrace.core.files.validation import validation_errors
+from groundtrace.core.files.yaml_loader import YamlError, read_yaml
 from groundtrace.core.llm.base import Usage
 
 DEFAULT_PRICES_PATH = Path(__file__).with_name("data") / "prices.yaml"
@@ -55,30 +57,22 @@ class PriceTable:
 
     @classmethod
     def from_file(cls, path: str | Path) -> PriceTable:
-        """Load a YAML price file; bad rules are skipped with a ``file:line`` warning, the rest load."""
-        import yaml
-
-        path = Path(path)
-        text = path.read_text(encoding="utf-8")
-        try:
-            root = yaml.compose(text)
-        except yaml.YAMLError as exc:
-            raise ValueError(f"{path}: not valid YAML: {exc}") from exc
-        data = yaml.safe_load(text) or {}
-        entries = data.get("prices") if isinstance(data, dict) else None
+        """Load a YAML price file (``core.files.yaml_loader``); bad rules are skipped with a ``file:line``
+        warning naming the offending key, the rest load."""
+        doc = read_yaml(path)
+        entries = doc.data.get("prices") if isinstance(doc.data, dict) else None
         if not isinstance(entries, list):
-            raise ValueError(f"{path}:1: expected a mapping with a 'prices' list")  # noqa: TRY004 - bad file content
-        lines = _entry_lines(root)
+            raise YamlError.at(str(path), 1, "expected a mapping with a 'prices' list")
         rules: list[PriceRule] = []
         errors: list[str] = []
         for index, entry in enumerate(entries):
-            line = lines[index] if index < len(lines) else 0
             try:
                 rules.append(PriceRule.model_validate(entry))
             except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(str(p) for p in first["loc"]) or "(entry)"
-                errors.append(f"{path}:{line}: prices[{index}] {where}: {first['msg']}")
+                first = validation_errors(
+                    exc, file=str(path), line=doc.line_of, model=PriceRule, limit=1, prefix=("prices", index)
+                )
+                errors.append(str(first[0]))
         for message in errors:
             warnings.warn(f"skipped price rule: {message}", stacklevel=2)
         return cls(tuple(rules), source=str(path), errors=tuple(errors))
@@ -97,18 +91,6 @@ class PriceTable:
         if rule is None:
             return None
         return prompt_tokens * rule.input / 1e6 + completion_tokens * rule.output / 1e6
-
-
-def _entry_lines(root: Any) -> list[int]:
-    """1-based line of each item of the top-level ``prices`` sequence in a composed YAML node tree."""
-    import yaml
-
-    if not isinstance(root, yaml.MappingNode):
-        return []
-    for key, value in root.value:
-        if getattr(key, "value", None) == "prices" and isinstance(value, yaml.SequenceNode):
-            return [item.start_mark.line + 1 for item in value.value]
-    return []
 
 
 class Ledger:
