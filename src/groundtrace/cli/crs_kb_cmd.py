@@ -69,27 +69,24 @@ def parse_per_type(text: str) -> dict[str, int]:
 def selection_config(config_file: Path | None, overrides: dict[str, Any]):  # -> SelectionConfig
     """The :class:`~groundtrace.crs.kb.select.SelectionConfig` of a YAML/JSON file (or the defaults),
     with every non-None ``overrides`` value replacing the file's; raises ValueError with the reason."""
-    import yaml
     from pydantic import ValidationError
 
+    from groundtrace.core.files.validation import validation_errors, validation_message
+    from groundtrace.core.files.yaml_loader import YamlError, read_yaml
     from groundtrace.crs.kb.select import SelectionConfig
 
-    data: dict[str, Any] = {}
-    if config_file is not None:
-        try:
-            loaded = yaml.safe_load(config_file.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as exc:
-            raise ValueError(f"{config_file}: {exc}") from None
-        if loaded is not None and not isinstance(loaded, dict):
-            raise ValueError(f"{config_file}: expected a mapping of SelectionConfig fields")
-        data = dict(loaded or {})
+    doc = read_yaml(config_file) if config_file is not None else None  # YamlError is a ValueError
+    if doc is not None and doc.data is not None and not isinstance(doc.data, dict):
+        raise YamlError.at(doc.name, doc.line_of(()), "expected a mapping of SelectionConfig fields")
+    data: dict[str, Any] = dict(doc.data or {}) if doc is not None else {}
     data.update({k: v for k, v in overrides.items() if v is not None})
     try:
         return SelectionConfig.model_validate(data)
     except ValidationError as exc:
-        where = f"{config_file}: " if config_file is not None else ""
-        parts = [f"{'.'.join(map(str, e['loc'])) or '<root>'}: {e['msg']}" for e in exc.errors()]
-        raise ValueError(where + "; ".join(parts)) from None
+        if doc is None:
+            raise ValueError(validation_message(exc, model=SelectionConfig, limit=5)) from None
+        errors = validation_errors(exc, file=doc.name, line=doc.line_of, model=SelectionConfig)
+        raise YamlError(errors) from None
 
 
 def _selection_defaults():  # SelectionConfig; imported lazily elsewhere, needed here for the help text

@@ -135,26 +135,14 @@ def _load_schema(path: Path) -> dict[str, Any]:
 
 
 def _json_line(text: str, path: list[Any]) -> int | None:
-    """1-based line of the value at ``path`` (keys and indices) in the JSON ``text``; ``None`` if unknown.
-
-    JSON is read as YAML here only to get node positions; if that fails the caller omits the line.
-    """
-    import yaml
+    """1-based line of the key or item at ``path`` (keys and indices) in the JSON ``text``; ``None`` if
+    unknown. JSON is read as YAML (``core.files.yaml_loader``) only to get node positions."""
+    from groundtrace.core.files.yaml_loader import YamlError, parse_yaml
 
     try:
-        node = yaml.compose(text)
-    except yaml.YAMLError:
+        return parse_yaml(text).line_of(path)
+    except YamlError:
         return None
-    for step in path:
-        if isinstance(node, yaml.MappingNode):
-            node = next((v for k, v in node.value if getattr(k, "value", None) == str(step)), None)
-        elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and step < len(node.value):
-            node = node.value[step]
-        else:
-            node = None
-        if node is None:
-            return None
-    return node.start_mark.line + 1 if node is not None else None
 
 
 @llm_app.command("usage")

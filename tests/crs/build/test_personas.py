@@ -64,7 +64,7 @@ def test_bad_file_reports_file_and_line_and_keeps_checking(tmp_path) -> None:
     with pytest.raises(PersonaFileError) as err:
         load_personas(path, expected=None)
     message = str(err.value)
-    assert f"{path}:8: persona #2: constraints.0.kind" in message  # bad_kind starts on line 8
+    assert f"{path}:12: persona #2: constraints.0.kind: Input should be" in message  # its first constraint
     assert f"{path}:15: duplicate persona id 'ok_one'" in message
     path.write_text(good, encoding="utf-8")
     assert [p.id for p in load_personas(path, expected=None)] == ["ok_one"]

@@ -17,9 +17,10 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from groundtrace.core.files.validation import validation_message
+from groundtrace.core.files.yaml_loader import YamlError, parse_yaml, read_yaml
 from groundtrace.crs.schema import Constraint, ConstraintKind, PoiType
 
 N_ARCHETYPES = 47
@@ -79,10 +80,6 @@ class PersonaFileError(ValueError):
     """The personas file is malformed; the message names file:line of each bad entry."""
 
 
-def _line_of_entries(text: str) -> list[int]:
-    return [i + 1 for i, line in enumerate(text.splitlines()) if line.startswith("- ")]
-
-
 def load_personas(path: str | Path | None = None, *, expected: int | None = N_ARCHETYPES) -> list[Persona]:
     """Load and validate archetypes (the bundled file by default).
 
@@ -90,29 +87,29 @@ def load_personas(path: str | Path | None = None, *, expected: int | None = N_AR
     naming ``file:line`` per bad entry. Duplicate ids are errors; so is a count differing from
     ``expected`` (pass ``None`` to accept any count, e.g. for a user's own file).
     """
-    if path is None:
-        source = resources.files("groundtrace.crs.data").joinpath("personas.yaml")
-        text, name = source.read_text(encoding="utf-8"), "groundtrace/crs/data/personas.yaml"
-    else:
-        text, name = Path(path).read_text(encoding="utf-8"), str(path)
-    raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    try:
+        if path is None:
+            source = resources.files("groundtrace.crs.data").joinpath("personas.yaml")
+            doc = parse_yaml(source.read_text(encoding="utf-8"), "groundtrace/crs/data/personas.yaml")
+        else:
+            doc = read_yaml(path)
+    except YamlError as exc:
+        raise PersonaFileError(str(exc)) from None
+    raw, name = doc.data, doc.name
     if not isinstance(raw, list):
         raise PersonaFileError(f"{name}:1: expected a list of personas, got {type(raw).__name__}")
-    lines = _line_of_entries(text)
     personas: list[Persona] = []
     errors: list[str] = []
     seen: set[str] = set()
     for i, entry in enumerate(raw):
-        line = lines[i] if i < len(lines) else 1
         try:
             persona = Persona.model_validate(entry)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            loc = ".".join(str(p) for p in first["loc"])
-            errors.append(f"{name}:{line}: persona #{i + 1}: {loc}: {first['msg']}")
+            line = doc.line_of((i, *exc.errors()[0]["loc"]))
+            errors.append(f"{name}:{line}: persona #{i + 1}: {validation_message(exc, model=Persona)}")
             continue
         if persona.id in seen:
-            errors.append(f"{name}:{line}: duplicate persona id {persona.id!r}")
+            errors.append(f"{name}:{doc.line_of((i, 'id'))}: duplicate persona id {persona.id!r}")
             continue
         seen.add(persona.id)
         personas.append(persona)

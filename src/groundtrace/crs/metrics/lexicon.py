@@ -14,8 +14,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-import yaml
-
+from groundtrace.core.files.yaml_loader import parse_yaml
 from groundtrace.crs.schema import ATTRIBUTE_KEYS, POI
 
 LEXICON_SIZE = 41
@@ -193,7 +192,7 @@ def parse_lexicon(data: Any, source: str = "attribute_lexicon.yaml") -> Lexicon:
 def load_lexicon() -> Lexicon:
     """The packaged lexicon (cached). Raises :class:`LexiconError` unless it has exactly 41 terms."""
     text = resources.files("groundtrace.crs").joinpath("data/attribute_lexicon.yaml").read_text("utf-8")
-    lexicon = parse_lexicon(yaml.safe_load(text))
+    lexicon = parse_lexicon(parse_yaml(text, "groundtrace/crs/data/attribute_lexicon.yaml").data)
     if len(lexicon) != LEXICON_SIZE:
         raise LexiconError(f"attribute_lexicon.yaml: expected {LEXICON_SIZE} terms, found {len(lexicon)}")
     return lexicon
