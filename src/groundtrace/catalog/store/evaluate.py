@@ -24,7 +24,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from groundtrace.catalog.evaluation.metrics import PairOutcome, build_outcomes, equal_for, evaluate
+from groundtrace.catalog.evaluation.matching import equal_for
+from groundtrace.catalog.evaluation.metrics import PairOutcome
+from groundtrace.catalog.evaluation.scoring import build_outcomes, evaluate
 from groundtrace.catalog.importers.base import read_jsonl_models
 from groundtrace.catalog.model import GoldLabel
 from groundtrace.catalog.store.store import CatalogStore
