@@ -465,7 +465,7 @@ def test_read_jsonl_models_reports_bad_bytes_and_names_the_field(tmp_path: Path)
         (3, "invalid GoldLabel: attribute: Field required"),
     ]
     # an error without a location has no stray separator (was "invalid GoldLabel:  Invalid JSON")
-    assert issues[2].line == 4 and issues[2].message.startswith("invalid GoldLabel: Invalid JSON")
+    assert issues[2].line == 4 and issues[2].message.startswith("invalid JSON: ")
 
 
 def test_wdc_descriptions_row_with_bad_bytes_is_reported_and_the_rest_read(tmp_path: Path) -> None:

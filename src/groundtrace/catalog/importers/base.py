@@ -19,7 +19,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, Field
 
 from groundtrace.catalog.model import SKU, GoldLabel
-from groundtrace.core.files.text import iter_lines
+from groundtrace.core.files.jsonl import read_jsonl_models as read_model_lines
 
 NA = "n/a"
 
@@ -202,32 +202,10 @@ def run_import(
 
 
 def read_jsonl_models(path: Path, model: type[BaseModel]) -> tuple[list, list[ImportIssue]]:
-    """Read a JSONL file of ``model`` records (skus.jsonl, gold.jsonl, results); bad lines become issues.
-
-    Each line is decoded on its own: a line that is not valid UTF-8 is an issue too, the others are read."""
-    from pydantic import ValidationError
-
-    items: list = []
-    issues: list[ImportIssue] = []
-    for number, line, error in iter_lines(path):
-        if line is None:
-            issues.append(ImportIssue(str(path), number, error or ""))
-            continue
-        if not line.strip():
-            continue
-        try:
-            items.append(model.model_validate_json(line))
-        except ValidationError as exc:
-            first = exc.errors()[0] if exc.errors() else {"msg": str(exc), "loc": ()}
-            where = ".".join(str(p) for p in first.get("loc", ()))
-            issues.append(
-                ImportIssue(
-                    str(path),
-                    number,
-                    f"invalid {model.__name__}: {where + ': ' if where else ''}{first['msg']}",
-                )
-            )
-    return items, issues
+    """Read a JSONL file of ``model`` records (skus.jsonl, gold.jsonl, results); bad lines become issues
+    (``core.files.jsonl.read_jsonl_models``: each line decoded and validated on its own)."""
+    items, problems = read_model_lines(path, model)
+    return items, [ImportIssue(p.file, p.line, p.message) for p in problems]
 
 
 def iter_nonempty(values: Iterable[str]) -> list[str]:

@@ -12,7 +12,6 @@ generated WDC templates and imported gold agree on slugs.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -30,7 +29,8 @@ from groundtrace.catalog.importers.base import (
     slugify,
 )
 from groundtrace.catalog.model import SKU, AttributeSpec, CategoryTemplate
-from groundtrace.core.files.text import iter_csv, iter_lines
+from groundtrace.core.files.jsonl import iter_jsonl
+from groundtrace.core.files.text import iter_csv
 
 #: WDC attribute name → template slug (``gtin`` / ``mpn`` mean "SKU identifier, not gold").
 WDC_ATTRIBUTE_MAP: dict[str, str] = {
@@ -61,23 +61,10 @@ IDENTIFIER_SLUGS = frozenset({"gtin", "mpn"})
 
 
 def _read_json_lines(path: Path) -> Iterator[tuple[int, dict | ImportIssue]]:
-    """``(line, object)`` per JSON-object line; ``(line, issue)`` for a line that is not valid UTF-8, not
-    JSON or not an object (the other lines are still read)."""
-    for number, line, error in iter_lines(path):
-        if line is None:
-            yield number, ImportIssue(str(path), number, error or "")
-            continue
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield number, ImportIssue(str(path), number, f"invalid JSON: {exc.msg} (column {exc.colno})")
-            continue
-        if not isinstance(data, dict):
-            yield number, ImportIssue(str(path), number, f"expected a JSON object, got {type(data).__name__}")
-            continue
-        yield number, data
+    """``(line, object)`` per JSON-object line; ``(line, issue)`` for a bad line (``core.files.jsonl``: not
+    UTF-8, too long, too deep, not JSON, not an object); the other lines are still read."""
+    for number, data, error in iter_jsonl(path, objects_only=True):
+        yield number, (ImportIssue(str(path), number, error.message) if error is not None else data)
 
 
 def _values(scores: object) -> list[str]:

@@ -20,6 +20,7 @@ from typing import Any
 from groundtrace.catalog import identity
 from groundtrace.catalog.model import SKU, Document
 from groundtrace.catalog.sources.base import EVIDENCE_SOURCES, EvidenceSource, SourceError
+from groundtrace.core.files.jsonl import iter_jsonl
 from groundtrace.core.files.text import iter_csv, iter_lines
 
 log = logging.getLogger(__name__)
@@ -113,19 +114,9 @@ class SyndicatedFeedSource(EvidenceSource):
             )
 
     def _load_jsonl(self) -> None:
-        for line_no, line, error in iter_lines(self.path):
-            if line is None:
-                self.errors.append(f"{self.path}:{line_no}: {error}")
-                continue
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                self.errors.append(f"{self.path}:{line_no}: invalid JSON ({exc.msg})")
-                continue
-            if not isinstance(record, dict):
-                self.errors.append(f"{self.path}:{line_no}: expected a JSON object")
+        for line_no, record, error in iter_jsonl(self.path, objects_only=True):
+            if error is not None:
+                self.errors.append(str(error))
                 continue
             self._add(
                 line_no,

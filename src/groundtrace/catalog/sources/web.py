@@ -21,7 +21,6 @@ brand, which can promote a hit to ``official_web``); blocked (UGC) hits come bac
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,7 @@ from groundtrace.catalog.sources.base import SEARCH_PROVIDERS, SearchHit, Search
 from groundtrace.catalog.sources.classify import SourcePolicy, classify_url
 from groundtrace.catalog.sources.html_text import html_to_text
 from groundtrace.core.evidence.tokens import tokenize
-from groundtrace.core.files.text import iter_lines
+from groundtrace.core.files.jsonl import iter_jsonl
 
 _GTIN_META = (
     "gtin",
@@ -160,18 +159,14 @@ class LocalCorpusSearch(SearchProvider):
         self.pages.append((url, raw, is_html))
 
     def _add_jsonl(self, file: Path) -> None:
-        for line_no, line, error in iter_lines(file):
-            if line is None:
-                self.errors.append(f"{file}:{line_no}: {error}")
+        for line_no, rec, error in iter_jsonl(file, objects_only=True):
+            if error is not None:
+                self.errors.append(str(error))
                 continue
-            if not line.strip():
+            if "url" not in rec:
+                self.errors.append(f"{file}:{line_no}: bad page record (no 'url')")
                 continue
-            try:
-                rec = json.loads(line)
-                url = str(rec["url"])
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                self.errors.append(f"{file}:{line_no}: bad page record ({exc})")
-                continue
+            url = str(rec["url"])
             if "html" in rec:
                 self.pages.append((url, str(rec["html"]), True))
             elif "text" in rec:
