@@ -360,7 +360,7 @@ def metrics(
     *,
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON (with formulas).")] = False,
 ) -> None:
-    """List the 25 default metrics by axis (name, direction, aggregation)."""
+    """List the 27 default metrics by axis (name, direction, aggregation)."""
     import json
 
     from groundtrace.crs.metrics import DEFAULT_METRICS

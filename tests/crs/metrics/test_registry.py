@@ -20,8 +20,8 @@ from groundtrace.crs.metrics import (
 
 def test_registry_type_and_contents():
     assert isinstance(METRICS, Registry)
-    # 25 metrics from 22 families (recall@1/3/5 share one, open_recall@1/10 another)
-    assert len(METRICS) == 22
+    # 27 metrics from 24 families (recall@1/3/5 share one, open_recall@1/10 another)
+    assert len(METRICS) == 24
     assert {m.name for m in DEFAULT_METRICS} == set(METRICS.names())
 
 
@@ -68,10 +68,10 @@ def test_parametric_round_trip(name, k):
     assert str(metric) == f"{METRICS.canonical(name)}@{k}"
 
 
-def test_default_metrics_are_the_25_in_report_order():
-    assert len(DEFAULT_METRICS) == 25 and len(set(DEFAULT_METRICS)) == 25
+def test_default_metrics_are_the_27_in_report_order():
+    assert len(DEFAULT_METRICS) == 27 and len(set(DEFAULT_METRICS)) == 27
     by_axis = metrics_by_axis()
-    assert [len(by_axis[a]) for a in AXES] == [10, 8, 4, 3]
+    assert [len(by_axis[a]) for a in AXES] == [10, 10, 4, 3]
     # report order: accuracy, grounding, recovery, practicality — never interleaved
     order = [AXES.index(m.axis) for m in DEFAULT_METRICS]
     assert order == sorted(order)

@@ -49,9 +49,9 @@ def test_counts_cover_every_unit(table):
 
 def test_defaults_never_nan_and_unavailable_listed(table):
     assert set(table.metrics) == {str(m) for m in DEFAULT_METRICS}
-    # closed run, no scorer: the 3 open-set metrics and NLI are unavailable, the 21 others aggregated
+    # closed run, no scorer: the 3 open-set metrics and NLI are unavailable, the 23 others aggregated
     assert set(table.unavailable) == {"open_recall@1", "open_recall@10", "open_mrr", "nli_entailment"}
-    assert len(table.aggregate) == 21
+    assert len(table.aggregate) == 23
     for value in table.aggregate.values():
         assert value is not None and not math.isnan(value)
 

@@ -275,7 +275,7 @@ def test_cli_report_systems_metrics(runs, tmp_path) -> None:
     listed = runner.invoke(app, ["crs", "systems", "--json"])
     assert {"oracle", "random"} <= {row["name"] for row in json.loads(listed.output)}
     metrics = runner.invoke(app, ["crs", "metrics", "--json"])
-    assert len(json.loads(metrics.output)) == 25
+    assert len(json.loads(metrics.output)) == 27
     missing = runner.invoke(app, ["crs", "report", str(tmp_path / "nope"), "--out", str(tmp_path / "x")])
     flat = " ".join(missing.output.replace("│", " ").split())
     assert missing.exit_code == 2 and "not a run folder" in flat

@@ -72,7 +72,11 @@ def system_inputs(
             in_pool = set(pool)
             reviews = tagged[tuple(pool)] = [
                 TaggedReview(
-                    tag=tag, review_id=ref.review_id, poi_id=ref.poi_id, text=kb.reviews[ref.review_id].text
+                    tag=tag,
+                    review_id=ref.review_id,
+                    poi_id=ref.poi_id,
+                    text=kb.reviews[ref.review_id].text,
+                    stance=[(s.start, s.end, s.polarity) for s in kb.stances.get(ref.review_id, ())],
                 )
                 for tag, ref in refs.items()
                 if ref.poi_id in in_pool

@@ -1,12 +1,13 @@
-"""The 25 TRACE-CRS metrics: spec objects in a registry and string parsing.
+"""The 27 TRACE-CRS metrics: spec objects in a registry and string parsing.
 
 >>> from groundtrace.crs.metrics import parse_metric
 >>> str(parse_metric("R@3"))
 'recall@3'
 
 Public API: :data:`METRICS` (a :class:`~groundtrace.core.registry.Registry` of metric families),
-:func:`parse_metric`, :class:`Metric`, :data:`DEFAULT_METRICS` (the 25, in report order, each with its
-``axis``), and the scoring of runs lives in :mod:`groundtrace.crs.evaluation.score`. Formulas: docs/crs-metrics.md.
+:func:`parse_metric`, :class:`Metric`, :data:`DEFAULT_METRICS` (the 27, in report order, each with its
+``axis``), and the scoring of runs lives in :mod:`groundtrace.crs.evaluation.score`.
+Formulas: docs/crs-metrics.md.
 """
 
 from __future__ import annotations

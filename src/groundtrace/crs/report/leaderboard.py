@@ -189,7 +189,7 @@ def unavailable_metrics(run: RunData) -> dict[str, str]:
 
 
 def all_metrics(report: Report, setting: str) -> list[str]:
-    """Every metric with a value or an 'unavailable' mark in a run of ``setting``: the 25 in report order
+    """Every metric with a value or an 'unavailable' mark in a run of ``setting``: the 27 in report order
     first, then any other requested metric."""
     from groundtrace.crs.metrics import DEFAULT_METRICS
 

@@ -45,13 +45,17 @@ class CandidateCard(BaseModel):
 
 
 class TaggedReview(BaseModel):
-    """A review under its dialogue tag."""
+    """A review under its dialogue tag, with the KB's stored stance of its sentences."""
 
     model_config = ConfigDict(extra="forbid")
     tag: str
     review_id: str
     poi_id: str
     text: str
+    stance: list[tuple[int, int, int]] = Field(
+        default_factory=list,
+        description="(start, end, polarity +1/0/-1) of each sentence, as the KB stores it (crs.kb.stance).",
+    )
 
 
 class SystemInput(BaseModel):

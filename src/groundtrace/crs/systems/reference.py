@@ -2,10 +2,11 @@
 
 * **oracle** (``needs_gold``): ranking = the gold POI, then the other satisfying candidates
   (``gold.multi_ref``, in pool order), then the rest of the pool in input order. Response: the gold POI's
-  name, then up to :data:`MAX_QUOTES` verbatim sentences of its tagged reviews that express the turn's
-  active constraints (one per constraint first, by the dataset's aspect lexicon
-  ``groundtrace.crs.build.evidence.supports``), each as ``"sentence" [Rn]`` with the review's own tag; when no
-  sentence expresses a constraint, the first quotable sentence of its first review.
+  name, then verbatim sentences of its tagged reviews that express the turn's active constraints (one
+  per constraint, at most :data:`MAX_ORACLE_QUOTES`, by the dataset's aspect lexicon
+  ``groundtrace.crs.build.evidence.supports``, never a sentence whose stored stance is negative, positive
+  ones first), each as ``"sentence" [Rn]`` with the review's own tag; when no sentence expresses a
+  constraint, its first positive (else first non-negative) quotable sentence.
 * **random**: ranking = the pool shuffled by ``random.Random(f"{seed}:{dialogue_id}:{turn_index}:{setting}")``
   (identical on every run, independent of thread scheduling); response quotes :data:`MAX_QUOTES` random
   sentences of its top-1's tagged reviews with their correct tags. Expected closed R@1 = 1/8.
@@ -24,6 +25,7 @@ from groundtrace.crs.systems.base import SYSTEMS, CRSSystem
 from groundtrace.crs.systems.predictions import CandidateCard, SystemInput, SystemOutput, TaggedReview
 
 MAX_QUOTES = 2
+MAX_ORACLE_QUOTES = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +34,7 @@ class TaggedSentence:
 
     tag: str
     text: str
+    polarity: int = 0
 
 
 def quotable_sentences(reviews: list[TaggedReview], poi_id: str) -> list[TaggedSentence]:
@@ -40,10 +43,11 @@ def quotable_sentences(reviews: list[TaggedReview], poi_id: str) -> list[TaggedS
     for review in reviews:
         if review.poi_id != poi_id:
             continue
+        polarity = {start: p for start, _end, p in review.stance}
         for start, end in split_sentences(review.text):
             text = review.text[start:end].strip()
             if len(text) >= MIN_QUOTE_CHARS and '"' not in text and "[" not in text:
-                out.append(TaggedSentence(review.tag, text))
+                out.append(TaggedSentence(review.tag, text, polarity.get(start, 0)))
     return out
 
 
@@ -76,13 +80,17 @@ class OracleSystem(CRSSystem):
         ranking = [gold.gold_poi]
         ranking += [p for p in pool if p in satisfying and p != gold.gold_poi]
         ranking += [p for p in pool if p not in ranking]
-        sentences = quotable_sentences(inp.reviews, gold.gold_poi)
+        # non-negative sentences only, positive ones first (stable: input order within a polarity)
+        sentences = sorted(
+            (s for s in quotable_sentences(inp.reviews, gold.gold_poi) if s.polarity >= 0),
+            key=lambda s: -s.polarity,
+        )
         quotes: list[TaggedSentence] = []
         for constraint in gold.active_constraints:
             hit = next((s for s in sentences if s not in quotes and supports(s.text, constraint)), None)
             if hit is not None:
                 quotes.append(hit)
-            if len(quotes) == MAX_QUOTES:
+            if len(quotes) == MAX_ORACLE_QUOTES:
                 break
         if not quotes and sentences:
             quotes.append(sentences[0])
