@@ -32,3 +32,18 @@ def print_error(message: object) -> None:
     from rich.markup import escape
 
     err_console().print(f"[red]error:[/red] {escape(str(message))}")
+
+
+def registry_names(registry_path: str) -> str:
+    """The names of the registry at ``"module:attr"`` (plug-ins included), comma-separated, for help text.
+
+    Help text is built when the command module is imported, so that ``--help`` lists exactly what the
+    registry holds; a plug-in that fails to load gives ``(unavailable: ...)`` instead of breaking ``--help``.
+    """
+    import importlib
+
+    module, _, attr = registry_path.partition(":")
+    try:
+        return ", ".join(getattr(importlib.import_module(module), attr).names())
+    except Exception as exc:  # noqa: BLE001 - a broken plug-in must not break --help
+        return f"(unavailable: {exc})"

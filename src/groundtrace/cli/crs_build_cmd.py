@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from groundtrace.cli.apps import crs_app
-from groundtrace.cli.console import err_console, print_error
+from groundtrace.cli.console import err_console, print_error, registry_names
 
 
 @crs_app.command("build")
@@ -15,14 +15,20 @@ def build(
     kb: str = typer.Option(
         ...,
         "--kb",
-        help="A KB file saved by `crs kb build`/`crs kb demo`, or 'demo' / 'demo:SEED' for the generated city.",
+        help="A KB file saved by `crs kb build`/`crs kb demo`, or 'demo' / 'demo:SEED' for the generated "
+        "city.",
     ),
     dialogues: int = typer.Option(10_000, "--dialogues", min=1, help="Number of dialogues to build."),
     seed: int = typer.Option(0, "--seed", help="Random seed; the output is byte-identical for a seed."),
     out: Path = typer.Option(
         ..., "--out", help="Output folder (train/validation/test.jsonl, schema, manifest, report)."
     ),
-    realiser: str = typer.Option("template", "--realiser", help="'template' (offline, default) or 'llm'."),
+    realiser: str = typer.Option(
+        "template",
+        "--realiser",
+        help=f"How plans become text: {registry_names('groundtrace.crs.build.builder:REALISERS')} "
+        "('template' is offline and the default; 'llm' needs --llm).",
+    ),
     llm: str = typer.Option(
         None,
         "--llm",
@@ -83,7 +89,8 @@ def build(
         raise typer.Exit(1) from exc
     report.print_summary(console)
     console.print(
-        f"wrote {escape(str(out))}/{{train,validation,test}}.jsonl, schema.json, manifest.json, build_report.json"
+        f"wrote {escape(str(out))}/{{train,validation,test}}.jsonl, schema.json, manifest.json, "
+        "build_report.json"
     )
     errors, warnings = report.health()
     for message in warnings:

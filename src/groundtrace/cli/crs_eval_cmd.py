@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from groundtrace.cli.apps import crs_app
-from groundtrace.cli.console import err_console
+from groundtrace.cli.console import err_console, registry_names
 
 # Options shared by `crs run` and `crs score` (declared once).
 LimitOption = Annotated[
@@ -29,19 +29,28 @@ NliOption = Annotated[
 ]
 
 
+MetricsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--metrics",
+        help="Comma-separated metrics to compute, e.g. 'recall@1,cgs,mrr' (default: the 25 of "
+        f"`crs metrics`). Registered: {registry_names('groundtrace.crs.metrics:METRICS')}.",
+    ),
+]
+
+
 def _check_setting(setting: str) -> None:
     if setting not in ("closed", "open"):
         raise typer.BadParameter("choose 'closed' or 'open'", param_hint="--setting")
 
 
 def _load(dataset: Path, split: str, kb: str | None):
-
-    from groundtrace.crs.evaluation.loading import load_split, resolve_kb
+    from groundtrace.crs.evaluation.loading import load_dataset, resolve_kb
 
     err = err_console()
     try:
-        data = load_split(dataset, split)
-        knowledge = resolve_kb(kb, data.manifest, data.dialogues)
+        data = load_dataset(dataset, split)
+        knowledge = resolve_kb(kb, data.manifest, data)
     except (ValueError, FileNotFoundError) as exc:
         raise typer.BadParameter(str(exc)) from None
     for line in data.errors[:20]:
@@ -49,6 +58,19 @@ def _load(dataset: Path, split: str, kb: str | None):
     if len(data.errors) > 20:
         err.print(f"... {len(data.errors) - 20} more bad dataset lines")
     return data, knowledge
+
+
+def _metrics(spec: str | None):
+    """The metrics named by ``--metrics`` (None: the defaults); a usage error for an unknown name."""
+    if spec is None:
+        return None
+    from groundtrace.core.registry import UnknownNameError
+    from groundtrace.crs.metrics import MetricParseError, parse_metrics
+
+    try:
+        return parse_metrics(spec)
+    except (UnknownNameError, MetricParseError) as exc:
+        raise typer.BadParameter(str(exc), param_hint="--metrics") from None
 
 
 def _scorer(nli: str | None):
@@ -92,7 +114,8 @@ def _print_scores(table, info: dict) -> None:
     lat = usage.get("latency_s", {})
     console.print(
         f"unscorable turns: {info['counts']['unscorable_turns']} · latency mean {lat.get('mean', 0):.4f}s "
-        f"p95 {lat.get('p95', 0):.4f}s · tokens {usage.get('prompt_tokens', 0)}+{usage.get('completion_tokens', 0)}"
+        f"p95 {lat.get('p95', 0):.4f}s · tokens {usage.get('prompt_tokens', 0)}+"
+        f"{usage.get('completion_tokens', 0)}"
         f" · cost ${usage.get('cost_usd', 0):.4f}"
     )
 
@@ -125,9 +148,19 @@ def run(
     system: Annotated[
         str,
         typer.Option(
-            "--system", help="A registered system name (see `crs systems`) or an http(s):// endpoint."
+            "--system",
+            help=f"A registered system ({registry_names('groundtrace.crs.systems:SYSTEMS')}; see "
+            "`crs systems`) or an http(s):// endpoint.",
         ),
     ],
+    system_arg: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--system-arg",
+            help="key=value passed to the system's constructor (repeatable); values are read as JSON "
+            "scalars when they are (3, 0.5, true, null), else as text.",
+        ),
+    ] = None,
     setting: Annotated[
         str, typer.Option("--setting", help="'closed' (8 candidates) or 'open' (the 50–100 open-set pool).")
     ] = "closed",
@@ -153,34 +186,32 @@ def run(
         bool, typer.Option("--retry-errors", help="On resume, re-run dialogues that had an errored turn.")
     ] = False,
     nli: NliOption = None,
+    metrics: MetricsOption = None,
 ) -> None:
     """Run a CRS system on a dataset split, record per-turn predictions and score them."""
-    import inspect
-
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from groundtrace.core.registry import UnknownNameError
     from groundtrace.crs.evaluation.run_files import RunKeyMismatchError
     from groundtrace.crs.evaluation.runner import run_system
-    from groundtrace.crs.systems import SYSTEMS, HTTPSystem, build_system, is_url
+    from groundtrace.crs.systems.factory import parse_system_args, system_factory
+    from groundtrace.crs.systems.http import is_url
 
     _check_setting(setting)
+    try:
+        options = parse_system_args(system_arg or [])
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--system-arg") from None
+    if is_url(system):
+        options = {"timeout_s": timeout, "retries": retries, **options}
+    wanted = _metrics(metrics)
+    try:
+        factory = system_factory(system, options, seed=seed)
+    except (UnknownNameError, ImportError, ValueError) as exc:
+        hint = "--system-arg" if isinstance(exc, ValueError) and options else "--system"
+        raise typer.BadParameter(str(exc), param_hint=hint) from None
     data, knowledge = _load(dataset, split, kb)
     scorer = _scorer(nli)
-    if is_url(system):
-
-        def factory():
-            return HTTPSystem(system, timeout_s=timeout, retries=retries)
-    else:
-        try:
-            cls = SYSTEMS.get(system)
-        except (UnknownNameError, ImportError) as exc:
-            raise typer.BadParameter(str(exc), param_hint="--system") from None
-        options = {"seed": seed} if "seed" in inspect.signature(cls).parameters else {}
-
-        def factory():
-            return build_system(system, **options)
-
     with Progress(
         TextColumn(f"{system} · {setting}"),
         BarColumn(),
@@ -196,7 +227,7 @@ def run(
         try:
             result = run_system(
                 factory,
-                data.dialogues,
+                data,
                 knowledge,
                 out,
                 setting=setting,
@@ -207,6 +238,7 @@ def run(
                 dataset=str(dataset.resolve()),
                 progress=progress,
                 entailment=scorer,
+                metrics=wanted,
             )
         except RunKeyMismatchError as exc:
             raise typer.BadParameter(str(exc), param_hint="--out") from None
@@ -235,6 +267,7 @@ def score(
     limit: LimitOption = None,
     kb: KbOption = None,
     nli: NliOption = None,
+    metrics: MetricsOption = None,
 ) -> None:
     """Score a predictions JSONL offline (bad lines are reported as file:line and skipped)."""
 
@@ -244,11 +277,12 @@ def score(
     _check_setting(setting)
     if not predictions.is_file():
         raise typer.BadParameter(f"{predictions}: no such file", param_hint="--predictions")
+    wanted = _metrics(metrics)
     data, knowledge = _load(dataset, split, kb)
     try:
         result = score_file(
             predictions,
-            data.dialogues,
+            data,
             knowledge,
             out,
             setting=setting,
@@ -256,6 +290,7 @@ def score(
             limit=limit,
             dataset=str(dataset.resolve()),
             entailment=_scorer(nli),
+            metrics=wanted,
         )
     except RunKeyMismatchError as exc:
         raise typer.BadParameter(str(exc), param_hint="--out") from None

@@ -12,7 +12,14 @@ Formulas: docs/crs-metrics.md.
 
 from __future__ import annotations
 
-from groundtrace.crs.metrics.base import METRICS, Metric, MetricFamily, MetricParseError, parse_metric
+from groundtrace.crs.metrics.base import (
+    METRICS,
+    Metric,
+    MetricFamily,
+    MetricParseError,
+    parse_metric,
+    parse_metrics,
+)
 from groundtrace.crs.metrics.defaults import AXES, DEFAULT_METRICS, metrics_by_axis
 
 __all__ = [
@@ -24,4 +31,5 @@ __all__ = [
     "MetricParseError",
     "metrics_by_axis",
     "parse_metric",
+    "parse_metrics",
 ]

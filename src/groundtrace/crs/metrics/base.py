@@ -19,7 +19,7 @@ Aggregations
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -190,3 +190,22 @@ def parse_metric(text: str | Metric) -> Metric:
             )
         k = int(raw_k)
     return family.bind(k)
+
+
+def parse_metrics(spec: str | Metric | Iterable[str | Metric]) -> list[Metric]:
+    """``"recall@1, cgs,mrr"`` (comma-separated) or an iterable of names/metrics → metrics, repeats dropped.
+
+    Every name goes through :func:`parse_metric` (aliases, did-you-mean errors for unknown names); an
+    empty list is refused.
+    """
+    items: Iterable[str | Metric]
+    if isinstance(spec, Metric):
+        items = [spec]
+    elif isinstance(spec, str):
+        items = [part for part in spec.split(",") if part.strip()]
+    else:
+        items = spec
+    out = list(dict.fromkeys(parse_metric(m) for m in items))
+    if not out:
+        raise MetricParseError(f"no metric named in {spec!r}")
+    return out

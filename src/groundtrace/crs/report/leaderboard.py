@@ -96,6 +96,24 @@ class Report:
             "closed_vs_open": self.closed_vs_open,
         }
 
+    def to_markdown(self) -> str:
+        """The leaderboard, paired tests and breakdowns as Markdown (``leaderboard.md``)."""
+        from groundtrace.crs.report.render import markdown
+
+        return markdown(self)
+
+    def to_latex(self) -> str:
+        """The leaderboard as a LaTeX table (``leaderboard.tex``)."""
+        from groundtrace.crs.report.render import latex
+
+        return latex(self)
+
+    def to_csv(self) -> str:
+        """One row per (run, metric) with value and CI (``leaderboard.csv``)."""
+        from groundtrace.crs.report.render import csv_text
+
+        return csv_text(self)
+
 
 def unit_values(run: RunData, metric: str) -> dict[str, list[float]]:
     """``{dialogue_id: [present values]}``: turn values for turn metrics, the dialogue value otherwise."""
@@ -231,9 +249,10 @@ def paired_tests(runs: list[RunData], resamples: int, seed: int, notes: list[str
         t.p_holm = p
     if tests:
         notes.append(
-            f"{len(tests)} paired tests; p_holm is the Holm–Bonferroni adjustment of the permutation p-values "
-            "over all of them (multiple comparisons). Signs are flipped per dialogue (turns of a dialogue are not "
-            "independent); Wilcoxon p-values use the same per-dialogue differences and are unadjusted."
+            f"{len(tests)} paired tests; p_holm is the Holm–Bonferroni adjustment of the permutation "
+            "p-values over all of them (multiple comparisons). Signs are flipped per dialogue (turns of a "
+            "dialogue are not independent); Wilcoxon p-values use the same per-dialogue differences and "
+            "are unadjusted."
         )
     return tests
 
