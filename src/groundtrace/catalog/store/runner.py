@@ -115,8 +115,8 @@ def process_one(sku: SKU, comp: Components, measure_usage: bool = False) -> SkuO
     """Scout → Judge → policy for one SKU, never raising: a failure becomes ``SkuOutcome.error``."""
     before = _usage(comp.llm_clients) if measure_usage else None
     try:
-        results, calls = process_sku(sku, comp)
-        outcome = SkuOutcome(sku=sku, results=results, llm_calls=calls)
+        done = process_sku(sku, comp)
+        outcome = SkuOutcome(sku=sku, results=done.results, llm_calls=done.calls, issues=list(done.issues))
     except Exception as exc:  # noqa: BLE001 - one SKU's failure is data for the report, not a crash
         outcome = SkuOutcome(sku=sku, error=f"{type(exc).__name__}: {exc}")
     if before is not None:
@@ -330,6 +330,8 @@ class _Writer:
 
     def add(self, outcome: SkuOutcome) -> None:
         self.buffer.append(outcome)
+        for text in outcome.issues:
+            self.issue(text)
         if outcome.error is not None:
             self.issue(f"{outcome.sku.sku_id}: {outcome.error}")
         if (

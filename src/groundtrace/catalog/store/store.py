@@ -81,6 +81,7 @@ class SkuOutcome:
     llm_calls: int = 0
     usage: Usage | None = None
     error: str | None = None
+    issues: list[str] = field(default_factory=list)  # problems met on the way (reported, not fatal)
 
 
 @dataclass
