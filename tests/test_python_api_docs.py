@@ -27,5 +27,12 @@ def test_page_has_examples() -> None:
 @pytest.mark.parametrize(("where", "code"), _blocks(), ids=[w for w, _ in _blocks()])
 def test_example_runs(where: str, code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
+    # An example may register a metric or system: give the registries back their entries afterwards.
+    from groundtrace.crs.metrics import METRICS
+    from groundtrace.crs.systems import SYSTEMS
+
+    for registry in (METRICS, SYSTEMS):
+        monkeypatch.setattr(registry, "_entries", dict(registry._entries))
+        monkeypatch.setattr(registry, "_alias_to_name", dict(registry._alias_to_name))
     namespace: dict[str, object] = {"__name__": "__python_api_example__"}
     exec(compile(code, where, "exec"), namespace)  # noqa: S102 - the page's own examples

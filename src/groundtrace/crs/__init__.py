@@ -20,6 +20,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from groundtrace.crs.build.builder import build_dataset
     from groundtrace.crs.evaluation.evaluate import evaluate
     from groundtrace.crs.evaluation.loading import DialogueList, load_dataset, load_kb
     from groundtrace.crs.evaluation.score import ScoreTable
@@ -32,6 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
 
 _EXPORTS: dict[str, str] = {
     "load_kb": "groundtrace.crs.evaluation.loading",
+    "build_dataset": "groundtrace.crs.build.builder",
     "load_dataset": "groundtrace.crs.evaluation.loading",
     "DialogueList": "groundtrace.crs.evaluation.loading",
     "evaluate": "groundtrace.crs.evaluation.evaluate",
@@ -66,6 +68,7 @@ __all__ = [
     "SystemOutput",
     "SystemReply",
     "TurnUsage",
+    "build_dataset",
     "compare",
     "evaluate",
     "load_dataset",
