@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from groundtrace.cli.apps import crs_app
-from groundtrace.cli.console import err_console, registry_names
+from groundtrace.cli.console import err_console, print_error, registry_names
 
 # Options shared by `crs run` and `crs score` (declared once).
 LimitOption = Annotated[
@@ -178,7 +178,24 @@ def run(
     seed: Annotated[
         int, typer.Option("--seed", help="Seed passed to systems that take one (e.g. random).")
     ] = 0,
-    timeout: Annotated[float, typer.Option("--timeout", help="HTTP systems: seconds per request.")] = 30.0,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=0.001, help="HTTP systems: total seconds per request.")
+    ] = 30.0,
+    max_response_bytes: Annotated[
+        int,
+        typer.Option(
+            "--max-response-bytes", min=1, help="HTTP systems: larger answers are failed turns (1 MiB)."
+        ),
+    ] = 1 << 20,
+    max_failed_share: Annotated[
+        float,
+        typer.Option(
+            "--max-failed-share",
+            min=0.0,
+            max=1.0,
+            help="Exit 1 when more than this share of turns failed (errored or missing); 0.05 = 5%.",
+        ),
+    ] = 0.05,
     retries: Annotated[
         int, typer.Option("--retries", min=0, help="HTTP systems: retries on time-outs, 429 and 5xx.")
     ] = 2,
@@ -192,6 +209,7 @@ def run(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from groundtrace.core.registry import UnknownNameError
+    from groundtrace.crs.evaluation.failures import run_problem
     from groundtrace.crs.evaluation.run_files import RunKeyMismatchError
     from groundtrace.crs.evaluation.runner import run_system
     from groundtrace.crs.systems.factory import parse_system_args, system_factory
@@ -203,7 +221,12 @@ def run(
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--system-arg") from None
     if is_url(system):
-        options = {"timeout_s": timeout, "retries": retries, **options}
+        options = {
+            "timeout_s": timeout,
+            "retries": retries,
+            "max_response_bytes": max_response_bytes,
+            **options,
+        }
     wanted = _metrics(metrics)
     try:
         factory = system_factory(system, options, seed=seed)
@@ -245,6 +268,10 @@ def run(
     _print_scores(result.table, result.info)
     _warn_unmatched(result.table, split)
     typer.echo(f"wrote {out}/predictions.jsonl, scores.json, run.json")
+    problem = run_problem(result.info, max_failed_share)
+    if problem is not None:
+        print_error(f"{problem} (see {out}/run.json; rerun with --retry-errors)")
+        raise typer.Exit(1)
 
 
 @crs_app.command("score")
@@ -300,6 +327,12 @@ def score(
     _print_scores(result.table, result.info)
     _warn_unmatched(result.table, split)
     typer.echo(f"wrote {out}/scores.json, run.json")
+    if result.table.predictions.used == 0:
+        print_error(
+            f"nothing scored: no usable prediction in {predictions} answers a recommendation turn of split "
+            f"{split!r} (setting {setting!r})"
+        )
+        raise typer.Exit(1)
 
 
 @crs_app.command("report")

@@ -78,9 +78,12 @@ def test_out_of_pool_ids_score_the_same_through_the_runner_and_a_predictions_fil
     demo, tmp_path, registered
 ) -> None:
     runner = CliRunner()
+    # half the turns fail the pool check: allowed here (--max-failed-share 1), the default would exit 1
     ran = runner.invoke(
-        app, ["crs", "run", *_args(demo), "--system", "out-of-pool", "--out", str(tmp_path / "run")]
-    )
+        app,
+        ["crs", "run", *_args(demo), "--system", "out-of-pool", "--out", str(tmp_path / "run"),
+         "--max-failed-share", "1"],
+    )  # fmt: skip
     assert ran.exit_code == 0, ran.output
     # the same raw outputs, written as a predictions file (no error set: the file does not know the pool)
     raw = tmp_path / "raw.jsonl"
@@ -226,7 +229,9 @@ def test_cli_warns_about_other_setting_and_orphan_predictions(demo, tmp_path) ->
     wrong_setting = runner.invoke(
         app, ["crs", "score", *_args(demo), "--predictions", str(preds), "--out", str(tmp_path / "c")]
     )
-    assert wrong_setting.exit_code == 0, wrong_setting.output
+    # nothing of the file was scored: the warning says why, and the command fails (exit 1, issue 9)
+    assert wrong_setting.exit_code == 1, wrong_setting.output
+    assert "error: nothing scored: no usable prediction" in wrong_setting.stderr
     assert (
         f"warning: {n} prediction(s) are for another setting than 'closed' and were ignored "
         "(pass --setting open to score them)" in wrong_setting.stderr

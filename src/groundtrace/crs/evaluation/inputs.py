@@ -14,6 +14,7 @@ one message for both).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 
 from pydantic import ValidationError
@@ -124,6 +125,10 @@ def check_output(raw: object, pool: Sequence[str]) -> tuple[SystemOutput, TurnUs
     problem = pool_violation(raw.ranking, pool)
     if problem is not None:
         raise ValueError(problem)
+    for name in ("prompt_tokens", "completion_tokens", "cost_usd"):
+        value = getattr(usage, name)
+        if not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+            raise ValueError(f"invalid output: usage.{name} must be a finite number >= 0, got {value!r}")
     return raw, usage
 
 

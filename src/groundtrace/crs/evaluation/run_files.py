@@ -165,11 +165,17 @@ def usage_summary(preds: Sequence[Prediction]) -> dict[str, Any]:
 
 
 def write_json(path: Path, data: object) -> None:
-    """Write ``data`` as indented JSON atomically (a temporary file, then ``replace``)."""
+    """Write ``data`` as indented JSON atomically (a temporary file, then ``replace``).
+
+    NaN and infinities are refused (``ValueError`` naming the file): they are not JSON, and a ``NaN``
+    latency or score in ``run.json``/``scores.json`` would silently poison every mean computed from it.
+    """
+    try:
+        text = json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False, default=str, allow_nan=False)
+    except ValueError as exc:
+        raise ValueError(f"{path}: refusing to write a non-finite number (NaN/inf): {exc}") from None
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(
-        json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
-    )
+    tmp.write_text(text + "\n", encoding="utf-8")
     tmp.replace(path)
 
 

@@ -11,19 +11,33 @@ the core retry policy (:class:`groundtrace.core.llm.retry.RetryPolicy`, no jitte
 that, or on any other status, a body that is not JSON, or JSON that is not a valid output,
 :meth:`HTTPSystem.respond` raises :class:`HTTPSystemError` and the runner marks that turn unscorable with
 the message. The gold labels are never sent.
+
+Bounds (an endpoint is untrusted):
+
+* ``timeout_s`` is the **total** time of one attempt — connecting, sending, waiting and reading the
+  whole body — not the gap between two bytes: a server dripping one byte per second cannot hold a turn
+  longer than ``timeout_s``. The attempt runs in a helper thread the caller stops waiting for at the
+  deadline; that thread stops reading at its next chunk (or at httpx's own per-read time-out, also
+  ``timeout_s``), so an abandoned attempt lives at most ``2 × timeout_s``.
+* A body over ``max_response_bytes`` (default :data:`MAX_RESPONSE_BYTES` = 1 MiB; by ``Content-Length``
+  or while reading) is refused without reading further: :class:`HTTPSystemError`, not retried.
+* Usage numbers must be finite and >= 0 (a ``NaN`` cost is an invalid output).
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from groundtrace.core.llm.retry import RetriesExhaustedError, RetryPolicy, TransientError, parse_retry_after
 from groundtrace.crs.systems.base import CRSSystem, SystemReply, TurnUsage
 from groundtrace.crs.systems.predictions import SystemInput, SystemOutput
 
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+MAX_RESPONSE_BYTES = 1 << 20
 
 
 class HTTPSystemError(RuntimeError):
@@ -31,10 +45,78 @@ class HTTPSystemError(RuntimeError):
 
 
 class _Usage(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    prompt_tokens: int = Field(0, ge=0)
+    completion_tokens: int = Field(0, ge=0)
+    cost_usd: float = Field(0.0, ge=0.0)
+
+
+class _Attempt:
+    """One POST in a helper thread, with a deadline the thread also checks between chunks."""
+
+    def __init__(self, system: HTTPSystem, body: dict[str, Any]) -> None:
+        self.system = system
+        self.body = body
+        self.deadline = time.monotonic() + system.timeout_s
+        self.done = threading.Event()
+        self.result: bytes | None = None
+        self.error: BaseException | None = None
+
+    def run(self) -> bytes:
+        """The response body, or :class:`TransientError` / :class:`HTTPSystemError`."""
+        thread = threading.Thread(target=self._work, name="crs-http", daemon=True)
+        thread.start()
+        if not self.done.wait(self.system.timeout_s):
+            raise TransientError(f"timed out after {self.system.timeout_s:g}s (total per request)")
+        if self.error is not None:
+            raise self.error
+        assert self.result is not None
+        return self.result
+
+    def _work(self) -> None:
+        try:
+            self.result = self._post()
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            self.error = exc
+        finally:
+            self.done.set()
+
+    def _post(self) -> bytes:
+        import httpx
+
+        system, limit = self.system, self.system.max_response_bytes
+        try:
+            with system._client.stream("POST", system.url, json=self.body) as reply:
+                if reply.status_code in RETRY_STATUS:
+                    raise TransientError(
+                        f"HTTP {reply.status_code}",
+                        status=reply.status_code,
+                        retry_after=parse_retry_after(reply.headers),
+                    )
+                declared = reply.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > limit:
+                    raise HTTPSystemError(_too_large(limit, f"Content-Length {int(declared):,}"))
+                chunks: list[bytes] = []
+                size = 0
+                for chunk in reply.iter_bytes():
+                    size += len(chunk)
+                    if size > limit:
+                        raise HTTPSystemError(_too_large(limit, f"{size:,} bytes read"))
+                    if time.monotonic() > self.deadline:
+                        raise TransientError(f"timed out after {system.timeout_s:g}s (total per request)")
+                    chunks.append(chunk)
+                content = b"".join(chunks)
+                if reply.status_code != 200:
+                    raise HTTPSystemError(f"HTTP {reply.status_code} from {system.url}: {content[:200]!r}")
+                return content
+        except httpx.TimeoutException:
+            raise TransientError(f"timed out after {system.timeout_s:g}s") from None
+        except httpx.TransportError as exc:
+            raise TransientError(f"transport error: {type(exc).__name__}: {exc}") from None
+
+
+def _too_large(limit: int, seen: str) -> str:
+    return f"response over the {limit:,}-byte limit ({seen}; raise it with --max-response-bytes)"
 
 
 def is_url(text: str) -> bool:
@@ -48,17 +130,28 @@ class HTTPSystem(CRSSystem):
     thread_safe = True  # one httpx.Client (thread-safe connection pool) shared by the workers
 
     def __init__(
-        self, url: str, *, timeout_s: float = 30.0, retries: int = 2, backoff_s: float = 0.5
+        self,
+        url: str,
+        *,
+        timeout_s: float = 30.0,
+        retries: int = 2,
+        backoff_s: float = 0.5,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         import httpx
 
         if not is_url(url):
             raise ValueError(f"not an http(s) URL: {url!r}")
+        if not timeout_s > 0:
+            raise ValueError(f"timeout_s must be > 0, got {timeout_s!r}")
+        if max_response_bytes < 1:
+            raise ValueError(f"max_response_bytes must be >= 1, got {max_response_bytes!r}")
         self.url = url
         self.name = url
         self.timeout_s = timeout_s
         self.retries = retries
         self.backoff_s = backoff_s
+        self.max_response_bytes = max_response_bytes
         self._client = httpx.Client(timeout=timeout_s)
 
     def config(self) -> dict[str, Any]:
@@ -81,24 +174,9 @@ class HTTPSystem(CRSSystem):
         return RetryPolicy(max_retries=self.retries, base_delay_s=self.backoff_s, jitter=0.0)
 
     def _post(self, body: dict[str, Any]) -> bytes:
-        """One POST; :class:`TransientError` for what is worth retrying, :class:`HTTPSystemError` else."""
-        import httpx
-
-        try:
-            reply = self._client.post(self.url, json=body)
-        except httpx.TimeoutException:
-            raise TransientError(f"timed out after {self.timeout_s:g}s") from None
-        except httpx.TransportError as exc:
-            raise TransientError(f"transport error: {type(exc).__name__}: {exc}") from None
-        if reply.status_code in RETRY_STATUS:
-            raise TransientError(
-                f"HTTP {reply.status_code}",
-                status=reply.status_code,
-                retry_after=parse_retry_after(reply.headers),
-            )
-        if reply.status_code != 200:
-            raise HTTPSystemError(f"HTTP {reply.status_code} from {self.url}: {reply.text[:200]!r}")
-        return reply.content
+        """One POST within the total time-out (:class:`_Attempt`); :class:`TransientError` for what is
+        worth retrying, :class:`HTTPSystemError` else."""
+        return _Attempt(self, body).run()
 
 
 def parse_reply(content: bytes | str) -> SystemReply:
@@ -118,5 +196,6 @@ def parse_reply(content: bytes | str) -> SystemReply:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(root)"
+        where = f"usage.{where}" if exc.title == _Usage.__name__ else where
         raise HTTPSystemError(f"invalid output: {where}: {first['msg']}") from None
     return SystemReply(output, TurnUsage(usage.prompt_tokens, usage.completion_tokens, usage.cost_usd))

@@ -92,7 +92,7 @@ class Prediction(BaseModel):
     ranking: list[str] = Field(default_factory=list)
     response: str = ""
     error: str | None = None
-    latency_s: float = 0.0
-    cost_usd: float = 0.0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
+    latency_s: float = Field(0.0, ge=0.0, allow_inf_nan=False)
+    cost_usd: float = Field(0.0, ge=0.0, allow_inf_nan=False)
+    prompt_tokens: int = Field(0, ge=0)
+    completion_tokens: int = Field(0, ge=0)
