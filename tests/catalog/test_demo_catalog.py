@@ -56,6 +56,10 @@ def test_run_catalog_demo(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines()]
     assert result["summary"]["skus_processed"] == 20 and result["summary"]["results_total"] == len(rows)
     assert Path(result["paths"]["evaluation"]).exists()
+    store_rows = [json.loads(line) for line in Path(result["paths"]["store_export"]).read_text().splitlines()]
+    assert Path(result["paths"]["store"]).exists() and {r["run"] for r in store_rows} == {"demo"}
+    by_pair = {(r["sku_id"], r["attribute"]): r["decision"]["action"] for r in rows}
+    assert {(r["sku_id"], r["attribute"]): r["action"] for r in store_rows} == by_pair  # same decisions
     metrics = result["metrics"]
     assert 0.0 <= metrics["coverage"] <= 1.0 and metrics["accuracy"] is not None
     used = {ev["source_ref"] for r in rows for ev in r["candidate"]["evidence"]}

@@ -12,7 +12,8 @@
   gluten-free.").
 
 ``run_catalog_demo(out_dir) -> dict`` writes the catalog, runs ``enrich`` offline (offline engine, rule
-judge, default policy) and the evaluation, and returns the paths, the enrich summary and the metrics.
+judge, default policy) into ``results.jsonl`` and into a SQLite catalog store ``store.db`` (run ``demo``,
+exported to ``store_export.jsonl``), evaluates, and returns the paths, the enrich summary and the metrics.
 Everything is fixed text: two runs give byte-identical files.
 """
 
@@ -574,6 +575,7 @@ def run_catalog_demo(out_dir: str | Path, *, workers: int = 2) -> dict[str, Any]
     metrics = {name: m.value for name, m in report.overall.metrics.items()}
     report_path = paths.root / "evaluation.json"
     report_path.write_text(json.dumps(report.to_dict(), indent=2), encoding="utf-8")
+    store_path, export_path, store_lines = _demo_store(paths, config)
     return {
         "paths": {
             "skus": str(paths.skus),
@@ -582,8 +584,27 @@ def run_catalog_demo(out_dir: str | Path, *, workers: int = 2) -> dict[str, Any]
             "corpus": str(paths.corpus),
             "results": str(results_path),
             "evaluation": str(report_path),
+            "store": str(store_path),
+            "store_export": str(export_path),
         },
         "summary": summary.model_dump(),
-        "summary_lines": summary_lines(summary),
+        "summary_lines": summary_lines(summary) + store_lines,
         "metrics": metrics,
     }
+
+
+def _demo_store(paths: DemoPaths, config: Any) -> tuple[Path, Path, list[str]]:
+    """The same enrichment into a fresh SQLite catalog store (``store.db``) and its sorted export."""
+    from groundtrace.catalog.store import CatalogStore
+    from groundtrace.catalog.store.export import export_rows, write_export
+    from groundtrace.catalog.store.runner import StoreRunOptions, enrich_to_store
+
+    store_path = paths.root / "store.db"
+    store_path.unlink(missing_ok=True)  # the demo always starts fresh
+    store = CatalogStore(f"sqlite:///{store_path}")
+    try:
+        summary = enrich_to_store(paths.skus, store, config, StoreRunOptions(run_name="demo"))
+        export_path = write_export(export_rows(store), paths.root / "store_export.jsonl")
+    finally:
+        store.close()
+    return store_path, export_path, [f"store: {line}" for line in summary.lines()]
