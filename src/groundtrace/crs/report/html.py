@@ -1,9 +1,13 @@
-"""One self-contained HTML report (inline CSS and SVG, no external assets).
+"""One self-contained HTML report (inline CSS and SVG, no external assets), rendered from jinja2 templates.
 
-Every piece of text from a run, a dataset or a KB (responses, review texts, POI names, labels) is
-untrusted and goes through :func:`html.escape`. In each shown response, every ``[Rn]`` tag links to the
-cited review below it; the spans of the review that the response quotes are highlighted (located with
-``groundtrace.core.evidence.quotes.locate_quote``; a span scoring >= 0.80 is *grounded*, lower is marked weak).
+The templates live in ``crs/report/templates/`` (``report.html.j2`` the page, ``macros.html.j2`` its
+pieces); this module only prepares the values they show. Autoescaping is on, and every value is escaped
+with :func:`html.escape` (``quote=True``) on output (the environment's ``finalize``): every piece of text
+from a run, a dataset or a KB (responses, review texts, POI names, labels, error messages) is untrusted
+and can never become markup. Only the inline SVG plots, read from the files this report wrote, are
+inserted as markup. In each shown response, every ``[Rn]`` tag links to the cited review below it; the
+spans of the review that the response quotes are highlighted (located with
+``groundtrace.core.evidence.quotes.locate_quote``; a span scoring >= 0.80 is *grounded*, lower is weak).
 """
 
 from __future__ import annotations
@@ -11,7 +15,12 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
 from groundtrace.core.evidence.citations import find_tags, parse_citations
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, locate_quote
@@ -21,28 +30,37 @@ from groundtrace.crs.report.render import fmt
 from groundtrace.crs.schema import Dialogue, ReviewRef
 from groundtrace.crs.systems.predictions import Prediction
 
-CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:90rem;padding:0 1rem;color:#222;line-height:1.45}
-table{border-collapse:collapse;margin:1rem 0;font-size:.85rem}.scroll{overflow-x:auto}th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:right}
-th:first-child,td:first-child,td.l{text-align:left}th{background:#f3f3f3;text-align:center}td{white-space:nowrap}
-.ci{display:block;color:#777;font-size:.75em}details{margin:.5rem 0}summary{cursor:pointer;color:#335}
-.turn{border:1px solid #ddd;border-radius:6px;padding:.75rem 1rem;margin:1rem 0}.meta{color:#666;font-size:.85rem}
-.response{background:#f8f8ff;padding:.5rem;border-left:3px solid #88a}.review{font-size:.9rem;margin:.4rem 0 .4rem 1rem}
-mark.ok{background:#c8f0c0}mark.weak{background:#ffd8a8}a.tag{font-weight:600;text-decoration:none}
-span.bad{color:#b00;font-weight:600}.error{color:#b00}.plots svg{max-width:100%;height:auto}
-"""
+
+def _finalize(value: object) -> object:
+    """Escape every shown value with :func:`html.escape` (``&quot;``/``&#x27;`` in attributes too);
+    :class:`Markup` (rendered macros, the inline SVG) passes through."""
+    if isinstance(value, Markup):
+        return value
+    return Markup(html.escape(str(value), quote=True))
 
 
-def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+@cache
+def _environment() -> Environment:
+    """The jinja2 environment of the report templates (autoescape on, undefined names are errors)."""
+    return Environment(
+        loader=PackageLoader("groundtrace.crs.report", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        undefined=StrictUndefined,
+        finalize=_finalize,
+        keep_trailing_newline=True,
+    )
+
+
+def _macro(name: str) -> Any:
+    return getattr(_environment().get_template("macros.html.j2").module, name)
 
 
 def _anchor(prefix: str, label: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "-", f"{prefix}-{label}")
 
 
-def highlighted(text: str, spans: list[tuple[int, int, bool]]) -> str:
-    """``text`` escaped, with ``spans`` (start, end, grounded) wrapped in ``<mark>`` (overlaps merged)."""
+def _segments(text: str, spans: list[tuple[int, int, bool]]) -> list[tuple[str, str | None]]:
+    """``text`` cut into (piece, mark class or None); overlapping spans merge (weak if any part is weak)."""
     merged: list[list] = []
     for a, b, ok in sorted(spans):
         if merged and a <= merged[-1][1]:
@@ -50,29 +68,25 @@ def highlighted(text: str, spans: list[tuple[int, int, bool]]) -> str:
             merged[-1][2] = merged[-1][2] and ok
         else:
             merged.append([a, b, ok])
-    out, cursor = [], 0
+    out: list[tuple[str, str | None]] = []
+    cursor = 0
     for a, b, ok in merged:
-        out.append(_e(text[cursor:a]))
-        out.append(f'<mark class="{"ok" if ok else "weak"}">{_e(text[a:b])}</mark>')
+        out.append((text[cursor:a], None))
+        out.append((text[a:b], "ok" if ok else "weak"))
         cursor = b
-    out.append(_e(text[cursor:]))
-    return "".join(out)
+    out.append((text[cursor:], None))
+    return [(piece, cls) for piece, cls in out if piece or cls]
 
 
-def evidence_view(response: str, refs: Mapping[str, ReviewRef], kb: KnowledgeBase, prefix: str) -> str:
-    """The response with linked tags, then each cited review with its quoted spans highlighted."""
-    tags = find_tags(response)
-    parts, cursor = [], 0
-    for tag in tags:
-        parts.append(_e(response[cursor : tag.start]))
-        if tag.label in refs and refs[tag.label].review_id in kb.reviews:
-            parts.append(f'<a class="tag" href="#{_anchor(prefix, tag.label)}">{_e(tag.label)}</a>')
-        else:
-            parts.append(f'<span class="bad" title="does not resolve">{_e(tag.label)}</span>')
-        cursor = tag.end
-    parts.append(_e(response[cursor:]))
-    body = [f'<div class="response">{"".join(parts)}</div>']
+def highlighted(text: str, spans: list[tuple[int, int, bool]]) -> str:
+    """``text`` escaped, with ``spans`` (start, end, grounded) wrapped in ``<mark>`` (overlaps merged)."""
+    return str(_macro("highlighted")(_segments(text, spans)))
 
+
+def _quote_spans(
+    response: str, refs: Mapping[str, ReviewRef], kb: KnowledgeBase
+) -> tuple[dict[str, list[tuple[int, int, bool]]], dict[str, list[float]]]:
+    """Per tag label: the located spans of the quotes citing it, and their scores."""
     spans: dict[str, list[tuple[int, int, bool]]] = {}
     scores: dict[str, list[float]] = {}
     for claim in parse_citations(response):
@@ -87,101 +101,121 @@ def evidence_view(response: str, refs: Mapping[str, ReviewRef], kb: KnowledgeBas
                     spans.setdefault(tag.label, []).append(
                         (match.start, match.end, match.score >= GROUNDED_THRESHOLD)
                     )
+    return spans, scores
+
+
+def evidence_view(response: str, refs: Mapping[str, ReviewRef], kb: KnowledgeBase, prefix: str) -> str:
+    """The response with linked tags, then each cited review with its quoted spans highlighted."""
+    tags = find_tags(response)
+    parts: list[tuple[str, str | None, str | None]] = []  # (text, tag label, link target)
+    cursor = 0
+    for tag in tags:
+        parts.append((response[cursor : tag.start], None, None))
+        resolves = tag.label in refs and refs[tag.label].review_id in kb.reviews
+        parts.append(("", tag.label, _anchor(prefix, tag.label) if resolves else None))
+        cursor = tag.end
+    parts.append((response[cursor:], None, None))
+    spans, scores = _quote_spans(response, refs, kb)
+    reviews: list[dict[str, Any]] = []
     for label in dict.fromkeys(t.label for t in tags):
         ref = refs.get(label)
         if ref is None or ref.review_id not in kb.reviews:
-            body.append(
-                f'<div class="review"><span class="bad">{_e(label)}</span>: does not resolve to a review</div>'
-            )
+            reviews.append({"label": label, "missing": True})
             continue
         review = kb.reviews[ref.review_id]
         poi = kb.pois.get(ref.poi_id)
         best = max(scores.get(label, [0.0]), default=0.0)
-        quoted = f" · best quote score {best:.2f}" if label in scores else " · no quote"
-        body.append(
-            f'<div class="review" id="{_anchor(prefix, label)}"><b>{_e(label)}</b> '
-            f'<span class="meta">{_e(poi.name if poi else ref.poi_id)} · review {_e(review.review_id)}{quoted}</span>'
-            f"<br>{highlighted(review.text, spans.get(label, []))}</div>"
+        reviews.append(
+            {
+                "label": label,
+                "missing": False,
+                "anchor": _anchor(prefix, label),
+                "poi": poi.name if poi else ref.poi_id,
+                "review_id": review.review_id,
+                "quoted": f" · best quote score {best:.2f}" if label in scores else " · no quote",
+                "segments": _segments(review.text, spans.get(label, [])),
+            }
         )
-    return "\n".join(body)
+    return str(_macro("evidence")(parts, reviews))
 
 
-def _leaderboard_html(report: Report) -> str:
+def _cell(row: Any, metric: str) -> dict[str, Any]:
+    """A leaderboard cell: value with its CI, or why the metric is unavailable (``—`` when not asked)."""
+    c = row.cells.get(metric)
+    if c is None:
+        return {"missing": True, "why": row.unavailable.get(metric)}
+    ci = f"[{fmt(c.ci_low)}, {fmt(c.ci_high)}]" if c.ci_low is not None else ""
+    return {"missing": False, "value": fmt(c.value), "ci": ci}
+
+
+def _usage(usage: Mapping[str, float]) -> dict[str, str] | None:
+    """Latency (mean, p95 below) and LLM cost (USD, tokens below) of a leaderboard row."""
+    if not usage:
+        return None
+    return {
+        "latency": f"{usage['latency_mean_s']:.4f}",
+        "p95": f"{usage['latency_p95_s']:.4f}",
+        "cost": f"{usage['cost_usd']:.4f}",
+        "tokens": str(int(usage["prompt_tokens"] + usage["completion_tokens"])),
+    }
+
+
+def _settings(report: Report) -> list[dict[str, Any]]:
+    """Per setting: the headline table and every metric (rows) by run (columns)."""
+    from groundtrace.crs.metrics import parse_metric
+
     out = []
     for setting in report.settings():
         rows = [r for r in report.rows if r.setting == setting]
         metrics = [m for m in HEADLINE[setting] if any(m in r.cells for r in rows)]
-        out.append(
-            f'<h2>{_e(setting.capitalize())} set</h2><div class="scroll"><table><tr><th>system</th>'
-            + "".join(f"<th>{_e(m)}</th>" for m in metrics)
-            + "<th>unscorable</th><th>latency (s)</th><th>LLM cost (USD)</th></tr>"
-        )
-        for r in rows:
-            cells = [_cell_html(r, m) for m in metrics]
-            out.append(
-                f"<tr><td>{_e(r.label)}</td>{''.join(cells)}<td>{r.unscorable_turns}/{r.n_turns}</td>"
-                f"{_usage_cells(r.usage)}</tr>"
+        every = []
+        for m in all_metrics(report, setting):
+            spec = parse_metric(m)
+            every.append(
+                {
+                    "name": m,
+                    "axis": spec.axis,
+                    "arrow": "↑" if spec.higher_is_better else "↓",
+                    "cells": [_cell(r, m) for r in rows],
+                }
             )
-        out.append("</table></div>")
-        out.append(_all_metrics_html(report, setting, rows))
-    if report.tests:
         out.append(
-            '<h2>Paired significance tests</h2><div class="scroll"><table><tr><th>setting</th><th>metric</th>'
-            "<th>A</th><th>B</th>"
-            "<th>units</th><th>dialogues</th><th>Δ</th><th>p perm.</th><th>p Holm</th><th>p Wilcoxon</th></tr>"
+            {
+                "name": setting,
+                "title": setting.capitalize(),
+                "metrics": metrics,
+                "rows": [
+                    {
+                        "label": r.label,
+                        "cells": [_cell(r, m) for m in metrics],
+                        "unscorable": r.unscorable_turns,
+                        "n_turns": r.n_turns,
+                        "usage": _usage(r.usage),
+                    }
+                    for r in rows
+                ],
+                "all_metrics": every,
+            }
         )
-        for t in report.tests:
-            out.append(
-                f'<tr><td>{_e(t.setting)}</td><td class="l">{_e(t.metric)}</td><td class="l">{_e(t.a)}</td>'
-                f'<td class="l">{_e(t.b)}</td>'
-                f"<td>{t.n}</td><td>{t.n_dialogues}</td><td>{fmt(t.mean_diff)}</td><td>{t.p_permutation:.4g}</td>"
-                f"<td>{t.p_holm:.4g}</td><td>{t.p_wilcoxon:.4g}</td></tr>"
-            )
-        out.append("</table></div>")
-    if report.notes:
-        out.append("<ul>" + "".join(f"<li>{_e(n)}</li>" for n in report.notes) + "</ul>")
-    return "\n".join(out)
+    return out
 
 
-def _usage_cells(usage: Mapping[str, float]) -> str:
-    """Latency (mean, p95 below) and LLM cost (USD, tokens below) cells of a leaderboard row."""
-    if not usage:
-        return "<td>—</td><td>—</td>"
-    tokens = int(usage["prompt_tokens"] + usage["completion_tokens"])
-    return (
-        f'<td>{usage["latency_mean_s"]:.4f}<span class="ci">p95 {usage["latency_p95_s"]:.4f}</span></td>'
-        f'<td>{usage["cost_usd"]:.4f}<span class="ci">{tokens} tokens</span></td>'
-    )
-
-
-def _cell_html(row, metric: str) -> str:
-    c = row.cells.get(metric)
-    if c is None:
-        why = row.unavailable.get(metric)
-        return f'<td title="{_e(why)}">unavailable</td>' if why is not None else "<td>—</td>"
-    ci = f' <span class="ci">[{fmt(c.ci_low)}, {fmt(c.ci_high)}]</span>' if c.ci_low is not None else ""
-    return f"<td>{fmt(c.value)}{ci}</td>"
-
-
-def _all_metrics_html(report: Report, setting: str, rows) -> str:
-    """Every metric of the setting (rows) by run (columns), in a collapsible block."""
-    from groundtrace.crs.metrics import parse_metric
-
-    out = [
-        f'<details><summary>All metrics, {_e(setting)} set</summary><div class="scroll"><table><tr>'
-        "<th>metric</th><th>axis</th>"
-        "<th>better</th>" + "".join(f"<th>{_e(r.label)}</th>" for r in rows) + "</tr>"
+def _tests(report: Report) -> list[dict[str, Any]]:
+    return [
+        {
+            "setting": t.setting,
+            "metric": t.metric,
+            "a": t.a,
+            "b": t.b,
+            "n": t.n,
+            "n_dialogues": t.n_dialogues,
+            "diff": fmt(t.mean_diff),
+            "p_permutation": f"{t.p_permutation:.4g}",
+            "p_holm": f"{t.p_holm:.4g}",
+            "p_wilcoxon": f"{t.p_wilcoxon:.4g}",
+        }
+        for t in report.tests
     ]
-    for m in all_metrics(report, setting):
-        spec = parse_metric(m)
-        arrow = "↑" if spec.higher_is_better else "↓"
-        out.append(
-            f'<tr><td>{_e(m)}</td><td class="l">{_e(spec.axis)}</td><td>{arrow}</td>'
-            + "".join(_cell_html(r, m) for r in rows)
-            + "</tr>"
-        )
-    out.append("</table></div></details>")
-    return "".join(out)
 
 
 def _inline_svg(path: Path) -> str:
@@ -217,6 +251,48 @@ def _values_line(v: Mapping[str, float | None]) -> str:
     return " · ".join(shown)
 
 
+def _turn_view(
+    p: Prediction,
+    r_index: int,
+    setting: str,
+    dialogues: Mapping[str, Dialogue],
+    kb: KnowledgeBase | None,
+    values: TurnValues | None,
+    open_refs: dict[tuple[str, tuple[str, ...]], dict[str, ReviewRef]],
+) -> dict[str, Any]:
+    """What the page shows of one turn: ids, top-3, gold, scores, the user's turn, the evidence view."""
+    dialogue = dialogues.get(p.dialogue_id)
+    user = ""
+    turn = None
+    if dialogue is not None and 0 < p.turn_index <= len(dialogue.turns):
+        user = dialogue.turns[p.turn_index - 1].text
+        turn = next((t for t in dialogue.turns if t.index == p.turn_index), None)
+    view: dict[str, Any] = {
+        "dialogue_id": p.dialogue_id,
+        "turn_index": p.turn_index,
+        "top3": ", ".join(p.ranking[:3]),
+        "gold": turn.gold.gold_poi if turn is not None and turn.gold is not None else "",
+        "scored": _values_line(values.get((p.dialogue_id, p.turn_index), {})) if values is not None else "",
+        "user": user,
+        "error": p.error,
+        "response": p.response,
+        "evidence": None,
+    }
+    if p.error is None and kb is not None:
+        refs: Mapping[str, ReviewRef] = {}
+        if dialogue is not None:
+            refs = dialogue.review_refs
+            if setting == "open" and turn is not None and turn.gold is not None:
+                key = (dialogue.dialogue_id, tuple(turn.gold.open_pool))
+                if key not in open_refs:
+                    open_refs[key] = open_review_refs(kb, dialogue.review_refs, list(key[1]))
+                refs = open_refs[key]
+        view["evidence"] = Markup(
+            evidence_view(p.response, refs, kb, f"r{r_index}-{p.dialogue_id}-{p.turn_index}")
+        )
+    return view
+
+
 def render_html(
     report: Report,
     runs: list[tuple[str, str, list[Prediction]]],
@@ -230,63 +306,31 @@ def render_html(
     """The report page; ``runs`` = (label, setting, predictions), ``turn_values[i]`` the per-turn metric
     values of run i (picks the turns shown, :func:`select_turns`). Evidence links need ``dialogues`` and
     ``kb``."""
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        "<title>TRACE-CRS report</title>",
-        f"<style>{CSS}</style></head><body>",
-        "<h1>TRACE-CRS report</h1>",
-        _leaderboard_html(report),
-    ]
-    svgs = [p for p in plots if p.suffix == ".svg"]
-    if svgs:
-        parts.append('<h2>Axes</h2><div class="plots">' + "".join(_inline_svg(p) for p in svgs) + "</div>")
-    if kb is None or not dialogues:
-        parts.append(
-            '<p class="meta">Dataset or KB not available: responses are shown without evidence links.</p>'
-        )
     open_refs: dict[tuple[str, tuple[str, ...]], dict[str, ReviewRef]] = {}
+    run_views = []
     for r_index, (label, setting, preds) in enumerate(runs):
         values = turn_values[r_index] if turn_values is not None else None
         shown = select_turns(preds, values, turns_per_run)
-        parts.append(f"<h2>Responses: {_e(label)} · {_e(setting)}</h2>")
-        if values is not None and len(shown) < len(preds):
-            parts.append(
-                f'<p class="meta">{len(shown)} of {len(preds)} turns: unscorable turns first, then turns whose '
-                "top-1 misses the gold, then the least grounded (lowest CGS); in dataset order.</p>"
-            )
-        for p in shown:
-            prefix = f"r{r_index}-{p.dialogue_id}-{p.turn_index}"
-            dialogue = dialogues.get(p.dialogue_id)
-            user = ""
-            turn = None
-            if dialogue is not None and 0 < p.turn_index <= len(dialogue.turns):
-                user = dialogue.turns[p.turn_index - 1].text
-                turn = next((t for t in dialogue.turns if t.index == p.turn_index), None)
-            gold = f" · gold: {_e(turn.gold.gold_poi)}" if turn is not None and turn.gold is not None else ""
-            scored = _values_line(values.get((p.dialogue_id, p.turn_index), {})) if values is not None else ""
-            parts.append(
-                f'<div class="turn"><div class="meta">{_e(p.dialogue_id)} · turn {p.turn_index} · '
-                f"top-3: {_e(', '.join(p.ranking[:3]))}{gold}</div>"
-                + (f'<div class="meta">{_e(scored)}</div>' if scored else "")
-            )
-            if user:
-                parts.append(f"<p><b>User:</b> {_e(user)}</p>")
-            if p.error is not None:
-                parts.append(f'<p class="error">unscorable: {_e(p.error)}</p></div>')
-                continue
-            refs: Mapping[str, ReviewRef] = {}
-            if dialogue is not None and kb is not None:
-                refs = dialogue.review_refs
-                if setting == "open" and turn is not None and turn.gold is not None:
-                    key = (dialogue.dialogue_id, tuple(turn.gold.open_pool))
-                    if key not in open_refs:
-                        open_refs[key] = open_review_refs(kb, dialogue.review_refs, list(key[1]))
-                    refs = open_refs[key]
-            if kb is not None:
-                parts.append(evidence_view(p.response, refs, kb, prefix))
-            else:
-                parts.append(f'<div class="response">{_e(p.response)}</div>')
-            parts.append("</div>")
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+        run_views.append(
+            {
+                "label": label,
+                "setting": setting,
+                "shown": len(shown),
+                "total": len(preds),
+                "selection_note": values is not None and len(shown) < len(preds),
+                "turns": [_turn_view(p, r_index, setting, dialogues, kb, values, open_refs) for p in shown],
+            }
+        )
+    page = (
+        _environment()
+        .get_template("report.html.j2")
+        .render(
+            settings=_settings(report),
+            tests=_tests(report),
+            notes=report.notes,
+            svgs=[Markup(_inline_svg(p)) for p in plots if p.suffix == ".svg"],
+            evidence_available=kb is not None and bool(dialogues),
+            runs=run_views,
+        )
+    )
+    return page.rstrip("\n") + "\n"
