@@ -1,0 +1,198 @@
+"""Benchmark: the catalog store and batch runner (issue 13), every number a ratio measured in this run.
+
+    python -u benchmarks/bench_store.py [--section writes|llm|ray|all] [--skus 100] [--pg URL]
+
+* ``writes`` — the offline engine over ``--skus`` SKUs (the demo catalog's 20, repeated with new ids)
+  written as JSONL (``run_enrich``, 1 worker) vs through the store (``enrich_to_store``, inline) on SQLite
+  and on PostgreSQL (``--pg``, default ``postgresql+psycopg2://postgres@127.0.0.1:5432``; a throwaway
+  database is created and dropped). Reported: best-of-``--repeat`` wall time of each and the overhead
+  ``store / jsonl - 1`` (target ≤ 20%).
+* ``llm`` — the LLM Scout against the local OpenAI-wire server answering after 300 ms, at concurrency 1, 8,
+  32, 64 (asyncio mode, response cache off, rule Judge): requests/s against the bound ``c / 0.3 s``
+  (target ≥ 90%).
+* ``ray`` — ``--engine ray`` on a local Ray instance with 1 CPU vs 2 CPUs (offline engine), the time of
+  the enrich call after ``ray.init`` (worker start-up and imports included).
+
+Times depend on the machine and its load (the development machine has 2 shared cores): compare ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from groundtrace.catalog.demo_catalog import write_demo_catalog
+from groundtrace.catalog.model import SKU
+from groundtrace.catalog.pipeline import EnrichConfig, run_enrich
+from groundtrace.catalog.store import CatalogStore
+from groundtrace.catalog.store.runner import StoreRunOptions, enrich_to_store
+
+
+def _skus(root: Path, n: int) -> tuple[Path, Any]:
+    paths = write_demo_catalog(root / "demo")
+    base = [SKU.model_validate_json(line) for line in paths.skus.read_text(encoding="utf-8").splitlines()]
+    out = root / f"skus-{n}.jsonl"
+    with out.open("w", encoding="utf-8") as fh:
+        for i in range(n):
+            sku = base[i % len(base)]
+            fh.write(sku.model_copy(update={"sku_id": f"{sku.sku_id}-{i:05d}"}).model_dump_json() + "\n")
+    return out, paths
+
+
+def _pg_database(server: str) -> tuple[str, Any]:
+    from sqlalchemy import create_engine, text
+
+    admin = create_engine(f"{server}/postgres", isolation_level="AUTOCOMMIT")
+    name = f"gt_bench_{uuid.uuid4().hex[:10]}"
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+
+    def drop() -> None:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+    return f"{server}/{name}", drop
+
+
+def bench_writes(root: Path, n: int, repeat: int, pg: str | None) -> dict[str, Any]:
+    skus, paths = _skus(root, n)
+    config = EnrichConfig(feed=paths.feed, corpus=paths.corpus)
+    times: dict[str, list[float]] = {"jsonl": [], "sqlite": [], "postgresql": []}
+    cleanups = []
+    for r in range(repeat):
+        out = root / f"out-{r}.jsonl"
+        t0 = time.perf_counter()
+        run_enrich(skus, out, config)
+        times["jsonl"].append(time.perf_counter() - t0)
+        store = CatalogStore(f"sqlite:///{root / f'store-{r}.db'}")
+        t0 = time.perf_counter()
+        enrich_to_store(skus, store, config)
+        times["sqlite"].append(time.perf_counter() - t0)
+        store.close()
+        if pg:
+            url, drop = _pg_database(pg)
+            cleanups.append(drop)
+            store = CatalogStore(url)
+            t0 = time.perf_counter()
+            enrich_to_store(skus, store, config)
+            times["postgresql"].append(time.perf_counter() - t0)
+            store.close()
+    for drop in cleanups:
+        drop()
+    best = {k: min(v) for k, v in times.items() if v}
+    return {
+        "skus": n,
+        "best_s": best,
+        "overhead_sqlite": best["sqlite"] / best["jsonl"] - 1,
+        "overhead_postgresql": best["postgresql"] / best["jsonl"] - 1 if "postgresql" in best else None,
+    }
+
+
+def _scout_answer(request: dict[str, Any]) -> Any:
+    from groundtrace.core.llm.wire_server import Reply
+
+    user = next(m["content"] for m in request["messages"] if m["role"] == "user")
+    slugs = re.search(r"slugs: (.*)\.$", user).group(1).split(", ")  # type: ignore[union-attr]
+    body = {"identity": {"confidence": 0.5}, "attributes": {s: {"status": "not_found"} for s in slugs}}
+    return Reply(content=json.dumps(body), delay_s=0.3)
+
+
+def bench_llm(root: Path, levels: list[int]) -> list[dict[str, Any]]:
+    import os
+
+    from groundtrace.core.llm.wire_server import WireServer
+
+    os.environ.setdefault("GROUNDTRACE_LLM_API_KEY", "bench")
+    rows = []
+    with WireServer(_scout_answer) as server:
+        for c in levels:
+            n = max(16, 4 * c)
+            skus, _ = _skus(root / f"llm-{c}", n)
+            config = EnrichConfig(llm=f"{server.base_url}#bench", llm_options={"no_cache": True}, workers=c)
+            store = CatalogStore(f"sqlite:///{root / f'llm-{c}.db'}")
+            before = len(server.requests)
+            t0 = time.perf_counter()
+            summary = enrich_to_store(skus, store, config)
+            wall = time.perf_counter() - t0
+            requests = len(server.requests) - before
+            bound = c / 0.3
+            rows.append(
+                {
+                    "concurrency": c,
+                    "skus": n,
+                    "requests": requests,
+                    "failed": summary.skus_failed,
+                    "wall_s": wall,
+                    "requests_per_s": requests / wall,
+                    "bound_per_s": bound,
+                    "share_of_bound": requests / wall / bound,
+                }
+            )
+            store.close()
+    return rows
+
+
+def bench_ray(root: Path, n: int) -> dict[str, Any]:
+    import ray
+
+    import groundtrace
+
+    skus, paths = _skus(root, n)
+    config = EnrichConfig(feed=paths.feed, corpus=paths.corpus)
+    src = str(Path(groundtrace.__file__).resolve().parents[1])
+    result: dict[str, Any] = {"skus": n}
+    for cpus in (1, 2):
+        ray.init(
+            num_cpus=cpus,
+            include_dashboard=False,
+            _node_ip_address="127.0.0.1",
+            logging_level="WARNING",
+            log_to_driver=False,
+            runtime_env={"env_vars": {"PYTHONPATH": src}},
+        )
+        store = CatalogStore(f"sqlite:///{root / f'ray-{cpus}.db'}")
+        t0 = time.perf_counter()
+        enrich_to_store(
+            skus, store, config.model_copy(update={"workers": cpus}), StoreRunOptions(engine="ray")
+        )
+        result[f"wall_s_{cpus}"] = time.perf_counter() - t0
+        store.close()
+        ray.shutdown()
+    result["speedup_2_vs_1"] = result["wall_s_1"] / result["wall_s_2"]
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--section", default="all", choices=["writes", "llm", "ray", "all"])
+    parser.add_argument("--skus", type=int, default=100)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--levels", default="1,8,32,64")
+    parser.add_argument("--pg", default="postgresql+psycopg2://postgres@127.0.0.1:5432")
+    parser.add_argument("--no-pg", action="store_true")
+    args = parser.parse_args()
+    report: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        if args.section in ("writes", "all"):
+            report["writes"] = bench_writes(
+                root / "w", args.skus, args.repeat, None if args.no_pg else args.pg
+            )
+            print(json.dumps({"writes": report["writes"]}), flush=True)
+        if args.section in ("llm", "all"):
+            report["llm"] = bench_llm(root / "l", [int(x) for x in args.levels.split(",")])
+            print(json.dumps({"llm": report["llm"]}), flush=True)
+        if args.section in ("ray", "all"):
+            report["ray"] = bench_ray(root / "r", args.skus)
+            print(json.dumps({"ray": report["ray"]}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
