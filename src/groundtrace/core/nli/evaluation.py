@@ -28,7 +28,6 @@ throughput = scored pairs / seconds spent inside ``scorer.score``.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -37,6 +36,8 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, Field, ValidationError
 
+from groundtrace.core.files.jsonl import iter_jsonl
+from groundtrace.core.files.validation import validation_message
 from groundtrace.core.nli.entailment import (
     ENTAILMENT_THRESHOLD,
     EntailmentScorer,
@@ -117,25 +118,22 @@ def load_wice(data_dir: Path, limit: int | None = None) -> tuple[list[WiceClaim]
         raise NliDataError(f"WiCE file not found: {path}")
     claims: list[WiceClaim] = []
     problems: list[str] = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if limit is not None and len(claims) >= limit:
-                break
-            if not line.strip():
-                continue
-            try:
-                claim = WiceClaim.model_validate(json.loads(line))
-            except (json.JSONDecodeError, ValidationError) as exc:
-                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                problems.append(f"{path}:{lineno}: {first}")
-                continue
-            bad = [
-                i for group in claim.supporting_sentences for i in group if not 0 <= i < len(claim.evidence)
-            ]
-            if bad:
-                problems.append(f"{path}:{lineno}: supporting sentence index {bad[0]} out of range")
-                continue
-            claims.append(claim)
+    for lineno, value, error in iter_jsonl(path):
+        if limit is not None and len(claims) >= limit:
+            break
+        if error is not None:
+            problems.append(str(error))
+            continue
+        try:
+            claim = WiceClaim.model_validate(value)
+        except ValidationError as exc:
+            problems.append(f"{path}:{lineno}: {validation_message(exc, model=WiceClaim)}")
+            continue
+        bad = [i for group in claim.supporting_sentences for i in group if not 0 <= i < len(claim.evidence)]
+        if bad:
+            problems.append(f"{path}:{lineno}: supporting sentence index {bad[0]} out of range")
+            continue
+        claims.append(claim)
     return claims, problems
 
 

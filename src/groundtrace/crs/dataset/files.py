@@ -18,6 +18,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from groundtrace.core.files.errors import LineError
+from groundtrace.core.files.jsonl import iter_jsonl
+from groundtrace.core.files.validation import validation_message
 from groundtrace.crs.schema import SCHEMA_VERSION, Dialogue
 
 SPLITS: tuple[str, ...] = ("train", "validation", "test")
@@ -36,15 +38,6 @@ class DatasetFormatError(ValueError):
 def dialogue_line(dialogue: Dialogue) -> str:
     """The canonical one-line serialisation of a dialogue (with the trailing newline)."""
     return dialogue.model_dump_json() + "\n"
-
-
-def _validation_message(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors()[:5]:
-        loc = ".".join(str(p) for p in err["loc"]) or "<root>"
-        parts.append(f"{loc}: {err['msg']}")
-    more = len(exc.errors()) - 5
-    return "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")
 
 
 class DialogueReader:
@@ -67,19 +60,16 @@ class DialogueReader:
     def iter_numbered(self) -> Iterator[tuple[int, Dialogue]]:
         """``(line_number, dialogue)`` pairs; a new pass (``errors`` restarts empty)."""
         self.errors.clear()
-        with open(self.path, "rb") as handle:  # binary: lines split on b"\n" only
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                    self._fail(number, f"invalid JSON: {exc}")
-                    continue
-                try:
-                    yield number, Dialogue.model_validate(obj)
-                except ValidationError as exc:
-                    self._fail(number, f"not a valid Dialogue: {_validation_message(exc)}")
+        for number, obj, error in iter_jsonl(self.path):  # lines split on b"\n" only
+            if error is not None:
+                self._fail(number, error.message)
+                continue
+            try:
+                yield number, Dialogue.model_validate(obj)
+            except ValidationError as exc:
+                self._fail(
+                    number, f"not a valid Dialogue: {validation_message(exc, model=Dialogue, limit=5)}"
+                )
 
     def __iter__(self) -> DialogueReader:
         return self

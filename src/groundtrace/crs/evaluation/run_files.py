@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from groundtrace.core.files.text import utf8_error_message
+from groundtrace.core.files.jsonl import iter_jsonl
+from groundtrace.core.files.validation import validation_message
 from groundtrace.crs.schema import Dialogue
 from groundtrace.crs.systems.predictions import Prediction
 
@@ -76,30 +77,20 @@ class PredictionsFile:
 def read_predictions(path: Path | str) -> PredictionsFile:
     """Read a predictions JSONL; a bad line is reported as ``file:line: message`` and skipped.
 
-    The file is read as bytes and each line decoded on its own: a line that is not valid UTF-8 is
-    reported as ``file:line: not valid UTF-8 (...)`` and the other lines are kept (a UTF-8 byte order mark
-    at the start of the file is ignored).
+    Lines are read by ``core.files.jsonl.iter_jsonl``: a line that is not valid UTF-8, not JSON, too long
+    or too deeply nested is reported and the other lines are kept.
     """
     path = Path(path)
     preds: list[Prediction] = []
     errors: list[str] = []
-    with path.open("rb") as fh:
-        for number, raw in enumerate(fh, 1):
-            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                errors.append(f"{path}:{number}: {utf8_error_message(raw, exc)}")
-                continue
-            if not line.strip():
-                continue
-            try:
-                preds.append(Prediction.model_validate_json(line))
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(str(p) for p in first["loc"]) or "(line)"
-                errors.append(f"{path}:{number}: {where}: {first['msg']}")
+    for number, value, error in iter_jsonl(path):
+        if error is not None:
+            errors.append(str(error))
+            continue
+        try:
+            preds.append(Prediction.model_validate(value))
+        except ValidationError as exc:
+            errors.append(f"{path}:{number}: {validation_message(exc, model=Prediction)}")
     return PredictionsFile(preds, errors)
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import json
 import re
 import warnings
 from collections.abc import Callable, Container, Iterator
@@ -38,7 +37,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from groundtrace.core.files.errors import LineError
-from groundtrace.core.files.text import utf8_error_message
+from groundtrace.core.files.jsonl import iter_jsonl
+from groundtrace.core.files.validation import validation_message
 from groundtrace.crs.schema import POI, Review
 
 BUSINESS_FILE = "yelp_academic_dataset_business.json"
@@ -384,8 +384,7 @@ def review_from_obj(obj: dict[str, Any]) -> Review:
 
 def _short_error(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
-        parts = [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
-        return "; ".join(parts)
+        return validation_message(exc, limit=len(exc.errors()))
     return str(exc)
 
 
@@ -402,49 +401,18 @@ def iter_json_lines(
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each JSON-object line of ``path`` (1-based numbers).
 
-    Lines are decoded as UTF-8 (a byte-order mark opening the file is dropped). Blank lines are skipped
-    silently; a line that is not valid UTF-8, bad JSON or a non-object line appends a :class:`LineError`
-    and is skipped. ``prefilter(raw_line) -> False`` skips a line *unparsed* (so it is never reported even if
-    malformed) — this is how the review stream avoids decoding reviews of unwanted businesses.
+    Lines are read by ``core.files.jsonl.iter_jsonl`` (a byte-order mark opening the file is dropped).
+    Blank lines are skipped silently; a line that is not valid UTF-8, too long, too deeply nested, bad JSON
+    or not an object appends a :class:`LineError` and is skipped. ``prefilter(raw_line) -> False`` skips
+    a line *unparsed* (so it is never reported even if malformed) — this is how the review stream avoids
+    decoding reviews of unwanted businesses.
     ``on_bytes(n)`` is called with the bytes consumed, in chunks, for a progress bar.
     """
-    pending = 0
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            pending += len(raw)
-            if on_bytes is not None and pending >= 1 << 20:
-                on_bytes(pending)
-                pending = 0
-            if prefilter is not None and not prefilter(raw):
-                continue
-            if len(raw) < 3 and not raw.strip():  # a JSON object line has at least 3 bytes with its newline
-                continue
-            try:
-                # explicit UTF-8: json.loads(bytes) would guess the encoding from the first bytes
-                # (\xff\xfe → UTF-16) and report a misleading codec error
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                errors.append(LineError(file=str(path), line=number, message=utf8_error_message(raw, exc)))
-                continue
-            if number == 1 and text.startswith("\ufeff"):  # a UTF-8 byte-order mark opening the file
-                text = text[1:]
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as exc:
-                errors.append(LineError(file=str(path), line=number, message=f"invalid JSON: {exc}"))
-                continue
-            if not isinstance(obj, dict):
-                errors.append(
-                    LineError(
-                        file=str(path),
-                        line=number,
-                        message=f"expected a JSON object, got {type(obj).__name__}",
-                    )
-                )
-                continue
+    for number, obj, error in iter_jsonl(path, objects_only=True, prefilter=prefilter, on_bytes=on_bytes):
+        if error is not None:
+            errors.append(error)
+        else:
             yield number, obj
-    if on_bytes is not None and pending:
-        on_bytes(pending)
 
 
 def stream_businesses(

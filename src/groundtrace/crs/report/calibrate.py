@@ -10,12 +10,12 @@ Units whose metric value is missing or not applicable are left out and counted.
 from __future__ import annotations
 
 import csv
-import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from groundtrace.core.files.jsonl import iter_jsonl
 from groundtrace.crs.report.load import load_run
 
 
@@ -30,21 +30,14 @@ def read_human_labels(path: Path | str) -> HumanLabels:
     path = Path(path)
     rows: list[tuple[int, dict[str, Any]]] = []
     errors: list[str] = []
-    text = path.read_text(encoding="utf-8")
     if path.suffix.lower() in (".jsonl", ".json"):
-        for number, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                errors.append(f"{path}:{number}: invalid JSON: {exc.msg}")
-                continue
-            if not isinstance(obj, dict):
-                errors.append(f"{path}:{number}: expected a JSON object")
-                continue
-            rows.append((number, obj))
+        for number, obj, error in iter_jsonl(path, objects_only=True):
+            if error is not None:
+                errors.append(str(error))
+            else:
+                rows.append((number, obj))
     else:
+        text = path.read_text(encoding="utf-8")
         delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
         reader = csv.DictReader(text.splitlines(), delimiter=delimiter)
         missing = {"dialogue_id", "label"} - set(reader.fieldnames or [])
