@@ -117,3 +117,63 @@ def test_signs_are_flipped_per_dialogue() -> None:
     assert (t.n_dialogues, t.p_permutation, t.mean_diff) == (2, 1.0, pytest.approx(1 / 3))
     with pytest.raises(ValueError, match="group labels"):
         cluster_sums(np.ones(3), ["d1"])
+
+
+# -- the scipy-based code gives the numbers of the hand-written code it replaced -------------------------
+
+
+def _previous_bootstrap_ci(sums, counts, rng, resamples=1000, alpha=0.05):
+    """The hand-written percentile bootstrap that ``bootstrap_ci`` replaced (kept here as the reference)."""
+    n = len(sums)
+    if n == 0 or counts.sum() == 0:
+        return None, None
+    num_parts, den_parts = [], []
+    for start in range(0, resamples, 100):
+        idx = rng.integers(0, n, size=(min(100, resamples - start), n))
+        num_parts.append(sums[idx].sum(axis=1))
+        den_parts.append(counts[idx].sum(axis=1))
+    num, den = np.concatenate(num_parts), np.concatenate(den_parts)
+    ok = den > 0
+    if not ok.any():
+        return None, None
+    values = num[ok] / den[ok]
+    lo, hi = np.percentile(values, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    return float(lo), float(hi)
+
+
+def _previous_exact_sign_flip(diffs):
+    """The hand-written exact sign-flip p (every sign vector enumerated) that scipy's test replaced."""
+    import itertools
+
+    diffs = diffs[diffs != 0]
+    if len(diffs) == 0:
+        return 1.0
+    observed = abs(float(diffs.sum()))
+    signs = np.array(list(itertools.product((1.0, -1.0), repeat=len(diffs))))
+    return float(np.mean(np.abs(signs @ diffs) >= observed - 1e-12 * max(1.0, observed)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 5), st.floats(0, 1, allow_nan=False)), min_size=1, max_size=30),
+    st.integers(0, 2**32 - 1),
+    st.sampled_from([10, 150, 1000]),
+)
+def test_bootstrap_ci_same_numbers_as_before(cells, seed: int, resamples: int) -> None:
+    """Same CI to the last bit, and the Generator left in the same state (later cells unchanged)."""
+    counts = np.array([float(c) for c, _ in cells])
+    sums = np.array([c * v for c, v in cells])
+    rng_new, rng_old = np.random.default_rng(seed), np.random.default_rng(seed)
+    assert bootstrap_ci(sums, counts, rng_new, resamples) == _previous_bootstrap_ci(
+        sums, counts, rng_old, resamples
+    )
+    assert rng_new.integers(0, 2**62) == rng_old.integers(0, 2**62)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(-4, 4).map(float), min_size=0, max_size=12))
+def test_exact_sign_flip_same_numbers_as_before(values) -> None:
+    diffs = np.array(values)
+    assert sign_flip_pvalue(diffs, np.random.default_rng(0)) == pytest.approx(
+        _previous_exact_sign_flip(diffs), rel=1e-12, abs=0
+    )

@@ -5,8 +5,11 @@
   with replacement) has value ``Σ_{d∈I} s_d / Σ_{d∈I} c_d``. A dialogue metric has ``c_d ∈ {0, 1}``.
   Pooled metrics (the NLI rate) are resampled as the mean of their per-turn ratios (an approximation:
   the per-turn numerators are not stored).
-* **CI** — percentile bootstrap: the 2.5th and 97.5th percentiles of the resample values
-  (:func:`bootstrap_ci`), resamples whose count is 0 left out.
+* **CI** — percentile bootstrap: the 2.5th and 97.5th percentiles (``numpy.percentile``, linear) of the
+  resample values (:func:`bootstrap_ci`), resamples whose count is 0 left out. The resampling is
+  ``scipy.stats.bootstrap`` (paired, vectorised, batches of :data:`CHUNK`): it draws the same indices
+  from the caller's Generator as the hand-written loop it replaced, so reports keep their numbers; the
+  percentiles are taken here because scipy's own interval would be NaN when a resample has count 0.
 * **Paired tests** between two runs on the same units (turns for turn metrics, dialogues for dialogue
   metrics, both values present): differences ``δ_i = a_i − b_i``, summed per dialogue,
   ``Δ_d = Σ_{i∈d} δ_i`` — the dialogue is the exchangeable unit (turns of one dialogue are not
@@ -15,17 +18,22 @@
   ``Δ_d`` is ≤ :data:`EXACT_MAX_N` (zeros never change the sum); else
   p = min((1 + #hits) / (1 + B), 2·exp(−(ΣΔ)² / (2·ΣΔ²))) over B random sign vectors — the second
   term is Hoeffding's bound on the exact p (a Rademacher sum), which resolves p-values below the
-  Monte Carlo floor 1/(1+B) so that they survive the Holm adjustment. Wilcoxon signed-rank test
-  (``scipy.stats.wilcoxon``) on the same per-dialogue ``Δ_d`` (zeros dropped; p = 1 when all are 0).
+  Monte Carlo floor 1/(1+B) so that they survive the Holm adjustment. The exact case is
+  ``scipy.stats.permutation_test`` (one sample, ``permutation_type="samples"`` = sign flips; its
+  two-sided p, 2·min(P(T ≤ t), P(T ≥ t)), equals P(|T| ≥ |t|) because the sign-flip null is
+  symmetric); the Monte Carlo case stays hand-written for the Hoeffding cap and the seeded stream.
+  Wilcoxon signed-rank test (``scipy.stats.wilcoxon``) on the same per-dialogue ``Δ_d`` (zeros
+  dropped; p = 1 when all are 0).
 * **Multiple comparisons** — Holm–Bonferroni over all the tests of a report (:func:`holm`).
 """
 
 from __future__ import annotations
 
-import itertools
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats
 
 EXACT_MAX_N = 12
 CHUNK = 100
@@ -45,16 +53,33 @@ def bootstrap_ci(
     n = len(sums)
     if n == 0 or counts.sum() == 0:
         return None, None
-    num_parts, den_parts = [], []
-    for start in range(0, resamples, CHUNK):  # bounded memory: CHUNK × n indices at a time
-        idx = rng.integers(0, n, size=(min(CHUNK, resamples - start), n))
-        num_parts.append(sums[idx].sum(axis=1))
-        den_parts.append(counts[idx].sum(axis=1))
-    num, den = np.concatenate(num_parts), np.concatenate(den_parts)
-    ok = den > 0
-    if not ok.any():
+    if n == 1:  # scipy needs two observations; every resample is the one dialogue (same draws consumed)
+        for start in range(0, resamples, CHUNK):
+            rng.integers(0, n, size=(min(CHUNK, resamples - start), n))
+        value = float(sums[0] / counts[0])
+        return value, value
+
+    def ratio(idx: np.ndarray, axis: int = -1) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return sums[idx].sum(axis=axis) / counts[idx].sum(axis=axis)  # 0/0 = NaN: left out below
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scipy warns about the NaN resamples we drop ourselves
+        result = stats.bootstrap(
+            (np.arange(n),),
+            ratio,
+            n_resamples=resamples,
+            batch=CHUNK,
+            vectorized=True,
+            paired=True,
+            method="percentile",
+            confidence_level=1 - alpha,
+            rng=rng,
+        )
+    values = result.bootstrap_distribution
+    values = values[~np.isnan(values)]
+    if not len(values):
         return None, None
-    values = num[ok] / den[ok]
     lo, hi = np.percentile(values, [100 * alpha / 2, 100 * (1 - alpha / 2)])
     return float(lo), float(hi)
 
@@ -87,10 +112,18 @@ def sign_flip_pvalue(diffs: np.ndarray, rng: np.random.Generator, resamples: int
         return 1.0
     observed = abs(float(diffs.sum()))
     tol = 1e-12 * max(1.0, observed)
+    if n == 1:  # both signs give |δ|: p = 1 (scipy needs two observations)
+        return 1.0
     if n <= EXACT_MAX_N:
-        signs = np.array(list(itertools.product((1.0, -1.0), repeat=n)))
-        stats = np.abs(signs @ diffs)
-        return float(np.mean(stats >= observed - tol))
+        exact = stats.permutation_test(
+            (diffs,),
+            lambda x, axis=-1: np.sum(x, axis=axis),
+            permutation_type="samples",
+            vectorized=True,
+            n_resamples=2**n,  # every sign vector: the exact test
+            alternative="two-sided",
+        )
+        return float(exact.pvalue)
     hits = 0
     for start in range(0, resamples, CHUNK):
         signs = rng.choice(np.array([1.0, -1.0]), size=(min(CHUNK, resamples - start), n))
