@@ -95,9 +95,9 @@ class StoreEvaluation(BaseModel):
     def print(self, console: Any = None) -> None:
         from rich.console import Console
 
-        console = console or Console()
+        console = console or Console(soft_wrap=True)
         for line in self.lines():
-            console.print(line, markup=False, highlight=False)
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
 
     def to_html(self) -> str:
         """A self-contained HTML page: the side-by-side table, then per-run cost, exposure and ablation.
