@@ -107,11 +107,12 @@ def main(argv: list[str] | None = None) -> int:
         f"({results['ms_per_dialogue_cpu']} ms/dialogue cpu); target {args.target_s:.0f} s"
     )
     print(
-        f"reference write (model_dump_json + JSONL, {size_mb:.0f} MB): wall {write_wall:.1f} s, cpu {write_cpu:.1f} s "
-        f"→ build/write = {results['build_over_write_cpu']}x (cpu)"
+        f"reference write (model_dump_json + JSONL, {size_mb:.0f} MB): wall {write_wall:.1f} s, cpu "
+        f"{write_cpu:.1f} s → build/write = {results['build_over_write_cpu']}x (cpu)"
     )
     print(
-        f"reference QC pass alone: wall {qc_wall:.1f} s, cpu {qc_cpu:.1f} s → build/qc = {results['build_over_qc_cpu']}x (cpu)"
+        f"reference QC pass alone: wall {qc_wall:.1f} s, cpu {qc_cpu:.1f} s → build/qc = "
+        f"{results['build_over_qc_cpu']}x (cpu)"
     )
     print(f"QC issues re-found in built dialogues: {issues}")
     if grounding:

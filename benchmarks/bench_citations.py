@@ -1,4 +1,5 @@
-"""Benchmark: ``parse_citations`` calls/s on realistic system responses against the implementation it replaced.
+"""Benchmark: ``parse_citations`` calls/s on realistic system responses against the implementation it
+replaced.
 
     python benchmarks/bench_citations.py [--dialogues 400] [--rounds 5] [--seed 0] [--scoring 0]
 
@@ -34,7 +35,7 @@ from groundtrace.core.evidence.citations import (
     parse_citations,
 )
 
-# -- corpus ---------------------------------------------------------------------------------------------------
+# -- corpus --------------------------------------------------------------------------------------------------
 
 
 def responses(n_dialogues: int, seed: int) -> list[str]:
@@ -141,8 +142,11 @@ def main(argv: list[str] | None = None) -> int:
         if bad:
             print(f"MISMATCH: {bad}/{len(texts)} {name} texts parse differently", file=sys.stderr)
             return 1
-    print(f"setup: {len(short)} responses (mean {sum(map(len, short)) / len(short):.0f} chars), "
-          f"{len(long)} long answers; old and new give equal claims on all ({time.perf_counter() - t0:.1f} s)")  # fmt: skip
+    print(
+        f"setup: {len(short)} responses (mean {sum(map(len, short)) / len(short):.0f} chars), "
+        f"{len(long)} long answers; old and new give equal claims on all "
+        f"({time.perf_counter() - t0:.1f} s)"
+    )
 
     for name, texts in corpora.items():
         reps = max(1, 300_000 // sum(map(len, texts)))  # >= 300k characters per pass

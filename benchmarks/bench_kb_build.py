@@ -7,7 +7,8 @@ texts with escapes and non-ASCII) into a temporary folder, deleted afterwards, t
 a fresh child process so every stage reports its own peak RSS (``VmHWM``, else ``ru_maxrss``):
 
 * ``reference`` — ``for line in f: json.loads(line)``, the floor any JSON-lines reader pays;
-* ``loader`` — ``groundtrace.crs.kb.yelp.stream_reviews`` building validated ``Review`` records for every line;
+* ``loader`` — ``groundtrace.crs.kb.yelp.stream_reviews`` building validated ``Review`` records for every
+  line;
 * ``selective`` — the same with ``business_ids`` (1% of businesses), i.e. the KB build's pass 2: lines of
   other businesses are skipped by the byte-level prefilter without JSON decoding;
 * ``kb_build`` — the whole ``groundtrace crs kb build`` (``groundtrace.crs.kb.select.build_kb`` with the
@@ -114,8 +115,9 @@ def generate(
             per_business[business] += 1
             line = (
                 f'{{"review_id":"{review_id}","user_id":"{user_id}","business_id":"{business}",'
-                f'"stars":{rng.randint(1, 5)}.0,"useful":{rng.randint(0, 9)},"funny":0,"cool":{rng.randint(0, 3)},'
-                f'"text":{rng.choice(texts)},"date":"20{rng.randint(10, 22)}-0{rng.randint(1, 9)}-1{rng.randint(0, 9)} 12:00:00"}}\n'
+                f'"stars":{rng.randint(1, 5)}.0,"useful":{rng.randint(0, 9)},"funny":0,'
+                f'"cool":{rng.randint(0, 3)},"text":{rng.choice(texts)},'
+                f'"date":"20{rng.randint(10, 22)}-0{rng.randint(1, 9)}-1{rng.randint(0, 9)} 12:00:00"}}\n'
             )
             buf.append(line)
             written += len(line.encode("utf-8"))
@@ -143,14 +145,16 @@ CITIES = [
 #: (weight, category strings): mapped to restaurant / hotel / attraction, or to no type (last group).
 BUSINESS_KINDS = [
     (45, ["Sushi Bars, Japanese, Restaurants", "Mexican, Tacos, Restaurants", "Pizza, Italian, Restaurants",
-          "Restaurants, Bars, American (New), Nightlife", "Coffee & Tea, Cafes, Food", "Bakeries, Food, Desserts",
-          "Restaurants, Music Venues, Arts & Entertainment, Nightlife"]),
+          "Restaurants, Bars, American (New), Nightlife", "Coffee & Tea, Cafes, Food",
+          "Bakeries, Food, Desserts", "Restaurants, Music Venues, Arts & Entertainment, Nightlife"]),
     (8, ["Hotels, Hotels & Travel, Event Planning & Services", "Bed & Breakfast, Hotels & Travel",
          "Resorts, Hotels, Casinos, Arts & Entertainment", "Motels, Hotels & Travel"]),
-    (12, ["Museums, Arts & Entertainment", "Parks, Active Life", "Landmarks & Historical Buildings, Public Services & Government",
-          "Performing Arts, Theaters, Arts & Entertainment", "Zoos, Active Life", "Art Galleries, Shopping, Arts & Entertainment"]),
-    (35, ["Dentists, Health & Medical", "Auto Repair, Automotive", "Grocery, Food", "Hair Salons, Beauty & Spas",
-          "Hotels & Travel, Car Rental", "Shopping, Fashion, Shoes", None]),
+    (12, ["Museums, Arts & Entertainment", "Parks, Active Life",
+          "Landmarks & Historical Buildings, Public Services & Government",
+          "Performing Arts, Theaters, Arts & Entertainment", "Zoos, Active Life",
+          "Art Galleries, Shopping, Arts & Entertainment"]),
+    (35, ["Dentists, Health & Medical", "Auto Repair, Automotive", "Grocery, Food",
+          "Hair Salons, Beauty & Spas", "Hotels & Travel, Car Rental", "Shopping, Fashion, Shoes", None]),
 ]  # fmt: skip
 
 
@@ -314,13 +318,15 @@ def main() -> None:
             results[stage] = json.loads(out.strip().splitlines()[-1])
         ref = results["reference"]
         print(
-            f"\n{'stage':<10} {'records':>11} {'seconds':>8} {'reviews/s':>11} {'MB/s':>7} {'vs ref':>7} {'peak RSS MiB':>13} {'growth MiB':>11}"
+            f"\n{'stage':<10} {'records':>11} {'seconds':>8} {'reviews/s':>11} {'MB/s':>7} {'vs ref':>7} "
+            f"{'peak RSS MiB':>13} {'growth MiB':>11}"
         )
         for stage, r in results.items():
             rate = lines / r["seconds"]
             print(
-                f"{stage:<10} {r['records']:>11,} {r['seconds']:>8.1f} {rate:>11,.0f} {size_mb / r['seconds']:>7.1f} "
-                f"{ref['seconds'] / r['seconds']:>6.2f}x {r['peak_rss_mib']:>13.1f} {r['growth_mib']:>11.1f}"
+                f"{stage:<10} {r['records']:>11,} {r['seconds']:>8.1f} {rate:>11,.0f} "
+                f"{size_mb / r['seconds']:>7.1f} {ref['seconds'] / r['seconds']:>6.2f}x "
+                f"{r['peak_rss_mib']:>13.1f} {r['growth_mib']:>11.1f}"
             )
         kb = results["kb_build"]
         print(

@@ -39,7 +39,8 @@ from groundtrace.crs.schema import Dialogue
 from groundtrace.crs.systems.predictions import Prediction
 
 REFERENCE_METRICS = (
-    "gs", "cd", "pc", "cgs", "citation_validity", "citation_rate", "hallucinated_attribute_rate", "spatial_coherence",
+    "gs", "cd", "pc", "cgs", "citation_validity", "citation_rate", "hallucinated_attribute_rate",
+    "spatial_coherence",
 )  # fmt: skip
 
 
@@ -91,16 +92,20 @@ def main(argv: list[str] | None = None) -> int:
     dialogues, _report = build_dialogues(kb, args.dialogues, args.seed)
     preds = synthetic_run(dialogues, args.seed)
     n_turns = sum(len(d.recommendation_turns()) for d in dialogues)
-    print(f"setup: {len(dialogues)} dialogues, {n_turns} recommendation turns, {len(preds)} predictions, "
-          f"demo KB {len(kb)} POIs / {len(kb.reviews)} reviews ({time.perf_counter() - t0:.1f} s, not timed)")  # fmt: skip
+    print(
+        f"setup: {len(dialogues)} dialogues, {n_turns} recommendation turns, {len(preds)} predictions, "
+        f"demo KB {len(kb)} POIs / {len(kb.reviews)} reviews ({time.perf_counter() - t0:.1f} s, not timed)"
+    )
 
     metrics = [m for m in DEFAULT_METRICS if m.requires is None and m.setting != "open"]
     load_lexicon()  # loaded once per process; not part of a run
     t, c = time.perf_counter(), time.process_time()
     table = score_predictions(dialogues, preds, kb, metrics=metrics)
     fast_s, fast_wall = time.process_time() - c, time.perf_counter() - t
-    print(f"fast: {len(metrics)} metrics x {n_turns} turns in {fast_s:.2f} s CPU "
-          f"({1e6 * fast_s / n_turns:.0f} us/turn; wall {fast_wall:.2f} s)  [target <= 20 s on one core]")  # fmt: skip
+    print(
+        f"fast: {len(metrics)} metrics x {n_turns} turns in {fast_s:.2f} s CPU "
+        f"({1e6 * fast_s / n_turns:.0f} us/turn; wall {fast_wall:.2f} s)  [target <= 20 s on one core]"
+    )
     print("  " + "  ".join(f"{k}={v:.3f}" for k, v in table.aggregate.items() if v is not None))
     print(f"  unscorable turns: {table.counts['recall@1'].unscorable}")
 
@@ -109,8 +114,10 @@ def main(argv: list[str] | None = None) -> int:
         score_predictions(dialogues, preds, kb, metrics=metrics)
         _cur, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
-        print(f"memory: peak Python allocation during scoring {peak / 2**20:.1f} MiB (tracemalloc); "
-              f"process max RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")  # fmt: skip
+        print(
+            f"memory: peak Python allocation during scoring {peak / 2**20:.1f} MiB (tracemalloc); "
+            f"process max RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB"
+        )
 
     # -- fast vs difflib reference on a sample -----------------------------------------------------------
     sample = random.Random(args.seed).sample(dialogues, min(args.sample, len(dialogues)))
@@ -142,17 +149,21 @@ def main(argv: list[str] | None = None) -> int:
     fast_per_turn = fast_sample_s / max(1, len(answered))  # per answered turn, as the reference
     ref_per_turn = ref_s / max(1, len(answered))
     print(
-        f"reference sample: {len(sample)} dialogues, {len(answered)} answered turns, {len(REFERENCE_METRICS)} metrics"
+        f"reference sample: {len(sample)} dialogues, {len(answered)} answered turns, "
+        f"{len(REFERENCE_METRICS)} metrics"
     )
-    print(f"  CPU: fast {1e6 * fast_per_turn:.0f} us/turn, difflib reference {1e6 * ref_per_turn:.0f} us/turn "
-          f"-> {ref_per_turn / fast_per_turn:.0f}x faster  [target >= 30x]")  # fmt: skip
+    print(
+        f"  CPU: fast {1e6 * fast_per_turn:.0f} us/turn, difflib reference {1e6 * ref_per_turn:.0f} us/turn "
+        f"-> {ref_per_turn / fast_per_turn:.0f}x faster  [target >= 30x]"
+    )
     print(f"  reference extrapolated per turn to the full run: {ref_per_turn * n_turns:.0f} s "
           f"(not run; {len(answered)}-turn sample)")  # fmt: skip
     total = len(answered) * len(REFERENCE_METRICS)
     bad = sum(mismatches.values())
     print(f"  load average at the end: {os.getloadavg()[0]:.1f} (shared machine: times are process CPU time)")
     print(
-        f"  same values: {total - bad}/{total} turn-metric values equal (|diff| <= 1e-9); mismatches {mismatches or 'none'}"
+        f"  same values: {total - bad}/{total} turn-metric values equal (|diff| <= 1e-9); mismatches "
+        f"{mismatches or 'none'}"
     )
     return 0
 

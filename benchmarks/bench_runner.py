@@ -67,8 +67,8 @@ def _run(system_factory, dialogues, kb, out: Path, workers: int) -> dict:
 def _compare(label: str, one: dict, two: dict) -> None:
     same = one["scores"] == two["scores"]
     print(
-        f"{label:<12} {one['turns']:>6} turns | 1 worker run {one['run_s']:6.2f} s score {one['score_s']:5.2f} s"
-        f" | 2 workers run {two['run_s']:6.2f} s score {two['score_s']:5.2f} s"
+        f"{label:<12} {one['turns']:>6} turns | 1 worker run {one['run_s']:6.2f} s score "
+        f"{one['score_s']:5.2f} s | 2 workers run {two['run_s']:6.2f} s score {two['score_s']:5.2f} s"
         f" | run speed-up x{one['run_s'] / max(two['run_s'], 1e-9):.2f} | R@1 {one['r1']:.3f}"
         f" | identical scores.json: {same}"
     )
@@ -88,10 +88,11 @@ def main(argv: list[str] | None = None) -> int:
     kb = generate_demo_kb(args.seed)
     dialogues, _report = build_dialogues(kb, args.dialogues, args.seed)
     print(
-        f"setup: {len(dialogues)} dialogues, demo KB {len(kb)} POIs ({time.perf_counter() - t0:.1f} s, not timed)"
+        f"setup: {len(dialogues)} dialogues, demo KB {len(kb)} POIs "
+        f"({time.perf_counter() - t0:.1f} s, not timed)"
     )
-    print(f"cpus available: {len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()}, "
-          f"load average {os.getloadavg()[0]:.1f}")  # fmt: skip
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    print(f"cpus available: {cpus}, load average {os.getloadavg()[0]:.1f}")
 
     with tempfile.TemporaryDirectory(prefix="bench-runner-") as tmp:
         root = Path(tmp)
@@ -112,8 +113,8 @@ def main(argv: list[str] | None = None) -> int:
 
         again = _run(lambda: build_system("oracle"), dialogues, kb, root / "oracle-1", 1)
         print(
-            f"resume      oracle-1 again: {again['dialogues_run']} dialogues asked, run {again['run_s']:.3f} s, "
-            f"score {again['score_s']:.2f} s"
+            f"resume      oracle-1 again: {again['dialogues_run']} dialogues asked, run "
+            f"{again['run_s']:.3f} s, score {again['score_s']:.2f} s"
         )
     print(f"load average at the end: {os.getloadavg()[0]:.1f} (shared machine)")
     return 0

@@ -1,4 +1,5 @@
-"""Frozen copy of ``groundtrace.core.evidence.citations`` before its O(n log n) rewrite (verbatim but for names).
+"""Frozen copy of ``groundtrace.core.evidence.citations`` before its O(n log n) rewrite (verbatim but for
+names).
 
 Kept in one place for two users: ``benchmarks/bench_citations.py`` times it against the current parser,
 and ``tests/core/test_citations.py`` checks on hypothesis-generated texts that both give identical output.

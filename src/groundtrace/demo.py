@@ -70,7 +70,8 @@ def run_crs_demo(out_dir: Path, n_dialogues: int, seed: int, console: Console) -
         )
         run_dirs.append(run_dir)
         console.print(
-            f"run {name}: R@1={result.table.value('R@1'):.3f}  CGS={result.table.value('cgs'):.3f} → {run_dir}",
+            f"run {name}: R@1={result.table.value('R@1'):.3f}  "
+            f"CGS={result.table.value('cgs'):.3f} → {run_dir}",
             markup=False,
         )
     report_dir = out_dir / "report"

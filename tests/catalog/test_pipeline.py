@@ -447,7 +447,7 @@ def test_cli_json_with_gold_is_one_json_document(demo: tuple, tmp_path: Path) ->
     assert data["evaluation"]["overall"]["metrics"]["accuracy"]["denominator"] > 0
 
 
-# -- bytes that are not UTF-8: that line is reported as file:line, every other SKU is read ------------------------
+# -- bytes that are not UTF-8: that line is reported as file:line, every other SKU is read -------------------
 def test_jsonl_line_with_bad_bytes_is_reported_and_the_rest_read(tmp_path: Path) -> None:
     a = SKU(sku_id="A", title="Acme Granola 16 oz", category="grocery").model_dump_json().encode()
     b = SKU(sku_id="B", title="Caf\u00e9 beans", category="grocery").model_dump_json().encode()
@@ -506,7 +506,7 @@ def test_cli_enrich_reports_a_bad_line_and_processes_the_rest(demo: tuple, tmp_p
     assert _keys(out) == _keys(reference)  # every other SKU enriched as without the bad line
 
 
-# -- issue 9 item 5: failures are failures --------------------------------------------------------------------
+# -- issue 9 item 5: failures are failures -------------------------------------------------------------------
 @pytest.mark.parametrize("damage", ["corrupt", "deleted", "short-cut"])
 def test_damaged_middle_block_is_detected_and_redone(demo: tuple, tmp_path: Path, damage: str) -> None:
     """A corrupt, missing or cut line in the middle used to lose its key unreported (the block still

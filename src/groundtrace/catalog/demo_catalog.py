@@ -109,7 +109,8 @@ SKUS: list[SKU] = [
         "Sunny Valley Organic Creamy Peanut Butter, 16 oz",
         "grocery",
         "Sunny Valley",
-        "Ingredients: organic dry roasted peanuts, sea salt. Contains: peanuts. USDA Organic. Packed in a glass jar.",
+        "Ingredients: organic dry roasted peanuts, sea salt. Contains: peanuts. USDA Organic. Packed "
+        "in a glass jar.",
         {"Country of Origin": "USA"},
     ),
     _sku(
@@ -470,7 +471,8 @@ PAGES: dict[str, str] = {
     "acme_official.html": _page(
         "https://www.acme.com/products/crunch-granola-vanilla-16-oz",
         "Acme Crunch Granola, Vanilla, 16 oz",
-        "Our classic vanilla granola.\nStore in a cool, dry place; shelf stable until opened.\nPackaged in a resealable bag.",
+        "Our classic vanilla granola.\nStore in a cool, dry place; shelf stable until opened.\nPackaged in a "
+        "resealable bag.",
         G["granola"],
     ),
     "walmart_acme_12oz.html": _page(

@@ -21,8 +21,8 @@ Checks are ``True`` (agree), ``False`` (conflict) or ``None`` (not determinable)
 ``doc.metadata`` keys ``gtin`` (str or list), ``mpn``, ``brand``, ``title``, ``size``, ``pack_count``,
 ``variant`` when present, else from the page title (the first line of the text when there is no title):
 body text lists other variants too often to decide size or variant from it. Sizes found in text are converted
-with the shared pint registry (``groundtrace.core.evidence.normalize.UREG``) to grams / millilitres and compared with
-``numbers_close`` (2 % or 0.5): 16 oz == 454 g; 16 oz != 12 oz; ounces never equal fluid ounces.
+with the shared pint registry (``groundtrace.core.evidence.normalize.UREG``) to grams / millilitres and
+compared with ``numbers_close`` (2 % or 0.5): 16 oz == 454 g; 16 oz != 12 oz; ounces never equal fluid ounces.
 """
 
 from __future__ import annotations
@@ -55,7 +55,8 @@ def valid_gtin(code: str) -> bool:
 
 
 def normalize_gtin(code: str) -> str | None:
-    """The 14-digit GTIN form (left zero-padded) of a valid code, else None; UPC-A and EAN-13 compare equal."""
+    """The 14-digit GTIN form (left zero-padded) of a valid code, else None; UPC-A and EAN-13 compare
+    equal."""
     digits = _digits(code)
     return digits.zfill(14) if valid_gtin(digits) else None
 
@@ -154,8 +155,8 @@ class Size:
     text: str
 
     def same_as(self, other: Size) -> bool | None:
-        """Equal in grams / millilitres by :func:`groundtrace.core.evidence.normalize.numbers_close` (2 % or 0.5);
-        None when dimensions differ (ounces vs fluid ounces are not comparable)."""
+        """Equal in grams / millilitres by :func:`groundtrace.core.evidence.normalize.numbers_close` (2 % or
+        0.5); None when dimensions differ (ounces vs fluid ounces are not comparable)."""
         if self.dimension != other.dimension:
             return None
         return numbers_close(self.amount, other.amount)

@@ -1,4 +1,5 @@
-"""TRACE-Catalog records (versioned pydantic models): SKUs, templates, evidence, candidates, verdicts, decisions.
+"""TRACE-Catalog records (versioned pydantic models): SKUs, templates, evidence, candidates, verdicts,
+decisions.
 
 These are the contract between importers, evidence sources, the Scout, the Judge, the write policy,
 the store and the evaluation. Field names follow the seed's JSON contracts (Appendix A of paper 003).

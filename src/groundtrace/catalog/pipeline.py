@@ -1,11 +1,12 @@
-"""The enrich pipeline: SKUs → Scout → Judge → write policy → one AttributeResult JSONL line per (SKU, attribute).
+"""The enrich pipeline: SKUs → Scout → Judge → write policy → one AttributeResult JSONL line per (SKU,
+attribute).
 
 ``run_enrich(skus_path, out_path, config) -> EnrichSummary``:
 
 * **input** — SKU records as JSONL (one :class:`~groundtrace.catalog.model.SKU` per line), CSV or Parquet
   (columns = SKU fields; ``specs`` / ``images`` may hold JSON; any other column becomes a spec; Parquet
-  rows are numbered from 1). A malformed line is reported as ``file:line: message`` and skipped; the rest is processed. A repeated sku_id is
-  reported and processed once.
+  rows are numbered from 1). A malformed line is reported as ``file:line: message`` and skipped; the rest is
+  processed. A repeated sku_id is reported and processed once.
 * **offline by default** — built-in templates, the offline extractive engine, the rule judge and the
   built-in policy; ``llm`` switches the Scout to the LLM engine, ``judge="llm"`` the Judge.
 * **resumable** — every SKU's lines are appended with ONE ``write`` + flush + fsync, in input order. On
@@ -531,7 +532,8 @@ def _run_window(
     issue: Callable[[str], None],
     progress: ProgressFn | None,
 ) -> None:
-    """Process ``todo`` with at most ``config.workers`` SKUs in flight, appending each SKU's lines in order."""
+    """Process ``todo`` with at most ``config.workers`` SKUs in flight, appending each SKU's lines in
+    order."""
     with out_path.open("ab") as fh, ThreadPoolExecutor(max_workers=config.workers) as pool:
         window: deque[tuple[SKU, Future[SkuOutcome]]] = deque()
         it = iter(todo)
@@ -587,9 +589,10 @@ def summary_lines(summary: EnrichSummary) -> list[str]:
     shares = summary.shares()
     return [
         (
-            f"SKUs: {summary.skus_read} read, {summary.skus_done_before} already done, {summary.skus_processed} "
-            f"processed ({summary.no_template} without template), {summary.skus_failed} failed; "
-            f"{summary.lines_written} lines written, {summary.results_total} in file"
+            f"SKUs: {summary.skus_read} read, {summary.skus_done_before} already done, "
+            f"{summary.skus_processed} processed ({summary.no_template} without template), "
+            f"{summary.skus_failed} failed; {summary.lines_written} lines written, "
+            f"{summary.results_total} in file"
         ),
         f"verdicts: {mix or '-'}",
         f"failure types: {fails}",

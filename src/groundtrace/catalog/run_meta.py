@@ -63,8 +63,8 @@ def check_or_record(out_path: Path, fingerprint: dict[str, Any]) -> None:
         try:
             stored = json.loads(meta.read_text(encoding="utf-8"))
             if not isinstance(stored, dict):
-                raise ValueError(f"expected a JSON object, got {type(stored).__name__}")
-        except (OSError, ValueError, RecursionError) as exc:
+                raise TypeError(f"expected a JSON object, got {type(stored).__name__}")
+        except (OSError, ValueError, TypeError, RecursionError) as exc:
             reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
             raise ResumeMismatchError(
                 f"{meta}:1: unreadable run options ({reason}); delete it to resume anyway"

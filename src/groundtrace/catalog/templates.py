@@ -81,7 +81,8 @@ def load_template_file(path: Path) -> CategoryTemplate:
 
 
 def dump_template(template: CategoryTemplate) -> str:
-    """YAML text of a template (defaults omitted, key order kept) that :func:`load_template_file` reads back."""
+    """YAML text of a template (defaults omitted, key order kept) that :func:`load_template_file` reads
+    back."""
     data = template.model_dump(mode="json", exclude_defaults=True)  # nested attributes too
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=110)
 

@@ -1,4 +1,5 @@
-"""``groundtrace catalog enrich`` and ``groundtrace catalog demo``: Scout → Judge → write policy over a SKU file."""
+"""``groundtrace catalog enrich`` and ``groundtrace catalog demo``: Scout → Judge → write policy over a SKU
+file."""
 
 from __future__ import annotations
 
@@ -55,8 +56,9 @@ def enrich_cmd(
         None,
         "--max-prompt-tokens",
         min=256,
-        help="Token limit (prompt + answer) of the LLM; default: the model's context for --llm local, none for "
-        "endpoints. Prompts that would not fit are compacted (relevant sentences only, attributes batched).",
+        help="Token limit (prompt + answer) of the LLM; default: the model's context for --llm "
+        "local, none for endpoints. Prompts that would not fit are compacted (relevant sentences only, "
+        "attributes batched).",
     ),
     judge: str = typer.Option("rule", "--judge", help="rule (deterministic, offline) or llm (needs --llm)."),
     feed: Path = typer.Option(

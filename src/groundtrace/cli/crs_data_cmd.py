@@ -107,7 +107,8 @@ def export(
             raise typer.Exit(2) from None
         problems = report.problems
         console.print(
-            f"redacted {report.dialogues} dialogue(s) in {escape(', '.join(report.files))}: {report.quotes} quote(s), {report.near_verbatim} near-verbatim"
+            f"redacted {report.dialogues} dialogue(s) in {escape(', '.join(report.files))}: {report.quotes} "
+            f"quote(s), {report.near_verbatim} near-verbatim"
         )
     else:
         data = read_dataset(dataset)
@@ -180,7 +181,8 @@ def hydrate(
         print_error(exc)
         raise typer.Exit(2) from None
     console.print(
-        f"hydrated {report.dialogues} dialogue(s): {report.restored} quote(s) restored from {len(needed)} review(s)"
+        f"hydrated {report.dialogues} dialogue(s): {report.restored} quote(s) restored from "
+        f"{len(needed)} review(s)"
     )
     for line in [*report.missing, *report.mismatched, *map(str, report.problems), *map(str, errors)]:
         console.print(f"  [yellow]{escape(line)}[/yellow]", soft_wrap=True)

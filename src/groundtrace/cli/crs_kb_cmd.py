@@ -1,4 +1,5 @@
-"""``groundtrace crs kb build|info|demo``: build the TRACE-CRS knowledge base from Yelp, inspect it, or generate the demo KB."""
+"""``groundtrace crs kb build|info|demo``: build the TRACE-CRS knowledge base from Yelp, inspect it, or
+generate the demo KB."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ def _print_summary(summary: dict[str, Any], title: str) -> None:
     console.print(table)
     console.print(
         escape(
-            f"POIs: {summary.get('pois')}  reviews: {summary.get('reviews')}  hash: {summary.get('content_hash')}"
+            f"POIs: {summary.get('pois')}  reviews: {summary.get('reviews')}  hash: "
+            f"{summary.get('content_hash')}"
         ),
         soft_wrap=True,
     )

@@ -1,4 +1,5 @@
-"""``groundtrace demo``: the main job end to end on the embedded default (demo KB, offline engines, SQLite)."""
+"""``groundtrace demo``: the main job end to end on the embedded default (demo KB, offline engines,
+SQLite)."""
 
 from __future__ import annotations
 

@@ -33,7 +33,8 @@ def ask(
             "--json-schema",
             exists=True,
             dir_okay=False,
-            help="JSON Schema file: the answer must be one JSON object valid against it (re-asked, then refused).",
+            help="JSON Schema file: the answer must be one JSON object valid against it "
+            "(re-asked, then refused).",
         ),
     ] = None,
     system: Annotated[str | None, typer.Option("--system", help="Optional system message.")] = None,

@@ -166,7 +166,8 @@ def nli_eval(
     for r in report.results:
         if r.contradiction_auroc is not None:
             console.print(
-                f"{r.dataset} contradiction vs rest: AUROC of P(contradiction) = {_fmt(r.contradiction_auroc)}",
+                f"{r.dataset} contradiction vs rest: AUROC of P(contradiction) = "
+                f"{_fmt(r.contradiction_auroc)}",
                 markup=False,
             )
         if r.partial_n:

@@ -90,7 +90,8 @@ class POI(_Record):
 
 
 class Review(_Record):
-    """A review of a POI; ``text`` is the verbatim review body (may be a placeholder in a redacted release)."""
+    """A review of a POI; ``text`` is the verbatim review body (may be a placeholder in a redacted
+    release)."""
 
     review_id: str
     poi_id: str

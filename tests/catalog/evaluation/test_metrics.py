@@ -65,16 +65,16 @@ def gold(
 
 
 # The scenario (pair number: result → gold; verdict, action):
-#  1 s1/brand       "Acme"             → "ACME"                      correct   PASS        WRITE
-#  2 s1/flavor      "vanilla"          → "chocolate"                 wrong     PASS        WRITE  (false accept)
-#  3 s1/allergens   [milk, soybeans]   → [soybeans, milk]            correct   UNVERIFIED  REVIEW (false reject)
-#  4 s1/organic     abstain            → n/a                         abstain ok PASS       BLOCK
-#  5 s2/brand       "Bolt"             → "Bolt Foods" alt ["Bolt"]   correct   FAIL        BLOCK  (false reject)
-#  6 s2/net_content "12 oz"            → n/a                         wrong     UNCERTAIN   REVIEW
-#  7 s2/flavor      abstain            → "mint"                      miss      PASS        BLOCK
-#  8 s3/voltage     "120"              → (no gold)                   unjudged  PASS        WRITE
-#  9 s3/color       (no result)        → "black"                     missing result (category from s3: electronics)
-# 10 s4/brand       (no result)        → n/a                         missing result, category unknown
+#  1 s1/brand       "Acme"           → "ACME"                    correct   PASS        WRITE
+#  2 s1/flavor      "vanilla"        → "chocolate"               wrong     PASS        WRITE  (false accept)
+#  3 s1/allergens   [milk, soybeans] → [soybeans, milk]          correct   UNVERIFIED  REVIEW (false reject)
+#  4 s1/organic     abstain          → n/a                       abstain ok PASS       BLOCK
+#  5 s2/brand       "Bolt"           → "Bolt Foods" alt ["Bolt"] correct   FAIL        BLOCK  (false reject)
+#  6 s2/net_content "12 oz"          → n/a                       wrong     UNCERTAIN   REVIEW
+#  7 s2/flavor      abstain          → "mint"                    miss      PASS        BLOCK
+#  8 s3/voltage     "120"            → (no gold)                 unjudged  PASS        WRITE
+#  9 s3/color       (no result)      → "black"                   missing result (category of s3: electronics)
+# 10 s4/brand       (no result)      → n/a                       missing result, category unknown
 RESULTS = [
     result("s1", "grocery", "brand", "Acme", "PASS", "WRITE"),
     result("s1", "grocery", "flavor", "vanilla", "PASS", "WRITE"),
@@ -345,7 +345,7 @@ def test_oracle_on_real_gold_scores_perfectly_and_a_shifted_one_does_not() -> No
     assert shifted["accuracy"].value < 0.5  # neighbours rarely share a brand, size or flavour
 
 
-# -- gold wording normalised per template type (audit): right values count, wrong values stay wrong -----------
+# -- gold wording normalised per template type (audit): right values count, wrong values stay wrong ----------
 _GROCERY_SPECS = {
     "net_content": AttributeSpec(
         slug="net_content",

@@ -282,7 +282,7 @@ def test_arbitrary_lines_never_crash(tmp_path: Path, lines: list[str], fmt: str)
     assert all(issue.startswith(f"{path}:") for issue in report.issues)
 
 
-# -- audit: punctuation-only gold is n/a; train-split templates -------------------------------------------------
+# -- audit: punctuation-only gold is n/a; train-split templates ----------------------------------------------
 def test_punctuation_only_gold_is_not_applicable() -> None:
     from collections import Counter
 
@@ -391,7 +391,7 @@ def test_cli_templates_from_gold_without_matching_gold_fails(tmp_path: Path) -> 
     assert not (tmp_path / "tpl").exists()
 
 
-# -- bytes that are not UTF-8: the line is reported with file:line, every other line is imported ---------------
+# -- bytes that are not UTF-8: the line is reported with file:line, every other line is imported -------------
 _BAD_LINE = b'{"input": "Caf\xe9 \xff\xfe beans", "category": "Coffee"}\n'  # Latin-1 é, then a UTF-16 BOM
 _BAD_MESSAGE = "not valid UTF-8: invalid continuation byte (byte 0xe9 at byte offset 14 of the line)"
 

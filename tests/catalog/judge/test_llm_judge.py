@@ -175,9 +175,11 @@ def test_transport_failure_raises_so_the_sku_is_not_done() -> None:
     """An unavailable judge is not an UNCERTAIN verdict: the error reaches enrich (SKU failed, retried)."""
     from groundtrace.core.llm.base import LLMError
 
-    with WireServer(lambda req: Reply(status=400, error_message="bad request")) as server:
-        with pytest.raises(LLMError, match="bad request"):
-            LLMJudge(_client(server)).judge(SKU1, _scout(CANDS[1]), GROCERY)
+    with (
+        WireServer(lambda req: Reply(status=400, error_message="bad request")) as server,
+        pytest.raises(LLMError, match="bad request"),
+    ):
+        LLMJudge(_client(server)).judge(SKU1, _scout(CANDS[1]), GROCERY)
 
 
 def test_output_model_requires_every_slug_and_closed_sets() -> None:

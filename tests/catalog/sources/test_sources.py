@@ -310,7 +310,7 @@ def test_feed_lookup_is_invariant_to_gtin_form(bodies: list[str]) -> None:
                 assert len(docs) == 1 and f"title: item {i}" in docs[0].text, form
 
 
-# -- bytes that are not UTF-8 in a feed: that line is reported as file:line, the rest is loaded --------------------
+# -- bytes that are not UTF-8 in a feed: that line is reported as file:line, the rest is loaded --------------
 def test_feed_csv_row_with_bad_bytes_is_reported_and_the_rest_loaded(tmp_path: Path) -> None:
     lines = (WEB / "feed.csv").read_bytes().splitlines(keepends=True)
     path = tmp_path / "feed.csv"

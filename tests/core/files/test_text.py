@@ -84,7 +84,7 @@ def test_each_line_is_read_or_reported_on_its_own(tmp_path: Path, lines: list[st
             assert (text, error) == (expected, None), number
 
 
-# -- CSV ------------------------------------------------------------------------------------------------------
+# -- CSV -----------------------------------------------------------------------------------------------------
 def test_csv_bad_line_dropped_records_keep_their_file_line(tmp_path: Path) -> None:
     path = _write(tmp_path, b'id,note\n1,"two\nlines"\n\xff,x\n2,plain\n\n3,"\xc3\xa9"\n', "f.csv")
     assert list(iter_csv(path)) == [

@@ -219,7 +219,8 @@ def test_priced_model_shows_its_cost(serve, tmp_path: Path) -> None:
     ],
 )
 def test_bad_content_reports_only_the_branch_it_is(content: object, expected: str, absent: str) -> None:
-    """A list is reported as a bad part list, not also as "Input should be a valid string" (base.ChatMessage)."""
+    """A list is reported as a bad part list, not also as "Input should be a valid string"
+    (base.ChatMessage)."""
     from groundtrace.core.llm.engine import normalise_messages
 
     with pytest.raises(ValueError, match="messages\\[0\\] is not a chat message") as info:
@@ -229,7 +230,8 @@ def test_bad_content_reports_only_the_branch_it_is(content: object, expected: st
 
 
 def test_missing_local_model_file_is_a_configuration_error(tmp_path: Path) -> None:
-    """``local:PATH`` to no GGUF (or no xllamacpp): LocalModelUnavailable, found at the first call, exits 2."""
+    """``local:PATH`` to no GGUF (or no xllamacpp): LocalModelUnavailable, found at the first call, exits
+    2."""
     missing = tmp_path / "none.gguf"
     result = runner.invoke(app, ["llm", "ask", "hi", "--llm", f"local:{missing}", "--no-cache"])
     assert result.exit_code == 2, result.output

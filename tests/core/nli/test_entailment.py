@@ -128,8 +128,8 @@ def test_importing_core_entailment_is_light() -> None:
     """No torch/transformers/onnxruntime until a model is asked for; core imports neither crs nor catalog."""
     code = (
         "import sys, groundtrace.core.nli.entailment, groundtrace.core.nli.evaluation;"
-        "heavy = {'torch', 'transformers', 'onnxruntime', 'groundtrace.crs', 'groundtrace.catalog'} & set(sys.modules);"
-        "print(sorted(heavy))"
+        "heavy = {'torch', 'transformers', 'onnxruntime', 'groundtrace.crs', 'groundtrace.catalog'} & "
+        "set(sys.modules);print(sorted(heavy))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

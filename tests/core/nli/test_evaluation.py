@@ -193,7 +193,7 @@ def test_resolve_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
 def _direct_snli(data: Path, n: int) -> tuple[list[tuple[str, str]], list[int], list[str]]:
     """Read the first n e-SNLI dev pairs independently of the loader under test."""
     cols = [(data / "esnli" / f"{f}.dev").read_text().splitlines()[:n] for f in ("s1", "s2", "labels")]
-    pairs = [(a.strip(), b.strip()) for a, b in zip(cols[0], cols[1])]
+    pairs = [(a.strip(), b.strip()) for a, b in zip(cols[0], cols[1], strict=True)]
     return pairs, [int(lab == "entailment") for lab in cols[2]], cols[2]
 
 
@@ -229,7 +229,7 @@ def test_cli_lexical_matches_direct_computation(tmp_path: Path) -> None:
 
     pairs, y, _ = _direct_snli(data, 300)
     scores = LexicalOverlapScorer().score(pairs)
-    acc = sum((s >= 0.5) == bool(t) for s, t in zip(scores, y)) / len(y)
+    acc = sum((s >= 0.5) == bool(t) for s, t in zip(scores, y, strict=True)) / len(y)
     assert (snli["n"], snli["n_positive"]) == (300, sum(y))
     assert snli["accuracy"] == pytest.approx(acc)
     assert snli["auroc"] == pytest.approx(roc_auc_score(y, scores))
@@ -240,13 +240,15 @@ def test_cli_lexical_matches_direct_computation(tmp_path: Path) -> None:
     claims = [WiceClaim.model_validate(r) for r in rows]
     wscores = [LexicalOverlapScorer().score(wice_premises_pair(c))[0] for c in claims]
     binary = [
-        (s, int(c.label == "supported")) for s, c in zip(wscores, claims) if c.label != "partially_supported"
+        (s, int(c.label == "supported"))
+        for s, c in zip(wscores, claims, strict=True)
+        if c.label != "partially_supported"
     ]
     wy = [t for _, t in binary]
     assert wice["n"] == len(binary) and wice["pairs_scored"] == 80
     assert wice["accuracy"] == pytest.approx(sum((s >= 0.5) == bool(t) for s, t in binary) / len(binary))
     assert wice["auroc"] == pytest.approx(roc_auc_score(wy, [s for s, _ in binary]))
-    partial = [s for s, c in zip(wscores, claims) if c.label == "partially_supported"]
+    partial = [s for s, c in zip(wscores, claims, strict=True) if c.label == "partially_supported"]
     assert wice["partial_n"] == len(partial)
     assert wice["partial_mean_score"] == pytest.approx(sum(partial) / len(partial))
     assert f"n={len(partial)}" in result.output
@@ -300,11 +302,15 @@ def test_cli_tiny_model_three_way_matches_direct_computation(tmp_path: Path) -> 
     pairs, y, gold = _direct_snli(data, 60)
     probs = CrossEncoderNLI(model_dir, device="cpu", max_length=48).probabilities(pairs)
     names = ["contradiction", "neutral", "entailment"]
-    acc3 = sum(names[max(range(3), key=row.__getitem__)] == g for row, g in zip(probs, gold)) / 60
+    acc3 = (
+        sum(names[max(range(3), key=row.__getitem__)] == g for row, g in zip(probs, gold, strict=True)) / 60
+    )
     scores = [row[2] for row in probs]
     assert snli["accuracy_3way"] == pytest.approx(acc3)
     assert snli["auroc"] == pytest.approx(roc_auc_score(y, scores), abs=1e-6)
-    assert snli["accuracy"] == pytest.approx(sum((s >= 0.5) == bool(t) for s, t in zip(scores, y)) / 60)
+    assert snli["accuracy"] == pytest.approx(
+        sum((s >= 0.5) == bool(t) for s, t in zip(scores, y, strict=True)) / 60
+    )
     contra_y = [int(g == "contradiction") for g in gold]
     assert snli["contradiction_auroc"] == pytest.approx(
         roc_auc_score(contra_y, [row[0] for row in probs]), abs=1e-6

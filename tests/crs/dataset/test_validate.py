@@ -507,7 +507,8 @@ def test_a_redacted_release_is_checked_without_a_flood_of_quote_errors(
     shutil.copyfile(rel / "test.jsonl", alone / "test.jsonl")
     solo = validate_path(alone / "test.jsonl", demo)
     assert [p.code for p in solo] == ["redacted"] and "release folder" not in solo[0].message
-    # ids and offsets still count: a placeholder of an unknown review, one beyond its review, a span without one
+    # ids and offsets still count: a placeholder of an unknown review, one beyond its review, a span without
+    # one
     lines = (rel / "test.jsonl").read_text(encoding="utf-8").splitlines()
     obj = json.loads(lines[0])
     turn = next(t for t in obj["turns"] if t["quote_spans"])

@@ -381,7 +381,10 @@ def test_resume_drops_lines_that_are_not_utf8_and_scores_like_a_clean_run(demo, 
     path.write_bytes(b"".join(lines))
     offset = lines[broken].index(b"\xff")
     assert read_predictions(path).errors == [
-        f"{path}:{broken + 1}: not valid UTF-8: invalid start byte (byte 0xff at byte offset {offset} of the line)"
+        (
+            f"{path}:{broken + 1}: not valid UTF-8: invalid start byte (byte 0xff at byte offset "
+            f"{offset} of the line)"
+        )
     ]
     asked.clear()
     resumed = run_system(Recording(seed=3), dialogues, demo.kb, out, split="all")

@@ -251,7 +251,8 @@ def test_cli_warns_about_other_setting_and_orphan_predictions(demo, tmp_path) ->
     )  # fmt: skip
     assert wrong_split.exit_code == 0, wrong_split.output
     assert (
-        f"warning: {orphans} prediction(s) match no recommendation turn of split 'test' (orphans; pass --split "
+        f"warning: {orphans} prediction(s) match no recommendation turn of split 'test' "
+        "(orphans; pass --split "
         "with the split they answer, e.g. --split all)" in wrong_split.stderr
     )
     assert "another setting" not in wrong_split.stderr

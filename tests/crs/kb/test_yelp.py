@@ -134,7 +134,9 @@ def test_map_attributes_edge_cases() -> None:
     assert map_attributes("not a dict") == ({}, None)
     attrs, price = map_attributes(
         {
-            "BusinessParking": "{'garage': False, 'street': False, 'validated': False, 'lot': False, 'valet': False}",
+            "BusinessParking": (
+                "{'garage': False, 'street': False, 'validated': False, 'lot': False, 'valet': False}"
+            ),
             "Alcohol": "'none'",
             "RestaurantsPriceRange2": "None",
             "Ambience": "{'romantic': None, 'classy': None}",  # every flag unknown → absent
@@ -246,7 +248,8 @@ def test_real_yelp_sample_loads_without_problems() -> None:
     pois = list(stream_businesses(business, errors))
     assert errors == []
     by_type = {t: sum(p.poi_type == t for p in pois) for t in ("restaurant", "hotel", "attraction")}
-    # 332 businesses carry "Restaurants"; the weaker food keywords add cafés, bakeries... (measured on the file)
+    # 332 businesses carry "Restaurants"; the weaker food keywords add cafés, bakeries...
+    # (measured on the file)
     assert by_type["restaurant"] >= 332 and by_type["hotel"] > 0 and by_type["attraction"] > 0
     for poi in pois:
         assert set(poi.attributes) <= set(ATTRIBUTE_KEYS)
@@ -316,7 +319,8 @@ def test_map_attributes_output_is_always_canonical(raw: dict) -> None:
 
 
 def test_unpaired_surrogate_lines_are_reported_and_the_rest_kept(tmp_path: Path) -> None:
-    """``"\\ud800"`` decodes to a lone surrogate no UTF-8 file or SQLite text can hold: report, skip, go on."""
+    """``"\\ud800"`` decodes to a lone surrogate no UTF-8 file or SQLite text can hold: report, skip, go
+    on."""
     lines = [
         '{"review_id": "r0", "business_id": "b1", "stars": 4, "text": "Great food \\ud800 here"}',
         '{"review_id": "r1", "business_id": "b1", "stars": 4, "text": "Smiles \\ud83d\\ude00 all round"}',
@@ -439,7 +443,10 @@ def test_lines_that_are_not_utf8_are_reported_as_such_and_the_rest_kept(tmp_path
     assert [e.line for e in errors] == [2] and "BOM" in errors[0].message
     # the business file goes through the same reader
     business = tmp_path / BUSINESS_FILE
-    good = '{"business_id": "b%d", "name": "Caf\u00e9 %d", "latitude": 1, "longitude": 2, "stars": 4, "categories": "Cafes"}'
+    good = (
+        '{"business_id": "b%d", "name": "Caf\u00e9 %d", "latitude": 1, "longitude": 2, "stars": 4, '
+        '"categories": "Cafes"}'
+    )
     business.write_bytes(
         b"\n".join(
             [

@@ -57,10 +57,12 @@ def make_pois() -> list[POI]:
 
     return [
         poi("P1", "Olive Grove", ["Mediterranean", "Greek"], 3, (0, 0), noise="quiet",
-            ambience=["romantic", "classy"], good_for_meal=["dinner"], alcohol="full_bar", outdoor_seating=True),
+            ambience=["romantic", "classy"], good_for_meal=["dinner"], alcohol="full_bar",
+            outdoor_seating=True),
         poi("P2", "Sakura Sushi", ["Japanese", "Sushi Bars"], 4, (0, 1), noise="average",
             ambience=["upscale", "classy"], good_for_meal=["dinner"]),
-        poi("P3", "Taco Loco", ["Mexican"], 1, (5, 0), noise="loud", ambience=["casual"], good_for_meal=["lunch"]),
+        poi("P3", "Taco Loco", ["Mexican"], 1, (5, 0), noise="loud", ambience=["casual"],
+            good_for_meal=["lunch"]),
         poi("P4", "Trattoria Roma", ["Italian"], 2, (2.5, 0), noise="quiet",
             ambience=["intimate", "romantic"], good_for_meal=["dinner"], wifi="free"),
         poi("P5", "Burger Barn", ["American (Traditional)", "Burgers"], 2, (0, -8), noise="loud",

@@ -35,7 +35,8 @@ def per_turn(table, metric):
 def test_recall_at_k(table):
     # gold rank per turn: d1/1 2, d1/3 1, d1/5 -, d2/1 2, d2/3 -, d3/1 1, d3/3 2
     assert per_turn(table, "recall@1") == {
-        ("d1", 1): 0.0, ("d1", 3): 1.0, ("d1", 5): 0.0, ("d2", 1): 0.0, ("d2", 3): 0.0, ("d3", 1): 1.0, ("d3", 3): 0.0,
+        ("d1", 1): 0.0, ("d1", 3): 1.0, ("d1", 5): 0.0, ("d2", 1): 0.0, ("d2", 3): 0.0,
+        ("d3", 1): 1.0, ("d3", 3): 0.0,
     }  # fmt: skip
     assert table.aggregate["recall@1"] == pytest.approx(2 / 7)
     # R@3: ranks 2,1,2,1,2 are all <= 3 -> 5 hits over 7 turns (2 defaults of 0)
@@ -58,7 +59,8 @@ def test_ndcg_at_3(table):
 
 
 def test_multi_ref_hit_at_1(table):
-    # top-1 in {gold} ∪ multi_ref: d1/1 P2 ∉ {P1,P4} 0; d1/3 P4 1; d2/1 P5 ∈ {P3,P5} 1; d3/1 P1 1; d3/3 P1 ∉ {P4} 0
+    # top-1 in {gold} ∪ multi_ref: d1/1 P2 ∉ {P1,P4} 0; d1/3 P4 1; d2/1 P5 ∈ {P3,P5} 1; d3/1 P1 1; d3/3 P1 ∉
+    # {P4} 0
     values = per_turn(table, "multi_ref_hit@1")
     assert values[("d2", 1)] == 1.0 and values[("d3", 3)] == 0.0
     assert table.aggregate["multi_ref_hit@1"] == pytest.approx(3 / 7)

@@ -30,7 +30,8 @@ def test_d1_1_fully_grounded(table):
     v = values_of(table, "d1", 1)
     assert v["gs"] == 1.0  # "the room feels elegant" is verbatim in V3 (R3)
     assert v["cd"] == pytest.approx(7 / 14)  # the room feels elegant (4) + [ R3 ] (3)
-    # mentions: "Sushi" (japanese) ends at 16, "elegant" (classy) ends at 41; [R3] spans 43-47 -> both within 80
+    # mentions: "Sushi" (japanese) ends at 16, "elegant" (classy) ends at 41; [R3] spans 43-47
+    # -> both within 80
     assert v["pc"] == 1.0
     assert v["cgs"] == 1.0  # 1 × min(1, 0.5/0.05) × (0.5 + 0.5 × 1)
     assert v["citation_validity"] == 1.0  # R3 -> V3 of P2, P2 is ranked first
@@ -77,10 +78,12 @@ def test_d3_1_mention_out_of_window(table):
     # 37 tokens; citation tokens: 6 quoted words + [ R1 ] = 9
     v = values_of(table, "d3", 1)
     assert v["cd"] == pytest.approx(9 / 37)
-    # mentions romantic (15-23), Classy (26-32), upscale (37-44) near [R1] (67-71); "wine" at 159: gap 159-71 = 88 > 80
+    # mentions romantic (15-23), Classy (26-32), upscale (37-44) near [R1] (67-71);
+    # "wine" at 159: gap 159-71 = 88 > 80
     assert v["pc"] == pytest.approx(3 / 4)
     assert v["cgs"] == pytest.approx(0.875)  # 1 × min(1, 0.243/0.05) × (0.5 + 0.5 × 0.75)
-    # romantic, classy: P1 ambience; upscale: not a P1 attribute but V1 (a P1 review) says it; wine: P1 full bar
+    # romantic, classy: P1 ambience; upscale: not a P1 attribute but V1 (a P1 review) says it;
+    # wine: P1 full bar
     assert v["hallucinated_attribute_rate"] == 0.0
 
 
@@ -146,7 +149,8 @@ def test_nli_with_fake_scorer(dialogues, closed_predictions, kb):
     assert len(scorer.calls) == 1  # one batched call per run
     pairs = scorer.calls[0]
     assert len(pairs) == len(set(pairs))
-    # Tagged claims (core.citations: the stretch a tag group closes), hypothesis = claim without tags/quote marks:
+    # Tagged claims (core.citations: the stretch a tag group closes),
+    # hypothesis = claim without tags/quote marks:
     # d1/1 "Try Sakura Sushi: the room feels elegant." vs V3            -> "try", "sakura" not in V3: 0.1
     # d2/1 "Burger Barn has good burgers" vs V6                          -> 0.1
     # d2/1 "and huge portions." vs V6 (R9 does not resolve)              -> 0.1
@@ -169,7 +173,8 @@ def test_nli_pooled_counts_entailed_claims(dialogues, kb):
     from groundtrace.crs.systems.predictions import Prediction
 
     preds = [
-        # two claims: the first is entailed by V1 (all its words are in V1), the second cites nothing resolvable
+        # two claims: the first is entailed by V1 (all its words are in V1),
+        # the second cites nothing resolvable
         Prediction(dialogue_id="d3", turn_index=1, ranking=["P1"],
                    response='"Classy and upscale without being stuffy" [R1]. It is very romantic [R99].'),
         # one claim entailed by V5
@@ -224,7 +229,8 @@ def test_two_quotes_in_one_claim_are_both_cited(dialogues, kb):
         # 9 tokens: ' Classy and upscale ' [ R1 ] .   citation tokens: Classy and upscale (3) + [ R1 ] (3) = 6
         # GS: "Classy and upscale" is in V1 -> 1/1; CGS = 1 × min(1, (6/9)/0.05) × (0.5 + 0.5 × 1) = 1
         ("'Classy and upscale' [R1].", {"gs": 1.0, "cd": 6 / 9, "pc": 1.0, "cgs": 1.0}),
-        # Two claims ([R1] closes the first; ", but ..." starts the second), each with one single-quoted citation.
+        # Two claims ([R1] closes the first; ", but ..." starts the second),
+        # each with one single-quoted citation.
         # 18 tokens: ' zebra quantum ' [ R1 ] , but ' Classy and upscale ' [ R1 ] .
         # citation tokens: Classy and upscale (3) + its backed [ R1 ] (3) = 6; 'zebra quantum' is not in
         # V1, so it and the [R1] closing it do not count (before the anti-gaming rules: + 2 + 3 = 11)

@@ -70,9 +70,11 @@ def test_spatial_coherence(table):
 def test_price_alignment(table):
     values = per_turn(table, "price_alignment")
     # d1/1 P2 $$$$ vs price<=3 -> 0; d1/3 P4 $$ -> 1; d1/5 unscorable -> 0; d2/1 P5 $$ vs <=2 -> 1;
-    # d2/3 unscorable (it has a price constraint) -> 0; d3/1 no price constraint -> None; d3/3 P1 $$$ vs <=2 -> 0
+    # d2/3 unscorable (it has a price constraint) -> 0; d3/1 no price constraint -> None;
+    # d3/3 P1 $$$ vs <=2 -> 0
     assert values == {
-        ("d1", 1): 0.0, ("d1", 3): 1.0, ("d1", 5): 0.0, ("d2", 1): 1.0, ("d2", 3): 0.0, ("d3", 1): None, ("d3", 3): 0.0,
+        ("d1", 1): 0.0, ("d1", 3): 1.0, ("d1", 5): 0.0, ("d2", 1): 1.0, ("d2", 3): 0.0,
+        ("d3", 1): None, ("d3", 3): 0.0,
     }  # fmt: skip
     assert table.aggregate["price_alignment"] == pytest.approx(2 / 6)
     c = table.counts["price_alignment"]
@@ -81,8 +83,8 @@ def test_price_alignment(table):
 
 def test_proximity_alignment(table):
     values = per_turn(table, "proximity_alignment")
-    # d1/1 P2 1.0 km <= 3 -> 1; d1/3 P4 2.5 km -> 1; d1/5 unscorable -> 0; d2 has no anchor -> None (both turns,
-    # the missing d2/3 included: the metric does not apply to it); d3/1 P1 0 km -> 1; d3/3 P1 -> 1
+    # d1/1 P2 1.0 km <= 3 -> 1; d1/3 P4 2.5 km -> 1; d1/5 unscorable -> 0; d2 has no anchor -> None (both
+    # turns, the missing d2/3 included: the metric does not apply to it); d3/1 P1 0 km -> 1; d3/3 P1 -> 1
     assert values[("d2", 1)] is None and values[("d2", 3)] is None
     assert table.aggregate["proximity_alignment"] == pytest.approx(4 / 5)
     c = table.counts["proximity_alignment"]

@@ -89,10 +89,13 @@ def test_mentions_are_ordered_disjoint_spans(text):
     [
         ({"nope": 1}, "'terms' list"),
         ({"terms": [{"group": "x"}]}, r"terms\[0\]: each term needs an 'id'"),
-        ({"terms": [{"id": "a", "patterns": [], "support": [{"category_any": ["A"]}]}]}, r"terms\[0\] \(a\): 'patterns'"),
-        ({"terms": [{"id": "a", "patterns": ["a"], "support": [{"attribute": "colour", "equals": 1}]}]}, "unknown attribute key 'colour'"),
+        ({"terms": [{"id": "a", "patterns": [], "support": [{"category_any": ["A"]}]}]},
+         r"terms\[0\] \(a\): 'patterns'"),
+        ({"terms": [{"id": "a", "patterns": ["a"], "support": [{"attribute": "colour", "equals": 1}]}]},
+         "unknown attribute key 'colour'"),
         ({"terms": [{"id": "a", "patterns": ["a"], "support": [{"attribute": "wifi"}]}]}, "exactly one of"),
-        ({"terms": [{"id": "a", "patterns": ["a"], "support": [{"category_any": ["A"]}]}] * 2}, r"terms\[1\] \(a\): duplicate id"),
+        ({"terms": [{"id": "a", "patterns": ["a"], "support": [{"category_any": ["A"]}]}] * 2},
+         r"terms\[1\] \(a\): duplicate id"),
     ],
 )  # fmt: skip
 def test_malformed_lexicon_errors_name_the_entry(data, message):

@@ -166,6 +166,7 @@ def test_adding_text_moves_grounding_metrics_the_right_way(text, r):
     # 2. an unrelated quote under a tag is never grounded: GS cannot rise (and is < 1)
     fake = _turn_values(r, f'{text} "zebra quantum xylophone jukebox" [R2].'.strip(), names)
     assert fake["gs"] <= base["gs"] + 1e-12 and fake["gs"] < 1.0
-    # 3. a sentence with no quote, tag or attribute adds only non-citation tokens: CD cannot rise, GS unchanged
+    # 3. a sentence with no quote, tag or attribute adds only non-citation tokens: CD cannot rise, GS
+    # unchanged
     padded = _turn_values(r, f"{text} Thanks for asking and have a lovely evening.".strip(), names)
     assert padded["cd"] <= base["cd"] + 1e-12 and padded["gs"] == base["gs"]

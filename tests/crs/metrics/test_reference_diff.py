@@ -27,12 +27,14 @@ from groundtrace.crs.systems.predictions import Prediction
 from tests.crs.metrics.conftest import REVIEW_TEXTS
 
 COMPARED = (
-    "gs", "cd", "pc", "cgs", "citation_validity", "citation_rate", "hallucinated_attribute_rate", "spatial_coherence",
+    "gs", "cd", "pc", "cgs", "citation_validity", "citation_rate", "hallucinated_attribute_rate",
+    "spatial_coherence",
 )  # fmt: skip
 TAG_OF = {f"V{i}": f"R{i}" for i in range(1, 7)}  # the fixture dialogues' review_refs
 ATTRIBUTE_SENTENCES = [
     "The patio is lovely.", "It is quiet and romantic.", "Free wifi and parking.", "Great sushi and wine.",
-    "A cozy spot for brunch.", "Loud but fun, with TVs.", "Kid-friendly with a kids menu.", "No attributes here.",
+    "A cozy spot for brunch.", "Loud but fun, with TVs.", "Kid-friendly with a kids menu.",
+    "No attributes here.",
 ]  # fmt: skip
 
 

@@ -29,8 +29,9 @@ def test_registry_type_and_contents():
     ("text", "canonical"),
     [
         ("recall@3", "recall@3"), ("R@3", "recall@3"), ("r@1", "recall@1"), ("mrr", "mrr"), ("MRR", "mrr"),
-        ("nDCG@3", "ndcg@3"), ("ndcg@3", "ndcg@3"), ("cgs", "cgs"), ("CGS", "cgs"), ("open_R@10", "open_recall@10"),
-        ("T2R", "t2r"), ("nli", "nli_entailment"), (" hits @ 5 ", "recall@5"), ("mr_hit@1", "multi_ref_hit@1"),
+        ("nDCG@3", "ndcg@3"), ("ndcg@3", "ndcg@3"), ("cgs", "cgs"), ("CGS", "cgs"),
+        ("open_R@10", "open_recall@10"), ("T2R", "t2r"), ("nli", "nli_entailment"),
+        (" hits @ 5 ", "recall@5"), ("mr_hit@1", "multi_ref_hit@1"),
     ],
 )  # fmt: skip
 def test_parse_aliases(text, canonical):
@@ -49,8 +50,9 @@ def test_metrics_are_dict_keys():
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("recall", "needs a cutoff"), ("mrr@3", "takes no cutoff"), ("recall@0", ">= 1"), ("recall@x", "positive integer"),
-     ("recal@3", "Did you mean 'recall'"), ("", "cannot parse"), ("a b", "cannot parse")],
+    [("recall", "needs a cutoff"), ("mrr@3", "takes no cutoff"), ("recall@0", ">= 1"),
+     ("recall@x", "positive integer"), ("recal@3", "Did you mean 'recall'"), ("", "cannot parse"),
+     ("a b", "cannot parse")],
 )  # fmt: skip
 def test_parse_errors(text, message):
     with pytest.raises((MetricParseError, UnknownNameError), match=message):

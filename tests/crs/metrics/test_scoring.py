@@ -18,7 +18,8 @@ def table(dialogues, closed_predictions, kb):
 
 
 def test_prediction_accounting(table):
-    # predictions_closed.jsonl: 9 lines = 5 used + 1 errored + 1 duplicate (d1/1) + 1 orphan (d9) + 1 open-setting;
+    # predictions_closed.jsonl: 9 lines = 5 used + 1 errored + 1 duplicate (d1/1) + 1 orphan (d9)
+    #   + 1 open-setting;
     # 7 recommendation turns = 5 used + 1 errored + 1 missing (d2/3)
     stats = table.predictions
     assert (stats.used, stats.errored, stats.missing) == (5, 1, 1)

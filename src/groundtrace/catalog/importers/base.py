@@ -25,7 +25,8 @@ NA = "n/a"
 
 
 def slugify(name: str) -> str:
-    """Template slug of a dataset attribute name: ``"Color(s)"`` → ``color_s``, ``"Size/Weight"`` → ``size_weight``."""
+    """Template slug of a dataset attribute name: ``"Color(s)"`` → ``color_s``, ``"Size/Weight"`` →
+    ``size_weight``."""
     slug = re.sub(r"[^0-9a-z]+", "_", name.lower()).strip("_")
     return slug or "attribute"
 
@@ -131,8 +132,9 @@ def run_import(
 ) -> tuple[ImportReport, list[ImportedRecord]]:
     """Run ``importer`` on ``path``; write ``out_dir/skus.jsonl`` and ``out_dir/gold.jsonl`` when given.
 
-    Records after the first ``limit`` SKUs are not read (nor are their issues reported). A repeated ``sku_id`` is an error (first kept).
-    Returns the report and the records (kept in memory only when ``out_dir`` is None).
+    Records after the first ``limit`` SKUs are not read (nor are their issues reported). A repeated ``sku_id``
+    is an error (first kept). Returns the report and the records (kept in memory only when ``out_dir`` is
+    None).
     """
     path = Path(path)
     if not path.is_file():

@@ -1,4 +1,5 @@
-"""OA-Mine and AE-110K in the ExtractGPT format: ``{"input": title, "category": ..., "target_scores": {...}}``.
+"""OA-Mine and AE-110K in the ExtractGPT format: ``{"input": title, "category": ..., "target_scores":
+{...}}``.
 
 ``target_scores`` is ``{attribute: {value: 1}}`` (several keys = alternative surface forms) or
 ``{attribute: {"n/a": 1}}``. The title is the only input, so every annotated attribute — brand and model

@@ -1,4 +1,5 @@
-"""WDC-PAVE (wbsg-uni-mannheim/wdc-pave): offers with gold values, and templates from its ``descriptions.csv``.
+"""WDC-PAVE (wbsg-uni-mannheim/wdc-pave): offers with gold values, and templates from its
+``descriptions.csv``.
 
 Offer line: ``id, category, input_title, input_description, url, target_scores`` where ``target_scores`` is
 ``{attribute: {value: {"pid": [0 title / 1 description], "score": 1}}}`` or ``{attribute: {"n/a": 1}}``.

@@ -192,7 +192,8 @@ def check_schema(candidate: Candidate, spec: AttributeSpec) -> tuple[str, Failur
 def deterministic_check(
     candidate: Candidate, spec: AttributeSpec, scout: ScoutResult, judge: str = "rule"
 ) -> tuple[Verdict | None, bool]:
-    """``(FAIL verdict or None, quote_verified)`` for one candidate; abstentions pass through (None, False)."""
+    """``(FAIL verdict or None, quote_verified)`` for one candidate; abstentions pass through (None,
+    False)."""
     if candidate.status != CandidateStatus.EXTRACTED or candidate.value is None:
         return None, False
     verified, problem, failure = verify_quotes(candidate, scout)

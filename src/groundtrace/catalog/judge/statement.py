@@ -75,7 +75,8 @@ def _clause_before(sentence: str, start: int) -> str:
 
 
 def _value_positions(item: str, sentence: str, spec: AttributeSpec) -> list[int]:
-    """Start offsets in ``sentence`` where ``item`` is written (numbers: an equal, dimension-compatible quantity)."""
+    """Start offsets in ``sentence`` where ``item`` is written (numbers: an equal, dimension-compatible
+    quantity)."""
     if spec.type == "number":
         target = parse_unit(spec.unit) if spec.unit else None
         out = []

@@ -6,8 +6,8 @@
 1. blocked (``None``): a host or parent domain in ``policy.blocked_domains`` (reddit, quora, medium,
    blogspot, wordpress, tumblr, ...), a host starting with ``forum.``/``forums.``/``community.``/``blog.``,
    a path segment in ``policy.blocked_path_segments`` (``/community/``, ``/forum/``, ``/reviews/``,
-   ``/blog/``, ``/questions/`` ...), or a path segment of at most three ``-``/``_``/``.``-separated words whose
-   last word is in ``policy.blocked_path_suffixes`` (``/product-reviews/``, ``/customer-questions/``,
+   ``/blog/``, ``/questions/`` ...), or a path segment of at most three ``-``/``_``/``.``-separated words
+   whose last word is in ``policy.blocked_path_suffixes`` (``/product-reviews/``, ``/customer-questions/``,
    ``/community-qa/``, ``/acme-blog/``, ``reviews.html``) — review and Q&A pages are user content on any
    domain, a major retailer's included (``amazon.com/product-reviews/B000123``). UGC is never evidence.
 2. ``official_doc``: an official domain (below) serving a manual/spec sheet — a ``.pdf`` path or a

@@ -6,8 +6,8 @@ Each record becomes one Document: ``source="syndicated"``, ``source_type="hq"``,
 ``identity.normalize_gtin`` (UPC-A / EAN-13 / GTIN-14 → 14 digits, check digit validated), so a feed
 keyed by UPC-A matches a SKU carrying the EAN-13 of the same product.
 
-Bad rows (no key, invalid GTIN, broken JSON, a line that is not valid UTF-8) are reported in :attr:`SyndicatedFeedSource.errors` as
-``"file:line: reason"`` and skipped; the rest of the feed is loaded.
+Bad rows (no key, invalid GTIN, broken JSON, a line that is not valid UTF-8) are reported in
+:attr:`SyndicatedFeedSource.errors` as ``"file:line: reason"`` and skipped; the rest of the feed is loaded.
 """
 
 from __future__ import annotations

@@ -390,8 +390,8 @@ _EDGE = " .,;:!?\"'()[]{}"
 
 
 def _normalize_string(text: str) -> str:
-    """NFKC + casefold (:func:`_fold`), unify quotes/dashes, space between a number and its unit (``60hz`` → ``60 hz``),
-    word-inner hyphens/underscores → space, abbreviations expanded, whitespace collapsed, edge
+    """NFKC + casefold (:func:`_fold`), unify quotes/dashes, space between a number and its unit (``60hz`` →
+    ``60 hz``), word-inner hyphens/underscores → space, abbreviations expanded, whitespace collapsed, edge
     punctuation stripped."""
     s = _fold(text)
     s = _DIGIT_LETTER_RE.sub(" ", s)

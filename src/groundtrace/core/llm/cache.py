@@ -7,10 +7,11 @@ Key (:func:`cache_key`)::
 where canonical JSON has sorted keys and no insignificant whitespace, ``messages`` are
 ``{"role", "content"}`` dicts (``content`` a string, or a list of content parts in which a base64
 ``data:`` image URL is replaced by ``"data-sha256:<sha256 of the URL>"`` — every byte of the image is in
-the key, the key stays small; see :func:`groundtrace.core.llm.content.key_content`), ``options`` are ``temperature``, ``max_tokens`` and ``seed``, and ``schema``
-is the output JSON Schema (``null`` for free text). Any change of model, prompt, option or schema is a
-miss. Only answers that validated are stored. A request with ``temperature > 0`` and no ``seed`` is
-sampled, so it is neither read from nor written to the cache (:func:`is_cacheable`).
+the key, the key stays small; see :func:`groundtrace.core.llm.content.key_content`), ``options`` are
+``temperature``, ``max_tokens`` and ``seed``, and ``schema`` is the output JSON Schema (``null`` for free
+text). Any change of model, prompt, option or schema is a miss. Only answers that validated are stored. A
+request with ``temperature > 0`` and no ``seed`` is sampled, so it is neither read from nor written to the
+cache (:func:`is_cacheable`).
 
 One connection guarded by a lock (safe from threads and from coroutines on one loop); WAL journal and a
 busy time-out make concurrent processes safe too. Schema changes are ordered migrations recorded in
@@ -144,9 +145,9 @@ class ResponseCache:
             self._conn.execute(
                 "INSERT INTO responses (key, model, request_json, text, finish_reason, prompt_tokens,"
                 " completion_tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT(key) DO UPDATE SET text = excluded.text, finish_reason = excluded.finish_reason,"
-                " prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens,"
-                " created_at = excluded.created_at",
+                " ON CONFLICT(key) DO UPDATE SET text = excluded.text, finish_reason = "
+                "excluded.finish_reason, prompt_tokens = excluded.prompt_tokens, completion_tokens = "
+                "excluded.completion_tokens, created_at = excluded.created_at",
                 (
                     key,
                     model,

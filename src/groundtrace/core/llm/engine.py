@@ -270,7 +270,8 @@ class StructuredLLMClient(ABC):
     def complete_many(
         self, requests: Iterable[LLMRequest], *, return_exceptions: bool = False
     ) -> list[Completion | BaseException]:
-        """Synchronous entry to :meth:`acomplete_many` (call ``acomplete_many`` from inside a running loop)."""
+        """Synchronous entry to :meth:`acomplete_many` (call ``acomplete_many`` from inside a running
+        loop)."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:

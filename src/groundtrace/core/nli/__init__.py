@@ -1,1 +1,2 @@
-"""Entailment: the scorer contract and registry, local NLI checkpoints (transformers, ONNX), evaluation on NLI data."""
+"""Entailment: the scorer contract and registry, local NLI checkpoints (transformers, ONNX), evaluation on NLI
+data."""

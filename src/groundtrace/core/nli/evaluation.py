@@ -94,11 +94,11 @@ def load_esnli(data_dir: Path, limit: int | None = None) -> tuple[list[NliExampl
             raise NliDataError(f"e-SNLI file not found: {f}")
     columns = [f.read_text(encoding="utf-8").splitlines() for f in files]
     if len({len(c) for c in columns}) != 1:
-        counts = ", ".join(f"{f.name}={len(c)}" for f, c in zip(files, columns))
+        counts = ", ".join(f"{f.name}={len(c)}" for f, c in zip(files, columns, strict=True))
         raise NliDataError(f"e-SNLI files are not line-aligned: {counts}")
     examples: list[NliExample] = []
     problems: list[str] = []
-    for lineno, (s1, s2, label) in enumerate(zip(*columns), start=1):
+    for lineno, (s1, s2, label) in enumerate(zip(*columns, strict=True), start=1):
         if limit is not None and len(examples) >= limit:
             break
         label = label.strip()
@@ -167,7 +167,7 @@ def accuracy_at(
     """mean(1[score >= threshold] == label) over the pairs."""
     if len(scores) != len(labels) or not scores:
         raise ValueError(f"need equal, non-empty scores and labels (got {len(scores)} and {len(labels)})")
-    return sum((s >= threshold) == bool(y) for s, y in zip(scores, labels)) / len(scores)
+    return sum((s >= threshold) == bool(y) for s, y in zip(scores, labels, strict=True)) / len(scores)
 
 
 def auroc(scores: Sequence[float], labels: Sequence[int]) -> float | None:
@@ -194,7 +194,7 @@ def snli_columns(label_names: Sequence[str]) -> dict[str, int] | None:
     if len(label_names) != 3:
         return None
     stems = ("entail", "neutral", "contradict")
-    found = {canon: label_column(label_names, stem) for canon, stem in zip(SNLI_LABELS, stems)}
+    found = {canon: label_column(label_names, stem) for canon, stem in zip(SNLI_LABELS, stems, strict=True)}
     cols = {k: v for k, v in found.items() if v is not None}
     return cols if len(cols) == 3 and len(set(cols.values())) == 3 else None
 
@@ -310,7 +310,7 @@ def evaluate_esnli(
         if columns is not None:
             by_col = {col: canon for canon, col in columns.items()}
             pred = [by_col[max(range(3), key=row.__getitem__)] for row in probs]
-            acc3 = sum(p == e.label for p, e in zip(pred, examples)) / len(examples)
+            acc3 = sum(p == e.label for p, e in zip(pred, examples, strict=True)) / len(examples)
         contra = label_column(scorer.label_names, "contradict")
         if contra is not None:
             contra_auroc = auroc(
@@ -345,7 +345,7 @@ def score_wice(
     scores, _, seconds = _timed_scores(scorer, pairs, "WiCE", progress, chunk)
     best = [0.0] * len(claims)
     seen = [False] * len(claims)
-    for ci, s in zip(owner, scores):
+    for ci, s in zip(owner, scores, strict=True):
         best[ci] = s if not seen[ci] else max(best[ci], s)
         seen[ci] = True
     return best, len(pairs), seconds
@@ -367,9 +367,11 @@ def evaluate_wice(
         scorer, claims, lambda claim: wice_premises(claim, mode, k, chunk_sentences), progress
     )
     binary = [
-        (s, int(c.label == "supported")) for s, c in zip(scores, claims) if c.label != "partially_supported"
+        (s, int(c.label == "supported"))
+        for s, c in zip(scores, claims, strict=True)
+        if c.label != "partially_supported"
     ]
-    partial = [s for s, c in zip(scores, claims) if c.label == "partially_supported"]
+    partial = [s for s, c in zip(scores, claims, strict=True) if c.label == "partially_supported"]
     if not binary:
         raise NliDataError("no supported / not_supported WiCE claims in the selection")
     b_scores, b_labels = [s for s, _ in binary], [y for _, y in binary]

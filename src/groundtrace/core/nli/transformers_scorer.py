@@ -55,7 +55,8 @@ def check_checkpoint_dir(path: str | Path) -> Path:
     if not p.exists():
         raise FileNotFoundError(
             f"NLI checkpoint directory not found: {p}. Models are never downloaded at run time; download a "
-            "sequence-classification NLI checkpoint (e.g. a DeBERTa-v3 MNLI model) and pass its local directory."
+            "sequence-classification NLI checkpoint (e.g. a DeBERTa-v3 MNLI model) and pass its "
+            "local directory."
         )
     if not p.is_dir():
         raise FileNotFoundError(
@@ -130,7 +131,7 @@ class CrossEncoderNLI:
                 ).to(self.device)
                 logits = self.model(**enc).logits.float()
                 probs = torch.softmax(logits, dim=-1).cpu().tolist()
-                for i, row in zip(idx, probs):
+                for i, row in zip(idx, probs, strict=True):
                     out[i] = row
         return out
 

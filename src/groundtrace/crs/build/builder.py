@@ -5,7 +5,8 @@ For dialogue ``i`` of a build with seed ``S``:
 1. persona, 2. pools, 3. plan (``groundtrace.crs.build.planner``) with ``random.Random(f"{S}:{i}:{a}:{p}")``
    for QC attempt ``a`` and planning try ``p`` (an infeasible draw moves to the next ``p``);
    realise it (template or LLM); 4. QC (``groundtrace.crs.build.qc``): on failure retry with ``a + 1`` up to
-   ``max_attempts``, then drop; every failed attempt is counted by reason; 5. tiers (``groundtrace.crs.dataset.tiers``).
+   ``max_attempts``, then drop; every failed attempt is counted by reason; 5. tiers
+   (``groundtrace.crs.dataset.tiers``).
 
 Rejection share: the dialogues that get a ``reject_and_refine`` turn are the first
 ``round(share · N)`` indices of a seeded permutation of ``0..N-1``, so the realised share is exact
@@ -97,8 +98,8 @@ class BuildReport(BaseModel):
     realiser_turns: int = Field(
         default=0,
         description=(
-            "Turns phrased by a realiser that can fall back to the template (the LLM one), over every attempt; "
-            "realiser_fallback_turns of them fell back. 0 for the template realiser."
+            "Turns phrased by a realiser that can fall back to the template (the LLM one), over "
+            "every attempt; realiser_fallback_turns of them fell back. 0 for the template realiser."
         ),
     )
     llm_usage: dict[str, float] | None = Field(

@@ -1,1 +1,2 @@
-"""The dataset format: files (JSONL + JSON Schema), difficulty tiers, validation, redacted release and hydration."""
+"""The dataset format: files (JSONL + JSON Schema), difficulty tiers, validation, redacted release and
+hydration."""

@@ -81,7 +81,8 @@ class DialogueReader:
 
 
 def read_dialogues(path: Path | str, *, strict: bool = False) -> DialogueReader:
-    """An iterator over the dialogues of ``path``; see :class:`DialogueReader` (``.errors`` after iterating)."""
+    """An iterator over the dialogues of ``path``; see :class:`DialogueReader` (``.errors`` after
+    iterating)."""
     return DialogueReader(path, strict=strict)
 
 
@@ -148,7 +149,8 @@ def read_dataset(dir_or_file: Path | str, *, strict: bool = False) -> Dataset:
 
 
 def dialogue_json_schema() -> dict[str, Any]:
-    """JSON Schema (draft 2020-12) of one dataset line, generated from :class:`Dialogue`, with $id and version."""
+    """JSON Schema (draft 2020-12) of one dataset line, generated from :class:`Dialogue`, with $id and
+    version."""
     schema = Dialogue.model_json_schema()
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -151,7 +151,8 @@ def placeholder_text(p: Placeholder) -> str:
 
 
 class Redactor:
-    """Redacts dialogues against a mapping ``review_id -> review text``; accumulates edits and fingerprints."""
+    """Redacts dialogues against a mapping ``review_id -> review text``; accumulates edits and
+    fingerprints."""
 
     def __init__(self, review_texts: Mapping[str, str]) -> None:
         self.review_texts = review_texts
@@ -169,7 +170,8 @@ class Redactor:
         for span in spans:
             if not (pos <= span.start < span.end <= len(text)):
                 raise RedactionError(
-                    f"turn {turn.index}: quote span {span.start}-{span.end} overlaps another or lies outside the text"
+                    f"turn {turn.index}: quote span {span.start}-{span.end} overlaps another or lies "
+                    "outside the text"
                 )
             if OPEN in span.review_id or CLOSE in span.review_id:
                 raise RedactionError(f"turn {turn.index}: review id {span.review_id!r} contains ⟦ or ⟧")
@@ -199,11 +201,11 @@ class Redactor:
     def uncovered_spans(self, dialogue: Dialogue, turn: Turn) -> tuple[list[QuoteSpan], list[str]]:
         """Spans for cited quotes that no ``quote_spans`` entry covers, located in their cited review.
 
-        Each quoted snippet attached to ``[Rn]`` tags (``groundtrace.core.evidence.citations``) that overlaps no
-        declared span is aligned with ``groundtrace.core.evidence.quotes.locate_quote`` against each cited review;
-        the best match at >= 0.80 becomes a span (used for redaction only; the dialogue is not changed).
-        Returns the spans and a note for every quote that matches no cited review (kept as written:
-        it is not review text).
+        Each quoted snippet attached to ``[Rn]`` tags (``groundtrace.core.evidence.citations``) that
+        overlaps no declared span is aligned with ``groundtrace.core.evidence.quotes.locate_quote`` against
+        each cited review; the best match at >= 0.80 becomes a span (used for redaction only; the dialogue
+        is not changed). Returns the spans and a note for every quote that matches no cited review (kept as
+        written: it is not review text).
         """
         from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, locate_quote
         from groundtrace.crs.dataset.validate import quoted_snippets
@@ -476,7 +478,8 @@ def hydrate_dataset(
     sidecar = json.loads(sidecar_path.read_text(encoding="utf-8"))
     if sidecar.get("format") != FORMAT or int(sidecar.get("format_version", 0)) > FORMAT_VERSION:
         raise RedactionError(
-            f"{sidecar_path}: unsupported redaction format {sidecar.get('format')!r} v{sidecar.get('format_version')}"
+            f"{sidecar_path}: unsupported redaction format {sidecar.get('format')!r} "
+            f"v{sidecar.get('format_version')}"
         )
     edits, fingerprints = sidecar.get("edits", []), sidecar.get("fingerprints", {})
     originals: dict[str, str] = sidecar.get("original_sha256", {})

@@ -15,15 +15,16 @@ Checks (code → what)
 * ``kb-poi``, ``kb-review``, ``ref-poi``: with a KB, candidate/recommended/gold ids and review ids exist and
   each ``review_refs`` entry names a review *of that POI*.
 * ``quote``: every quoted snippet attached to a tag (``groundtrace.core.evidence.citations.parse_citations``)
-  matches the cited review with ``quote_score >= 0.80`` (``groundtrace.core.evidence.quotes``); ``quote-span``:
-  each ``quote_spans`` entry is in range, names the review its tag points to, and matches at >= 0.80;
-  ``quote-uncovered`` (warning): a cited quote that no ``quote_spans`` entry covers cannot be redacted.
+  matches the cited review with ``quote_score >= 0.80`` (``groundtrace.core.evidence.quotes``);
+  ``quote-span``: each ``quote_spans`` entry is in range, names the review its tag points to, and matches at
+  >= 0.80; ``quote-uncovered`` (warning): a cited quote that no ``quote_spans`` entry covers cannot be
+  redacted.
 * ``gold``: gold POI and multi-reference POIs inside ``candidates``; ``open-pool``: 50–100 ids with the
   gold one included (a warning instead when the KB city × type has fewer than 50 POIs, or without a KB);
 * ``recommendations`` (>= 3 unique recommended POIs), ``comparison`` (>= 1 system ``compare`` turn),
   ``refine`` (a ``reject_and_refine`` turn adds a constraint), ``has-rejection`` (flag agrees with turns).
-* ``tier`` / ``features``: the tier recomputed from the measured features (``groundtrace.crs.dataset.tiers``) must
-  equal ``difficulty``, and stored features must equal the measured ones (dataset lines always; an
+* ``tier`` / ``features``: the tier recomputed from the measured features (``groundtrace.crs.dataset.tiers``)
+  must equal ``difficulty``, and stored features must equal the measured ones (dataset lines always; an
   in-memory dialogue only once it stores tier features). ``multi-ref`` (with a KB): every candidate that
   satisfies a gold turn's active constraints is the gold POI or in ``multi_ref``.
 * With a KB, the builder's QC (:func:`groundtrace.crs.build.qc.check_dialogue`, pool knobs from
@@ -197,7 +198,8 @@ class _Checker:
             if turn.role != expected:
                 self.add(
                     "alternation",
-                    f"expected a {expected} turn at position {pos} (strict alternation starting with the user), got {turn.role}",
+                    f"expected a {expected} turn at position {pos} (strict alternation starting with the "
+                    f"user), got {turn.role}",
                     turn.index,
                 )
             acts = USER_ACTS if turn.role == "user" else SYSTEM_ACTS
@@ -244,7 +246,8 @@ class _Checker:
             if not any(a < q_end and q_start < b for a, b in spans):
                 self.add(
                     "quote-uncovered",
-                    f"quote {_short(snippet)!r} has no quote_spans entry: a redacted release would keep its text",
+                    f"quote {_short(snippet)!r} has no quote_spans entry: a redacted release "
+                    "would keep its text",
                     turn.index,
                     "warning",
                 )
@@ -256,7 +259,8 @@ class _Checker:
             if best < QUOTE_THRESHOLD:
                 self.add(
                     "quote",
-                    f"quote {_short(snippet)!r} matches its cited review(s) {', '.join(t for t, _ in known)} only at {best:.2f} (< {QUOTE_THRESHOLD})",
+                    f"quote {_short(snippet)!r} matches its cited review(s) {', '.join(t for t, _ in known)} "
+                    f"only at {best:.2f} (< {QUOTE_THRESHOLD})",
                     turn.index,
                 )
         for span in turn.quote_spans:
@@ -275,7 +279,8 @@ class _Checker:
             if not 0 <= span.review_start <= span.review_end <= len(review.text):
                 self.add(
                     "quote-span",
-                    f"review span {span.review_start}-{span.review_end} outside review {span.review_id} (length {len(review.text)})",
+                    f"review span {span.review_start}-{span.review_end} outside review {span.review_id} "
+                    f"(length {len(review.text)})",
                     turn.index,
                 )
                 continue
@@ -285,7 +290,8 @@ class _Checker:
             if score < QUOTE_THRESHOLD:
                 self.add(
                     "quote-span",
-                    f"span text {_short(turn.text[span.start : span.end])!r} matches review {span.review_id}[{span.review_start}:{span.review_end}] only at {score:.2f}",
+                    f"span text {_short(turn.text[span.start : span.end])!r} matches review "
+                    f"{span.review_id}[{span.review_start}:{span.review_end}] only at {score:.2f}",
                     turn.index,
                 )
 
@@ -296,7 +302,8 @@ class _Checker:
         if ref is not None and ref.review_id != span.review_id:
             self.add(
                 "quote-span",
-                f"quote span of {span.tag} names review {span.review_id} but {span.tag} points to {ref.review_id}",
+                f"quote span of {span.tag} names review {span.review_id} but {span.tag} points to "
+                f"{ref.review_id}",
                 turn.index,
             )
 
@@ -330,14 +337,16 @@ class _Checker:
             elif available < OPEN_POOL_MIN:
                 self.add(
                     "open-pool",
-                    f"open_pool has {n} POIs: the KB has only {available} {self.d.poi_type} POIs in {self.d.city}",
+                    f"open_pool has {n} POIs: the KB has only {available} {self.d.poi_type} POIs "
+                    f"in {self.d.city}",
                     turn.index,
                     "warning",
                 )
             else:
                 self.add(
                     "open-pool",
-                    f"open_pool has {n} POIs (< {OPEN_POOL_MIN}) although the KB has {available} in {self.d.city}",
+                    f"open_pool has {n} POIs (< {OPEN_POOL_MIN}) although the KB has {available} "
+                    f"in {self.d.city}",
                     turn.index,
                 )
         if self.kb is not None:
@@ -348,7 +357,8 @@ class _Checker:
                 elif poi.city != self.d.city or poi.poi_type != self.d.poi_type:
                     self.add(
                         "open-pool",
-                        f"open_pool POI {pid} is a {poi.poi_type} in {poi.city}, not a {self.d.poi_type} in {self.d.city}",
+                        f"open_pool POI {pid} is a {poi.poi_type} in {poi.city}, not a {self.d.poi_type} "
+                        f"in {self.d.city}",
                         turn.index,
                     )
             if gold.gold_poi not in self.kb.pois:
@@ -366,7 +376,8 @@ class _Checker:
             if missing:
                 self.add(
                     "multi-ref",
-                    f"candidates {missing} satisfy the active constraints but are not in multi_ref (n_satisfying and the tier depend on it)",
+                    f"candidates {missing} satisfy the active constraints but are not in multi_ref "
+                    "(n_satisfying and the tier depend on it)",
                     turn.index,
                 )
 
@@ -388,7 +399,8 @@ class _Checker:
         if self.d.has_rejection != bool(rejections):
             self.add(
                 "has-rejection",
-                f"has_rejection is {self.d.has_rejection} but the dialogue has {len(rejections)} reject_and_refine turn(s)",
+                f"has_rejection is {self.d.has_rejection} but the dialogue has {len(rejections)} "
+                "reject_and_refine turn(s)",
             )
         if len(set(self.d.candidates)) != len(self.d.candidates):
             self.add("gold", "candidates contain duplicate ids")
@@ -424,7 +436,8 @@ class _Checker:
             if (span.review_id, span.review_start, span.review_end) not in keys:
                 self.add(
                     "quote-span",
-                    f"quote span of {span.tag} ({span.review_id} {span.review_start}-{span.review_end}) has no placeholder in the redacted text",
+                    f"quote span of {span.tag} ({span.review_id} {span.review_start}-{span.review_end}) has "
+                    "no placeholder in the redacted text",
                     turn.index,
                 )
             review = self.kb.reviews.get(span.review_id) if self.kb is not None else None
@@ -433,7 +446,8 @@ class _Checker:
             elif review is not None and not 0 <= span.review_start <= span.review_end <= len(review.text):
                 self.add(
                     "quote-span",
-                    f"review span {span.review_start}-{span.review_end} outside review {span.review_id} (length {len(review.text)})",
+                    f"review span {span.review_start}-{span.review_end} outside review {span.review_id} "
+                    f"(length {len(review.text)})",
                     turn.index,
                 )
 
@@ -458,7 +472,8 @@ class _Checker:
             )
             self.add(
                 "tier",
-                f"difficulty is {self.d.difficulty} but the measured features give {expected} ({points} points: {basis})",
+                f"difficulty is {self.d.difficulty} but the measured features give {expected} ({points} "
+                f"points: {basis})",
             )
         for key, value in [*measured.items(), ("tier_points", float(points))]:
             stored = self.d.features.get(key)
@@ -586,7 +601,8 @@ class _Checker:
         if self.d.kb_hash and self.d.kb_hash != kb.content_hash:
             self.add(
                 "kb-hash",
-                f"dialogue was built on KB {self.d.kb_hash[:12]}…, validating against {kb.content_hash[:12]}…",
+                f"dialogue was built on KB {self.d.kb_hash[:12]}…, validating against "
+                f"{kb.content_hash[:12]}…",
                 severity="warning",
             )
 

@@ -9,7 +9,8 @@ Two passes, memory bounded by the *selection*, never by the review file:
    collecting read. For every (city, type, star band) stratum the POIs are ranked by the seeded key
    ``sha256(f"{seed}:{poi_id}")``; while streaming only the ``ceil(oversample × per_type) + 2`` smallest
    keys per stratum are held (plus a count), and after the pass the first ``ceil(oversample × quota) + 2``
-   of each stratum become candidates. City names are compared case-insensitively; a city is named by its most frequent spelling.
+   of each stratum become candidates. City names are compared case-insensitively; a city is named by its most
+   frequent spelling.
 2. **Reviews.** Stream the review file keeping, per candidate POI, the ``max_reviews_per_poi`` reviews
    with the smallest seeded key ``sha256(f"{seed}:{review_id}")`` (a bottom-k sample: uniform, seeded, and
    independent of file order), among reviews with ``min_review_chars <= len(text) <= max_review_chars``.
@@ -141,7 +142,8 @@ T = TypeVar("T")
 
 @dataclass
 class _BottomK(Generic[T]):
-    """The ``cap`` items of smallest key seen so far (a max-heap via inverted key bytes); counts all offers."""
+    """The ``cap`` items of smallest key seen so far (a max-heap via inverted key bytes); counts all
+    offers."""
 
     cap: int
     items: list[tuple[bytes, str, T]] = field(default_factory=list)
@@ -177,7 +179,8 @@ class SelectionReport(BaseModel):
     shortfall: dict[str, int] = Field(description="type -> target minus selected, when positive.")
     empty_cities: dict[str, str] = Field(
         default_factory=dict,
-        description="Cities of `cities` that ended with 0 selected POIs -> why (they are absent from the KB).",
+        description="Cities of `cities` that ended with 0 selected POIs -> why (they are "
+        "absent from the KB).",
     )
     problems: list[LineError]
 

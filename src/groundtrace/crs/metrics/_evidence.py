@@ -7,9 +7,9 @@ Metrics need, for one response text:
 * quoted citations — every quoted span (``"..."``, ``“...”`` ...) inside a claim that carries tags,
   with the quote's text (quote marks excluded), its span and the claim's tags.
 
-Both come from ``groundtrace.core.evidence.citations`` (``find_tag_groups`` / ``parse_citations``); quote matching
-comes from ``groundtrace.core.evidence.quotes.quote_score``. This module is the only place that knows their
-shapes, so a change there is a change here only.
+Both come from ``groundtrace.core.evidence.citations`` (``find_tag_groups`` / ``parse_citations``); quote
+matching comes from ``groundtrace.core.evidence.quotes.quote_score``. This module is the only place that knows
+their shapes, so a change there is a change here only.
 """
 
 from __future__ import annotations

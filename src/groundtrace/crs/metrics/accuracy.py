@@ -74,7 +74,8 @@ MRR = register(
         setting="closed",
         kernel=_mrr,
         formula=(
-            "Closed-set mean reciprocal rank: RR = 1/rank(gold) over the whole ranking, 0 when gold is absent;\n"
+            "Closed-set mean reciprocal rank: RR = 1/rank(gold) over the whole ranking, 0 when "
+            "gold is absent;\n"
             "MRR = mean over turns. Missing prediction: 0."
         ),
     ),
@@ -166,8 +167,10 @@ CONSTRAINT_SATISFACTION = register(
         default=0.0,
         kernel=_constraint_satisfaction,
         formula=(
-            "Top-1 constraint satisfaction: CS = |{c ∈ gold.active_constraints : satisfies(top1, c, anchor)}|\n"
-            "/ |active_constraints| (groundtrace.crs.kb.constraints.satisfaction_share); 1.0 when the turn has no\n"
+            "Top-1 constraint satisfaction: CS = |{c ∈ gold.active_constraints : "
+            "satisfies(top1, c, anchor)}|\n"
+            "/ |active_constraints| (groundtrace.crs.kb.constraints.satisfaction_share); 1.0 when "
+            "the turn has no\n"
             "active constraint; 0 when the top-1 is not a KB POI or the prediction is missing."
         ),
     ),

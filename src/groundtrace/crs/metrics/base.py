@@ -174,7 +174,8 @@ def register(family: MetricFamily, aliases: tuple[str, ...] = ()) -> MetricFamil
 
 
 def parse_metric(text: str | Metric) -> Metric:
-    """``"recall@3"``, ``"R@3"``, ``"mrr"``, ``"nDCG@3"``, ``"cgs"`` → :class:`Metric` (round-trips via ``str``)."""
+    """``"recall@3"``, ``"R@3"``, ``"mrr"``, ``"nDCG@3"``, ``"cgs"`` → :class:`Metric` (round-trips via
+    ``str``)."""
     if isinstance(text, Metric):
         return text
     m = _METRIC_RE.match(text)

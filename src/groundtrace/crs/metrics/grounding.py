@@ -255,10 +255,12 @@ NLI = register(
         kernel=_nli,
         formula=(
             "NLI entailment rate, pooled over claims: Σ entailed claims / Σ claims. A claim is a sentence\n"
-            "carrying >= 1 tag group; hypothesis = the sentence without tags and quote marks; it is entailed\n"
+            "carrying >= 1 tag group; hypothesis = the sentence without tags and quote marks; "
+            "it is entailed\n"
             "when max over its resolvable cited reviews of P(entail | review text, hypothesis) >= 0.5\n"
             "(claims citing no resolvable review are not entailed). Needs an EntailmentScorer; without one\n"
-            "the metric is reported unavailable, never 0. A missing prediction counts as one unentailed claim."
+            "the metric is reported unavailable, never 0. A missing prediction counts as one "
+            "unentailed claim."
         ),
     ),
     aliases=("nli", "entailment"),
@@ -274,7 +276,8 @@ CITATION_VALIDITY = register(
         default=0.0,
         kernel=_citation_validity,
         formula=(
-            "Citation validity: CV = |{tag occurrences t : t resolves (review_refs; open: open_review_refs) to a\n"
+            "Citation validity: CV = |{tag occurrences t : t resolves (review_refs; open: "
+            "open_review_refs) to a\n"
             "review whose POI is in the recommended set (first 3 ranked KB POIs)}| / |tag occurrences|.\n"
             "Not applicable (left out) when the response has no tag. Missing prediction: 0."
         ),
@@ -306,8 +309,10 @@ HALLUCINATED = register(
         default=1.0,
         kernel=_hallucinated,
         formula=(
-            "Hallucinated-attribute rate: |{mentions m : no POI p in S supports term(m)}| / |mentions|, where\n"
-            "S = recommended set ∪ POIs of the response's resolvable cited reviews, and p supports a term when\n"
+            "Hallucinated-attribute rate: |{mentions m : no POI p in S supports term(m)}| / "
+            "|mentions|, where\n"
+            "S = recommended set ∪ POIs of the response's resolvable cited reviews, and p "
+            "supports a term when\n"
             "a lexicon support rule holds on p's KB record or any KB review of p mentions the term.\n"
             "0.0 when there is no mention. Lower is better. Missing prediction: 1.0 (worst)."
         ),

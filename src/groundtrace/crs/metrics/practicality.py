@@ -63,7 +63,8 @@ SPATIAL_COHERENCE = register(
         default=0.0,
         kernel=_spatial,
         formula=(
-            "Spatial coherence: among the C(m,2) pairs of the turn's recommended set (first m <= 3 ranked KB\n"
+            "Spatial coherence: among the C(m,2) pairs of the turn's recommended set (first m "
+            "<= 3 ranked KB\n"
             "POIs), the share within 2 km (haversine); not applicable when m < 2; mean over turns.\n"
             "Missing prediction: 0."
         ),

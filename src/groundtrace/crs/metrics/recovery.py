@@ -74,7 +74,8 @@ REJECTION_RECOVERY = register(
         formula=(
             "Rejection recovery rate: for each user turn with act reject_and_refine, take the next\n"
             "recommendation turn; recovered when its top-1 ∈ {gold} ∪ multi_ref (the refined constraints'\n"
-            "satisfying set). Per dialogue: RRR_d = recovered / events; dialogues without such a turn are not\n"
+            "satisfying set). Per dialogue: RRR_d = recovered / events; dialogues without such "
+            "a turn are not\n"
             "applicable; mean over dialogues. A missing prediction at that turn: not recovered (0)."
         ),
     ),
@@ -89,7 +90,8 @@ T2R = register(
         aggregation="dialogue-mean",
         higher_is_better=False,
         default=None,
-        default_note="never correct: number of recommendation turns + 1; a missing prediction is an incorrect turn",
+        default_note="never correct: number of recommendation turns + 1; a missing prediction is "
+        "an incorrect turn",
         value_range=(1.0, None),
         kernel=_t2r,
         formula=(
@@ -111,7 +113,8 @@ TASK_SUCCESS = register(
         default=0.0,
         kernel=_task_success,
         formula=(
-            "Task success rate: TSR_d = 1[top-1 of the final recommendation turn ∈ {gold} ∪ multi_ref]; mean over\n"
+            "Task success rate: TSR_d = 1[top-1 of the final recommendation turn ∈ {gold} ∪ "
+            "multi_ref]; mean over\n"
             "dialogues. A missing final prediction: 0."
         ),
     ),
@@ -129,7 +132,8 @@ REJECTED_REPEAT = register(
         kernel=_rejected_repeat,
         formula=(
             "Rejected-repeat rate: among recommendation turns after the first user turn that rejects a POI\n"
-            "(Turn.rejected non-empty): RR_d = repeats / post-rejection turns, a repeat being a top-1 that a\n"
+            "(Turn.rejected non-empty): RR_d = repeats / post-rejection turns, a repeat being "
+            "a top-1 that a\n"
             "previous user turn rejected.\n"
             "Dialogues without a rejection are not applicable; mean over dialogues; lower is better.\n"
             "A missing prediction at a post-rejection turn counts as a repeat (1, worst)."

@@ -47,8 +47,8 @@ QUOTE_PAIRS = {'"': '"”', "“": '”"', "„": "“”", "«": "»", "'": "'�
 SINGLE_QUOTE_MAX = 300  # characters between single quote marks
 END_MARKS = ".!?…"
 AFTER_END = "\"'”“’»)]"  # closing quotes/brackets an end mark may carry
-TITLES = {"mr", "mrs", "ms", "mx", "dr", "prof", "st", "mt", "ft", "rev", "fr", "sr", "jr", "gen", "col", "capt",
-          "lt", "sgt", "hon", "pres", "gov", "sen", "rep", "mme", "mlle", "messrs"}  # fmt: skip
+TITLES = {"mr", "mrs", "ms", "mx", "dr", "prof", "st", "mt", "ft", "rev", "fr", "sr", "jr", "gen", "col",
+          "capt", "lt", "sgt", "hon", "pres", "gov", "sen", "rep", "mme", "mlle", "messrs"}  # fmt: skip
 INNER = {"e.g", "i.e", "cf", "vs", "viz", "approx", "incl", "esp", "ca", "resp"}
 BEFORE_NUMBER = {"no", "nos", "vol", "pp", "p", "fig", "ch", "sec"}
 BOUNDARY = set(".,;:!?()[]{}\"“”„«»‘’'\n—–")  # a scope does not cross these
@@ -94,7 +94,8 @@ def reference_quotes(text: str) -> list[tuple[str, int, int]]:
 
 
 def _abbreviation(line: str, dot: int, next_char: str) -> bool:
-    """Whether the single period ``line[dot]`` closes an abbreviation (``Dr.``, ``e.g.``, ``J.``, ``No. 5``)."""
+    """Whether the single period ``line[dot]`` closes an abbreviation
+    (``Dr.``, ``e.g.``, ``J.``, ``No. 5``)."""
     found = WORD_BEFORE_DOT.search(line[max(0, dot - 40) : dot])
     if found is None:
         return False

@@ -77,7 +77,8 @@ def load_run(path: Path | str) -> RunData:
 
 
 def label_runs(runs: list[RunData]) -> None:
-    """Give each run a unique label: the system name, plus the folder name when a name repeats in a setting."""
+    """Give each run a unique label: the system name, plus the folder name when a name repeats in a
+    setting."""
     seen: dict[tuple[str, str], int] = {}
     for run in runs:
         seen[(run.system, run.setting)] = seen.get((run.system, run.setting), 0) + 1

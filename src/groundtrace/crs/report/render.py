@@ -62,8 +62,8 @@ def markdown(report: Report) -> str:
         for r in rows:
             cells = " | ".join(_cell(report, r.label, setting, m) for m in metrics)
             lines.append(
-                f"| {_md_escape(r.label)} | {cells} | {r.unscorable_turns}/{r.n_turns} | {latency_text(r.usage)} | "
-                f"{cost_text(r.usage)} |"
+                f"| {_md_escape(r.label)} | {cells} | {r.unscorable_turns}/{r.n_turns} | "
+                f"{latency_text(r.usage)} | {cost_text(r.usage)} |"
             )
         lines += [
             "",
@@ -88,14 +88,18 @@ def markdown(report: Report) -> str:
         lines += [
             "## Paired significance tests",
             "",
-            "| setting | metric | A | B | units | dialogues | mean A | mean B | Δ | p perm. | p Holm | p Wilcoxon |",
+            (
+                "| setting | metric | A | B | units | dialogues | mean A | mean B | Δ "
+                "| p perm. | p Holm | p Wilcoxon |"
+            ),
             "|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for t in report.tests:
             lines.append(
-                f"| {t.setting} | {t.metric} | {_md_escape(t.a)} | {_md_escape(t.b)} | {t.n} | {t.n_dialogues} | "
-                f"{fmt(t.mean_a)} | "
-                f"{fmt(t.mean_b)} | {fmt(t.mean_diff)} | {t.p_permutation:.4g} | {t.p_holm:.4g} | {t.p_wilcoxon:.4g} |"
+                f"| {t.setting} | {t.metric} | {_md_escape(t.a)} | {_md_escape(t.b)} | {t.n} | "
+                f"{t.n_dialogues} | {fmt(t.mean_a)} | "
+                f"{fmt(t.mean_b)} | {fmt(t.mean_diff)} | {t.p_permutation:.4g} | {t.p_holm:.4g} | "
+                f"{t.p_wilcoxon:.4g} |"
             )
         lines.append("")
     for by, groups in report.breakdown.items():
