@@ -162,6 +162,10 @@ class Registry(Generic[T]):
     def aliases(self, name: str) -> tuple[str, ...]:
         return self._entries[self.canonical(name)].aliases
 
+    def in_order(self) -> list[str]:
+        """Names registered so far, in registration order (plug-ins are not loaded by this call)."""
+        return list(self._entries)
+
     def names(self) -> list[str]:
         """Registered names (not aliases), sorted."""
         load_plugins()

@@ -47,6 +47,7 @@ def _constraint_satisfaction(metric: Metric, ctx: TurnContext) -> float:
 RECALL = register(
     MetricFamily(
         name="recall",
+        defaults=(1, 3, 5),
         axis="accuracy",
         level="turn",
         aggregation="turn-mean",
@@ -66,6 +67,7 @@ RECALL = register(
 MRR = register(
     MetricFamily(
         name="mrr",
+        defaults=(None,),
         axis="accuracy",
         level="turn",
         aggregation="turn-mean",
@@ -85,6 +87,7 @@ MRR = register(
 NDCG = register(
     MetricFamily(
         name="ndcg",
+        defaults=(3,),
         axis="accuracy",
         level="turn",
         aggregation="turn-mean",
@@ -104,6 +107,7 @@ NDCG = register(
 MULTI_REF_HIT = register(
     MetricFamily(
         name="multi_ref_hit",
+        defaults=(1,),
         axis="accuracy",
         level="turn",
         aggregation="turn-mean",
@@ -123,6 +127,7 @@ MULTI_REF_HIT = register(
 OPEN_RECALL = register(
     MetricFamily(
         name="open_recall",
+        defaults=(1, 10),
         axis="accuracy",
         level="turn",
         aggregation="turn-mean",
@@ -142,6 +147,7 @@ OPEN_RECALL = register(
 OPEN_MRR = register(
     MetricFamily(
         name="open_mrr",
+        defaults=(None,),
         axis="accuracy",
         level="turn",
         aggregation="turn-mean",
@@ -160,6 +166,7 @@ OPEN_MRR = register(
 CONSTRAINT_SATISFACTION = register(
     MetricFamily(
         name="constraint_satisfaction",
+        defaults=(None,),
         axis="accuracy",
         level="turn",
         aggregation="turn-mean",

@@ -7,6 +7,10 @@ once under its name and aliases; ``parse_metric("R@3")`` binds its parameter and
 metrics are dictionary keys. Computation lives in the kernels (``accuracy``, ``grounding``,
 ``recovery``, ``practicality``) and in :mod:`groundtrace.crs.evaluation.score`.
 
+Adding a metric touches one file: the module that defines its kernel registers the family (with
+``defaults=`` when it belongs to the default set); the scorer calls ``family.kernel`` for whatever is
+asked, and :data:`~groundtrace.crs.metrics.defaults.DEFAULT_METRICS` is read off the registry.
+
 Aggregations
 ------------
 * ``turn-mean`` — mean over recommendation turns of the per-turn value (``None`` = not applicable,
@@ -60,6 +64,9 @@ class MetricFamily:
     value_range: tuple[float, float | None] = (0.0, 1.0)
     default_note: str = ""
     applies: Callable[[Any], bool] | None = None
+    #: The members of this family in :data:`~groundtrace.crs.metrics.defaults.DEFAULT_METRICS`: cutoffs
+    #: for a family that takes ``k`` (e.g. ``(1, 3, 5)``), ``(None,)`` for one without, ``()`` for none.
+    defaults: tuple[int | None, ...] = ()
 
     def bind(self, k: int | None = None) -> Metric:
         """The concrete metric (``k`` is required exactly when the family takes one)."""

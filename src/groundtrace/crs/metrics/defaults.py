@@ -10,25 +10,21 @@ from groundtrace.crs.metrics import (  # noqa: F401  (registers)
     recovery,
     stance_evidence,
 )
-from groundtrace.crs.metrics.base import Axis, Metric, parse_metric
+from groundtrace.crs.metrics.base import METRICS, Axis, Metric
 
 AXES: tuple[Axis, ...] = ("accuracy", "grounding", "recovery", "practicality")
 
-DEFAULT_METRICS: tuple[Metric, ...] = tuple(
-    parse_metric(name)
-    for name in (
-        # accuracy (10)
-        "recall@1", "recall@3", "recall@5", "mrr", "ndcg@3", "multi_ref_hit@1",
-        "open_recall@1", "open_recall@10", "open_mrr", "constraint_satisfaction",
-        # grounding (10)
-        "gs", "cd", "pc", "cgs", "nli_entailment", "citation_validity", "citation_rate",
-        "hallucinated_attribute_rate", "evidence_support", "constraint_evidence",
-        # recovery (4)
-        "rejection_recovery", "t2r", "task_success", "rejected_repeat",
-        # practicality (3)
-        "spatial_coherence", "price_alignment", "proximity_alignment",
+
+def _default_metrics() -> tuple[Metric, ...]:
+    """The built-in families' ``defaults`` bound to metrics: by axis (:data:`AXES`), then in
+    registration order (the order the metric modules define them), then in the order of ``defaults``."""
+    families = [METRICS.get(name) for name in METRICS.in_order()]
+    return tuple(
+        family.bind(k) for axis in AXES for family in families if family.axis == axis for k in family.defaults
     )
-)  # fmt: skip
+
+
+DEFAULT_METRICS: tuple[Metric, ...] = _default_metrics()
 
 
 def metrics_by_axis(metrics: tuple[Metric, ...] = DEFAULT_METRICS) -> dict[str, list[Metric]]:

@@ -166,6 +166,7 @@ def _hallucinated(metric: Metric, ctx: TurnContext) -> float:
 GS = register(
     MetricFamily(
         name="gs",
+        defaults=(None,),
         axis="grounding",
         level="turn",
         aggregation="turn-mean",
@@ -190,6 +191,7 @@ GS = register(
 CD = register(
     MetricFamily(
         name="cd",
+        defaults=(None,),
         axis="grounding",
         level="turn",
         aggregation="turn-mean",
@@ -210,6 +212,7 @@ CD = register(
 PC = register(
     MetricFamily(
         name="pc",
+        defaults=(None,),
         axis="grounding",
         level="turn",
         aggregation="turn-mean",
@@ -229,6 +232,7 @@ PC = register(
 CGS = register(
     MetricFamily(
         name="cgs",
+        defaults=(None,),
         axis="grounding",
         level="turn",
         aggregation="turn-mean",
@@ -246,6 +250,7 @@ CGS = register(
 NLI = register(
     MetricFamily(
         name="nli_entailment",
+        defaults=(None,),
         axis="grounding",
         level="turn",
         aggregation="pooled",
@@ -269,6 +274,7 @@ NLI = register(
 CITATION_VALIDITY = register(
     MetricFamily(
         name="citation_validity",
+        defaults=(None,),
         axis="grounding",
         level="turn",
         aggregation="turn-mean",
@@ -288,6 +294,7 @@ CITATION_VALIDITY = register(
 CITATION_RATE = register(
     MetricFamily(
         name="citation_rate",
+        defaults=(None,),
         axis="grounding",
         level="turn",
         aggregation="turn-mean",
@@ -302,6 +309,7 @@ CITATION_RATE = register(
 HALLUCINATED = register(
     MetricFamily(
         name="hallucinated_attribute_rate",
+        defaults=(None,),
         axis="grounding",
         level="turn",
         aggregation="turn-mean",

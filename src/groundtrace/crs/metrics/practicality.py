@@ -56,6 +56,7 @@ def _proximity(metric: Metric, ctx: TurnContext) -> float | None:
 SPATIAL_COHERENCE = register(
     MetricFamily(
         name="spatial_coherence",
+        defaults=(None,),
         axis="practicality",
         level="turn",
         aggregation="turn-mean",
@@ -75,6 +76,7 @@ SPATIAL_COHERENCE = register(
 PRICE_ALIGNMENT = register(
     MetricFamily(
         name="price_alignment",
+        defaults=(None,),
         axis="practicality",
         level="turn",
         aggregation="turn-mean",
@@ -94,6 +96,7 @@ PRICE_ALIGNMENT = register(
 PROXIMITY_ALIGNMENT = register(
     MetricFamily(
         name="proximity_alignment",
+        defaults=(None,),
         axis="practicality",
         level="turn",
         aggregation="turn-mean",

@@ -65,6 +65,7 @@ def _rejected_repeat(metric: Metric, d: DialogueContext) -> float | None:
 REJECTION_RECOVERY = register(
     MetricFamily(
         name="rejection_recovery",
+        defaults=(None,),
         axis="recovery",
         level="dialogue",
         aggregation="dialogue-mean",
@@ -85,6 +86,7 @@ REJECTION_RECOVERY = register(
 T2R = register(
     MetricFamily(
         name="t2r",
+        defaults=(None,),
         axis="recovery",
         level="dialogue",
         aggregation="dialogue-mean",
@@ -106,6 +108,7 @@ T2R = register(
 TASK_SUCCESS = register(
     MetricFamily(
         name="task_success",
+        defaults=(None,),
         axis="recovery",
         level="dialogue",
         aggregation="dialogue-mean",
@@ -124,6 +127,7 @@ TASK_SUCCESS = register(
 REJECTED_REPEAT = register(
     MetricFamily(
         name="rejected_repeat",
+        defaults=(None,),
         axis="recovery",
         level="dialogue",
         aggregation="dialogue-mean",

@@ -107,6 +107,7 @@ def _has_constraints(ctx: TurnContext) -> bool:
 EVIDENCE_SUPPORT = register(
     MetricFamily(
         name="evidence_support",
+        defaults=(None,),
         axis="grounding",
         level="turn",
         aggregation="turn-mean",
@@ -128,6 +129,7 @@ EVIDENCE_SUPPORT = register(
 CONSTRAINT_EVIDENCE = register(
     MetricFamily(
         name="constraint_evidence",
+        defaults=(None,),
         axis="grounding",
         level="turn",
         aggregation="turn-mean",
