@@ -232,6 +232,9 @@ def build(
         if len(report.problems) > MAX_SHOWN:
             out_console.print(f"  ... {len(report.problems) - MAX_SHOWN} more in {escape(str(written))}")
     out_console.print(f"wrote {escape(str(out))} and {escape(str(written))}")
+    if not summary.get("pois"):
+        print_error(f"the KB is empty: no business of {business} was selected (see the problems above)")
+        raise typer.Exit(1)
 
 
 @kb_app.command("info")

@@ -79,8 +79,8 @@ class POI(_Record):
     city: str
     state: str = ""
     poi_type: PoiType
-    lat: float
-    lon: float
+    lat: float = Field(ge=-90, le=90, allow_inf_nan=False, description="Latitude in degrees, [-90, 90].")
+    lon: float = Field(ge=-180, le=180, allow_inf_nan=False, description="Longitude in degrees.")
     stars: float = Field(ge=0, le=5)
     review_count: int = Field(ge=0)
     price_level: int | None = Field(default=None, ge=1, le=4)

@@ -146,7 +146,7 @@ class _BottomK(Generic[T]):
     offers."""
 
     cap: int
-    items: list[tuple[bytes, str, T]] = field(default_factory=list)
+    items: list[tuple[bytes, str, int, T]] = field(default_factory=list)
     offered: int = 0
 
     def offer(self, key: bytes, ident: str, item: T) -> None:
@@ -154,15 +154,17 @@ class _BottomK(Generic[T]):
         if self.cap <= 0:
             return
         inv = bytes(255 - b for b in key)  # larger inv = smaller key; heap root = largest key kept
-        entry = (inv, ident, item)
+        # the offer number breaks ties of (key, ident), so two records are never compared (the readers
+        # drop repeated ids; this keeps the heap total even if one slips through)
+        entry = (inv, ident, -self.offered, item)
         if len(self.items) < self.cap:
             heapq.heappush(self.items, entry)
-        elif inv > self.items[0][0]:
+        elif entry[:3] > self.items[0][:3]:
             heapq.heapreplace(self.items, entry)
 
     def ordered(self) -> list[T]:
-        """Kept items, smallest key first."""
-        return [item for _, _, item in sorted(self.items, reverse=True)]
+        """Kept items, smallest key first (equal keys: first offered first)."""
+        return [entry[3] for entry in sorted(self.items, key=lambda e: e[:3], reverse=True)]
 
 
 class SelectionReport(BaseModel):

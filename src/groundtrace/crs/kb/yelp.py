@@ -11,8 +11,11 @@ Real-data quirks handled
   :func:`ast.literal_eval` (never ``eval``) and never raises.
 * ``categories``, ``hours``, ``attributes`` may be null or missing; the last line may lack ``\\n``.
 * A malformed line (bad JSON, invalid UTF-8, an unpaired surrogate escape such as ``"\\ud800"``, not an
-  object, missing required field) is recorded as a
+  object, nested deeper than 100 levels, longer than 8 MiB, missing required field, an id that is not a
+  string, latitude outside [-90, 90] or longitude outside [-180, 180]) is recorded as a
   :class:`~groundtrace.core.files.errors.LineError` ``file:line: message`` and skipped; the rest is read.
+* A repeated ``business_id`` (or ``review_id``) is reported as ``duplicate ...; skipped`` and only its
+  first line is kept — never silently merged, never compared as records.
 
 Category mapping (:data:`CATEGORY_RULES`, first matching rule wins — the precedence):
 hotel (lodging keywords) > restaurant ("Restaurants") > attraction (museums, parks, landmarks, arts,
@@ -326,12 +329,35 @@ def _require_encodable(*texts: str) -> None:
                 raise RecordError(SURROGATE_MESSAGE) from None
 
 
+def _require_string_ids(obj: dict[str, Any], *keys: str) -> None:
+    """Raise :class:`RecordError` when an id field is not a JSON string (Yelp ids are 22-character
+    strings; an integer id would be turned into another id by ``str()`` and match nothing)."""
+    for key in keys:
+        value = obj[key]
+        if not isinstance(value, str):
+            raise RecordError(f"{key} must be a string, got {_json_kind(value)} ({json.dumps(value)[:40]})")
+        if not value.strip():
+            raise RecordError(f"{key} is empty")
+
+
+def _json_kind(value: object) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    return "an array" if isinstance(value, list) else "an object"
+
+
 def business_to_poi(obj: dict[str, Any]) -> POI | None:
     """One business object → POI, or None when its categories map to no POI type.
 
     Raises :class:`RecordError` when a required field (business_id, name, latitude, longitude, stars)
     is missing or invalid.
     """
+    if obj.get("business_id") is not None:  # a corrupt id is reported whatever the categories
+        _require_string_ids(obj, "business_id")
     categories = split_categories(obj.get("categories"))
     poi_type = classify(categories)
     if poi_type is None:
@@ -367,6 +393,7 @@ def review_from_obj(obj: dict[str, Any]) -> Review:
     missing = [k for k in ("review_id", "business_id", "stars", "text") if obj.get(k) is None]
     if missing:
         raise RecordError(f"missing required field(s): {', '.join(missing)}")
+    _require_string_ids(obj, "review_id", "business_id")
     try:
         date = obj.get("date")
         review = Review(
@@ -401,12 +428,13 @@ def iter_json_lines(
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each JSON-object line of ``path`` (1-based numbers).
 
-    Lines are read by ``core.files.jsonl.iter_jsonl`` (a byte-order mark opening the file is dropped).
-    Blank lines are skipped silently; a line that is not valid UTF-8, too long, too deeply nested, bad JSON
-    or not an object appends a :class:`LineError` and is skipped. ``prefilter(raw_line) -> False`` skips
-    a line *unparsed* (so it is never reported even if malformed) — this is how the review stream avoids
-    decoding reviews of unwanted businesses.
-    ``on_bytes(n)`` is called with the bytes consumed, in chunks, for a progress bar.
+    Read through the shared reader ``groundtrace.core.files.jsonl.iter_jsonl``: lines are decoded as UTF-8
+    (a byte-order mark opening the file is dropped), blank lines are skipped silently, and a line that is
+    not valid UTF-8, longer than ``MAX_LINE_BYTES``, nested deeper than ``MAX_JSON_DEPTH`` (a 100,000-deep
+    array would otherwise raise ``RecursionError``), bad JSON or not an object appends a
+    :class:`LineError` and is skipped. ``prefilter(raw_line) -> False`` skips a line *unparsed* (so it is
+    never reported even if malformed) — this is how the review stream avoids decoding reviews of unwanted
+    businesses. ``on_bytes(n)`` is called with the bytes consumed, in chunks, for a progress bar.
     """
     for number, obj, error in iter_jsonl(path, objects_only=True, prefilter=prefilter, on_bytes=on_bytes):
         if error is not None:
@@ -420,8 +448,10 @@ def stream_businesses(
 ) -> Iterator[POI]:
     """Every business of the file that maps to a POI type, as a :class:`POI` (others skipped silently).
 
-    ``open_only`` skips businesses whose ``is_open`` is 0 (a missing ``is_open`` counts as open).
+    ``open_only`` skips businesses whose ``is_open`` is 0 (a missing ``is_open`` counts as open). A
+    repeated ``business_id`` is reported as ``file:line`` and skipped (the first line wins).
     """
+    first_line: dict[str, int] = {}
     for number, obj in iter_json_lines(path, errors, on_bytes):
         if open_only and obj.get("is_open", 1) in (0, False, "0"):
             continue
@@ -430,8 +460,16 @@ def stream_businesses(
         except RecordError as exc:
             errors.append(LineError(file=str(path), line=number, message=str(exc)))
             continue
-        if poi is not None:
-            yield poi
+        if poi is None:
+            continue
+        if poi.poi_id in first_line:
+            message = (
+                f"duplicate business_id {poi.poi_id!r} (first on line {first_line[poi.poi_id]}); skipped"
+            )
+            errors.append(LineError(file=str(path), line=number, message=message))
+            continue
+        first_line[poi.poi_id] = number
+        yield poi
 
 
 _BUSINESS_ID_RE = re.compile(rb'"business_id" ?: ?"([^"\\]*)"')
@@ -460,8 +498,12 @@ def stream_reviews(
     on_bytes: OnBytes | None = None,
     business_ids: Container[str] | None = None,
 ) -> Iterator[Review]:
-    """Every review of the file as a :class:`Review`; with ``business_ids``, only reviews of those POIs."""
+    """Every review of the file as a :class:`Review`; with ``business_ids``, only reviews of those POIs.
+
+    A repeated ``review_id`` among the yielded reviews is reported and skipped (memory: one id per
+    yielded review)."""
     prefilter = business_id_prefilter(business_ids) if business_ids is not None else None
+    seen: set[str] = set()  # ids of the reviews yielded (with business_ids, only those POIs' reviews)
     for number, obj in iter_json_lines(path, errors, on_bytes, prefilter=prefilter):
         try:
             review = review_from_obj(obj)
@@ -469,6 +511,11 @@ def stream_reviews(
             errors.append(LineError(file=str(path), line=number, message=str(exc)))
             continue
         if business_ids is None or review.poi_id in business_ids:
+            if review.review_id in seen:
+                message = f"duplicate review_id {review.review_id!r} (already read); skipped"
+                errors.append(LineError(file=str(path), line=number, message=message))
+                continue
+            seen.add(review.review_id)
             yield review
 
 
