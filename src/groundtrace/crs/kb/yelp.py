@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import json
 import re
 import warnings
 from collections.abc import Callable, Container, Iterator
