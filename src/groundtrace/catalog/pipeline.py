@@ -44,8 +44,10 @@ from groundtrace.catalog.model import SKU, AttributeResult
 from groundtrace.catalog.policy import WritePolicy, load_policy
 from groundtrace.catalog.run_meta import check_or_record, run_fingerprint
 from groundtrace.catalog.templates import TemplateSet, load_templates
+from groundtrace.core.files.jsonl import iter_jsonl
 from groundtrace.core.files.lock import WriterLock
-from groundtrace.core.files.text import iter_csv, iter_lines
+from groundtrace.core.files.text import iter_csv
+from groundtrace.core.files.validation import validation_message
 from groundtrace.core.llm.base import Usage
 
 log = logging.getLogger(__name__)
@@ -200,23 +202,19 @@ def iter_skus(path: Path) -> Iterator[tuple[int, SKU | str]]:
             except (ValidationError, ValueError, json.JSONDecodeError, AttributeError) as exc:
                 yield line, _problem(exc)
         return
-    for number, text, error in iter_lines(path):
-        if text is None:
-            yield number, error or ""
-            continue
-        if not text.strip():
+    for number, value, error in iter_jsonl(path):
+        if error is not None:
+            yield number, error.message
             continue
         try:
-            yield number, SKU.model_validate_json(text)
+            yield number, SKU.model_validate(value)
         except ValidationError as exc:
             yield number, _problem(exc)
 
 
 def _problem(exc: Exception) -> str:
     if isinstance(exc, ValidationError) and exc.errors():
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ()))
-        return f"invalid SKU: {where + ': ' if where else ''}{first['msg']}"
+        return f"invalid SKU: {validation_message(exc, model=SKU)}"
     return f"invalid SKU: {exc}"
 
 

@@ -102,10 +102,13 @@ def describe_error(error: ErrorDetails, model: type[BaseModel] | None = None, pr
     return f"{error_path((*prefix, *loc))}: {error.get('msg', '')}"
 
 
-def validation_message(exc: ValidationError, *, model: type[BaseModel] | None = None, limit: int = 1) -> str:
-    """The first ``limit`` errors of ``exc`` as ``path: message`` joined by ``"; "``, plus ``(+N more)``."""
+def validation_message(
+    exc: ValidationError, *, model: type[BaseModel] | None = None, limit: int = 1, prefix: Loc = ()
+) -> str:
+    """The first ``limit`` errors of ``exc`` as ``path: message`` joined by ``"; "``, plus ``(+N more)``;
+    ``prefix`` is prepended to every path."""
     errors = exc.errors()
-    text = "; ".join(describe_error(e, model) for e in errors[:limit])
+    text = "; ".join(describe_error(e, model, prefix) for e in errors[:limit])
     more = len(errors) - limit
     return text + (f" (+{more} more)" if more > 0 else "")
 

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 
 from pydantic import ValidationError
 
+from groundtrace.core.files.validation import validation_message
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase, open_review_refs
 from groundtrace.crs.schema import Dialogue, Turn
 from groundtrace.crs.systems.base import SystemReply, TurnUsage
@@ -112,9 +113,7 @@ def check_output(raw: object, pool: Sequence[str]) -> tuple[SystemOutput, TurnUs
         try:
             raw = SystemOutput.model_validate(raw)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "(root)"
-            raise ValueError(f"invalid output: {where}: {first['msg']}") from None
+            raise ValueError(f"invalid output: {validation_message(exc, model=SystemOutput)}") from None
     if not isinstance(raw, SystemOutput):
         raise ValueError(f"invalid output: expected SystemOutput, got {type(raw).__name__}")  # noqa: TRY004
     # model_construct or later mutation can bypass validation: check the shape again

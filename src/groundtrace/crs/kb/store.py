@@ -33,6 +33,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from groundtrace.core.files.validation import validation_message
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.kb.stance import STANCE_VERSION, SentenceStance
 from groundtrace.crs.schema import POI, Review
@@ -192,10 +193,8 @@ def _record(model: type[POI | Review], path: Path, table: str, row: tuple[str, s
     try:
         return model.model_validate_json(row[1])
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ()))
         raise KBIntegrityError(
-            f"{path}: {table} record {row[0]!r} is invalid ({where}: {first['msg']}); "
+            f"{path}: {table} record {row[0]!r} is invalid ({validation_message(exc)}); "
             "the file was modified or is corrupt"
         ) from None
 

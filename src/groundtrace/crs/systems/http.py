@@ -32,6 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from groundtrace.core.files.validation import validation_message
 from groundtrace.core.llm.retry import RetriesExhaustedError, RetryPolicy, TransientError, parse_retry_after
 from groundtrace.crs.systems.base import CRSSystem, SystemReply, TurnUsage
 from groundtrace.crs.systems.predictions import SystemInput, SystemOutput
@@ -194,8 +195,6 @@ def parse_reply(content: bytes | str) -> SystemReply:
         output = SystemOutput.model_validate(data)
         usage = _Usage.model_validate(usage_data or {})
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(root)"
-        where = f"usage.{where}" if exc.title == _Usage.__name__ else where
-        raise HTTPSystemError(f"invalid output: {where}: {first['msg']}") from None
+        prefix = ("usage",) if exc.title == _Usage.__name__ else ()
+        raise HTTPSystemError(f"invalid output: {validation_message(exc, prefix=prefix)}") from None
     return SystemReply(output, TurnUsage(usage.prompt_tokens, usage.completion_tokens, usage.cost_usd))
