@@ -20,8 +20,8 @@ from collections import Counter
 from pathlib import Path
 
 from groundtrace.crs.build.builder import build_dialogues
-from groundtrace.crs.build.evidence import is_warning, quote_stance
-from groundtrace.crs.build.qc import quoted_citations
+from groundtrace.crs.dataset.stance import is_warning, quote_stance
+from groundtrace.crs.dataset.text import quoted_snippets
 from groundtrace.crs.evaluation.runner import run_dialogue
 from groundtrace.crs.evaluation.score import score_predictions
 from groundtrace.crs.kb.demo import generate_demo_kb
@@ -39,7 +39,7 @@ def quote_stats(dialogues: list[Dialogue], kb: KnowledgeBase) -> dict[str, int]:
         for t in d.turns:
             if t.role != "system":
                 continue
-            for quote, tags, start in quoted_citations(t.text):
+            for quote, tags, start, _ in quoted_snippets(t.text):
                 stance = quote_stance(kb, d.review_refs[tags[0]].review_id, quote)
                 polarity = (
                     "unknown"

@@ -35,7 +35,9 @@ def validate(
         "--kb",
         help="KB file: also check ids, review references, quotes and the builder's QC rules against it.",
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print the problems as JSON lines."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print the problems as JSON lines (with the rule's code and name)."
+    ),
 ) -> None:
     """Check a dataset against the JSON Schema and the KB; print every problem; exit 1 on any error."""
     from rich.console import Console
@@ -59,7 +61,8 @@ def validate(
         for p in problems:
             colour = "red" if p.severity == "error" else "yellow"
             console.print(
-                f"{escape(p.location())}: [{colour}]{p.severity}[/{colour}] {p.code}: {escape(p.message)}",
+                f"{escape(p.location())}: [{colour}]{p.severity}[/{colour}] {p.code} {p.name}: "
+                f"{escape(p.message)}",
                 soft_wrap=True,
             )
         note = (
@@ -94,7 +97,8 @@ def export(
     from rich.markup import escape
 
     from groundtrace.crs.dataset.files import MANIFEST, read_dataset, write_dialogues, write_json_schema
-    from groundtrace.crs.dataset.release import RedactionError, kb_id_export, redact_dataset
+    from groundtrace.crs.dataset.placeholders import RedactionError
+    from groundtrace.crs.dataset.release import kb_id_export, redact_dataset
 
     console = Console()
     knowledge = _load_kb_or_exit(kb)
@@ -148,8 +152,8 @@ def hydrate(
     from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 
     from groundtrace.core.files.errors import LineError
+    from groundtrace.crs.dataset.placeholders import RedactionError
     from groundtrace.crs.dataset.release import (
-        RedactionError,
         collect_review_slices,
         hydrate_dataset,
         needed_spans,

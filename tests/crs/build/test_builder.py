@@ -240,9 +240,11 @@ def test_qc_failures_are_regenerated_or_dropped_and_counted(kb, tmp_path) -> Non
     once = [i for i in range(n) if i % 4 == 0 and i % 5 != 0]  # 4, 8, 12, 16 → kept on attempt 2
     assert report.dropped == len(always) and report.built == n - len(always)
     assert report.attempts == n + len(once) + (attempts - 1) * len(always)
-    failed_attempts = len(once) + attempts * len(always)  # each corrupted attempt fails both checks once
-    assert report.qc_failures == {"quote_mismatch": failed_attempts, "span_mismatch": failed_attempts}
-    assert report.dropped_by_reason == {"quote_mismatch": len(always)}
+    failed_attempts = len(once) + attempts * len(always)  # each corrupted attempt fails these rules once
+    quote, span = "GT-Q003 quote-not-in-review", "GT-Q004 quote-span-mismatch"
+    span_range = "GT-Q001 quote-span-range"  # the edit shortens the text: a later span falls outside it
+    assert report.qc_failures == {span_range: failed_attempts, quote: failed_attempts, span: failed_attempts}
+    assert report.dropped_by_reason == {span_range: len(always)}  # the first failed rule, by code
     data = read_dataset(tmp_path)
     kept = {d.dialogue_id for d in data.all_dialogues()}
     assert kept == {f"trace-s2-{i:06d}" for i in range(n) if i not in always}
@@ -251,9 +253,9 @@ def test_qc_failures_are_regenerated_or_dropped_and_counted(kb, tmp_path) -> Non
     console = Console(record=True, width=200)
     report.print_summary(console)
     text = console.export_text()
-    assert f"quote_mismatch {failed_attempts}, span_mismatch {failed_attempts}" in text
+    assert f"{quote} {failed_attempts}, {span} {failed_attempts}" in text
     assert f"{n - len(always)} built / {n} requested ({len(always)} dropped)" in text
-    assert _row(text, "dropped by reason", f"quote_mismatch {len(always)}")
+    assert _row(text, "dropped by reason", f"{span_range} {len(always)}")
 
 
 # -- clean CLI errors, empty builds and hidden LLM failures -------------------------------------------

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from groundtrace.crs.build.builder import build_dialogues
-from groundtrace.crs.build.evidence import is_warning, quote_stance
-from groundtrace.crs.build.qc import check_dialogue, evidence_stance_issues, quoted_citations
+from groundtrace.crs.build.qc import check_dialogue
+from groundtrace.crs.dataset.rules import EVIDENCE_STANCE, Finding
+from groundtrace.crs.dataset.stance import is_warning, quote_stance
+from groundtrace.crs.dataset.text import quoted_snippets
 from groundtrace.crs.dataset.validate import check_dialogue as validate_dialogue
 from groundtrace.crs.kb.demo import generate_demo_kb
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
@@ -23,9 +25,14 @@ def dialogues(kb: KnowledgeBase) -> list[Dialogue]:
     return build_dialogues(kb, 60, 3)[0]
 
 
+def evidence_stance_issues(d: Dialogue, kb: KnowledgeBase) -> list[Finding]:
+    """The builder's QC findings of rule GT-Q007 evidence-stance."""
+    return [f for f in check_dialogue(d, kb) if f.rule is EVIDENCE_STANCE]
+
+
 def _stances(d: Dialogue, kb: KnowledgeBase, turn: Turn) -> list[tuple[int, bool]]:
     out = []
-    for quote, tags, start in quoted_citations(turn.text):
+    for quote, tags, start, _ in quoted_snippets(turn.text):
         stance = quote_stance(kb, d.review_refs[tags[0]].review_id, quote)
         assert stance is not None
         out.append((stance.polarity, is_warning(turn.text, start)))
@@ -86,9 +93,9 @@ def _with_negatives(dialogues: list[Dialogue], kb: KnowledgeBase) -> Dialogue:
 
 def test_qc_rejects_a_negative_quote_cited_in_support(kb: KnowledgeBase, dialogues: list[Dialogue]) -> None:
     d, index = _tampered(_with_negatives(dialogues, kb), kb, -1, "Reviewers mention")
-    issues = [i for i in check_dialogue(d, kb) if i.reason == "evidence_stance"]
+    issues = evidence_stance_issues(d, kb)
     assert [i.turn for i in issues] == [index]
-    assert "negative but cited in support" in issues[0].detail
+    assert "negative but cited in support" in issues[0].message
 
 
 def test_qc_accepts_the_same_quote_as_a_warning(kb: KnowledgeBase, dialogues: list[Dialogue]) -> None:
@@ -99,11 +106,11 @@ def test_qc_accepts_the_same_quote_as_a_warning(kb: KnowledgeBase, dialogues: li
 def test_qc_rejects_praise_dressed_as_a_warning(kb: KnowledgeBase, dialogues: list[Dialogue]) -> None:
     d, index = _tampered(dialogues[0], kb, 1, "One reviewer warns")
     issues = evidence_stance_issues(d, kb)
-    assert [i.turn for i in issues] == [index] and "introduced as a warning" in issues[0].detail
+    assert [i.turn for i in issues] == [index] and "introduced as a warning" in issues[0].message
 
 
 def test_validate_with_kb_reports_the_rule(kb: KnowledgeBase, dialogues: list[Dialogue]) -> None:
     d, index = _tampered(_with_negatives(dialogues, kb), kb, -1, "Reviewers mention")
-    problems = [p for p in validate_dialogue(d, kb) if p.code == "evidence-stance"]
-    assert [p.turn for p in problems] == [index]
-    assert not [p for p in validate_dialogue(dialogues[0], kb) if p.code == "evidence-stance"]
+    problems = [p for p in validate_dialogue(d, kb) if p.code == "GT-Q007"]
+    assert [p.turn for p in problems] == [index] and problems[0].name == "evidence-stance"
+    assert not [p for p in validate_dialogue(dialogues[0], kb) if p.code == "GT-Q007"]

@@ -10,13 +10,13 @@ from hypothesis import strategies as st
 
 from groundtrace.crs.build.evidence import Sentence, supports
 from groundtrace.crs.build.planner import PlanContext, PlanningError, plan_dialogue
-from groundtrace.crs.build.qc import quoted_citations, tags_in
 from groundtrace.crs.build.realise import (
     Quote,
     TemplateRealiser,
     TextBuilder,
     join_labels,
 )
+from groundtrace.crs.dataset.text import quoted_snippets, text_tags
 from groundtrace.crs.kb.demo import generate_demo_kb
 
 
@@ -76,8 +76,8 @@ def test_quotes_are_verbatim_review_sentences_with_matching_spans(ctx) -> None:
     for k in range(30):
         d = _dialogue(ctx, f"v{k}", rejection=k % 2 == 0)
         for t in d.turns:
-            assert tags_in(t.text) == t.cited_tags
-            quoted = quoted_citations(t.text)
+            assert text_tags(t.text) == t.cited_tags
+            quoted = [(q, tags, start) for q, tags, start, _ in quoted_snippets(t.text)]
             assert len(quoted) == len(t.quote_spans)
             for (quote, tags, start), span in zip(quoted, t.quote_spans, strict=True):
                 review = kb.review(span.review_id)
@@ -242,7 +242,7 @@ def test_llm_realised_dialogues_pass_the_validator_too(ctx, openai_client_cls) -
     for d in dialogues:
         problems = validate_dialogue(d, ctx.kb)
         # the 30-POI test city is below the 50-POI open-pool floor: only that warning may appear
-        assert [p for p in problems if p.code != "open-pool"] == []
+        assert [p for p in problems if p.name != "open-pool-size"] == []
         assert all(p.severity == "warning" and "only 30" in p.message for p in problems)
         assert any(t.quote_spans for t in d.turns)
         for t in d.turns:

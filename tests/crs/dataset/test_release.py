@@ -14,20 +14,22 @@ from typer.testing import CliRunner
 from groundtrace.cli import app
 from groundtrace.core.files.errors import LineError
 from groundtrace.crs.dataset.files import read_dialogues
-from groundtrace.crs.dataset.release import (
-    SIDECAR,
+from groundtrace.crs.dataset.placeholders import (
     Placeholder,
     RedactionError,
+    escape_text,
+    placeholder_text,
+    split_redacted,
+)
+from groundtrace.crs.dataset.release import (
+    SIDECAR,
     Redactor,
     apply_edits,
     collect_review_slices,
     edit_script,
-    escape_text,
     hydrate_dataset,
     needed_spans,
-    placeholder_text,
     redact_dataset,
-    split_redacted,
 )
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.kb.store import save_kb

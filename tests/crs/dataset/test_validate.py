@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from groundtrace.cli import app
 from groundtrace.crs.dataset.files import read_dialogues
-from groundtrace.crs.dataset.validate import Problem, check_dialogue, text_tags, validate_path
+from groundtrace.crs.dataset.problems import Problem
+from groundtrace.crs.dataset.validate import check_dialogue, validate_path
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.kb.store import save_kb
 from groundtrace.crs.schema import POI, Review, ReviewRef
@@ -37,7 +38,7 @@ def kb() -> KnowledgeBase:
 def _codes(
     problems: list[Problem], severity: str = "error"
 ) -> list[tuple[int | None, str | None, int | None, str]]:
-    return [(p.line, p.dialogue_id, p.turn, p.code) for p in problems if p.severity == severity]
+    return [(p.line, p.dialogue_id, p.turn, p.name) for p in problems if p.severity == severity]
 
 
 def test_the_hand_made_fixture_fails_the_builder_qc_rules(kb: KnowledgeBase) -> None:
@@ -46,19 +47,19 @@ def test_the_hand_made_fixture_fails_the_builder_qc_rules(kb: KnowledgeBase) -> 
     candidates and the tier does not follow from the features."""
     problems = validate_path(DATA / "validation.jsonl", kb)
     assert _codes(problems) == [
-        (1, "d-val-1", 1, "multi-ref"),
+        (1, "d-val-1", 1, "gold-violates"),
+        (1, "d-val-1", 1, "multi-ref-missing"),
+        (1, "d-val-1", 3, "multi-ref-violates"),
+        (1, "d-val-1", 5, "multi-ref-violates"),
         (1, "d-val-1", None, "tier"),
-        (1, "d-val-1", 1, "gold"),
-        (1, "d-val-1", 3, "gold"),
-        (1, "d-val-1", 5, "gold"),
     ]
     messages = [p.message for p in problems if p.severity == "error"]
     assert "gold POI p1 violates an active constraint: price_min=3 ('high-end')" in messages
-    assert "difficulty is Medium but the measured features give Hard" in messages[1]
+    assert "difficulty is Medium but the measured features give Hard" in messages[4]
     # the literal ⟦…⟧ text of the fixture is not mistaken for redaction placeholders
     assert "redacted" not in {p.code for p in problems}
     # the KB city has only 8 restaurants, so the short open pool is a warning, once per gold turn
-    pools = [p for p in problems if p.code == "open-pool"]
+    pools = [p for p in problems if p.name == "open-pool-size"]
     assert len(pools) == 3 and all(p.severity == "warning" for p in pools)
     assert "only 8 restaurant POIs in Tucson" in pools[0].message
 
@@ -71,37 +72,39 @@ def test_every_planted_problem_is_reported_with_its_location(kb: KnowledgeBase) 
         (2, "d-schema", 0, "schema"),  # role 'bot'
         (3, "d-bad", 6, "alternation"),  # two system turns in a row
         (3, "d-bad", 1, "tag-unknown"),  # [R9]
-        (3, "d-bad", 1, "tag-not-listed"),  # [R9] not in cited_tags
-        (3, "d-bad", 1, "quote"),  # "the best ramen in Arizona by far" is not in rv21
-        (3, "d-bad", 1, "multi-ref"),  # p2, p3, p6 also satisfy turn 1 (fixture labels)
-        (3, "d-bad", 3, "gold"),  # gold p99 outside candidates
-        (3, "d-bad", 3, "open-pool"),  # gold p99 outside the open pool
-        (3, "d-bad", 3, "kb-poi"),  # p99 not in the KB
-        (3, "d-bad", 3, "multi-ref"),
+        (3, "d-bad", 1, "cited-tags"),  # [R9] not in cited_tags
+        (3, "d-bad", 1, "quote-not-in-review"),  # "the best ramen in Arizona by far" is not in rv21
+        (3, "d-bad", 5, "tag-wrong-poi"),  # [R5] is a review of p3, turn 5 recommends p2
+        (3, "d-bad", 1, "gold-violates"),  # p1 is not high-end
+        (3, "d-bad", 1, "multi-ref-missing"),  # p2, p3, p6 also satisfy turn 1 (fixture labels)
+        (3, "d-bad", 3, "gold-not-main"),  # p99 is not the main recommendation p2
+        (3, "d-bad", 3, "gold-not-candidate"),  # gold p99 outside candidates
+        (3, "d-bad", 3, "multi-ref-violates"),  # multi-reference p3 is not Mediterranean
+        (3, "d-bad", 3, "multi-ref-missing"),
+        (3, "d-bad", 3, "open-pool-gold"),  # gold p99 outside the open pool
+        (3, "d-bad", 5, "multi-ref-violates"),  # multi-reference p3 is not Mediterranean
         (3, "d-bad", None, "recommendations"),  # only p1, p2
         (3, "d-bad", None, "comparison"),  # the compare turn became a recommend turn
         (3, "d-bad", 2, "refine"),  # reject_and_refine without constraint
         (3, "d-bad", None, "tier"),
+        (3, "d-bad", 3, "kb-poi"),  # p99 not in the KB
         (3, "d-bad", None, "ref-poi"),  # R2 -> rv21, a review of p2, declared as p1
-        # the builder's QC rules (groundtrace.crs.build.qc), each reported once
-        (3, "d-bad", 1, "gold"),  # p1 is not high-end
-        (3, "d-bad", 3, "gold"),  # p99 is not the main recommendation p2
-        (3, "d-bad", 5, "gold"),  # multi-reference p3 is not Mediterranean
-        (3, "d-bad", 5, "tag-wrong-poi"),  # [R5] is a review of p3, turn 5 recommends p2
     ]
-    quote = next(p for p in problems if p.code == "quote")
+    quote = next(p for p in problems if p.code == "GT-Q003")
     assert "0.5" in quote.message and "R2" in quote.message
-    uncovered = [p for p in problems if p.code == "quote-uncovered"]
+    uncovered = [p for p in problems if p.name == "quote-uncovered"]
     assert [p.turn for p in uncovered] == [1, 1]  # turn 1 lost its quote_spans
-    assert str(problems[3]).startswith(f"{INVALID}:3 [d-bad] turn 6: error alternation")
+    assert str(problems[3]).startswith(f"{INVALID}:3 [d-bad] turn 6: error GT-S002 alternation")
     # an empty refinement is not also reported as "the rejected POI satisfies it"
-    assert not [p for p in problems if p.code == "rejection"]
+    assert not [p for p in problems if p.name.startswith("reject")]
 
 
 def test_without_kb_the_kb_checks_are_skipped() -> None:
-    codes = {p.code for p in validate_path(INVALID) if p.severity == "error"}
-    assert {"quote", "kb-poi", "ref-poi"}.isdisjoint(codes)
-    assert {"alternation", "tag-unknown", "gold", "refine"} <= codes
+    names = {p.name for p in validate_path(INVALID) if p.severity == "error"}
+    assert {"quote-not-in-review", "gold-violates", "multi-ref-missing", "kb-poi", "ref-poi"}.isdisjoint(
+        names
+    )
+    assert {"alternation", "tag-unknown", "gold-not-candidate", "refine"} <= names
 
 
 def test_more_rules_on_edited_dialogues(kb: KnowledgeBase) -> None:
@@ -122,13 +125,10 @@ def test_more_rules_on_edited_dialogues(kb: KnowledgeBase) -> None:
         (7, "d-val-1", None, "has-rejection"),
         (7, "d-val-1", None, "kb-review"),
         (7, "d-val-1", 1, "cited-tags"),  # QC: cited_tags must equal the text's tags (R2 is unused)
-        (7, "d-val-1", 9, "gold"),  # the multi_ref label of the fixture, now at turn index 9
+        (7, "d-val-1", 9, "multi-ref-violates"),  # the multi_ref label of the fixture, now at turn index 9
         (7, "d-val-1", None, "recommendations"),  # QC counts recommend/compare turns only
     }
-    assert {(p.turn, p.code) for p in problems if p.severity == "warning"} >= {
-        (1, "tag-unused"),
-        (None, "kb-hash"),
-    }
+    assert (None, "kb-hash") in {(p.turn, p.name) for p in problems if p.severity == "warning"}
 
 
 def test_quote_span_checks(kb: KnowledgeBase) -> None:
@@ -148,12 +148,12 @@ def test_quote_span_checks(kb: KnowledgeBase) -> None:
         update={"quote_spans": [turns[3].quote_spans[0].model_copy(update={"end": 10_000})]}
     )
     problems = check_dialogue(base.model_copy(update={"turns": turns}), kb)
-    before = {(p.turn, p.code) for p in check_dialogue(base, kb) if p.severity == "error"}
+    before = {(p.turn, p.name) for p in check_dialogue(base, kb) if p.severity == "error"}
     assert [
-        (p.turn, p.code) for p in problems if p.severity == "error" and (p.turn, p.code) not in before
+        (p.turn, p.name) for p in problems if p.severity == "error" and (p.turn, p.name) not in before
     ] == [
-        (1, "quote-span"),
-        (3, "quote-span"),
+        (1, "quote-span-mismatch"),  # review offsets shifted by 10: the span no longer matches
+        (3, "quote-span-range"),  # the span ends past the turn text
     ]
 
 
@@ -173,13 +173,9 @@ def test_open_pool_too_small_for_a_big_city_is_an_error() -> None:
     ]
     big = KnowledgeBase(pois, [])
     d = next(iter(read_dialogues(DATA / "validation.jsonl")))
-    pool_problems = [p for p in check_dialogue(d, big) if p.code == "open-pool"]
+    pool_problems = [p for p in check_dialogue(d, big) if p.name == "open-pool-size"]
     assert pool_problems and all(p.severity == "error" for p in pool_problems)
     assert "although the KB has 60" in pool_problems[0].message
-
-
-def test_text_tags_order_and_groups() -> None:
-    assert text_tags("a [R2] b [R1, R3] c [R2][R4]") == ["R2", "R1", "R3", "R4"]
 
 
 def test_cli_validate_exit_codes(kb: KnowledgeBase, tmp_path: Path) -> None:
@@ -190,7 +186,7 @@ def test_cli_validate_exit_codes(kb: KnowledgeBase, tmp_path: Path) -> None:
     assert "15 error(s), 12 warning(s)" in fixture.output
     bad = runner.invoke(app, ["crs", "validate", str(INVALID), "--kb", str(kb_path)])
     assert bad.exit_code == 1
-    assert "invalid.jsonl:3 [d-bad] turn 2: error refine" in bad.output.replace("\n", "")
+    assert "invalid.jsonl:3 [d-bad] turn 2: error GT-R001 refine" in bad.output.replace("\n", "")
     as_json = runner.invoke(app, ["crs", "validate", str(INVALID), "--json"])
     assert as_json.exit_code == 1 and as_json.output.count('"severity"') >= 10
     missing = runner.invoke(app, ["crs", "validate", str(tmp_path / "nope")])
@@ -237,7 +233,7 @@ def test_strict_acceptance_implies_schema_acceptance(data: st.DataObject) -> Non
     import copy
     import json
 
-    from groundtrace.crs.dataset.validate import _schema_validator, strict_parse
+    from groundtrace.crs.dataset.lines import _schema_validator, strict_parse
 
     obj = copy.deepcopy(data.draw(st.sampled_from(_base_objects())))
     for _ in range(data.draw(st.integers(1, 3))):
@@ -268,7 +264,7 @@ def test_strict_acceptance_implies_schema_acceptance(data: st.DataObject) -> Non
 
 
 def test_strict_fast_path_accepts_the_valid_fixture() -> None:
-    from groundtrace.crs.dataset.validate import strict_parse
+    from groundtrace.crs.dataset.lines import strict_parse
 
     lines = (DATA / "train.jsonl").read_bytes().splitlines()
     assert lines and all(strict_parse(x) is not None for x in lines if x.strip())
@@ -337,7 +333,7 @@ CORRUPTIONS = {
         lambda d: d.model_copy(
             update={"candidates": list(dict.fromkeys(p for t in d.turns for p in t.recommended))}
         ),
-        ("pool", None, "3 candidates"),
+        ("pool-size", None, "3 candidates"),
     ),
     "gold-price-max-0": (
         lambda d: _with_gold(
@@ -345,7 +341,7 @@ CORRUPTIONS = {
             _rec_pos(d),
             active_constraints=[*d.turns[_rec_pos(d)].gold.active_constraints, _constraint("price_max", 0)],
         ),
-        ("gold", "rec", "price_max=0"),
+        ("gold-violates", "rec", "price_max=0"),
     ),
     "gold-martian": (
         lambda d: _with_gold(
@@ -356,13 +352,13 @@ CORRUPTIONS = {
                 _constraint("cuisine", "Martian"),
             ],
         ),
-        ("gold", "rec", "cuisine='Martian'"),
+        ("gold-violates", "rec", "cuisine='Martian'"),
     ),
     "gold-not-the-recommended-poi": (
         lambda d: _with_turn(
             d, _rec_pos(d), recommended=[d.candidates[-1], *d.turns[_rec_pos(d)].recommended]
         ),
-        ("gold", "rec", "is not the main recommendation"),
+        ("gold-not-main", "rec", "is not the main recommendation"),
     ),
     "tag-of-another-poi": (
         lambda d: _with_turn(
@@ -375,11 +371,11 @@ CORRUPTIONS = {
     ),
     "reject-nothing": (
         lambda d: _with_turn(d, _reject_pos(d), rejected=[]),
-        ("rejection", "reject", "rejects no POI"),
+        ("reject-nothing", "reject", "rejects no POI"),
     ),
     "rejected-already-satisfies": (
         lambda d: _with_turn(d, _reject_pos(d), constraints_added=[_constraint("min_stars", 0.0)]),
-        ("rejection", "reject", "already satisfies the refinement"),
+        ("rejected-satisfies", "reject", "already satisfies the refinement"),
     ),
     "tier-relabelled": (
         lambda d: d.model_copy(update={"difficulty": "Easy" if d.difficulty != "Easy" else "Expert"}),
@@ -391,7 +387,7 @@ CORRUPTIONS = {
     ),
     "multi-ref-incomplete": (
         lambda d: _with_gold(d, _rec_pos(d), multi_ref=[]),
-        ("multi-ref", "rec", "are not in multi_ref"),
+        ("multi-ref-missing", "rec", "are not in multi_ref"),
     ),
     "missing-citation": (
         lambda d: _with_turn(d, _rec_pos(d), text="I'd recommend this place.", cited_tags=[], quote_spans=[]),
@@ -416,9 +412,9 @@ def test_each_qc_rule_fails_on_corrupted_data(built: tuple[KnowledgeBase, Path],
     corrupt, (code, where, part) = CORRUPTIONS[name]
     bad = corrupt(d)
     positions = {None: None, "rec": _rec_pos(d), "reject": _reject_pos(d) if d.has_rejection else None}
-    found = [(p.code, p.turn, p.message) for p in check_dialogue(bad, demo) if p.severity == "error"]
+    found = [(p.name, p.turn, p.message) for p in check_dialogue(bad, demo) if p.severity == "error"]
     assert any(c == code and t == positions[where] and part in m for c, t, m in found), found
-    # a QC rule that validate already checks is reported once, not twice
+    # each rule is checked once: no finding is reported twice
     assert len(found) == len(set(found))
 
 
@@ -450,11 +446,14 @@ def test_cli_reports_qc_problems_with_file_line_id_and_turn(
     text = runner.invoke(app, ["crs", "validate", str(path), "--kb", str(kb_path)])
     assert text.exit_code == 1
     flat = text.output.replace("\n", "")
-    assert f"mixed.jsonl:4 [d-[b]bad[/b]] turn {d.turns[pos].index}: error gold: gold POI" in flat
+    assert (
+        f"mixed.jsonl:4 [d-[b]bad[/b]] turn {d.turns[pos].index}: error GT-G006 gold-violates: gold POI"
+        in flat
+    )
     as_json = runner.invoke(app, ["crs", "validate", str(path), "--kb", str(kb_path), "--json"])
     assert as_json.exit_code == 1
     rows = [json.loads(x) for x in as_json.output.splitlines()]
-    assert (4, "gold") in {(r["line"], r["code"]) for r in rows}
+    assert (4, "GT-G006", "gold-violates") in {(r["line"], r["code"], r["name"]) for r in rows}
     assert {r["line"] for r in rows} == {4}
 
 
@@ -474,7 +473,7 @@ def test_schema_invalid_line_still_gets_duplicate_and_kb_reference_checks(
     path = tmp_path / "raw.jsonl"
     path.write_text(d.model_dump_json() + "\n" + json.dumps(obj) + "\n", encoding="utf-8")
     problems = validate_path(path, demo)
-    assert [(p.line, p.turn, p.code) for p in problems] == [
+    assert [(p.line, p.turn, p.name) for p in problems] == [
         (2, None, "schema"),
         (2, None, "duplicate-id"),
         (2, None, "kb-poi"),
@@ -483,7 +482,7 @@ def test_schema_invalid_line_still_gets_duplicate_and_kb_reference_checks(
     ]
     assert "ghost-poi" in problems[2].message and "rv-nope" in problems[4].message
     # without a KB only the id-level check runs on the raw line
-    assert [p.code for p in validate_path(path)] == ["schema", "duplicate-id"]
+    assert [p.name for p in validate_path(path)] == ["schema", "duplicate-id"]
 
 
 def test_a_redacted_release_is_checked_without_a_flood_of_quote_errors(
@@ -498,7 +497,7 @@ def test_a_redacted_release_is_checked_without_a_flood_of_quote_errors(
     rel = tmp_path / "rel"
     redact_dataset(ds, rel, {rid: r.text for rid, r in demo.reviews.items()})
     problems = validate_path(rel, demo)
-    assert [(p.code, p.severity, p.line) for p in problems] == [("redacted", "warning", None)] * 3
+    assert [(p.name, p.severity, p.line) for p in problems] == [("redacted", "warning", None)] * 3
     assert "run `groundtrace crs hydrate` first" in problems[0].message
     assert "release folder with redaction.json" in problems[0].message
     # a split file on its own (no redaction.json next to it) is recognised by its placeholders
@@ -506,7 +505,7 @@ def test_a_redacted_release_is_checked_without_a_flood_of_quote_errors(
     alone.mkdir()
     shutil.copyfile(rel / "test.jsonl", alone / "test.jsonl")
     solo = validate_path(alone / "test.jsonl", demo)
-    assert [p.code for p in solo] == ["redacted"] and "release folder" not in solo[0].message
+    assert [p.name for p in solo] == ["redacted"] and "release folder" not in solo[0].message
     # ids and offsets still count: a placeholder of an unknown review, one beyond its review, a span without
     # one
     lines = (rel / "test.jsonl").read_text(encoding="utf-8").splitlines()
@@ -518,8 +517,8 @@ def test_a_redacted_release_is_checked_without_a_flood_of_quote_errors(
     turn["text"] = turn["text"].replace(old, f"⟦Q:{span['review_id']}:{span['review_start']}-999999", 1)
     lines[0] = json.dumps(obj, ensure_ascii=False)
     (rel / "test.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    found = [(p.line, p.turn, p.code) for p in validate_path(rel, demo) if p.severity == "error"]
-    assert found == [(1, turn["index"], "placeholder"), (1, turn["index"], "quote-span")]
+    found = [(p.line, p.turn, p.name) for p in validate_path(rel, demo) if p.severity == "error"]
+    assert found == [(1, turn["index"], "placeholder"), (1, turn["index"], "placeholder-missing")]
 
 
 def test_a_dataset_line_without_tier_features_is_reported(
@@ -530,4 +529,4 @@ def test_a_dataset_line_without_tier_features_is_reported(
     assert check_dialogue(d.model_copy(update={"features": {}}), demo) == []  # in memory: not tiered yet
     path = tmp_path / "nofeatures.jsonl"
     path.write_text(d.model_copy(update={"features": {}}).model_dump_json() + "\n", encoding="utf-8")
-    assert "features" in {p.code for p in validate_path(path, demo) if p.severity == "error"}
+    assert "features" in {p.name for p in validate_path(path, demo) if p.severity == "error"}

@@ -156,7 +156,10 @@ def verify_quotes(candidate: Candidate, scout: ScoutResult) -> tuple[bool, str |
         if match.score < GROUNDED_THRESHOLD:
             return (
                 False,
-                f"quote not found in {ev.source_ref[:60]} (score {match.score:.2f} < 0.80)",
+                (
+                    f"quote not found in {ev.source_ref[:60]} "
+                    f"(score {match.score:.2f} < {GROUNDED_THRESHOLD:.2f})"
+                ),
                 FailureType.HALLUCINATION,
             )
         if overlaps((match.start, match.end), instruction_spans(doc.text)):

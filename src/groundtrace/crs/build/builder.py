@@ -5,7 +5,7 @@ For dialogue ``i`` of a build with seed ``S``:
 1. persona, 2. pools, 3. plan (``groundtrace.crs.build.planner``) with ``random.Random(f"{S}:{i}:{a}:{p}")``
    for QC attempt ``a`` and planning try ``p`` (an infeasible draw moves to the next ``p``);
    realise it (template or LLM); 4. QC (``groundtrace.crs.build.qc``): on failure retry with ``a + 1`` up to
-   ``max_attempts``, then drop; every failed attempt is counted by reason; 5. tiers
+   ``max_attempts``, then drop; every failed attempt is counted by rule; 5. tiers
    (``groundtrace.crs.dataset.tiers``).
 
 Rejection share: the dialogues that get a ``reject_and_refine`` turn are the first
@@ -35,7 +35,7 @@ from pydantic import BaseModel, Field
 from groundtrace import __version__
 from groundtrace.core.registry import Registry
 from groundtrace.crs.build.planner import PlanConfig, PlanContext, PlanningError, plan_dialogue
-from groundtrace.crs.build.qc import REASONS, check_dialogue
+from groundtrace.crs.build.qc import QC_RULES, check_dialogue
 from groundtrace.crs.build.realise import Realiser, TemplateRealiser
 from groundtrace.crs.dataset.files import write_dialogues, write_json_schema
 from groundtrace.crs.dataset.tiers import TIERS, assign_tier
@@ -83,7 +83,9 @@ class BuildReport(BaseModel):
     dropped: int = 0
     attempts: int = 0
     planning_failures: int = 0
-    qc_failures: dict[str, int] = Field(default_factory=dict, description="Failed attempts per QC reason.")
+    qc_failures: dict[str, int] = Field(
+        default_factory=dict, description="Failed attempts per QC rule ('<code> <name>')."
+    )
     dropped_by_reason: dict[str, int] = Field(
         default_factory=dict, description="Dropped dialogues per last reason."
     )
@@ -333,7 +335,7 @@ def _build_one(
             open_max=config.plan.open_max,
         )
         if issues:
-            reasons = sorted({x.reason for x in issues})
+            reasons = sorted({str(x.rule) for x in issues})
             o.qc_reasons.extend(reasons)
             o.drop_reason = reasons[0]
             continue
@@ -354,7 +356,7 @@ def _fill_stats(
 ) -> None:
     report.built = len(dialogues)
     report.dropped = report.requested - report.built
-    report.qc_failures = {r: qc_fail[r] for r in REASONS if qc_fail[r]}
+    report.qc_failures = {str(r): qc_fail[str(r)] for r in QC_RULES if qc_fail[str(r)]}
     report.dropped_by_reason = dict(sorted(dropped.items()))
     if not dialogues:
         return

@@ -7,8 +7,9 @@ A sentence *supports* a constraint when it matches the constraint's lexicon patt
 ...) and its polarity is not negative: "There are steps at the entrance and no ramp." never supports
 ``wheelchair_accessible``, and "The pasta was bland and overpriced." never supports Italian food.
 *Praise* (the fallback evidence for a recommendation) needs positive polarity. A *warning* is a
-negative sentence; it may only be quoted after a warning cue (:data:`WARNING_RE`, e.g. "one reviewer
-warns"), which is how the text says so.
+negative sentence; it may only be quoted after a warning cue
+(:data:`groundtrace.crs.dataset.stance.WARNING_RE`, e.g. "one reviewer warns"): that is how the text
+says so.
 :class:`EvidenceIndex` caches, per POI, its sentences and, per (POI, constraint), the supporting ones; the
 pools (stage 2, review numbering), the planner and the realisers (stage 3) read evidence through it.
 """
@@ -19,7 +20,7 @@ import re
 from dataclasses import dataclass
 
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
-from groundtrace.crs.kb.stance import SENTENCE_RE, SentenceStance, split_sentences
+from groundtrace.crs.kb.stance import SENTENCE_RE, split_sentences
 from groundtrace.crs.schema import Constraint, ReviewRef
 
 __all__ = ["SENTENCE_RE", "split_sentences"]  # re-exported: one sentence splitter for the KB and the quotes
@@ -28,10 +29,6 @@ __all__ = ["SENTENCE_RE", "split_sentences"]  # re-exported: one sentence splitt
 # Sentences and the evidence lexicon
 # --------------------------------------------------------------------------------------------------
 
-#: A cue that the quote after it is cited as a warning (negative evidence), within the same clause.
-WARNING_RE = re.compile(
-    r"\b(?:warns?|warned|warning|downside|complain(?:s|ed)?|caveat|heads-up|be aware)\b", re.IGNORECASE
-)
 NEGATION_RE = re.compile(
     r"\b(?:not|no|never|nothing|none|without any (?:ramp|wifi|parking)|cash only|lack(?:s|ed)?)\b|n't\b",
     re.IGNORECASE,
@@ -179,27 +176,6 @@ def supports(sentence: str, constraint: Constraint) -> bool:
     return (
         pattern is not None and pattern.search(sentence) is not None and NEGATION_RE.search(sentence) is None
     )
-
-
-WARNING_WINDOW = 80
-
-
-def is_warning(text: str, quote_start: int) -> bool:
-    """True when the quote starting at ``quote_start`` of ``text`` is introduced as a warning: a
-    :data:`WARNING_RE` cue between the previous tag group's ``]`` (or the start of the text, at most
-    :data:`WARNING_WINDOW` characters back) and the quote."""
-    lo = max(text.rfind("]", 0, quote_start) + 1, quote_start - WARNING_WINDOW, 0)
-    return WARNING_RE.search(text, lo, quote_start) is not None
-
-
-def quote_stance(kb: KnowledgeBase, review_id: str, quote: str) -> SentenceStance | None:
-    """The stored stance of the review sentence where ``quote`` (verbatim) starts; None when the quote
-    is not a verbatim substring of the review or the KB has no stance for it."""
-    review = kb.reviews.get(review_id)
-    if review is None:
-        return None
-    at = review.text.find(quote.strip())
-    return kb.sentence_stance(review_id, at) if at >= 0 else None
 
 
 @dataclass(frozen=True, slots=True)

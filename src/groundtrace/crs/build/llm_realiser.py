@@ -36,8 +36,9 @@ from groundtrace.core.llm.base import LLMClient, LLMError
 from groundtrace.core.llm.retry import RetriesExhaustedError
 from groundtrace.crs.build.evidence import MIN_QUOTE_CHARS
 from groundtrace.crs.build.planner import DialoguePlan, TurnPlan
-from groundtrace.crs.build.qc import CITING_ACTS, quoted_citations, tags_in
 from groundtrace.crs.build.realise import TemplateRealiser, poi_card
+from groundtrace.crs.dataset.checks.quotes import CITING_ACTS
+from groundtrace.crs.dataset.text import quoted_snippets, text_tags
 from groundtrace.crs.schema import Dialogue, QuoteSpan, Turn
 
 SYSTEM_PROMPT = (
@@ -77,7 +78,7 @@ def check_llm_turn(
     """
     kb = plan.kb
     text = text.strip()
-    tags = tags_in(text)
+    tags = text_tags(text)
     if len(re.findall(r"[^\W\d_]{2,}", text)) < MIN_WORDS:
         raise LLMTurnRejected(f"fewer than {MIN_WORDS} words")
     if any(t.text == text for t in history or []):
@@ -101,7 +102,7 @@ def check_llm_turn(
     if stray:
         raise LLMTurnRejected(f"tags {stray} not allowed (allowed {sorted(allowed)})")
     spans: list[QuoteSpan] = []
-    for quote, qtags, start in quoted_citations(text):
+    for quote, qtags, start, _ in quoted_snippets(text):
         if len(qtags) != 1:
             raise LLMTurnRejected(f"quote {quote[:30]!r} must carry exactly one tag")
         tag = qtags[0]

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, slots=True)
 class Quote:
     """A verbatim quote to render as ``"<sentence.text>" [tag]``; a ``warning`` is introduced as one
-    (a negative sentence cited against a POI, see ``groundtrace.crs.build.evidence.WARNING_RE``)."""
+    (a negative sentence cited against a POI, see ``groundtrace.crs.dataset.stance.WARNING_RE``)."""
 
     tag: str
     sentence: Sentence

@@ -40,34 +40,26 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, locate_quote
 from groundtrace.core.files.errors import LineError
 from groundtrace.crs.dataset.files import MANIFEST, dataset_files, dialogue_line, read_dialogues
+from groundtrace.crs.dataset.placeholders import (
+    CLOSE,
+    OPEN,
+    PLACEHOLDER_GRAMMAR,
+    Placeholder,
+    RedactionError,
+    escape_text,
+    placeholder_text,
+    split_redacted,
+)
+from groundtrace.crs.dataset.text import quoted_snippets
 from groundtrace.crs.schema import Dialogue, QuoteSpan, Turn
 
 FORMAT = "groundtrace-redaction"
 FORMAT_VERSION = 1
 SIDECAR = "redaction.json"
-OPEN, CLOSE = "⟦", "⟧"
-PLACEHOLDER_GRAMMAR = (
-    "⟦Q:<review_id>:<start>-<end>⟧ or ⟦Q:<review_id>:<start>-<end>~<edit index>⟧; literal ⟦ is ⟦⟦"
-)
-
-_PLACEHOLDER = re.compile(r"⟦Q:(?P<rid>[^⟦⟧]+):(?P<start>\d+)-(?P<end>\d+)(?:~(?P<k>\d+))?⟧")
-
 EditOp = tuple[int, int, str]
-
-
-class RedactionError(ValueError):
-    """A dialogue cannot be redacted or hydrated safely (bad span, unknown review, malformed placeholder)."""
-
-
-class Placeholder(BaseModel):
-    """A parsed placeholder: review span and optional edit-script index."""
-
-    review_id: str
-    start: int
-    end: int
-    edit: int | None = None
 
 
 # -- edit scripts -------------------------------------------------------------------------------------
@@ -101,53 +93,6 @@ def fingerprint(text: str) -> str:
 
 
 # -- text level -----------------------------------------------------------------------------------------
-
-
-def escape_text(text: str) -> str:
-    """Escape literal ``⟦`` as ``⟦⟦``."""
-    return text.replace(OPEN, OPEN + OPEN)
-
-
-def split_redacted(text: str) -> list[str | Placeholder]:
-    """Parse a redacted text into literal strings and :class:`Placeholder` objects (inverse of the writer)."""
-    parts: list[str | Placeholder] = []
-    buf: list[str] = []
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch != OPEN:
-            buf.append(ch)
-            i += 1
-            continue
-        if text.startswith(OPEN + OPEN, i):
-            buf.append(OPEN)
-            i += 2
-            continue
-        match = _PLACEHOLDER.match(text, i)
-        if match is None:
-            raise RedactionError(f"malformed placeholder at character {i}: {text[i : i + 40]!r}")
-        if buf:
-            parts.append("".join(buf))
-            buf = []
-        k = match.group("k")
-        parts.append(
-            Placeholder(
-                review_id=match.group("rid"),
-                start=int(match.group("start")),
-                end=int(match.group("end")),
-                edit=None if k is None else int(k),
-            )
-        )
-        i = match.end()
-    if buf:
-        parts.append("".join(buf))
-    return parts
-
-
-def placeholder_text(p: Placeholder) -> str:
-    """The placeholder string of ``p``."""
-    suffix = "" if p.edit is None else f"~{p.edit}"
-    return f"{OPEN}Q:{p.review_id}:{p.start}-{p.end}{suffix}{CLOSE}"
 
 
 class Redactor:
@@ -207,9 +152,6 @@ class Redactor:
         is not changed). Returns the spans and a note for every quote that matches no cited review (kept as
         written: it is not review text).
         """
-        from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, locate_quote
-        from groundtrace.crs.dataset.validate import quoted_snippets
-
         declared = [(s.start, s.end) for s in turn.quote_spans]
         spans: list[QuoteSpan] = []
         notes: list[str] = []

@@ -19,7 +19,10 @@ from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
 
-GROUNDED_AT = 0.80
+from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD
+
+#: a quote is grounded at this quote_score — the one threshold, defined in core
+GROUNDED_AT = GROUNDED_THRESHOLD
 
 
 @cache

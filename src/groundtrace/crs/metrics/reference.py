@@ -26,6 +26,7 @@ import re
 from collections.abc import Callable
 from itertools import combinations
 
+from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD
 from groundtrace.core.evidence.tokens import token_spans
 from groundtrace.crs.kb.geo import haversine_km
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
@@ -253,7 +254,7 @@ def reference_support(quote: str, start: int, response: str, review: str, user_t
     nq, nr = _normalise(quote), _normalise(review)
     if nq and nq in _normalise(user_text):
         return False
-    if difflib_quote_score(quote, review) < 0.80:
+    if difflib_quote_score(quote, review) < GROUNDED_THRESHOLD:
         return False
     if _reference_cues(quote) and nq not in nr:
         return False

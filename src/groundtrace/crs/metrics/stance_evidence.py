@@ -6,7 +6,7 @@ polarity (+1, 0, -1) of the review sentence where the quote starts (verbatim, ca
 review its tag resolves to); a quote the stance of which cannot be found supports nothing. Only quotes
 the anti-gaming rules count (:mod:`.support`: verbatim, not an echo, not negated) can support. A quote
 is *cited as a warning* when a warning cue ("warns", "downside", "complained", ...) sits between the
-previous tag group and the quote (``groundtrace.crs.build.evidence.is_warning``).
+previous tag group and the quote (``groundtrace.crs.dataset.stance.is_warning``).
 
 * ``evidence_support`` = |{quoted citations q : q counts, cites a review of a recommended POI, and
   (q is a warning and stance(q) = -1, or q is not a warning, stance(q) >= 0 and q addresses an active
@@ -22,7 +22,8 @@ previous tag group and the quote (``groundtrace.crs.build.evidence.is_warning``)
 
 from __future__ import annotations
 
-from groundtrace.crs.build.evidence import aspect_pattern, is_warning, supports
+from groundtrace.crs.build.evidence import aspect_pattern, supports
+from groundtrace.crs.dataset.stance import is_warning
 from groundtrace.crs.kb.stance import SentenceStance
 from groundtrace.crs.metrics.base import Metric, MetricFamily, register
 from groundtrace.crs.metrics.context import TurnContext
