@@ -48,6 +48,7 @@ contract are unchanged.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from typing import Any, Literal
@@ -119,7 +120,13 @@ class CompactJudgeItem(JudgeItem):
 
 
 def output_model(slugs: list[str], compact: bool = False) -> type[BaseModel]:
-    """The verdict contract for these slugs (each required) as a pydantic model; ``compact`` caps strings."""
+    """The verdict contract for these slugs (each required) as a pydantic model; ``compact`` caps strings.
+    Built once per (slugs, compact)."""
+    return _output_model(tuple(slugs), compact)
+
+
+@functools.lru_cache(maxsize=256)
+def _output_model(slugs: tuple[str, ...], compact: bool) -> type[BaseModel]:
     item = CompactJudgeItem if compact else JudgeItem
     fields: dict[str, Any] = {f"a_{slug}": (item, Field(alias=slug)) for slug in slugs}
     verdicts = create_model(

@@ -37,6 +37,7 @@ Documents. Big-context endpoints keep the single call.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Annotated, Any, Literal
 
@@ -169,7 +170,14 @@ def _compact_fields() -> dict[str, Any]:
 
 def output_model(attributes: list[AttributeSpec], compact: bool = False) -> type[BaseModel]:
     """The seed's JSON contract as a pydantic model for these attributes (every slug required). ``compact``
-    caps string lengths and list sizes (:data:`COMPACT_CAPS`) for small local models."""
+    caps string lengths and list sizes (:data:`COMPACT_CAPS`) for small local models. Built once per
+    (attribute specs, compact): building it costs more CPU than the rest of a SKU's Scout step."""
+    return _output_model(tuple(spec.model_dump_json() for spec in attributes), compact)
+
+
+@functools.lru_cache(maxsize=256)
+def _output_model(specs_json: tuple[str, ...], compact: bool) -> type[BaseModel]:
+    attributes = [AttributeSpec.model_validate_json(raw) for raw in specs_json]
     fields: dict[str, Any] = {}
     extra = _compact_fields() if compact else {}
     for spec in attributes:

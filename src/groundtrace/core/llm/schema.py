@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import weakref
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -48,13 +49,24 @@ def _wire_name(raw: str) -> str:
     return name[:64]
 
 
+_SCHEMAS: weakref.WeakKeyDictionary[type[BaseModel], dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+def _json_schema_of(model: type[BaseModel]) -> dict[str, Any]:
+    """``model.model_json_schema()``, computed once per model class (callers deep-copy it)."""
+    schema = _SCHEMAS.get(model)
+    if schema is None:
+        schema = _SCHEMAS[model] = model.model_json_schema()
+    return schema
+
+
 class PydanticSchema(OutputSchema):
     """Validate with ``model.model_validate``; ``parsed`` is a model instance."""
 
     def __init__(self, model: type[BaseModel]) -> None:
         self.model = model
         self.name = _wire_name(model.__name__)
-        self._schema = model.model_json_schema()
+        self._schema = _json_schema_of(model)
 
     def json_schema(self) -> dict[str, Any]:
         return copy.deepcopy(self._schema)
