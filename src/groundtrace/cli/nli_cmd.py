@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from groundtrace.cli.apps import app
 from groundtrace.cli.console import err_console, print_error
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from groundtrace.core.nli.evaluation import NliEvalReport
 
 
 def _fmt(value: float | None, digits: int = 4) -> str:
@@ -81,37 +88,21 @@ def nli_eval(
 ) -> None:
     """Evaluate an entailment scorer on e-SNLI dev and WiCE dev: accuracy@0.5, AUROC, n, pairs/s."""
     from rich.console import Console
-    from rich.markup import escape
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    from rich.table import Table
 
-    from groundtrace.core.nli.entailment import ENTAILMENT_SCORERS, make_scorer
+    from groundtrace.core.nli.entailment import make_scorer
     from groundtrace.core.nli.evaluation import NliDataError, run_nli_eval
 
     console = Console()
     err = err_console()
     if list_models:
-        for name in ENTAILMENT_SCORERS.names():
-            aliases = ENTAILMENT_SCORERS.aliases(name)
-            also = f" (aliases: {', '.join(aliases)})" if aliases else ""
-            description = ENTAILMENT_SCORERS.meta(name).get("description", "")
-            console.print(f"{name}{also}: {description}", markup=False)
+        _print_scorers(console)
         raise typer.Exit()
     chosen = [d.strip() for d in datasets.split(",") if d.strip()]
     if wice_premise not in ("retrieved", "chunks", "oracle"):
         raise typer.BadParameter(
             f"{wice_premise!r}; use retrieved, chunks or oracle", param_hint="--wice-premise"
         )
-    options: dict[str, object] = {"device": device, "max_length": max_length}
-    if batch_size is not None:
-        options["batch_size"] = batch_size
-    if entailment_index is not None:
-        if model in ENTAILMENT_SCORERS:
-            raise typer.BadParameter(
-                f"applies only to a checkpoint directory, not to the registered scorer {model!r}",
-                param_hint="--entailment-index",
-            )
-        options["entailment_index"] = entailment_index
+    options = _scorer_options(model, device, max_length, batch_size, entailment_index)
     try:
         scorer = make_scorer(model, **options)
     except (FileNotFoundError, ImportError, ValueError, RuntimeError) as exc:
@@ -119,16 +110,7 @@ def nli_eval(
         print_error(exc)
         raise typer.Exit(2) from exc
 
-    with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err
-    ) as bar:
-        tasks: dict[str, int] = {}
-
-        def progress(task: str, done: int, total: int) -> None:
-            if task not in tasks:
-                tasks[task] = bar.add_task(f"{scorer.name} · {task}", total=total)
-            bar.update(tasks[task], completed=done)
-
+    with _progress_bar(err, scorer.name) as progress:
         try:
             report = run_nli_eval(
                 scorer,
@@ -144,6 +126,65 @@ def nli_eval(
         except (NliDataError, ValueError) as exc:
             err.print(f"error: {exc}", markup=False)
             raise typer.Exit(2) from exc
+    _print_report(console, err, report)
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        console.print(f"wrote {json_out}", markup=False)
+
+
+def _print_scorers(console: Console) -> None:
+    """One line per registered scorer: name, aliases, description."""
+    from groundtrace.core.nli.entailment import ENTAILMENT_SCORERS
+
+    for name in ENTAILMENT_SCORERS.names():
+        aliases = ENTAILMENT_SCORERS.aliases(name)
+        also = f" (aliases: {', '.join(aliases)})" if aliases else ""
+        description = ENTAILMENT_SCORERS.meta(name).get("description", "")
+        console.print(f"{name}{also}: {description}", markup=False)
+
+
+def _scorer_options(
+    model: str, device: str, max_length: int, batch_size: int | None, entailment_index: int | None
+) -> dict[str, object]:
+    """Keyword arguments for ``make_scorer``; ``--entailment-index`` is refused for a registered scorer."""
+    from groundtrace.core.nli.entailment import ENTAILMENT_SCORERS
+
+    options: dict[str, object] = {"device": device, "max_length": max_length}
+    if batch_size is not None:
+        options["batch_size"] = batch_size
+    if entailment_index is not None:
+        if model in ENTAILMENT_SCORERS:
+            raise typer.BadParameter(
+                f"applies only to a checkpoint directory, not to the registered scorer {model!r}",
+                param_hint="--entailment-index",
+            )
+        options["entailment_index"] = entailment_index
+    return options
+
+
+@contextmanager
+def _progress_bar(err: Console, scorer_name: str) -> Iterator[Callable[[str, int, int], None]]:
+    """A rich progress display on ``err`` and the ``progress(task, done, total)`` callback feeding it."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err
+    ) as bar:
+        tasks: dict[str, int] = {}
+
+        def progress(task: str, done: int, total: int) -> None:
+            if task not in tasks:
+                tasks[task] = bar.add_task(f"{scorer_name} · {task}", total=total)
+            bar.update(tasks[task], completed=done)
+
+        yield progress
+
+
+def _print_report(console: Console, err: Console, report: NliEvalReport) -> None:
+    """Skipped lines on ``err``; the results table, contradiction and partial-support lines on ``console``."""
+    from rich.markup import escape
+    from rich.table import Table
 
     for problem in report.problems:
         err.print(f"skipped {problem}", markup=False)
@@ -176,7 +217,3 @@ def nli_eval(
                 f"share >= {r.threshold}={_fmt(r.partial_entailed_rate)}",
                 markup=False,
             )
-    if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        console.print(f"wrote {json_out}", markup=False)

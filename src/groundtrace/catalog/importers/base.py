@@ -12,6 +12,7 @@ import re
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Literal
@@ -127,6 +128,57 @@ def gold_from_scores(
     return GoldLabel(sku_id=sku_id, attribute=slug, value=values[0], alternatives=values[1:], source=source)
 
 
+@dataclass
+class _Tally:
+    """Running counts of one import, written into ``report``: issues (first ``max_issues`` kept as text),
+    SKUs, gold labels with / without a value, SKUs per category and gold labels per attribute."""
+
+    report: ImportReport
+    max_issues: int
+    categories: Counter[str] = field(default_factory=Counter)
+    attributes: Counter[str] = field(default_factory=Counter)
+
+    def note(self, issue: ImportIssue) -> None:
+        if issue.severity == "error":
+            self.report.errors += 1
+        else:
+            self.report.warnings += 1
+        if len(self.report.issues) < self.max_issues:
+            self.report.issues.append(str(issue))
+
+    def count(self, item: ImportedRecord) -> None:
+        self.report.skus += 1
+        self.categories[item.sku.category] += 1
+        for label in item.gold:
+            self.report.gold += 1
+            self.attributes[label.attribute] += 1
+            if label.not_applicable:
+                self.report.gold_not_applicable += 1
+            else:
+                self.report.gold_with_value += 1
+
+
+def _within_limit(
+    items: Iterable[ImportedRecord | ImportIssue], limit: int | None, tally: _Tally
+) -> Iterator[ImportedRecord]:
+    """The records of ``items`` until ``tally`` has counted ``limit`` SKUs; issues are noted in file order,
+    and only those of lines read before the limit was hit."""
+    pending: list[ImportIssue] = []
+    for item in items:
+        if isinstance(item, ImportIssue):
+            pending.append(item)
+            continue
+        if limit is not None and tally.report.skus >= limit:
+            pending = [i for i in pending if i.line < item.line]
+            break
+        for issue in pending:
+            tally.note(issue)
+        pending = []
+        yield item
+    for issue in pending:
+        tally.note(issue)
+
+
 def run_import(
     importer: Importer, path: Path, out_dir: Path | None, *, limit: int | None = None, max_issues: int = 200
 ) -> tuple[ImportReport, list[ImportedRecord]]:
@@ -140,65 +192,31 @@ def run_import(
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
     report = ImportReport(format=importer.name, source=str(path), out_dir=str(out_dir) if out_dir else None)
+    tally = _Tally(report, max_issues)
     kept: list[ImportedRecord] = []
     seen: set[str] = set()
-    categories: Counter[str] = Counter()
-    attributes: Counter[str] = Counter()
-    sku_file = gold_file = None
-    if out_dir is not None:
-        out_dir = Path(out_dir)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        sku_file = (out_dir / "skus.jsonl").open("w", encoding="utf-8")
-        gold_file = (out_dir / "gold.jsonl").open("w", encoding="utf-8")
-
-    def note(issue: ImportIssue) -> None:
-        if issue.severity == "error":
-            report.errors += 1
-        else:
-            report.warnings += 1
-        if len(report.issues) < max_issues:
-            report.issues.append(str(issue))
-
-    pending: list[ImportIssue] = []  # issues are reported only for lines read before the limit is hit
-    try:
-        for item in importer.records(path):
-            if isinstance(item, ImportIssue):
-                pending.append(item)
-                continue
-            if limit is not None and report.skus >= limit:
-                pending = [i for i in pending if i.line < item.line]
-                break
-            for issue in pending:
-                note(issue)
-            pending = []
+    with ExitStack() as stack:
+        sku_file = gold_file = None
+        if out_dir is not None:
+            out_dir = Path(out_dir)
+            out_dir.mkdir(parents=True, exist_ok=True)
+            sku_file = stack.enter_context((out_dir / "skus.jsonl").open("w", encoding="utf-8"))
+            gold_file = stack.enter_context((out_dir / "gold.jsonl").open("w", encoding="utf-8"))
+        for item in _within_limit(importer.records(path), limit, tally):
             if item.sku.sku_id in seen:
-                note(ImportIssue(str(path), item.line, f"duplicate sku_id {item.sku.sku_id!r}; first kept"))
+                tally.note(
+                    ImportIssue(str(path), item.line, f"duplicate sku_id {item.sku.sku_id!r}; first kept")
+                )
                 continue
             seen.add(item.sku.sku_id)
-            report.skus += 1
-            categories[item.sku.category] += 1
-            for label in item.gold:
-                report.gold += 1
-                attributes[label.attribute] += 1
-                if label.not_applicable:
-                    report.gold_not_applicable += 1
-                else:
-                    report.gold_with_value += 1
+            tally.count(item)
             if sku_file is not None and gold_file is not None:
                 sku_file.write(item.sku.model_dump_json() + "\n")
-                for label in item.gold:
-                    gold_file.write(label.model_dump_json() + "\n")
+                gold_file.writelines(label.model_dump_json() + "\n" for label in item.gold)
             else:
                 kept.append(item)
-        for issue in pending:
-            note(issue)
-    finally:
-        if sku_file is not None:
-            sku_file.close()
-        if gold_file is not None:
-            gold_file.close()
-    report.categories = dict(categories.most_common())
-    report.attributes = dict(attributes.most_common())
+    report.categories = dict(tally.categories.most_common())
+    report.attributes = dict(tally.attributes.most_common())
     report.counters = dict(sorted(importer.counters.items()))
     return report, kept
 

@@ -170,6 +170,93 @@ def _abstain(sku_id: str, spec: AttributeSpec, status: CandidateStatus, engine: 
     )
 
 
+def _without_usable_findings(
+    sku_id: str,
+    spec: AttributeSpec,
+    rejected: list[Finding] | None,
+    abstention: Abstention | None,
+    engine: str,
+    notes: list[str],
+) -> Candidate:
+    """The abstention when no finding is usable: identity mismatch (only rejected pages had evidence), the
+    engine's own abstention, else not found."""
+    if rejected:
+        refs = sorted({f.evidence.source_ref for f in rejected})
+        notes.append("only evidence came from pages rejected by identity matching: " + ", ".join(refs[:5]))
+        return _abstain(sku_id, spec, CandidateStatus.IDENTITY_MISMATCH, engine, "; ".join(notes))
+    if abstention is not None and abstention.status != CandidateStatus.EXTRACTED:
+        notes.append(abstention.note)
+        return _abstain(sku_id, spec, abstention.status, engine, "; ".join(n for n in notes if n))
+    notes.append("no evidence")
+    return _abstain(sku_id, spec, CandidateStatus.NOT_FOUND, engine, "; ".join(notes))
+
+
+def _flag_unlocated_quote(flags: set[str], notes: list[str], conf: float) -> float:
+    """Confidence 0 (and a note) when a finding's quote was not found in its stored source text."""
+    if FLAG_QUOTE_NOT_FOUND in flags:
+        notes.append(f"flag:{FLAG_QUOTE_NOT_FOUND}: a quote is not in its stored source text")
+        return 0.0
+    return conf
+
+
+def _multi_valued(
+    sku_id: str,
+    spec: AttributeSpec,
+    usable: list[Finding],
+    clusters: list[tuple[str, list[Finding]]],
+    engine: str,
+    notes: list[str],
+) -> Candidate:
+    """Every top-tier value (allowed-value order), evidence of all agreeing findings, confidence = the
+    lowest per-value noisy-OR."""
+    values: list[str] = []
+    evidence: list[Evidence] = []
+    confidences: list[float] = []
+    flags: set[str] = set()
+    for value, _members in clusters:
+        agree = [f for f in usable if same_value(value, f.value, spec)]
+        values.append(canonical(value, spec))
+        confidences.append(noisy_or_confidence(agree, []))
+        for f in sorted(agree, key=lambda f: tier(f.evidence)):
+            flags.update(f.flags)
+            if f.evidence not in evidence:
+                evidence.append(f.evidence)
+    order = {v: i for i, v in enumerate(spec.allowed_values)}
+    values = sorted(dict.fromkeys(values), key=lambda v: (order.get(v, len(order)), v))
+    conf = _flag_unlocated_quote(flags, notes, min(confidences))
+    return Candidate(
+        sku_id=sku_id,
+        attribute=spec.slug,
+        value=values,
+        evidence=evidence,
+        confidence=conf,
+        status=CandidateStatus.EXTRACTED,
+        engine=engine,
+        note="; ".join(notes),
+    )
+
+
+def _disagreement(
+    spec: AttributeSpec, top: list[Finding], clusters: list[tuple[str, list[Finding]]]
+) -> tuple[CandidateStatus, str] | None:
+    """AMBIGUOUS when one document names several values, CONFLICT when equal-priority sources differ, with
+    the note saying where; None when the top tier agrees on one value."""
+    by_doc: dict[str, list[Finding]] = defaultdict(list)
+    for f in top:
+        by_doc[f.evidence.source_ref].append(f)
+    for ref, doc_findings in by_doc.items():
+        doc_clusters = _cluster(doc_findings, spec)
+        if len(doc_clusters) > 1:
+            shown = ", ".join(repr(v) for v, _ in doc_clusters[:4])
+            return CandidateStatus.AMBIGUOUS, f"ambiguous: {ref} names several values ({shown})"
+    if len(clusters) > 1:
+        shown = "; ".join(
+            f"{members[0].evidence.source_ref} says {value!r}" for value, members in clusters[:4]
+        )
+        return CandidateStatus.CONFLICT, f"conflict between sources of equal priority: {shown}"
+    return None
+
+
 def reconcile_attribute(
     sku_id: str,
     spec: AttributeSpec,
@@ -185,69 +272,20 @@ def reconcile_attribute(
         notes.append(f"ignored {len(injected)} finding(s) quoting instruction-like text (prompt injection)")
     usable = [f for f in findings if FLAG_INJECTION not in f.flags]
     if not usable:
-        if rejected:
-            refs = sorted({f.evidence.source_ref for f in rejected})
-            notes.append(
-                "only evidence came from pages rejected by identity matching: " + ", ".join(refs[:5])
-            )
-            return _abstain(sku_id, spec, CandidateStatus.IDENTITY_MISMATCH, engine, "; ".join(notes))
-        if abstention is not None and abstention.status != CandidateStatus.EXTRACTED:
-            notes.append(abstention.note)
-            return _abstain(sku_id, spec, abstention.status, engine, "; ".join(n for n in notes if n))
-        notes.append("no evidence")
-        return _abstain(sku_id, spec, CandidateStatus.NOT_FOUND, engine, "; ".join(notes))
+        return _without_usable_findings(sku_id, spec, rejected, abstention, engine, notes)
 
     best = min(tier(f.evidence) for f in usable)
     top = [f for f in usable if tier(f.evidence) == best]
     if any(f.explicit for f in top):
         top = [f for f in top if f.explicit]
     clusters = _cluster(top, spec)
-
     if spec.multi_valued:
-        values: list[str] = []
-        evidence: list[Evidence] = []
-        confidences: list[float] = []
-        flags: set[str] = set()
-        for value, _members in clusters:
-            agree = [f for f in usable if same_value(value, f.value, spec)]
-            values.append(canonical(value, spec))
-            confidences.append(noisy_or_confidence(agree, []))
-            for f in sorted(agree, key=lambda f: tier(f.evidence)):
-                flags.update(f.flags)
-                if f.evidence not in evidence:
-                    evidence.append(f.evidence)
-        order = {v: i for i, v in enumerate(spec.allowed_values)}
-        values = sorted(dict.fromkeys(values), key=lambda v: (order.get(v, len(order)), v))
-        conf = min(confidences)
-        if FLAG_QUOTE_NOT_FOUND in flags:
-            notes.append(f"flag:{FLAG_QUOTE_NOT_FOUND}: a quote is not in its stored source text")
-            conf = 0.0
-        return Candidate(
-            sku_id=sku_id,
-            attribute=spec.slug,
-            value=values,
-            evidence=evidence,
-            confidence=conf,
-            status=CandidateStatus.EXTRACTED,
-            engine=engine,
-            note="; ".join(notes),
-        )
-
-    by_doc: dict[str, list[Finding]] = defaultdict(list)
-    for f in top:
-        by_doc[f.evidence.source_ref].append(f)
-    for ref, doc_findings in by_doc.items():
-        doc_clusters = _cluster(doc_findings, spec)
-        if len(doc_clusters) > 1:
-            shown = ", ".join(repr(v) for v, _ in doc_clusters[:4])
-            notes.append(f"ambiguous: {ref} names several values ({shown})")
-            return _abstain(sku_id, spec, CandidateStatus.AMBIGUOUS, engine, "; ".join(notes))
-    if len(clusters) > 1:
-        shown = "; ".join(
-            f"{members[0].evidence.source_ref} says {value!r}" for value, members in clusters[:4]
-        )
-        notes.append(f"conflict between sources of equal priority: {shown}")
-        return _abstain(sku_id, spec, CandidateStatus.CONFLICT, engine, "; ".join(notes))
+        return _multi_valued(sku_id, spec, usable, clusters, engine, notes)
+    problem = _disagreement(spec, top, clusters)
+    if problem is not None:
+        status, note = problem
+        notes.append(note)
+        return _abstain(sku_id, spec, status, engine, "; ".join(notes))
 
     value = clusters[0][0]
     agree = [f for f in usable if same_value(value, f.value, spec)]
@@ -255,12 +293,9 @@ def reconcile_attribute(
     if disagree:
         refs = sorted({f.evidence.source_ref for f in disagree})
         notes.append("other sources name another value (not used): " + ", ".join(refs[:5]))
-    conf = noisy_or_confidence(agree, disagree)
     flags = {flag for f in agree for flag in f.flags}
-    if FLAG_QUOTE_NOT_FOUND in flags:
-        notes.append(f"flag:{FLAG_QUOTE_NOT_FOUND}: a quote is not in its stored source text")
-        conf = 0.0
-    evidence = []
+    conf = _flag_unlocated_quote(flags, notes, noisy_or_confidence(agree, disagree))
+    evidence: list[Evidence] = []
     for f in sorted(agree, key=lambda f: (tier(f.evidence), -finding_quality(f))):
         if f.evidence not in evidence:
             evidence.append(f.evidence)

@@ -25,6 +25,7 @@ recommended POI satisfies the constraints active at its turn
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from groundtrace.crs.build.evidence import EvidenceIndex
@@ -225,6 +226,154 @@ def refine(active: list[Constraint], new: Constraint) -> tuple[list[Constraint],
     return [*active, new], []
 
 
+def _middle_turns(
+    middle: str,
+    recommended: tuple[str, str, str],
+    c0: list[Constraint],
+    final: list[Constraint],
+    refinement: Constraint | None,
+    replaced: list[Constraint],
+    recommend: Callable[[str, list[Constraint], list[Constraint]], TurnPlan],
+    compare: Callable[[str, str, list[Constraint]], TurnPlan],
+) -> list[TurnPlan]:
+    """The turns between the first recommendation and the closing: ``early`` rejects r1 at once (then r2,
+    a comparison with r3); ``late`` compares r1/r2, then rejects r2 for r3; ``extra`` adds a preference
+    before r3; plain asks for more. ``recommend``/``compare`` build the system turns (in this order, so the
+    rng draws stay in the same sequence)."""
+    r1, r2, r3 = recommended
+    out: list[TurnPlan] = []
+    if middle == "early":
+        assert refinement is not None
+        out.append(
+            TurnPlan(
+                "user",
+                "reject_and_refine",
+                constraints_added=[refinement],
+                replaced=replaced,
+                rejected=[r1],
+                about=[r1],
+            )
+        )
+        out.append(recommend(r2, final, [refinement]))
+        out.append(TurnPlan("user", "ask_comparison", about=[r2]))
+        out.append(compare(r3, r2, final))
+    else:
+        out.append(TurnPlan("user", "ask_comparison", about=[r1]))
+        out.append(compare(r2, r1, c0))
+        if middle == "late":
+            assert refinement is not None
+            out.append(
+                TurnPlan(
+                    "user",
+                    "reject_and_refine",
+                    constraints_added=[refinement],
+                    replaced=replaced,
+                    rejected=[r2],
+                    about=[r2],
+                )
+            )
+            out.append(recommend(r3, final, [refinement]))
+        elif middle == "extra":
+            assert refinement is not None
+            out.append(TurnPlan("user", "provide_preference", constraints_added=[refinement], extra=True))
+            out.append(recommend(r3, final, [refinement]))
+        else:
+            out.append(TurnPlan("user", "request", more=True))
+            out.append(recommend(r3, final, []))
+    return out
+
+
+def _initial_constraints(
+    ctx: PlanContext,
+    order: list[Constraint],
+    k: int,
+    city: str,
+    poi_type: str,
+    anchor: Anchor,
+) -> tuple[list[Constraint], frozenset[str]]:
+    """The first (at most ``k``) constraints of ``order`` that each shrink the satisfying set while leaving
+    >= 3 POIs (a single-valued kind at most once), and the set they leave."""
+    chosen: list[Constraint] = []
+    current = ctx.ids(city, poi_type)
+    for c in order:
+        if len(chosen) == k:
+            break
+        if c.kind in SINGLE_VALUED and any(x.kind == c.kind for x in chosen):
+            continue
+        nxt = current & ctx.sat(city, poi_type, c, anchor)
+        if 3 <= len(nxt) < len(current):
+            chosen.append(c)
+            current = nxt
+    return chosen, current
+
+
+def _find_refinement(
+    ctx: PlanContext,
+    middle: str,
+    c0: list[Constraint],
+    rest: list[Constraint],
+    s0: frozenset[str],
+    city: str,
+    poi_type: str,
+    anchor: Anchor,
+) -> tuple[Constraint | None, list[Constraint], list[Constraint]]:
+    """``(refinement, replaced, final constraints)``: the first constraint of ``rest`` that suits ``middle``.
+
+    ``early``/``late``: it must exclude some POI of ``s0`` and leave >= 2 (early) / >= 1 (late) satisfying
+    POIs outside the excluded ones; ``extra``: an added (never replacing) constraint with >= 1 satisfying POI
+    while ``s0`` has >= 3. Plain middles, or no suitable constraint: ``(None, [], c0)``.
+    """
+    if middle not in ("early", "late", "extra"):
+        return None, [], list(c0)
+    for c in rest:
+        if middle == "extra" and (c.kind in SINGLE_VALUED and any(x.kind == c.kind for x in c0)):
+            continue
+        trial, rep = refine(c0, c) if middle != "extra" else ([*c0, c], [])
+        s1 = ctx.sat_all(city, poi_type, trial, anchor)
+        violators = s0 - ctx.sat(city, poi_type, c, anchor)
+        if middle == "extra":
+            ok = len(s1) >= 1 and len(s0) >= 3
+        else:
+            ok = bool(violators) and len(s1 - violators) >= (2 if middle == "early" else 1)
+        if ok:
+            return c, rep, trial
+    return None, [], list(c0)
+
+
+def _pick_recommendations(
+    rng: random.Random,
+    middle: str,
+    s0: frozenset[str],
+    s_final: frozenset[str],
+    violators: frozenset[str] | None,
+) -> tuple[str, str, str]:
+    """The three recommended POIs ``(r1, r2, r3)`` in the order the turns show them.
+
+    ``early``: r1 violates the refinement (``violators`` = POIs of ``s0`` that do), r2 and r3 satisfy
+    the final constraints; ``late``: r2 violates it, r1 from ``s0``, r3 final; ``extra``: r3 final, r1 and r2
+    from ``s0``; plain: all three from ``s0``. The draw order is fixed (it decides the rng stream).
+    """
+    if middle == "early":
+        assert violators is not None
+        r1 = _pick(rng, violators)
+        r2 = _pick(rng, s_final - {r1})
+        r3 = _pick(rng, s_final - {r1, r2})
+    elif middle == "late":
+        assert violators is not None
+        r2 = _pick(rng, violators)
+        r1 = _pick(rng, s0 - {r2})
+        r3 = _pick(rng, s_final - {r1, r2})
+    elif middle == "extra":
+        r3 = _pick(rng, s_final)
+        r1 = _pick(rng, s0 - {r3})
+        r2 = _pick(rng, s0 - {r1, r3})
+    else:
+        r1 = _pick(rng, s0)
+        r2 = _pick(rng, s0 - {r1})
+        r3 = _pick(rng, s0 - {r1, r2})
+    return r1, r2, r3
+
+
 def _same(a: Constraint, b: Constraint) -> bool:
     return a.kind == b.kind and str(a.value) == str(b.value)
 
@@ -249,64 +398,24 @@ def plan_dialogue(
 
     # -- initial constraints: informative (shrink the set) and leave room for 3 recommendations ----------
     k0 = rng.choices((1, 2, 3), weights=cfg.initial_constraint_weights)[0]
-    c0: list[Constraint] = []
-    current = all_ids
-    for c in order:
-        if len(c0) == k0:
-            break
-        if c.kind in SINGLE_VALUED and any(x.kind == c.kind for x in c0):
-            continue
-        nxt = current & ctx.sat(city, poi_type, c, anchor)
-        if 3 <= len(nxt) < len(current):
-            c0.append(c)
-            current = nxt
+    c0, s0 = _initial_constraints(ctx, order, k0, city, poi_type, anchor)
     if not c0:
         raise PlanningError(f"no informative constraint for {persona.id} in {city}/{poi_type}")
-    s0 = current
     rest = [c for c in order if not any(_same(c, x) for x in c0)]
 
     # -- the middle: choose the refinement and the three recommended POIs --------------------------------
     middle = rng.choice(MIDDLES_REJECTION if with_rejection else MIDDLES_PLAIN)
-    refinement: Constraint | None = None
-    replaced: list[Constraint] = []
-    final = list(c0)
-    if middle in ("early", "late", "extra"):
-        for c in rest:
-            if middle == "extra" and (c.kind in SINGLE_VALUED and any(x.kind == c.kind for x in c0)):
-                continue
-            trial, rep = refine(c0, c) if middle != "extra" else ([*c0, c], [])
-            s1 = ctx.sat_all(city, poi_type, trial, anchor)
-            violators = s0 - ctx.sat(city, poi_type, c, anchor)
-            if middle == "extra":
-                ok = len(s1) >= 1 and len(s0) >= 3
-            else:
-                ok = bool(violators) and len(s1 - violators) >= (2 if middle == "early" else 1)
-            if ok:
-                refinement, replaced, final = c, rep, trial
-                break
-        if refinement is None:
-            raise PlanningError(f"no feasible refinement for {persona.id} in {city}/{poi_type}")
+    refinement, replaced, final = _find_refinement(ctx, middle, c0, rest, s0, city, poi_type, anchor)
+    if middle in ("early", "late", "extra") and refinement is None:
+        raise PlanningError(f"no feasible refinement for {persona.id} in {city}/{poi_type}")
     s_final_all = ctx.sat_all(city, poi_type, final, anchor)
     distractor_count = len(all_ids - s_final_all)
     s0, s_final = ctx.quotable(s0), ctx.quotable(s_final_all)  # recommendations must be citable
-    if middle == "early":
+    violators = None  # POIs the refinement rules out: the rejected recommendation comes from them
+    if middle in ("early", "late"):
         assert refinement is not None
-        r1 = _pick(rng, s0 - ctx.sat(city, poi_type, refinement, anchor))
-        r2 = _pick(rng, s_final - {r1})
-        r3 = _pick(rng, s_final - {r1, r2})
-    elif middle == "late":
-        assert refinement is not None
-        r2 = _pick(rng, s0 - ctx.sat(city, poi_type, refinement, anchor))
-        r1 = _pick(rng, s0 - {r2})
-        r3 = _pick(rng, s_final - {r1, r2})
-    elif middle == "extra":
-        r3 = _pick(rng, s_final)
-        r1 = _pick(rng, s0 - {r3})
-        r2 = _pick(rng, s0 - {r1, r3})
-    else:
-        r1 = _pick(rng, s0)
-        r2 = _pick(rng, s0 - {r1})
-        r3 = _pick(rng, s0 - {r1, r2})
+        violators = s0 - ctx.sat(city, poi_type, refinement, anchor)
+    r1, r2, r3 = _pick_recommendations(rng, middle, s0, s_final, violators)
     if distractor_count < cfg.min_distractors:
         raise PlanningError(f"only {distractor_count} distractors in {city}/{poi_type}")
 
@@ -385,44 +494,7 @@ def plan_dialogue(
     else:
         turns.append(TurnPlan("user", "request", constraints_added=list(c0)))
     turns.append(recommend(r1, c0, list(c0)))
-    if middle == "early":
-        assert refinement is not None
-        turns.append(
-            TurnPlan(
-                "user",
-                "reject_and_refine",
-                constraints_added=[refinement],
-                replaced=replaced,
-                rejected=[r1],
-                about=[r1],
-            )
-        )
-        turns.append(recommend(r2, final, [refinement]))
-        turns.append(TurnPlan("user", "ask_comparison", about=[r2]))
-        turns.append(compare(r3, r2, final))
-    else:
-        turns.append(TurnPlan("user", "ask_comparison", about=[r1]))
-        turns.append(compare(r2, r1, c0))
-        if middle == "late":
-            assert refinement is not None
-            turns.append(
-                TurnPlan(
-                    "user",
-                    "reject_and_refine",
-                    constraints_added=[refinement],
-                    replaced=replaced,
-                    rejected=[r2],
-                    about=[r2],
-                )
-            )
-            turns.append(recommend(r3, final, [refinement]))
-        elif middle == "extra":
-            assert refinement is not None
-            turns.append(TurnPlan("user", "provide_preference", constraints_added=[refinement], extra=True))
-            turns.append(recommend(r3, final, [refinement]))
-        else:
-            turns.append(TurnPlan("user", "request", more=True))
-            turns.append(recommend(r3, final, []))
+    turns += _middle_turns(middle, (r1, r2, r3), c0, final, refinement, replaced, recommend, compare)
     if rng.random() < cfg.detail_share:
         backed = [c for c in final if ctx.evidence.support(r3, c)]
         focus = rng.choice(backed) if backed else None

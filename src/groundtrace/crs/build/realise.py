@@ -27,6 +27,7 @@ from groundtrace.crs.schema import POI, Constraint, Dialogue, QuoteSpan, Turn
 
 if TYPE_CHECKING:
     from groundtrace.crs.build.planner import DialoguePlan, TurnPlan
+    from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 
 # --------------------------------------------------------------------------------------------------
 # Assembling text with exact quote spans
@@ -285,79 +286,103 @@ class TemplateRealiser:
     # The builder may already hold quotes appended by the system phrasers; they return the prefix ''.
     def _text(self, plan: DialoguePlan, tp: TurnPlan, builder: TextBuilder, rng: random.Random) -> str:
         kb = plan.kb
-        city = plan.city
         noun = rng.choice(TYPE_NOUN[plan.poi_type])
         labels = join_labels([c.label for c in tp.constraints_added])
         name_of = {pid: kb.poi(pid).name for pid in (*tp.recommended, *tp.rejected, *tp.about)}
-        act = tp.act
         if tp.role == "user":
-            if tp.more:
-                return rng.choice(MORE)
-            if act == "request":
-                if tp.constraints_added:
-                    return rng.choice(REQUEST).format(city=city, noun=noun, labels=labels)
-                return rng.choice(REQUEST_OPEN).format(city=city, noun=noun)
-            if act == "provide_preference":
-                bank = EXTRA_PREF if tp.extra else PROVIDE
-                return rng.choice(bank).format(labels=labels)
-            if act == "ask_comparison":
-                return rng.choice(ASK_COMPARE).format(name=name_of[tp.about[0]] if tp.about else "that")
-            if act == "reject_and_refine":
-                new = tp.constraints_added[0]
-                old = tp.replaced[0] if tp.replaced else None
-                reason = REJECT_REASON.get(new.kind, "it's not quite right for us")
-                if new.kind in ("cuisine", "category") and old is None:
-                    kind = main_category(kb.poi(tp.rejected[0])) or "that"
-                    reason = f"I'm not really in the mood for {kind}"
-                reason = reason.format(old=(old.label if old else "that")) if "{old}" in reason else reason
-                if new.kind in ("amenity", "meal", "alcohol"):
-                    reason = rng.choice(
-                        (
-                            "it's missing something I need",
-                            "it lacks one thing that matters to me",
-                            "I just realised I need more than that",
-                        )
-                    )
-                return rng.choice(REJECT).format(name=name_of[tp.rejected[0]], reason=reason, label=new.label)
-            if act == "ask_detail":
-                bank = ASK_DETAIL if tp.aspect else ASK_DETAIL_GENERIC
-                return rng.choice(bank).format(name=name_of[tp.about[0]], aspect=tp.aspect)
-            if act == "accept":
-                return rng.choice(ACCEPT).format(name=name_of[tp.about[0]])
-            raise ValueError(f"no template for user act {act!r}")
-        # system turns
-        if act == "clarify":
-            kinds = join_labels(tp.ask_kinds or ["budget", "location"]).replace(" and ", " or ")
-            return rng.choice(CLARIFY).format(kinds=kinds)
-        if act == "recommend":
-            main = kb.poi(tp.recommended[0])
-            builder.add(rng.choice(RECOMMEND_OPEN).format(name=main.name))
-            render_quotes(builder, tp.quotes.get(main.poi_id, []), rng)
-            builder.add(rng.choice(CARD_TAIL).format(card=poi_card(main)))  # the card sits next to a tag
-            return ""
-        if act == "compare":
-            new, old = kb.poi(tp.recommended[0]), kb.poi(tp.recommended[1])
-            builder.add(rng.choice(COMPARE).format(new=new.name, old=old.name))
-            builder.add(f"For {new.name}:")
-            render_quotes(builder, tp.quotes.get(new.poi_id, []), rng)
-            builder.add(rng.choice(CARD_TAIL).format(card=poi_card(new)))
-            old_quotes = tp.quotes.get(old.poi_id, [])
-            if old_quotes:
-                builder.add(f" For {old.name}:")
-                render_quotes(builder, old_quotes, rng)
-            return ""
-        if act == "explain":
-            main = kb.poi(tp.recommended[0])
-            bank = EXPLAIN if tp.aspect else EXPLAIN_GENERIC
-            builder.add(rng.choice(bank).format(aspect=tp.aspect, name=main.name))
-            first = True
-            for quote in tp.quotes.get(main.poi_id, []):
-                builder.add("" if first else " Also: ").quote(quote).add(".")
-                first = False
-            return ""
-        if act == "close":
-            return rng.choice(CLOSE).format(name=name_of[tp.about[0]], city=city)
-        raise ValueError(f"no template for system act {act!r}")
+            return _user_text(plan, tp, rng, noun, labels, name_of)
+        return _system_text(plan, tp, builder, rng, name_of)
+
+
+def _user_text(
+    plan: DialoguePlan, tp: TurnPlan, rng: random.Random, noun: str, labels: str, name_of: dict[str, str]
+) -> str:
+    """The template text of a user turn (``noun``: the place word drawn for the turn; ``labels``: the
+    constraints it adds, joined)."""
+    act = tp.act
+    if tp.more:
+        return rng.choice(MORE)
+    if act == "request":
+        if tp.constraints_added:
+            return rng.choice(REQUEST).format(city=plan.city, noun=noun, labels=labels)
+        return rng.choice(REQUEST_OPEN).format(city=plan.city, noun=noun)
+    if act == "provide_preference":
+        bank = EXTRA_PREF if tp.extra else PROVIDE
+        return rng.choice(bank).format(labels=labels)
+    if act == "ask_comparison":
+        return rng.choice(ASK_COMPARE).format(name=name_of[tp.about[0]] if tp.about else "that")
+    if act == "reject_and_refine":
+        new = tp.constraints_added[0]
+        reason = _reject_reason(plan.kb, tp, rng)
+        return rng.choice(REJECT).format(name=name_of[tp.rejected[0]], reason=reason, label=new.label)
+    if act == "ask_detail":
+        bank = ASK_DETAIL if tp.aspect else ASK_DETAIL_GENERIC
+        return rng.choice(bank).format(name=name_of[tp.about[0]], aspect=tp.aspect)
+    if act == "accept":
+        return rng.choice(ACCEPT).format(name=name_of[tp.about[0]])
+    raise ValueError(f"no template for user act {act!r}")
+
+
+def _reject_reason(kb: KnowledgeBase, tp: TurnPlan, rng: random.Random) -> str:
+    """Why the user rejects ``tp.rejected[0]``: from the kind of the constraint it adds (and the one it
+    replaces); an amenity/meal/alcohol reason is drawn from ``rng``."""
+    new = tp.constraints_added[0]
+    old = tp.replaced[0] if tp.replaced else None
+    reason = REJECT_REASON.get(new.kind, "it's not quite right for us")
+    if new.kind in ("cuisine", "category") and old is None:
+        kind = main_category(kb.poi(tp.rejected[0])) or "that"
+        reason = f"I'm not really in the mood for {kind}"
+    reason = reason.format(old=(old.label if old else "that")) if "{old}" in reason else reason
+    if new.kind in ("amenity", "meal", "alcohol"):
+        reason = rng.choice(
+            (
+                "it's missing something I need",
+                "it lacks one thing that matters to me",
+                "I just realised I need more than that",
+            )
+        )
+    return reason
+
+
+def _system_text(
+    plan: DialoguePlan, tp: TurnPlan, builder: TextBuilder, rng: random.Random, name_of: dict[str, str]
+) -> str:
+    """The template text of a system turn; recommend/compare/explain write into ``builder`` (quotes with
+    their tags) and return ''."""
+    kb = plan.kb
+    act = tp.act
+    if act == "clarify":
+        kinds = join_labels(tp.ask_kinds or ["budget", "location"]).replace(" and ", " or ")
+        return rng.choice(CLARIFY).format(kinds=kinds)
+    if act == "recommend":
+        main = kb.poi(tp.recommended[0])
+        builder.add(rng.choice(RECOMMEND_OPEN).format(name=main.name))
+        render_quotes(builder, tp.quotes.get(main.poi_id, []), rng)
+        builder.add(rng.choice(CARD_TAIL).format(card=poi_card(main)))  # the card sits next to a tag
+        return ""
+    if act == "compare":
+        new, old = kb.poi(tp.recommended[0]), kb.poi(tp.recommended[1])
+        builder.add(rng.choice(COMPARE).format(new=new.name, old=old.name))
+        builder.add(f"For {new.name}:")
+        render_quotes(builder, tp.quotes.get(new.poi_id, []), rng)
+        builder.add(rng.choice(CARD_TAIL).format(card=poi_card(new)))
+        old_quotes = tp.quotes.get(old.poi_id, [])
+        if old_quotes:
+            builder.add(f" For {old.name}:")
+            render_quotes(builder, old_quotes, rng)
+        return ""
+    if act == "explain":
+        main = kb.poi(tp.recommended[0])
+        bank = EXPLAIN if tp.aspect else EXPLAIN_GENERIC
+        builder.add(rng.choice(bank).format(aspect=tp.aspect, name=main.name))
+        first = True
+        for quote in tp.quotes.get(main.poi_id, []):
+            builder.add("" if first else " Also: ").quote(quote).add(".")
+            first = False
+        return ""
+    if act == "close":
+        return rng.choice(CLOSE).format(name=name_of[tp.about[0]], city=plan.city)
+    raise ValueError(f"no template for system act {act!r}")
 
 
 REALISERS = ("template", "llm")

@@ -211,14 +211,9 @@ def select_kb(
     if cfg.cities:
         chosen_lower = {c.strip().lower() for c in cfg.cities}
     else:
-        counts: Counter[str] = Counter()  # by lower-cased city name
-        count_problems: list[LineError] = []  # the collecting read reports the same lines again
-        for poi in stream_businesses(
-            business_path, count_problems, progress("businesses (count cities)"), cfg.require_open
-        ):
-            if eligible(poi):
-                counts[poi.city.lower()] += 1
-        chosen_lower = {c for c, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[: cfg.n_cities]}
+        chosen_lower = _most_frequent_cities(
+            business_path, cfg, eligible, progress("businesses (count cities)")
+        )
     # pass 1b: collect eligible POIs of the chosen cities, per stratum; a stratum never needs more than
     # ceil(oversample × per_type) + 2 candidates, so only that many (smallest keys) are held
     limit = {t: math.ceil(cfg.oversample * cfg.per_type.get(t, 0)) + 2 for t in POI_TYPES}
@@ -238,27 +233,9 @@ def select_kb(
     # a city's name is its most frequent spelling (ties: the smallest string) — independent of file order
     canonical_city = {low: min(c.items(), key=lambda kv: (-kv[1], kv[0]))[0] for low, c in spellings.items()}
     cities = sorted(canonical_city, key=lambda low: canonical_city[low])  # lower-cased keys, by display name
-    n_bands = len(cfg.star_bands) + 1
 
     # per-stratum candidate limits from pass-1 sizes
-    candidates: dict[str, POI] = {}
-    cand_order: dict[tuple[str, str, int], list[str]] = {}
-    for poi_type in POI_TYPES:
-        target = cfg.per_type.get(poi_type, 0)
-        empty: _BottomK[POI] = _BottomK(0)
-        city_caps = [sum(strata.get((c, poi_type, b), empty).offered for b in range(n_bands)) for c in cities]
-        city_quota = allocate(target, city_caps)
-        for city, quota in zip(cities, city_quota, strict=True):
-            sizes = [strata.get((city, poi_type, b), empty).offered for b in range(n_bands)]
-            band_quota = allocate(quota, sizes, _band_weights(sizes, cfg))
-            for band, q in enumerate(band_quota):
-                pool = strata.get((city, poi_type, band), empty).ordered()
-                keep = min(len(pool), math.ceil(cfg.oversample * q) + 2) if q > 0 else 0
-                cand_order[(city, poi_type, band)] = [p.poi_id for p in pool[:keep]]
-                for poi in pool[:keep]:
-                    if poi.city != canonical_city[city]:
-                        poi = poi.model_copy(update={"city": canonical_city[city]})
-                    candidates[poi.poi_id] = poi
+    candidates, cand_order = _candidates(strata, cities, canonical_city, cfg)
     strata.clear()
 
     # pass 2: bounded review sample per candidate
@@ -273,27 +250,7 @@ def select_kb(
 
     # final stratified selection over usable candidates
     usable = {pid for pid, rs in kept_reviews.items() if len(rs) >= cfg.min_reviews}
-    selected: list[str] = []
-    shortfall: dict[str, int] = {}
-    selected_by_type: dict[str, int] = {}
-    for poi_type in POI_TYPES:
-        target = cfg.per_type.get(poi_type, 0)
-        usable_lists = {
-            (c, b): [pid for pid in cand_order.get((c, poi_type, b), []) if pid in usable]
-            for c in cities
-            for b in range(n_bands)
-        }
-        city_caps = [sum(len(usable_lists[(c, b)]) for b in range(n_bands)) for c in cities]
-        city_quota = allocate(target, city_caps)
-        got = 0
-        for city, quota in zip(cities, city_quota, strict=True):
-            sizes = [len(usable_lists[(city, b)]) for b in range(n_bands)]
-            for band, q in enumerate(allocate(quota, sizes, _band_weights(sizes, cfg))):
-                selected.extend(usable_lists[(city, band)][:q])
-                got += q
-        selected_by_type[poi_type] = got
-        if target > got:
-            shortfall[poi_type] = target - got
+    selected, selected_by_type, shortfall = _stratified_selection(cand_order, usable, cities, cfg)
     pois = [candidates[pid] for pid in selected]
     reviews = [r for pid in selected for r in sorted(kept_reviews[pid], key=lambda r: r.review_id)]
     empty = _empty_cities(
@@ -318,6 +275,86 @@ def select_kb(
         problems=problems,
     )
     return kb, report
+
+
+def _most_frequent_cities(
+    business_path: Path, cfg: SelectionConfig, eligible: Callable[[POI], bool], on_bytes: OnBytes | None
+) -> set[str]:
+    """The ``cfg.n_cities`` lower-cased city names with most eligible POIs (ties: alphabetical), by a
+    counting read of the business file (its problems are reported by the collecting read, not here)."""
+    counts: Counter[str] = Counter()  # by lower-cased city name
+    count_problems: list[LineError] = []  # the collecting read reports the same lines again
+    for poi in stream_businesses(business_path, count_problems, on_bytes, cfg.require_open):
+        if eligible(poi):
+            counts[poi.city.lower()] += 1
+    return {c for c, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[: cfg.n_cities]}
+
+
+def _candidates(
+    strata: dict[tuple[str, str, int], _BottomK[POI]],
+    cities: list[str],
+    canonical_city: dict[str, str],
+    cfg: SelectionConfig,
+) -> tuple[dict[str, POI], dict[tuple[str, str, int], list[str]]]:
+    """Candidates (city renamed to its canonical spelling) and their order per ``(city, type, band)``.
+
+    Each type's target is allocated over cities by pass-1 sizes, then over star bands
+    (:func:`_band_weights`); a stratum with quota ``q > 0`` keeps its ``min(size, ceil(oversample × q) + 2)``
+    smallest-key POIs.
+    """
+    n_bands = len(cfg.star_bands) + 1
+    candidates: dict[str, POI] = {}
+    cand_order: dict[tuple[str, str, int], list[str]] = {}
+    empty: _BottomK[POI] = _BottomK(0)
+    for poi_type in POI_TYPES:
+        target = cfg.per_type.get(poi_type, 0)
+        city_caps = [sum(strata.get((c, poi_type, b), empty).offered for b in range(n_bands)) for c in cities]
+        city_quota = allocate(target, city_caps)
+        for city, quota in zip(cities, city_quota, strict=True):
+            sizes = [strata.get((city, poi_type, b), empty).offered for b in range(n_bands)]
+            band_quota = allocate(quota, sizes, _band_weights(sizes, cfg))
+            for band, q in enumerate(band_quota):
+                pool = strata.get((city, poi_type, band), empty).ordered()
+                keep = min(len(pool), math.ceil(cfg.oversample * q) + 2) if q > 0 else 0
+                cand_order[(city, poi_type, band)] = [p.poi_id for p in pool[:keep]]
+                for poi in pool[:keep]:
+                    if poi.city != canonical_city[city]:
+                        poi = poi.model_copy(update={"city": canonical_city[city]})
+                    candidates[poi.poi_id] = poi
+    return candidates, cand_order
+
+
+def _stratified_selection(
+    cand_order: dict[tuple[str, str, int], list[str]],
+    usable: set[str],
+    cities: list[str],
+    cfg: SelectionConfig,
+) -> tuple[list[str], dict[str, int], dict[str, int]]:
+    """``(selected POI ids, selected count per type, shortfall per type)``: each type's target allocated
+    over cities, then star bands, by the number of usable candidates; a stratum gives its first ``q``."""
+    n_bands = len(cfg.star_bands) + 1
+    selected: list[str] = []
+    shortfall: dict[str, int] = {}
+    selected_by_type: dict[str, int] = {}
+    for poi_type in POI_TYPES:
+        target = cfg.per_type.get(poi_type, 0)
+        usable_lists = {
+            (c, b): [pid for pid in cand_order.get((c, poi_type, b), []) if pid in usable]
+            for c in cities
+            for b in range(n_bands)
+        }
+        city_caps = [sum(len(usable_lists[(c, b)]) for b in range(n_bands)) for c in cities]
+        city_quota = allocate(target, city_caps)
+        got = 0
+        for city, quota in zip(cities, city_quota, strict=True):
+            sizes = [len(usable_lists[(city, b)]) for b in range(n_bands)]
+            for band, q in enumerate(allocate(quota, sizes, _band_weights(sizes, cfg))):
+                selected.extend(usable_lists[(city, band)][:q])
+                got += q
+        selected_by_type[poi_type] = got
+        if target > got:
+            shortfall[poi_type] = target - got
+    return selected, selected_by_type, shortfall
 
 
 def _empty_cities(

@@ -110,6 +110,23 @@ def _abbreviation(line: str, dot: int, next_char: str) -> bool:
     )
 
 
+def _after_bracket_groups(line: str, p: int) -> int:
+    """Position after any ``[...]`` groups (1-200 characters, no bracket inside, spaces before each) that
+    start at ``line[p]``; ``p`` when there is none."""
+    while True:
+        q = p
+        while q < len(line) and line[q].isspace():
+            q += 1
+        if q == len(line) or line[q] != "[":
+            return p
+        r = q + 1
+        while r < len(line) and line[r] not in "[]":
+            r += 1
+        if r == len(line) or line[r] != "]" or not 1 <= r - q - 1 <= 200:
+            return p
+        p = r + 1
+
+
 def reference_sentences(text: str, quotes: list[tuple[str, int, int]]) -> list[tuple[int, int]]:
     """``(start, end)`` of every sentence (whitespace stripped), line by line, trying each end mark in turn.
 
@@ -133,19 +150,7 @@ def reference_sentences(text: str, quotes: list[tuple[str, int, int]]) -> list[t
                 p += 1
             while p < len(line) and line[p] in AFTER_END:
                 p += 1
-            while True:  # any "[...]" groups (1-200 characters, no bracket inside), spaces before each
-                q = p
-                while q < len(line) and line[q].isspace():
-                    q += 1
-                if q == len(line) or line[q] != "[":
-                    break
-                r = q + 1
-                while r < len(line) and line[r] not in "[]":
-                    r += 1
-                if r == len(line) or line[r] != "]" or not 1 <= r - q - 1 <= 200:
-                    break
-                p = r + 1
-            end = p
+            end = _after_bracket_groups(line, p)
             if end < len(line) and not line[end].isspace():
                 continue
             rest = line[end:].strip()
@@ -358,7 +363,7 @@ def reference_citations(
     return counted, backed, n_quoted + bare + unresolved
 
 
-def reference_turn_values(
+def reference_turn_values(  # noqa: C901 -- one pass per metric in the order of docs/crs-metrics.md
     response: str,
     ranking: list[str],
     refs: dict[str, ReviewRef],
