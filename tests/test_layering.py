@@ -1,14 +1,23 @@
-"""Architecture rule: core imports neither crs nor catalog; crs and catalog never import each other.
+"""Architecture rules.
 
-Each package's modules are imported in a fresh interpreter and ``sys.modules`` is inspected.
+1. core imports neither crs nor catalog; crs and catalog never import each other: each package's modules
+   are imported in a fresh interpreter and ``sys.modules`` is inspected.
+2. Stage order (:data:`STAGES`): a module in a stage folder imports only its own folder, folders of earlier
+   stages and its package's foundations; a foundation imports only foundations. Checked statically: every
+   ``import`` of every module is parsed with :mod:`ast` — function-level and ``TYPE_CHECKING`` imports
+   included — so an import hidden inside a function cannot break the order unseen. docs/architecture.md
+   explains the order.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import pkgutil
 import subprocess
 import sys
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -48,3 +57,156 @@ def test_package_does_not_import_forbidden(package: str) -> None:
 def test_rules_cover_the_three_packages() -> None:
     subpackages = {m.name for m in pkgutil.iter_modules(groundtrace.__path__) if m.ispkg}
     assert {"core", "crs", "catalog"} <= subpackages
+
+
+# -- 2. stage order ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Layers:
+    """The stage folders of one package in flow order (folders in one tuple share a rank and may not import
+    each other), its foundations (top-level modules/folders any module may import) and its orchestration
+    modules and folders (they may import anything in the package; stages and foundations may not import
+    them, nor the package's public API ``__init__``)."""
+
+    stages: tuple[tuple[str, ...], ...]
+    foundations: frozenset[str]
+    orchestration: frozenset[str] = frozenset()
+
+
+STAGES: dict[str, Layers] = {
+    "groundtrace.core": Layers(
+        stages=(("files",), ("evidence",), ("nli",), ("llm",)),
+        foundations=frozenset({"registry", "data"}),
+    ),
+    "groundtrace.crs": Layers(
+        stages=(("kb",), ("dataset",), ("build",), ("systems",), ("metrics",), ("evaluation",), ("report",)),
+        foundations=frozenset({"schema", "data"}),
+    ),
+    "groundtrace.catalog": Layers(
+        stages=(("importers", "sources"), ("scout",), ("judge",), ("evaluation",)),
+        foundations=frozenset({"model", "templates", "identity", "data"}),
+        orchestration=frozenset({"policy", "pipeline", "run_meta", "demo_catalog", "store"}),
+    ),
+}
+SRC = Path(groundtrace.__file__).resolve().parents[1]
+
+
+def _module_name(root: Path, file: Path) -> str:
+    parts = list(file.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _exists(root: Path, module: str) -> bool:
+    path = root.joinpath(*module.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def imported_modules(root: Path, file: Path) -> list[tuple[int, str]]:
+    """``(line, module)`` for every import in ``file`` (anywhere in it), relative imports resolved;
+    ``from pkg import name`` counts as ``pkg.name`` when that is a module."""
+    module = _module_name(root, file)
+    package = module if file.name == "__init__.py" else module.rpartition(".")[0]
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"), str(file))):
+        if isinstance(node, ast.Import):
+            out.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                out.append((node.lineno, sub if _exists(root, sub) else base))
+    return list(dict.fromkeys(out))
+
+
+def _place(layers: Layers, package: str, module: str) -> tuple[str, int | None] | None:
+    """``(part, stage rank or None)`` of ``module`` inside ``package``: the top-level part it sits in;
+    None when the module is outside the package."""
+    if module != package and not module.startswith(package + "."):
+        return None
+    part = module[len(package) + 1 :].split(".")[0] if module != package else ""
+    rank = next((i for i, folders in enumerate(layers.stages) if part in folders), None)
+    return part, rank
+
+
+def stage_violations(root: Path, stages: dict[str, Layers] = STAGES) -> list[str]:
+    """Every import that breaks the stage order, as ``file:line: module imports target (why)``."""
+    problems: list[str] = []
+    for package, layers in stages.items():
+        folder = root.joinpath(*package.split("."))
+        for file in sorted(folder.rglob("*.py")):
+            module = _module_name(root, file)
+            here = _place(layers, package, module)
+            assert here is not None
+            part, rank = here
+            if rank is None and part not in layers.foundations:
+                continue  # orchestration (or the package's public API): may import anything
+            for line, target in imported_modules(root, file):
+                there = _place(layers, package, target)
+                if there is None or there[0] == part or there[0] in layers.foundations:
+                    continue
+                t_part, t_rank = there
+                if rank is None:
+                    why = "a foundation imports only foundations"
+                elif t_rank is None:
+                    why = f"{t_part or package + ' (public API)'} is not a stage or foundation"
+                elif t_rank >= rank:
+                    why = "a stage imports only earlier stages" if t_rank > rank else "same-rank stages"
+                else:
+                    continue
+                where = file.relative_to(root)
+                problems.append(f"{where}:{line}: {module} imports {target} ({why})")
+    return problems
+
+
+def test_stage_folders_import_only_earlier_stages_and_foundations() -> None:
+    assert stage_violations(SRC) == []
+
+
+def test_every_module_and_folder_has_a_place() -> None:
+    """A new top-level module or folder must be placed in :data:`STAGES` to be checked at all."""
+    for package, layers in STAGES.items():
+        folder = SRC.joinpath(*package.split("."))
+        placed = {f for stage in layers.stages for f in stage} | layers.foundations | layers.orchestration
+        parts = {p.stem for p in folder.glob("*.py") if p.name != "__init__.py"}
+        parts |= {p.name for p in folder.iterdir() if p.is_dir() and p.name != "__pycache__"}
+        assert parts - placed == set(), f"{package}: place {sorted(parts - placed)} in STAGES"
+
+
+def _write(root: Path, module: str, text: str = "") -> None:
+    path = root.joinpath(*module.split(".")).with_suffix(".py")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for parent in [path.parent, *path.parent.parents]:
+        if parent == root:
+            break
+        (parent / "__init__.py").touch()
+    path.write_text(text, encoding="utf-8")
+
+
+def test_the_checker_catches_hidden_and_relative_violations(tmp_path: Path) -> None:
+    layers = {"pkg": Layers(stages=(("kb",), ("dataset",), ("build",)), foundations=frozenset({"schema"}))}
+    _write(tmp_path, "pkg.schema")
+    _write(tmp_path, "pkg.pipeline")  # orchestration
+    _write(tmp_path, "pkg.kb.load", "from pkg import schema\n")
+    _write(tmp_path, "pkg.build.qc", "from pkg.dataset import rules\nfrom ..kb import load\n")
+    _write(tmp_path, "pkg.dataset.rules", "import pkg.kb.load\n")
+    _write(tmp_path, "pkg.pipeline2", "import pkg.build.qc\n")
+    assert stage_violations(tmp_path, layers) == []
+    # a later stage imported inside a function, a relative import of a later stage, orchestration from a
+    # stage, and a foundation importing a stage
+    _write(tmp_path, "pkg.dataset.validate", "def f():\n    from pkg.build.qc import check\n")
+    _write(tmp_path, "pkg.kb.select", "from ..dataset import rules\nfrom pkg import pipeline\n")
+    _write(tmp_path, "pkg.schema", "import pkg.kb.load\n")
+    found = stage_violations(tmp_path, layers)
+    assert found == [
+        (
+            "pkg/dataset/validate.py:2: pkg.dataset.validate imports pkg.build.qc "
+            "(a stage imports only earlier stages)"
+        ),
+        "pkg/kb/select.py:1: pkg.kb.select imports pkg.dataset.rules (a stage imports only earlier stages)",
+        "pkg/kb/select.py:2: pkg.kb.select imports pkg.pipeline (pipeline is not a stage or foundation)",
+        "pkg/schema.py:1: pkg.schema imports pkg.kb.load (a foundation imports only foundations)",
+    ]
