@@ -113,6 +113,8 @@ def test_plugin_metric_is_computed_by_crs_score(demo, tmp_path, monkeypatch: pyt
         )
         assert result.exit_code == 0, result.output
         assert "response_words" in result.output
+        listed = runner.invoke(app, ["crs", "metrics"]).output
+        assert "not in the default set" in listed and "response_words" in listed.split("default set")[1]
     scores = json.loads((out / "scores.json").read_text())
     preds = read_predictions(tmp_path / "run" / PREDICTIONS_FILE).predictions
     expected = sum(len(p.response.split()) for p in preds) / len(preds)

@@ -428,10 +428,10 @@ def metrics(
     *,
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON (with formulas).")] = False,
 ) -> None:
-    """List the 27 default metrics by axis (name, direction, aggregation)."""
+    """List the 27 default metrics by axis (name, direction, aggregation), then other registered ones."""
     import json
 
-    from groundtrace.crs.metrics import DEFAULT_METRICS
+    from groundtrace.crs.metrics import DEFAULT_METRICS, METRICS
 
     if as_json:
         typer.echo(json.dumps([m.describe() for m in DEFAULT_METRICS], indent=2))
@@ -439,3 +439,12 @@ def metrics(
     for m in DEFAULT_METRICS:
         arrow = "↑" if m.higher_is_better else "↓"
         typer.echo(f"{m.axis:<13} {m!s:<28} {arrow} {m.aggregation:<14} {m.formula.strip().splitlines()[0]}")
+    in_defaults = {m.name for m in DEFAULT_METRICS}
+    others = [METRICS.get(n) for n in METRICS.names() if n not in in_defaults]
+    if others:
+        typer.echo("not in the default set (ask for them with --metrics):")
+    for family in others:
+        name = f"{family.name}@k" if family.takes_k else family.name
+        arrow = "↑" if family.higher_is_better else "↓"
+        summary = family.formula.strip().splitlines()[0] if family.formula.strip() else ""
+        typer.echo(f"{family.axis:<13} {name:<28} {arrow} {family.aggregation:<14} {summary}")
