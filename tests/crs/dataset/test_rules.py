@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from groundtrace.crs.build.builder import build_dialogues
 from groundtrace.crs.build.qc import QC_RULES
@@ -377,6 +379,25 @@ def test_qc_and_validate_report_the_same_code(built: list[Dialogue], kb: Knowled
         assert r.code in qc_codes, sorted(qc_codes)
     else:
         assert r.code not in qc_codes
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_qc_and_validate_agree_on_any_mix_of_tampers(
+    built: list[Dialogue], kb: KnowledgeBase, data: st.DataObject
+) -> None:
+    """Invariant of one rule set: whatever breaks, every QC error is a finding of validate, and every
+    validate error of a rule the builder runs is a QC error (the checks never raise either)."""
+    d = built[data.draw(st.integers(0, len(built) - 1))].model_copy(deep=True)
+    for name in data.draw(st.lists(st.sampled_from(sorted(TAMPERS)), min_size=1, max_size=3, unique=True)):
+        try:
+            TAMPERS[name][0](d, kb)
+        except (StopIteration, IndexError, ValueError, AttributeError, AssertionError, pytest.skip.Exception):
+            pass  # this tamper does not apply to this dialogue (or to what an earlier tamper left)
+    qc = {f.code for f in qc_check(d, kb)}
+    validated = validate_check(d, kb, tiered=False)
+    assert qc <= {p.code for p in validated}
+    assert {p.code for p in validated if p.severity == "error" and rule(p.code).builder == "error"} <= qc
 
 
 def test_qc_is_stricter_than_a_release_only_on_verbatim_spans() -> None:

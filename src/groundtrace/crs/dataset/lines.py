@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from groundtrace.core.files.validation import validation_message
 from groundtrace.crs.dataset import rules as R
 from groundtrace.crs.dataset.files import dialogue_json_schema
 from groundtrace.crs.dataset.rules import Finding
@@ -83,4 +84,5 @@ def read_line(raw: bytes) -> Line:
     try:
         return Line(Dialogue.model_validate(obj), obj, did)
     except ValidationError as exc:
-        return Line(None, obj, did, [_finding(R.MODEL, error=str(exc).splitlines()[0])])
+        error = validation_message(exc, model=Dialogue, limit=5)
+        return Line(None, obj, did, [_finding(R.MODEL, error=error)])
