@@ -135,6 +135,11 @@ def _warn_unmatched(table, split: str) -> None:
             f"{stats.orphan} prediction(s) match no recommendation turn of split {split!r} (orphans; pass "
             "--split with the split they answer, e.g. --split all)"
         )
+    if stats.over_limit:
+        parts.append(
+            f"{stats.over_limit} answer(s) exceed a size limit of the grounding metrics (over 50,000 "
+            "characters or 64 quoted citations): the excess was not analysed (docs/crs-metrics.md)"
+        )
     if parts:
         err_console().print(f"warning: {'; '.join(parts)}", markup=False, highlight=False)
 

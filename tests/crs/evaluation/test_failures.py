@@ -159,3 +159,27 @@ def test_a_python_system_reporting_nan_usage_fails_its_turn(usage) -> None:
     reply = SystemReply(SystemOutput(ranking=[], response="x"), usage)
     with pytest.raises(ValueError, match="invalid output: usage"):
         check_output(reply, [])
+
+
+# -- bounded work in crs score ----------------------------------------------------------------------------
+def test_crs_score_bounds_a_one_megabyte_answer_with_40k_quotes(demo, tmp_path) -> None:
+    # 40,000 tagged quotes holding attribute words (920 kB): before issue 9 every quote was matched and every
+    # mention was compared with every tag group (> 200 s, killed); now the answer is over the 50,000-character
+    # limit, analysed on its first 50,000 characters, scores 0 on GS/CD/PC/CGS and is counted.
+    runner = CliRunner()
+    ran = runner.invoke(app, ["crs", "run", *_args(demo), "--system", "oracle", "--out", str(tmp_path / "r")])
+    assert ran.exit_code == 0, ran.output
+    rows = [json.loads(line) for line in (tmp_path / "r" / PREDICTIONS_FILE).read_text().splitlines()]
+    rows[0]["response"] = "".join(f'"quiet cozy {i:05d}" [R1] ' for i in range(40_000))
+    path = tmp_path / "huge.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    scored = runner.invoke(
+        app, ["crs", "score", *_args(demo), "--predictions", str(path), "--out", str(tmp_path / "s")]
+    )
+    assert scored.exit_code == 0, scored.output
+    assert "warning: 1 answer(s) exceed a size limit of the grounding metrics" in scored.stderr
+    scores = _strict_json((tmp_path / "s" / "scores.json").read_text())
+    assert scores["predictions"]["over_limit"] == 1
+    key = (rows[0]["dialogue_id"], rows[0]["turn_index"])
+    first = next(t for t in scores["turns"] if (t["dialogue_id"], t["turn_index"]) == key)
+    assert [first["values"][m] for m in ("gs", "cd", "pc", "cgs")] == [0.0, 0.0, 0.0, 0.0]

@@ -138,3 +138,13 @@ def test_ten_thousand_quotes_are_bounded(dialogues, kb, monkeypatch):
     got = score(dialogues, kb, response, reference=False)
     assert got == {"gs": 0.0, "cd": 0.0, "pc": 0.0, "cgs": 0.0}
     assert len(calls) <= MAX_QUOTES_PER_TURN
+
+
+def test_answers_over_a_limit_are_counted(dialogues, kb):
+    # the excess is never silent: the run's prediction stats count the answers that hit a limit
+    d3 = _d3(dialogues)
+    over_quotes = " ".join(['"a b"'] * (MAX_QUOTES_PER_TURN + 1)) + " [R1]."  # 65 quotes in one claim
+    for response, limited in [("fine [R1].", 0), (over_quotes, 1), ("x" * (MAX_RESPONSE_CHARS + 1), 1)]:
+        pred = Prediction(dialogue_id="d3", turn_index=1, ranking=["P1"], response=response)
+        table = score_predictions([d3], [pred], kb, metrics=list(GROUNDING))
+        assert table.predictions.over_limit == limited, response[:20]

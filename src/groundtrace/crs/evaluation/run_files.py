@@ -199,6 +199,13 @@ def previous_run(out: Path, key: str) -> dict[str, Any]:
         raise RunKeyMismatchError(f"{run_path}: not a run.json ({exc}) — use another --out") from None
     if not isinstance(previous, dict):
         raise RunKeyMismatchError(f"{run_path}: not a run.json (not a JSON object) — use another --out")
+    shapes = {"runs": (int, "an integer"), "history": (list, "an array"), "config": (dict, "an object")}
+    for name, (kind, what) in shapes.items():
+        value = previous.get(name)
+        if name in previous and (not isinstance(value, kind) or isinstance(value, bool)):
+            raise RunKeyMismatchError(
+                f"{run_path}: not a run.json ({name!r} is not {what}) — use another --out"
+            )
     if previous.get("run_key") != key:
         source = previous.get("config", {}).get("predictions") if previous.get("mode") == "offline" else None
         what = f"predictions {source!r}" if isinstance(source, str) else f"system {previous.get('system')!r}"

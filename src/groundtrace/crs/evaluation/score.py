@@ -78,6 +78,9 @@ class PredictionStats:
     other_setting: int = 0
     orphan: int = 0
     duplicate: int = 0
+    over_limit: int = 0
+    """Answers over a size limit of the grounding metrics (longer than MAX_RESPONSE_CHARS, or more than
+    MAX_QUOTES_PER_TURN quoted citations): their excess was not analysed (``crs.metrics.support``)."""
 
 
 @dataclass
@@ -184,6 +187,7 @@ def _score(
 
     counts = {str(m): MetricCounts(unit=m.level) for m in active}
     turn_values, aggregate = _turn_metrics([m for m in active if m.level == "turn"], all_turns, counts)
+    stats.over_limit = sum(t.limited for t in all_turns)
     dialogue_values = _dialogue_metrics(
         [m for m in active if m.level == "dialogue"], dctxs, counts, aggregate
     )

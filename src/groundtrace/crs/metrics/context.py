@@ -22,7 +22,13 @@ from groundtrace.crs.kb.knowledge_base import KnowledgeBase, open_review_refs
 from groundtrace.crs.metrics._evidence import Claim, QuotedCitation, TagGroup, find_claims, find_tag_groups
 from groundtrace.crs.metrics._evidence import quote_score as _quote_score
 from groundtrace.crs.metrics.lexicon import Lexicon, Mention
-from groundtrace.crs.metrics.support import MAX_RESPONSE_CHARS, Grounding, QuoteContext, analyse
+from groundtrace.crs.metrics.support import (
+    MAX_QUOTES_PER_TURN,
+    MAX_RESPONSE_CHARS,
+    Grounding,
+    QuoteContext,
+    analyse,
+)
 from groundtrace.crs.schema import POI, Dialogue, ReviewRef, Turn, TurnGold
 from groundtrace.crs.systems.predictions import Prediction
 
@@ -106,6 +112,7 @@ class TurnContext:
         self.position = position
         self.prediction = prediction
         self.memo: dict[str, float] = {}  # per-turn values shared by metrics (GS, CD, PC feed CGS)
+        self.limited = False  # set by release(): the answer hit a size limit of the grounding metrics
 
     @property
     def scorable(self) -> bool:
@@ -126,6 +133,12 @@ class TurnContext:
     def release(self) -> None:
         """Drop the parsed response (tags, claims, mentions, tokens) once the turn's values are computed;
         the ranking stays for the dialogue metrics. Anything dropped is recomputed if asked again."""
+        grounding = self.__dict__.get("grounding")
+        self.limited = (
+            self.limited
+            or self.over_limit
+            or (grounding is not None and grounding.n_quoted > MAX_QUOTES_PER_TURN)
+        )
         for name in self._HEAVY:
             self.__dict__.pop(name, None)
         self.memo.clear()

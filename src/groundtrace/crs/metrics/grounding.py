@@ -15,6 +15,8 @@ Definitions used by several of them (see :mod:`.context` and :mod:`._evidence`):
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from groundtrace.crs.metrics.base import Metric, MetricFamily, register
 from groundtrace.crs.metrics.context import TurnContext
 
@@ -80,10 +82,15 @@ def _pc_compute(ctx: TurnContext) -> float:
     mentions = ctx.mentions
     if not mentions:
         return 1.0
-    groups = ctx.grounding.backed_groups
+    groups = ctx.grounding.backed_groups  # disjoint and in text order, so their ends are sorted too
+    starts = [g.start for g in groups]
     covered = 0
     for m in mentions:
-        if any(max(0, g.start - m.end, m.start - g.end) <= PC_WINDOW_CHARS for g in groups):
+        # the nearest group on the left is the last one starting before m, on the right the first one
+        # starting at or after m: O(log groups) per mention, however many groups a response holds
+        i = bisect_left(starts, m.start)
+        near = groups[max(0, i - 1) : i + 1]
+        if any(max(0, g.start - m.end, m.start - g.end) <= PC_WINDOW_CHARS for g in near):
             covered += 1
     return covered / len(mentions)
 

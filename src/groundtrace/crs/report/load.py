@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError
+
 from groundtrace.crs.systems.predictions import Prediction
 
 
@@ -58,7 +60,9 @@ class RunData:
 
 
 def load_run(path: Path | str) -> RunData:
-    """Load a run folder; ``FileNotFoundError`` naming the missing file."""
+    """Load a run folder; ``FileNotFoundError`` naming the missing file, ``ValueError`` (one line naming
+    the file, and the line for bad JSON) when ``run.json``/``scores.json``/``dialogues.json`` is not JSON,
+    holds NaN/Infinity or lacks the fields the report reads."""
     from groundtrace.crs.evaluation.run_files import META_FILE, RUN_FILE, SCORES_FILE
 
     path = Path(path)
@@ -67,13 +71,104 @@ def load_run(path: Path | str) -> RunData:
             raise FileNotFoundError(
                 f"{path}: not a run folder (no {name}); create it with `groundtrace crs run`"
             )
-    info = json.loads((path / RUN_FILE).read_text(encoding="utf-8"))
-    scores = json.loads((path / SCORES_FILE).read_text(encoding="utf-8"))
-    meta_path = path / META_FILE
-    meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
-    if "turns" not in scores or "dialogues" not in scores:
+    info = _read_object(path / RUN_FILE, _RunFile)
+    scores_raw = _read_json(path / SCORES_FILE)
+    if isinstance(scores_raw, dict) and ("turns" not in scores_raw or "dialogues" not in scores_raw):
         raise ValueError(f"{path / SCORES_FILE}: no per-turn records (written with records=False?)")
+    scores = _validated(path / SCORES_FILE, scores_raw, _ScoresFile)
+    meta_path = path / META_FILE
+    meta = _read_object(meta_path, _MetaFile) if meta_path.is_file() else {}
     return RunData(path, info, scores, meta)
+
+
+# -- run folder files are untrusted input: JSON, finite numbers, the shapes the report reads -------------
+class _Loose(BaseModel):
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
+
+
+class _Latency(_Loose):
+    mean: float = 0.0
+    p95: float = 0.0
+
+
+class _Usage(_Loose):
+    latency_s: _Latency = Field(default_factory=_Latency)
+    prompt_tokens: float = 0
+    completion_tokens: float = 0
+    cost_usd: float = 0.0
+    cost_usd_per_turn: float = 0.0
+
+
+class _RunFile(_Loose):
+    system: str | None = None
+    setting: str | None = None
+    run_key: str | None = None
+    dataset: str | None = None
+    dataset_hash: str | None = None
+    usage: _Usage | None = None
+    counts: dict[str, int] = Field(default_factory=dict)
+
+
+class _Count(_Loose):
+    unit: str
+
+
+class _TurnRow(_Loose):
+    dialogue_id: str
+    turn_index: int
+    values: dict[str, float | None]
+
+
+class _DialogueRow(_Loose):
+    dialogue_id: str
+    values: dict[str, float | None]
+
+
+class _ScoresFile(_Loose):
+    setting: str = "closed"
+    metrics: list[str] = Field(default_factory=list)
+    aggregate: dict[str, float | None] = Field(default_factory=dict)
+    counts: dict[str, _Count] = Field(default_factory=dict)
+    turns: list[_TurnRow]
+    dialogues: list[_DialogueRow]
+
+
+class _MetaFile(RootModel[dict[str, dict[str, Any]]]):
+    pass
+
+
+def _read_json(file: Path) -> Any:
+    """The JSON value of ``file``; a one-line ``ValueError`` naming ``file:line:column`` when it is not JSON
+    (NaN and Infinity included: they are not JSON and would poison every mean)."""
+
+    def refuse(name: str) -> float:
+        raise ValueError(f"non-finite number {name}")
+
+    try:
+        return json.loads(file.read_text(encoding="utf-8"), parse_constant=refuse)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{file}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{file}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except RecursionError:
+        raise ValueError(f"{file}: JSON nested too deeply") from None
+    except ValueError as exc:
+        raise ValueError(f"{file}: {exc}") from None
+
+
+def _validated(file: Path, value: Any, model: type[BaseModel]) -> dict[str, Any]:
+    from groundtrace.core.files.validation import validation_message
+
+    try:
+        parsed = model.model_validate(value)
+    except ValidationError as exc:
+        raise ValueError(f"{file}: not a run file: {validation_message(exc, model=model)}") from None
+    del parsed  # validated only: the report reads the plain dict
+    return value
+
+
+def _read_object(file: Path, model: type[BaseModel]) -> dict[str, Any]:
+    return _validated(file, _read_json(file), model)
 
 
 def label_runs(runs: list[RunData]) -> None:
