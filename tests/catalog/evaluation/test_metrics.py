@@ -305,7 +305,7 @@ def test_cli_evaluate(tmp_path: Path) -> None:
         ["catalog", "evaluate", "--results", str(results_path), "--gold", str(gold_path), "--json", str(out)],
     )
     assert cli.exit_code == 0, cli.output
-    assert f"{results_path}:9: error: invalid AttributeResult" in cli.output
+    assert f"{results_path}:9: error: invalid JSON" in cli.output
     data = json.loads(out.read_text())
     assert data["counts"]["pairs"] == 10 and data["overall"]["metrics"]["coverage"]["numerator"] == 6
 
