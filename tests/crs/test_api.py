@@ -153,3 +153,47 @@ def test_system_args_errors() -> None:
         system_factory(RandomSystem(), {"seed": 1})
     with pytest.raises(TypeError, match="not a CRS system"):
         system_factory(42)  # type: ignore[arg-type]
+
+
+def test_constructor_errors_are_one_line_usage_errors(
+    demo, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from groundtrace.cli import app
+    from groundtrace.crs.systems.factory import SystemConstructionError, built_first
+
+    class Picky(crs.CRSSystem):
+        def __init__(self, *, k: int = 1) -> None:
+            if not isinstance(k, int) or k < 1:
+                raise ValueError(f"k must be a positive integer, got {k!r}")
+            self.k = k
+
+    with pytest.raises(SystemConstructionError, match="ValueError: k must be a positive integer, got 0"):
+        built_first(system_factory(Picky, {"k": 0}))
+    factory = built_first(system_factory(Picky, {"k": 2}))
+    first, second = factory(), factory()
+    assert first is not second and first.k == second.k == 2  # the checked instance is used, then new ones
+    result = CliRunner().invoke(
+        app,
+        ["crs", "run", "--dataset", str(demo.dataset), "--kb", str(demo.kb_path), "--system", "random"]
+        + ["--out", str(tmp_path / "r"), "--system-arg", "seed=[1]", "--split", "all"],
+    )
+    assert result.exit_code == 0, result.output  # "[1]" is not a JSON scalar: the text "[1]", a valid seed
+    assert json.loads((tmp_path / "r" / RUN_FILE).read_text())["config"] == {"seed": "[1]"}
+    monkeypatch.setattr(crs.SYSTEMS, "_entries", dict(crs.SYSTEMS._entries))
+    monkeypatch.setattr(crs.SYSTEMS, "_alias_to_name", dict(crs.SYSTEMS._alias_to_name))
+    crs.SYSTEMS.add("picky", Picky)
+    bad = CliRunner().invoke(
+        app,
+        ["crs", "run", "--dataset", str(demo.dataset), "--kb", str(demo.kb_path), "--system", "picky"]
+        + ["--out", str(tmp_path / "bad"), "--system-arg", "k=0"],
+    )
+    assert bad.exit_code == 2 and "cannot build the system: ValueError: k must be a positive" in bad.output
+    assert not (tmp_path / "bad").exists()  # refused before the run folder is created
+
+
+def test_an_empty_split_runs_without_crashing(demo, tmp_path) -> None:
+    """No dialogue to answer: no predictions file is written, and scoring sees no turn (was a crash)."""
+    result = run_system(RandomSystem(), [], demo.kb, tmp_path / "empty", split="test")
+    assert result.table.n_turns == 0 and result.info["counts"]["dialogues"] == 0

@@ -217,7 +217,7 @@ def run(
     from groundtrace.crs.evaluation.failures import run_problem
     from groundtrace.crs.evaluation.run_files import RunKeyMismatchError
     from groundtrace.crs.evaluation.runner import run_system
-    from groundtrace.crs.systems.factory import parse_system_args, system_factory
+    from groundtrace.crs.systems.factory import built_first, parse_system_args, system_factory
     from groundtrace.crs.systems.http import is_url
 
     _check_setting(setting)
@@ -234,7 +234,7 @@ def run(
         }
     wanted = _metrics(metrics)
     try:
-        factory = system_factory(system, options, seed=seed)
+        factory = built_first(system_factory(system, options, seed=seed))
     except (UnknownNameError, ImportError, ValueError) as exc:
         hint = "--system-arg" if isinstance(exc, ValueError) and options else "--system"
         raise typer.BadParameter(str(exc), param_hint=hint) from None

@@ -281,7 +281,8 @@ def run_system(
     run_wall = time.perf_counter() - t0
 
     selected_ids = {d.dialogue_id for d in selected}
-    preds = [p for p in read_predictions(pred_path).predictions if p.dialogue_id in selected_ids]
+    recorded = read_predictions(pred_path).predictions if pred_path.exists() else []  # none: empty split
+    preds = [p for p in recorded if p.dialogue_id in selected_ids]
     s0 = time.perf_counter()
     table = write_scores(out, selected, preds, kb, setting, metrics, entailment)
     info.update(final_info(table, preds, len(selected), len(todo), len(bad_lines)))

@@ -113,3 +113,26 @@ def system_factory(
         return instance
 
     return build
+
+
+def built_first(factory: CRSSystem | Callable[[], CRSSystem]) -> CRSSystem | Callable[[], CRSSystem]:
+    """Build one instance now, so that a constructor error surfaces before a run starts; returns a factory
+    that hands out that instance first and builds the next ones (an instance is passed through).
+
+    ``SystemConstructionError`` wraps what the constructor raised (its type and message).
+    """
+    if isinstance(factory, CRSSystem):
+        return factory
+    try:
+        ready = [factory()]
+    except Exception as exc:  # any constructor failure is reported the same way
+        raise SystemConstructionError(f"cannot build the system: {type(exc).__name__}: {exc}") from exc
+
+    def next_instance() -> CRSSystem:
+        return ready.pop() if ready else factory()
+
+    return next_instance
+
+
+class SystemConstructionError(ValueError):
+    """The system's constructor raised (bad ``--system-arg`` value, missing resource, ...)."""
