@@ -9,7 +9,8 @@
   ``store / jsonl - 1`` (target ≤ 20%).
 * ``llm`` — the LLM Scout against the local OpenAI-wire server answering after 300 ms, at concurrency 1, 8,
   32, 64 (asyncio mode, response cache off, rule Judge; components built before the clock starts):
-  requests/s against the bound ``c / 0.3 s`` (target ≥ 90%).
+  requests/s against the bound ``c / 0.3 s`` (target ≥ 90%); then the same with a Scout that only makes
+  its one LLM call (``call-only``), which isolates the runner and client from the pipeline's CPU.
 * ``ray`` — ``--engine ray`` on a local Ray instance with 1 CPU vs 2 CPUs (offline engine), the time of
   the enrich call after ``ray.init`` (worker start-up and imports included).
 
@@ -31,7 +32,7 @@ from groundtrace.catalog.demo_catalog import write_demo_catalog
 from groundtrace.catalog.model import SKU
 from groundtrace.catalog.pipeline import EnrichConfig, build_components, run_enrich
 from groundtrace.catalog.store import CatalogStore
-from groundtrace.catalog.store.runner import StoreRunOptions, enrich_to_store
+from groundtrace.catalog.store.runner import StoreRunOptions, enrich_to_store, with_llm_concurrency
 
 
 def _skus(root: Path, n: int) -> tuple[Path, Any]:
@@ -101,31 +102,70 @@ def _scout_answer(request: dict[str, Any]) -> Any:
     user = next(m["content"] for m in request["messages"] if m["role"] == "user")
     slugs = re.search(r"slugs: (.*)\.$", user).group(1).split(", ")  # type: ignore[union-attr]
     body = {"identity": {"confidence": 0.5}, "attributes": {s: {"status": "not_found"} for s in slugs}}
-    return Reply(content=json.dumps(body), delay_s=0.3)
+    # fixed token counts: the server does not tokenize (its CPU would be measured, not the runner)
+    return Reply(content=json.dumps(body), delay_s=0.3, prompt_tokens=500, completion_tokens=50)
 
 
-def bench_llm(root: Path, levels: list[int]) -> list[dict[str, Any]]:
-    import os
+class _CallOnlyScout:
+    """A Scout that only makes its one LLM call per SKU (no evidence work): isolates the runner, the HTTP
+    client and the server from the pipeline's CPU."""
+
+    def __init__(self, llm: Any) -> None:
+        self.llm = llm
+
+    def scout(self, sku: SKU) -> Any:
+        from types import SimpleNamespace
+
+        prompt = f"Extract attributes. SKU {sku.sku_id}: {sku.title}. slugs: flavor."
+        self.llm.complete([{"role": "user", "content": prompt}], max_tokens=64)
+        return SimpleNamespace(template=None, errors=[], llm_calls=1)
+
+
+def _serve(conn: Any) -> None:
+    """The wire server in its own process (it must not share the client's GIL), tuned like a real server
+    in this process only: TCP_NODELAY (else Nagle + delayed ACK add ~40 ms to every response) and an
+    accept backlog of 256 (the stdlib default of 5 drops connections at concurrency 64)."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     from groundtrace.core.llm.wire_server import WireServer
 
-    os.environ.setdefault("GROUNDTRACE_LLM_API_KEY", "bench")
-    rows = []
+    BaseHTTPRequestHandler.disable_nagle_algorithm = True
+    ThreadingHTTPServer.request_queue_size = 256
+
     with WireServer(_scout_answer) as server:
+        conn.send(server.base_url)
+        conn.recv()  # until told to stop
+
+
+def bench_llm(root: Path, levels: list[int], call_only: bool = False) -> list[dict[str, Any]]:
+    import multiprocessing
+    import os
+
+    os.environ.setdefault("GROUNDTRACE_LLM_API_KEY", "bench")
+    parent, child = multiprocessing.get_context("fork").Pipe()
+    server = multiprocessing.get_context("fork").Process(target=_serve, args=(child,), daemon=True)
+    server.start()
+    base_url = parent.recv()
+    rows = []
+    try:
         for c in levels:
             n = max(16, 4 * c)
             skus, _ = _skus(root / f"llm-{c}", n)
-            config = EnrichConfig(llm=f"{server.base_url}#bench", llm_options={"no_cache": True}, workers=c)
+            config = EnrichConfig(llm=f"{base_url}#bench", llm_options={"no_cache": True}, workers=c)
             store = CatalogStore(f"sqlite:///{root / f'llm-{c}.db'}")
-            comp = build_components(config)  # the client's import and set-up are not the work measured
-            before = len(server.requests)
+            # the client's import and set-up are not the work measured
+            comp = build_components(with_llm_concurrency(config))
+            if call_only:
+                comp.scout = _CallOnlyScout(comp.llm_clients[0])
+            before = comp.llm_clients[0].usage().calls
             t0 = time.perf_counter()
             summary = enrich_to_store(skus, store, config, components=comp)
             wall = time.perf_counter() - t0
-            requests = len(server.requests) - before
+            requests = comp.llm_clients[0].usage().calls - before
             bound = c / 0.3
             rows.append(
                 {
+                    "pipeline": "call-only" if call_only else "scout",
                     "concurrency": c,
                     "skus": n,
                     "requests": requests,
@@ -137,6 +177,9 @@ def bench_llm(root: Path, levels: list[int]) -> list[dict[str, Any]]:
                 }
             )
             store.close()
+    finally:
+        parent.send("stop")
+        server.join(10)
     return rows
 
 
@@ -188,7 +231,8 @@ def main() -> None:
             )
             print(json.dumps({"writes": report["writes"]}), flush=True)
         if args.section in ("llm", "all"):
-            report["llm"] = bench_llm(root / "l", [int(x) for x in args.levels.split(",")])
+            levels = [int(x) for x in args.levels.split(",")]
+            report["llm"] = bench_llm(root / "l", levels) + bench_llm(root / "c", levels, call_only=True)
             print(json.dumps({"llm": report["llm"]}), flush=True)
         if args.section in ("ray", "all"):
             report["ray"] = bench_ray(root / "r", args.skus)

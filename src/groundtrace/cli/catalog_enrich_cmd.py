@@ -149,6 +149,8 @@ def enrich_cmd(
     config = EnrichConfig(
         templates=templates,
         llm=llm,
+        # the LLM client's own in-flight bound (default 8) must not cap --workers
+        llm_options={"concurrency": workers} if llm and workers > 8 else {},
         judge=judge,
         feed=feed,
         corpus=corpus,

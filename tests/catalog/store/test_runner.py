@@ -106,3 +106,13 @@ def test_cli_enrich_export_evaluate_status(small: tuple, tmp_path: Path) -> None
     assert both.exit_code == 2 and "exactly one of --out FILE or --db URL" in both.output
     bad = runner.invoke(app, ["catalog", "export", "--db", "nonsense", "--out", str(out)])
     assert bad.exit_code == 2 and "not a database URL" in bad.output
+
+
+def test_the_llm_clients_bound_follows_workers() -> None:
+    from groundtrace.catalog.store.runner import with_llm_concurrency
+
+    wide = with_llm_concurrency(EnrichConfig(llm="http://127.0.0.1:1/v1#m", workers=32))
+    assert wide.llm_options == {"concurrency": 32}
+    kept = EnrichConfig(llm="http://127.0.0.1:1/v1#m", workers=32, llm_options={"concurrency": 4})
+    assert with_llm_concurrency(kept).llm_options == {"concurrency": 4}
+    assert with_llm_concurrency(EnrichConfig(workers=32)).llm_options == {}  # offline: no client

@@ -103,6 +103,15 @@ def store_fingerprint(config: EnrichConfig, comp: Components, policy: StorePolic
     return {**run_fingerprint(config, comp.templates, comp.policy), "store_policy": policy.model_dump()}
 
 
+def with_llm_concurrency(config: EnrichConfig) -> EnrichConfig:
+    """``config`` whose LLM client allows ``workers`` requests in flight (the clients' own bound defaults
+    to 8, which would cap ``--workers 32`` at 8 concurrent LLM calls); an explicit
+    ``llm_options["concurrency"]`` is kept."""
+    if not config.llm or "concurrency" in config.llm_options or config.workers <= 8:
+        return config
+    return config.model_copy(update={"llm_options": {**config.llm_options, "concurrency": config.workers}})
+
+
 def choose_mode(config: EnrichConfig, options: StoreRunOptions) -> Mode:
     if options.engine == "ray":
         return "ray"
@@ -141,7 +150,7 @@ def enrich_to_store(
     is handed to the writer."""
     config = config or EnrichConfig()
     options = options or StoreRunOptions()
-    comp = components or build_components(config)
+    comp = components or build_components(with_llm_concurrency(config))
     mode = choose_mode(config, options)
     run = store.start_run(
         store_fingerprint(config, comp, options.policy),
