@@ -188,3 +188,26 @@ def test_unknown_metric_is_a_usage_error(demo, tmp_path) -> None:
         + ["--metrics", "recal@1"],
     )
     assert result.exit_code == 2 and "Did you mean 'recall'" in result.output
+
+
+def test_plugin_realiser_is_accepted_on_first_use(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`crs build --realiser NAME` with NAME from a plug-in: the CLI's `in REALISERS` check loads plug-ins
+    first (it used to refuse the name, suggesting the name itself)."""
+    from groundtrace.crs.build.builder import REALISERS
+
+    source = """
+        from groundtrace.crs.build.builder import REALISERS
+        from groundtrace.crs.build.realise import TemplateRealiser
+
+
+        def register():
+            REALISERS.add("plain-words", TemplateRealiser)
+    """
+    with plugin_package(tmp_path / "site", monkeypatch, "gt_plugin_realiser", source, [REALISERS]):
+        result = runner.invoke(
+            app,
+            ["crs", "build", "--kb", "demo", "--dialogues", "3", "--seed", "1", "--out", str(tmp_path / "ds")]
+            + ["--realiser", "plain-words"],
+        )
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "ds" / "manifest.json").is_file()

@@ -24,7 +24,8 @@ NliOption = Annotated[
     str | None,
     typer.Option(
         "--nli",
-        help="Entailment scorer for the NLI metric: a registered name (e.g. 'lexical') or a local model dir.",
+        help="Entailment scorer for the NLI metric: a registered name "
+        f"({registry_names('groundtrace.core.nli.entailment:ENTAILMENT_SCORERS')}) or a local model dir.",
     ),
 ]
 
