@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from groundtrace.crs.dataset.checks.context import CheckContext, Mode
 from groundtrace.crs.dataset.checks.gold import check_pools_and_gold
-from groundtrace.crs.dataset.checks.quotes import check_quotes, check_spans, check_stance, check_tags
+from groundtrace.crs.dataset.checks.quotes import (
+    check_quotes,
+    check_spans,
+    check_stance,
+    check_tags,
+    cited_snippets,
+)
 from groundtrace.crs.dataset.checks.redacted import check_redacted_turn, is_redacted
 from groundtrace.crs.dataset.checks.refs import check_references, reference_findings
 from groundtrace.crs.dataset.checks.structure import check_coverage, check_rejections, check_turns
@@ -47,9 +53,10 @@ def run_checks(
         if redacted:
             check_redacted_turn(ctx, turn, used)
         else:
-            check_quotes(ctx, turn, used)
+            snippets = cited_snippets(turn, used)
+            check_quotes(ctx, turn, snippets)
             check_spans(ctx, turn, used)
-            check_stance(ctx, turn, used)
+            check_stance(ctx, turn, snippets)
     check_pools_and_gold(ctx)
     check_coverage(ctx)
     check_rejections(ctx)

@@ -18,6 +18,8 @@ from groundtrace.crs.dataset.stance import is_warning, quote_stance
 from groundtrace.crs.dataset.text import quoted_snippets, text_tags
 from groundtrace.crs.schema import QuoteSpan, Turn
 
+#: ``(snippet, tags, start, end)`` of each cited quote of a turn
+Snippets = list[tuple[str, list[str], int, int]]
 #: system acts whose text must cite at least one review
 CITING_ACTS = frozenset({"recommend", "compare", "explain"})
 
@@ -52,13 +54,15 @@ def _review_text(ctx: CheckContext, tag: str) -> str | None:
     return None if review is None else review.text
 
 
-def check_quotes(ctx: CheckContext, turn: Turn, used: list[str]) -> None:
-    """GT-Q003 (with a KB) and GT-Q006 on each quoted snippet a tagged claim of ``turn`` cites (``used``:
-    the text's tags; without any, nothing is cited)."""
-    if not used:
-        return
+def cited_snippets(turn: Turn, used: list[str]) -> Snippets:
+    """:func:`~groundtrace.crs.dataset.text.quoted_snippets` of ``turn`` (none when the text has no tag)."""
+    return quoted_snippets(turn.text) if used else []
+
+
+def check_quotes(ctx: CheckContext, turn: Turn, snippets: Snippets) -> None:
+    """GT-Q003 (with a KB) and GT-Q006 on each quoted snippet a tagged claim of ``turn`` cites."""
     covered = [(s.start, s.end) for s in turn.quote_spans]
-    for snippet, tags, q_start, q_end in quoted_snippets(turn.text):
+    for snippet, tags, q_start, q_end in snippets:
         if not any(a < q_end and q_start < b for a, b in covered):
             ctx.report(R.QUOTE_UNCOVERED, turn.index, quote=short(snippet))
         if ctx.kb is None:
@@ -81,15 +85,15 @@ def check_quotes(ctx: CheckContext, turn: Turn, used: list[str]) -> None:
             )
 
 
-def check_stance(ctx: CheckContext, turn: Turn, used: list[str]) -> None:
+def check_stance(ctx: CheckContext, turn: Turn, snippets: Snippets) -> None:
     """GT-Q007 on the verbatim quotes of a recommend/compare/explain turn: a negative sentence (stored
     stance) must be introduced as a warning (:func:`groundtrace.crs.dataset.stance.is_warning`), a positive
     one must not. Quotes that are not verbatim or cite unknown tags are left to GT-Q003 / GT-T001."""
     kb = ctx.kb
-    if kb is None or not used or turn.role != "system" or turn.act not in CITING_ACTS:
+    if kb is None or not snippets or turn.role != "system" or turn.act not in CITING_ACTS:
         return
     refs = ctx.dialogue.review_refs
-    for quote, tags, start, _ in quoted_snippets(turn.text):
+    for quote, tags, start, _ in snippets:
         warned = is_warning(turn.text, start)
         for tag in tags:
             ref = refs.get(tag)
