@@ -56,7 +56,17 @@ SKU_FIELDS = frozenset(SKU.model_fields)
 
 
 class EnrichConfig(BaseModel):
-    """What ``groundtrace catalog enrich`` takes (``None`` = the offline default)."""
+    """What ``groundtrace catalog enrich`` takes (``None`` = the offline default).
+
+    Components are named by registry name and built through the registries: ``sources`` (evidence sources,
+    :data:`~groundtrace.catalog.sources.EVIDENCE_SOURCES`; ``syndicated``, ``image_ocr`` and ``image_vlm``
+    join automatically when ``feed``, ``images`` and ``vlm`` are given), ``search`` (a
+    :data:`~groundtrace.catalog.sources.SEARCH_PROVIDERS` spec ``NAME:ARG``; ``corpus`` / ``searxng`` are
+    shortcuts for ``local:PATH`` / ``searxng:URL``), ``engine``
+    (:data:`~groundtrace.catalog.scout.engine.EXTRACTION_ENGINES`; default ``llm`` with ``llm``, else
+    ``offline``) and ``judge`` (:data:`~groundtrace.catalog.judge.registry.JUDGES`). ``options`` passes
+    keyword options to a named component (``{"my-source": {"token": "..."}}``).
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -71,7 +81,13 @@ class EnrichConfig(BaseModel):
         description="Prompt + answer token limit of the LLM (default: the client's n_ctx "
         "when known); prompts that would not fit switch to the compact mode.",
     )
+    sources: list[str] = Field(default_factory=lambda: ["catalog"], description="Evidence sources by name.")
+    search: str | None = Field(default=None, description="Search provider spec NAME:ARG (e.g. local:pages/).")
+    engine: str | None = Field(default=None, description="Extraction engine name (default: llm with --llm).")
     judge: str = "rule"
+    options: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="Keyword options per named source, engine or judge."
+    )
     feed: Path | None = None
     corpus: Path | None = None
     searxng: str | None = None
@@ -84,6 +100,24 @@ class EnrichConfig(BaseModel):
     policy: Path | None = None
     workers: int = Field(default=1, ge=1, le=64)
     max_queries: int = 12
+
+    def source_names(self) -> list[str]:
+        """The evidence sources of the run, in order: ``sources``, then the ones the files imply."""
+        names = list(dict.fromkeys(self.sources))
+        implied = [("syndicated", self.feed), ("image_ocr", self.images), ("image_vlm", self.vlm)]
+        return names + [name for name, given in implied if given and name not in names]
+
+    def search_spec(self) -> str | None:
+        """``search``, else ``local:CORPUS`` or ``searxng:URL`` from the shortcuts, else None."""
+        if self.search:
+            return self.search
+        if self.corpus is not None:
+            return f"local:{self.corpus}"
+        return f"searxng:{self.searxng}" if self.searxng else None
+
+    def engine_name(self) -> str:
+        """``engine``, else ``llm`` when an LLM is configured, else ``offline``."""
+        return self.engine or ("llm" if self.llm else "offline")
 
 
 @dataclass
@@ -324,63 +358,48 @@ def _rewrite(out_path: Path, kept: list[_Block]) -> int:
 
 # -- components --------------------------------------------------------------------------------------------
 def build_components(config: EnrichConfig) -> Components:
-    """Templates, Scout (sources, search, engine), Judge and policy for ``config``."""
-    from groundtrace.catalog.judge.rules import RuleJudge, make_judge
+    """Templates, Scout (sources, search, engine), Judge and policy for ``config``, each component built
+    through its registry by name (``EVIDENCE_SOURCES``, ``SEARCH_PROVIDERS``, ``EXTRACTION_ENGINES``,
+    ``JUDGES``; ``from_context`` of the registered class)."""
+    from groundtrace.catalog.judge.registry import JudgeContext, build_judge
     from groundtrace.catalog.scout.agent import ScoutAgent
-    from groundtrace.catalog.scout.lexicon_engine import LexiconEngine
-    from groundtrace.catalog.sources import (
-        CatalogRecordSource,
-        LocalCorpusSearch,
-        SearxngSearch,
-        SyndicatedFeedSource,
-        TesseractOCRSource,
-    )
+    from groundtrace.catalog.scout.engine import EngineContext, build_engine
+    from groundtrace.catalog.sources import EVIDENCE_SOURCES, SourceContext, make_search
+    from groundtrace.core.llm.factory import make_llm
 
     templates = load_templates(config.templates)
     errors: list[str] = []
-    sources: list[Any] = [CatalogRecordSource()]
     llm_clients: list[Any] = []
-    if config.feed is not None:
-        feed = SyndicatedFeedSource(config.feed)
-        errors.extend(feed.errors)
-        sources.append(feed)
-    if config.images is not None:
-        sources.append(TesseractOCRSource(config.images))
-    if config.vlm:
-        if config.images is None:
-            raise ValueError("--vlm needs --images DIR")
-        from groundtrace.catalog.sources import VLMImageSource
-        from groundtrace.core.llm.factory import make_llm as _make_llm
-
-        vlm_client = _make_llm(config.vlm)
-        llm_clients.append(vlm_client)
-        sources.append(VLMImageSource(vlm_client, base_dir=config.images))  # calls go through the client
-    search: Any = None
-    if config.corpus is not None:
-        search = LocalCorpusSearch(config.corpus)
-        errors.extend(search.errors)
-    elif config.searxng:
-        search = SearxngSearch(config.searxng)
-    llm = None
-    if config.llm:
-        from groundtrace.core.llm.factory import make_llm
-
-        llm = make_llm(config.llm, **config.llm_options)
-        llm_clients.append(llm)
-    engine: Any
+    if config.vlm and config.images is None:
+        raise ValueError("--vlm needs --images DIR")
+    vlm_client = make_llm(config.vlm) if config.vlm else None
+    if vlm_client is not None:
+        llm_clients.append(vlm_client)  # image calls go through the client: counted in the ledger
+    sources: list[Any] = []
+    for name in config.source_names():
+        canonical = EVIDENCE_SOURCES.canonical(name)
+        context = SourceContext(
+            feed=config.feed, images=config.images, vlm=vlm_client, options=config.options.get(name, {})
+        )
+        source = EVIDENCE_SOURCES.get(canonical).from_context(context)
+        errors.extend(getattr(source, "errors", []))
+        sources.append(source)
+    search: Any = make_search(config.search_spec())
+    if search is not None:
+        errors.extend(getattr(search, "errors", []))
+    llm = make_llm(config.llm, **config.llm_options) if config.llm else None
     if llm is not None:
-        from groundtrace.catalog.scout.llm_engine import LLMEngine
-
-        engine = LLMEngine(llm, max_prompt_tokens=config.max_prompt_tokens)
-    else:
-        engine = LexiconEngine()
+        llm_clients.append(llm)
+    engine_name = config.engine_name()
+    engine = build_engine(
+        engine_name,
+        EngineContext(llm, config.max_prompt_tokens, dict(config.options.get(engine_name, {}))),
+    )
     scout = ScoutAgent(templates, sources, search, engine, max_queries=config.max_queries)
-    if config.judge in ("rule", "rules", "offline"):
-        judge: Any = RuleJudge(search)
-    else:
-        if llm is None:
-            raise ValueError("--judge llm needs --llm SPEC")
-        judge = make_judge(config.judge, llm=llm, search=search, max_prompt_tokens=config.max_prompt_tokens)
+    judge = build_judge(
+        config.judge,
+        JudgeContext(llm, search, config.max_prompt_tokens, dict(config.options.get(config.judge, {}))),
+    )
     policy = load_policy(config.policy)
     return Components(templates, scout, judge, policy, errors, llm_clients)
 

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-FINGERPRINT_VERSION = 1
+FINGERPRINT_VERSION = 2  # 2: sources, search, engine and options by registry name
 
 
 class ResumeMismatchError(ValueError):
@@ -45,6 +45,10 @@ def run_fingerprint(config: Any, templates: Any, policy: Any) -> dict[str, Any]:
         ),
         "policy": _sha(policy.model_dump(mode="json")),
         "llm": config.llm,
+        "sources": config.source_names(),
+        "search": config.search,
+        "engine": config.engine_name(),
+        "options": _sha(config.options) if config.options else None,
         "judge": config.judge,
         "vlm": config.vlm,
         "feed": path(config.feed),

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from groundtrace.cli.apps import catalog_app
-from groundtrace.cli.console import print_error
+from groundtrace.cli.console import print_error, registry_names
 
 templates_app = typer.Typer(
     help="List, show and generate category attribute templates (YAML).", no_args_is_help=True
@@ -153,7 +153,12 @@ def templates_from_gold_cmd(
 @catalog_app.command("import")
 def import_cmd(
     file: Path = typer.Argument(..., exists=True, dir_okay=False, help="Dataset file to import."),
-    format: str = typer.Option(..., "--format", "-f", help="wdc-pave | oa-mine | ae-110k | openfoodfacts."),
+    format: str = typer.Option(
+        ...,
+        "--format",
+        "-f",
+        help=f"Importer by registry name: {registry_names('groundtrace.catalog.importers:IMPORTERS')}.",
+    ),
     out: Path = typer.Option(..., "--out", help="Output directory for skus.jsonl and gold.jsonl."),
     limit: int = typer.Option(None, "--limit", min=1, help="Import at most N SKUs."),
     as_json: bool = typer.Option(False, "--json", help="Print the import report as JSON."),

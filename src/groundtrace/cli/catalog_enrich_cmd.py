@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from groundtrace.cli.apps import catalog_app
-from groundtrace.cli.console import err_console, print_error
+from groundtrace.cli.console import err_console, print_error, registry_names
 
 
 @catalog_app.command("enrich")
@@ -60,7 +60,33 @@ def enrich_cmd(
         "local, none for endpoints. Prompts that would not fit are compacted (relevant sentences only, "
         "attributes batched).",
     ),
-    judge: str = typer.Option("rule", "--judge", help="rule (deterministic, offline) or llm (needs --llm)."),
+    judge: str = typer.Option(
+        "rule",
+        "--judge",
+        help=f"Judge by registry name: {registry_names('groundtrace.catalog.judge.registry:JUDGES')} "
+        "(rule: deterministic, offline; llm needs --llm).",
+    ),
+    extractor: str = typer.Option(
+        None,
+        "--extractor",
+        help="Extraction engine by registry name: "
+        f"{registry_names('groundtrace.catalog.scout.engine:EXTRACTION_ENGINES')} "
+        "(default: llm with --llm, else offline).",
+    ),
+    source: list[str] = typer.Option(
+        None,
+        "--source",
+        help="Extra evidence source by registry name (repeatable): "
+        f"{registry_names('groundtrace.catalog.sources.base:EVIDENCE_SOURCES')}; catalog is always used, "
+        "syndicated/image_ocr/image_vlm join with --feed/--images/--vlm.",
+    ),
+    search: str = typer.Option(
+        None,
+        "--search",
+        help="Search provider spec NAME:ARG, NAME one of "
+        f"{registry_names('groundtrace.catalog.sources.base:SEARCH_PROVIDERS')} "
+        "(--corpus and --searxng are shortcuts).",
+    ),
     feed: Path = typer.Option(
         None, "--feed", exists=True, dir_okay=False, help="Syndicated feed keyed by GTIN."
     ),
@@ -142,16 +168,15 @@ def enrich_cmd(
         raise typer.BadParameter("give exactly one of --out FILE or --db URL", param_hint="--out/--db")
     if engine not in ("local", "ray"):
         raise typer.BadParameter("must be 'local' or 'ray'", param_hint="--engine")
-    if judge not in ("rule", "llm"):
-        raise typer.BadParameter("must be 'rule' or 'llm'", param_hint="--judge")
-    if judge == "llm" and not llm:
-        raise typer.BadParameter("--judge llm needs --llm SPEC", param_hint="--judge")
     config = EnrichConfig(
         templates=templates,
         llm=llm,
         # the LLM client's own in-flight bound (default 8) must not cap --workers
         llm_options={"concurrency": workers} if llm and workers > 8 else {},
         judge=judge,
+        engine=extractor,
+        sources=["catalog", *(source or [])],
+        search=search,
         feed=feed,
         corpus=corpus,
         searxng=searxng,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from groundtrace.catalog.judge.llm_judge import LLMJudge, build_messages, output_model
-from groundtrace.catalog.judge.rules import make_judge
+from groundtrace.catalog.judge.registry import make_judge
 from groundtrace.catalog.model import (
     SKU,
     Candidate,

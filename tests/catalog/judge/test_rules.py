@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from groundtrace.catalog.judge.rules import JUDGES, RuleJudge, check_schema, literal_support, make_judge
+from groundtrace.catalog.judge.registry import JUDGES, make_judge
+from groundtrace.catalog.judge.rules import RuleJudge, check_schema, literal_support
 from groundtrace.catalog.model import (
     SKU,
     Candidate,

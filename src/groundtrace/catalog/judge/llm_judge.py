@@ -55,6 +55,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from groundtrace.catalog.judge.registry import JudgeContext
 from groundtrace.catalog.judge.rules import (
     INTERNAL_SOURCES,
     RuleJudge,
@@ -371,6 +372,14 @@ class LLMJudge:
     """One LLM call per SKU (module docstring); ``llm`` is any :class:`~groundtrace.core.llm.LLMClient`."""
 
     name = "llm"
+
+    @classmethod
+    def from_context(cls, context: JudgeContext) -> LLMJudge:
+        """The LLM judge of an enrich run: its LLM client (required), search provider, prompt limit."""
+        if context.llm is None:
+            raise ValueError("--judge llm needs --llm SPEC")
+        options = {"max_prompt_tokens": context.max_prompt_tokens, **context.options}
+        return cls(context.llm, search=context.search, **options)
 
     def __init__(
         self,

@@ -58,6 +58,7 @@ import re
 from typing import Any, Protocol, runtime_checkable
 
 from groundtrace.catalog import identity
+from groundtrace.catalog.judge.registry import JudgeContext
 from groundtrace.catalog.judge.statement import Statement, statement
 from groundtrace.catalog.model import (
     SKU,
@@ -80,7 +81,6 @@ from groundtrace.catalog.scout.sentences import overlaps
 from groundtrace.catalog.sources.base import SearchProvider, SourceError
 from groundtrace.core.evidence.normalize import parse_bool, parse_quantity, parse_unit
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, locate_quote, normalize_text
-from groundtrace.core.registry import Registry
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +89,6 @@ CLEAR_QUALITY = 0.85
 DIRECT_QUALITY = 0.85  # explicit "key: value" field or a sentence naming the attribute
 LITERAL_QUALITY = 0.75
 EXACT_MATCH_CONFIDENCE = 0.8
-JUDGES: Registry[Any] = Registry("judge")
 STATEMENT_ORDER: dict[str, int] = {"stated": 0, "negated": 1, "hedged": 2, "no_cue": 3, "absent": 4}
 STATEMENT_WHY = {
     "hedged": "only a precautionary statement (may contain / traces / facility)",
@@ -318,11 +317,15 @@ def _distinct(values: list[str], equal: Any) -> list[str]:
 
 
 # -- the rule-based judge ------------------------------------------------------------------------------
-@JUDGES.register("rule", aliases=("rules", "offline"), description="Deterministic five-rule judge (offline).")
 class RuleJudge:
     """The seed's five ordered rules, deterministic (module docstring). ``search`` enables rule 3."""
 
     name = "rule"
+
+    @classmethod
+    def from_context(cls, context: JudgeContext) -> RuleJudge:
+        """The rule judge of an enrich run: its search provider (rule 3) and options."""
+        return cls(context.search, **context.options)
 
     def __init__(
         self,
@@ -569,15 +572,3 @@ class RuleJudge:
                 elif not spec.multi_valued:
                     contradict.append((values[0], hit.url))
         return confirm, contradict
-
-
-JUDGES.register_lazy(
-    "llm",
-    "groundtrace.catalog.judge.llm_judge:LLMJudge",
-    description="One LLM call per SKU in the seed's verdict contract, after the deterministic checks.",
-)
-
-
-def make_judge(name: str = "rule", **kw: Any) -> Judge:
-    """The registered judge ``name`` (``rule`` or ``llm``) built with ``kw``."""
-    return JUDGES.get(name)(**kw)  # type: ignore[no-any-return]

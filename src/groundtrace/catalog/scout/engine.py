@@ -9,11 +9,15 @@ Contract (:class:`ExtractionEngine`)::
 
 Engines are registered in :data:`EXTRACTION_ENGINES`: ``offline`` (aliases ``lexicon``, ``extractive``;
 :class:`~groundtrace.catalog.scout.lexicon_engine.LexiconEngine`, the default) and ``llm``
-(:class:`~groundtrace.catalog.scout.llm_engine.LLMEngine`).
+(:class:`~groundtrace.catalog.scout.llm_engine.LLMEngine`). :func:`build_engine(name, context)
+<build_engine>` builds one for an enrich run: the class's ``from_context(context)`` when it has one (an
+:class:`EngineContext`: the run's LLM client, prompt-token limit and the engine's options), else
+``cls(**context.options)``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -91,3 +95,19 @@ EXTRACTION_ENGINES.register_lazy(
     aliases=("scout-llm",),
     description="One LLM call per SKU in the seed's JSON contract.",
 )
+
+
+@dataclass
+class EngineContext:
+    """What an enrich run offers an extraction engine to be built from."""
+
+    llm: Any = None  # the run's LLM client (--llm), or None offline
+    max_prompt_tokens: int | None = None
+    options: dict[str, Any] = field(default_factory=dict)  # keyword options for this engine
+
+
+def build_engine(name: str, context: EngineContext) -> ExtractionEngine:
+    """The extraction engine registered as ``name`` built for ``context`` (module docstring)."""
+    cls = EXTRACTION_ENGINES.get(name)
+    from_context = getattr(cls, "from_context", None)
+    return from_context(context) if from_context is not None else cls(**context.options)

@@ -50,6 +50,7 @@ from groundtrace.catalog.scout.engine import (
     FLAG_QUOTE_NOT_FOUND,
     FLAG_UNKNOWN_SOURCE,
     Abstention,
+    EngineContext,
     EngineOutput,
     Finding,
 )
@@ -459,6 +460,13 @@ class LLMEngine:
     full prompt does not fit it, the compact mode splits the attributes over several calls."""
 
     name = "llm"
+
+    @classmethod
+    def from_context(cls, context: EngineContext) -> LLMEngine:
+        """The LLM engine of an enrich run: its LLM client (required) and prompt-token limit."""
+        if context.llm is None:
+            raise ValueError("extraction engine 'llm' needs --llm SPEC")
+        return cls(context.llm, **{"max_prompt_tokens": context.max_prompt_tokens, **context.options})
 
     def __init__(
         self,

@@ -1,7 +1,7 @@
 """Evidence sources (catalog record, syndicated feed, images) and web search providers.
 
 Registries: :data:`EVIDENCE_SOURCES` (``catalog``, ``syndicated``, ``image_ocr``, ``image_vlm``) and
-:data:`SEARCH_PROVIDERS` (``local``, ``searxng``). Importing this package registers the built-ins.
+:data:`SEARCH_PROVIDERS` (``local``, ``searxng``), defined with lazy built-in entries in ``sources.base``.
 """
 
 from groundtrace.catalog.sources.base import (
@@ -10,6 +10,7 @@ from groundtrace.catalog.sources.base import (
     EvidenceSource,
     SearchHit,
     SearchProvider,
+    SourceContext,
     SourceError,
 )
 from groundtrace.catalog.sources.catalog_record import CatalogRecordSource, catalog_documents
@@ -37,6 +38,7 @@ __all__ = [
     "SearchHit",
     "SearchProvider",
     "SearxngSearch",
+    "SourceContext",
     "SourceError",
     "SourcePolicy",
     "SyndicatedFeedSource",

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from groundtrace.catalog.model import SKU, Document
-from groundtrace.catalog.sources.base import EVIDENCE_SOURCES, EvidenceSource
+from groundtrace.catalog.sources.base import EvidenceSource
 
 
 def catalog_documents(sku: SKU) -> list[Document]:
@@ -37,7 +37,6 @@ def catalog_documents(sku: SKU) -> list[Document]:
     return docs
 
 
-@EVIDENCE_SOURCES.register("catalog", description="The merchant record: title, description, brand, specs.")
 class CatalogRecordSource(EvidenceSource):
     """Evidence tier 1 (highest priority): the SKU record itself."""
 

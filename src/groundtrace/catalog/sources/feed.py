@@ -19,7 +19,7 @@ from typing import Any
 
 from groundtrace.catalog import identity
 from groundtrace.catalog.model import SKU, Document
-from groundtrace.catalog.sources.base import EVIDENCE_SOURCES, EvidenceSource, SourceError
+from groundtrace.catalog.sources.base import EvidenceSource, SourceContext, SourceError
 from groundtrace.core.files.jsonl import iter_jsonl
 from groundtrace.core.files.text import iter_csv, iter_lines
 
@@ -35,13 +35,17 @@ def _norm(raw: str) -> str | None:
         return None
 
 
-@EVIDENCE_SOURCES.register(
-    "syndicated", aliases=("feed",), description="Partner feed (CSV/JSONL) keyed by GTIN."
-)
 class SyndicatedFeedSource(EvidenceSource):
     """Evidence tier 2: records of a partner feed, looked up by the SKU's GTIN."""
 
     name = "syndicated"
+
+    @classmethod
+    def from_context(cls, context: SourceContext) -> SyndicatedFeedSource:
+        """The feed file of the run (``--feed``); an error without one."""
+        if context.feed is None:
+            raise SourceError("evidence source 'syndicated' needs a feed file (--feed FILE)")
+        return cls(context.feed, **context.options)
 
     def __init__(self, path: str | Path, key: str | None = None) -> None:
         self.path = Path(path)

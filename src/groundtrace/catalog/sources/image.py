@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from groundtrace.catalog.model import SKU, Document
-from groundtrace.catalog.sources.base import EVIDENCE_SOURCES, EvidenceSource, SourceError
+from groundtrace.catalog.sources.base import EvidenceSource, SourceContext, SourceError
 from groundtrace.catalog.sources.image_files import (
     MAX_IMAGE_BYTES,
     ImageRefused,
@@ -123,13 +123,17 @@ def run_tesseract(image: bytes, suffix: str = ".png", cmd: str = "tesseract", ti
     return proc.stdout.decode("utf-8", errors="replace")
 
 
-@EVIDENCE_SOURCES.register(
-    "image_ocr", aliases=("ocr", "tesseract"), description="OCR of SKU images (tesseract)."
-)
 class TesseractOCRSource(EvidenceSource):
     """Evidence tier 3: printed text on the product images, read by Tesseract."""
 
     name = "image_ocr"
+
+    @classmethod
+    def from_context(cls, context: SourceContext) -> TesseractOCRSource:
+        """OCR of the images under the run's image folder (``--images``); an error without one."""
+        if context.images is None:
+            raise SourceError("evidence source 'image_ocr' needs an image folder (--images DIR)")
+        return cls(context.images, **context.options)
 
     def __init__(
         self,
@@ -192,7 +196,6 @@ VLM_PROMPT = (
 )
 
 
-@EVIDENCE_SOURCES.register("image_vlm", aliases=("vlm",), description="Images described by a vision LLM.")
 class VLMImageSource(EvidenceSource):
     """Evidence tier 3 through a vision-language model, called through the core LLM client.
 
@@ -206,6 +209,13 @@ class VLMImageSource(EvidenceSource):
     """
 
     name = "image_vlm"
+
+    @classmethod
+    def from_context(cls, context: SourceContext) -> VLMImageSource:
+        """The run's vision client (``--vlm``) over its image folder (``--images``); an error without them."""
+        if context.vlm is None or context.images is None:
+            raise SourceError("evidence source 'image_vlm' needs --vlm SPEC and --images DIR")
+        return cls(context.vlm, base_dir=context.images, **context.options)
 
     def __init__(
         self,

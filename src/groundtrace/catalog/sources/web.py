@@ -120,9 +120,6 @@ class BM25Index:
         return out
 
 
-@SEARCH_PROVIDERS.register(
-    "local", aliases=("corpus", "bm25"), description="BM25 over a local folder/JSONL of pages."
-)
 class LocalCorpusSearch(SearchProvider):
     """Offline search over stored pages; :meth:`fetch` serves the stored page."""
 
@@ -232,7 +229,6 @@ def fetch_page(
     return page_document(url, body, source_type=source_type, is_html="html" in ctype)
 
 
-@SEARCH_PROVIDERS.register("searxng", aliases=("searx",), description="SearxNG-compatible JSON search API.")
 class SearxngSearch(SearchProvider):
     """``GET {base_url}/search?q=...&format=json``; pages fetched with httpx."""
 
