@@ -136,6 +136,11 @@ def _warn_unmatched(table, split: str) -> None:
             f"{stats.orphan} prediction(s) match no recommendation turn of split {split!r} (orphans; pass "
             "--split with the split they answer, e.g. --split all)"
         )
+    if stats.duplicate:
+        parts.append(
+            f"{stats.duplicate} duplicate prediction(s) for a turn already answered were ignored (the first "
+            "line of each turn is kept)"
+        )
     if stats.over_limit:
         parts.append(
             f"{stats.over_limit} answer(s) exceed a size limit of the grounding metrics (over 50,000 "

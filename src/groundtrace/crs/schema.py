@@ -112,8 +112,8 @@ class Anchor(_Record):
     """The place distances are measured from (hotel, conference venue, station...)."""
 
     name: str
-    lat: float
-    lon: float
+    lat: float = Field(ge=-90, le=90, allow_inf_nan=False)
+    lon: float = Field(ge=-180, le=180, allow_inf_nan=False)
 
 
 class ReviewRef(_Record):

@@ -128,24 +128,64 @@ def dataset_files(dir_or_file: Path | str) -> list[Path]:
 
 
 def read_dataset(dir_or_file: Path | str, *, strict: bool = False) -> Dataset:
-    """Read a dataset folder (split files + manifest.json) or a single JSONL file (split = file stem)."""
+    """Read a dataset folder (split files + manifest.json) or a single JSONL file (split = file stem).
+
+    A ``dialogue_id`` seen before (in this file or an earlier split file) is a line error
+    ``duplicate dialogue_id 'X' (first at FILE:LINE); skipped`` and only its first line is kept. A
+    ``manifest.json`` that is not a JSON object (bad JSON, not UTF-8, NaN, an array...) is one line error
+    and the manifest is empty.
+    """
     path = Path(dir_or_file)
     splits: dict[str, list[Dialogue]] = {}
     errors: list[LineError] = []
+    first_at: dict[str, str] = {}
     for file in dataset_files(path):
         reader = read_dialogues(file, strict=strict)
-        splits[file.stem] = list(reader)
-        errors.extend(reader.errors)
+        kept: list[Dialogue] = []
+        duplicates: list[LineError] = []
+        for number, dialogue in reader.iter_numbered():
+            if dialogue.dialogue_id in first_at:
+                first = first_at[dialogue.dialogue_id]
+                message = f"duplicate dialogue_id {dialogue.dialogue_id!r} (first at {first}); skipped"
+                duplicate = LineError(file=str(file), line=number, message=message)
+                if strict:
+                    raise DatasetFormatError(duplicate)
+                duplicates.append(duplicate)
+                continue
+            first_at[dialogue.dialogue_id] = f"{file}:{number}"
+            kept.append(dialogue)
+        splits[file.stem] = kept
+        errors.extend(sorted([*reader.errors, *duplicates], key=lambda e: e.line))
     manifest: dict[str, Any] = {}
     manifest_path = path / MANIFEST if path.is_dir() else None
     if manifest_path is not None and manifest_path.is_file():
-        try:
-            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            errors.append(
-                LineError(file=str(manifest_path), line=exc.lineno, message=f"invalid JSON: {exc.msg}")
-            )
+        manifest, problem = _read_manifest(manifest_path)
+        if problem is not None:
+            errors.append(problem)
     return Dataset(splits=splits, manifest=manifest, errors=errors)
+
+
+def _read_manifest(path: Path) -> tuple[dict[str, Any], LineError | None]:
+    """The manifest object, or ``({}, LineError)`` when the file is not a JSON object."""
+
+    def refuse(name: str) -> float:
+        raise ValueError(f"non-finite number {name} is not JSON")
+
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"), parse_constant=refuse)
+    except json.JSONDecodeError as exc:
+        return {}, LineError(file=str(path), line=exc.lineno, message=f"invalid JSON: {exc.msg}")
+    except UnicodeDecodeError as exc:
+        return {}, LineError(file=str(path), line=0, message=f"not valid UTF-8 ({exc.reason})")
+    except RecursionError:
+        return {}, LineError(file=str(path), line=0, message="JSON nested too deeply")
+    except ValueError as exc:
+        return {}, LineError(file=str(path), line=0, message=str(exc))
+    if not isinstance(value, dict):
+        return {}, LineError(
+            file=str(path), line=0, message=f"expected a JSON object, got {type(value).__name__}"
+        )
+    return value, None
 
 
 def dialogue_json_schema() -> dict[str, Any]:
