@@ -44,7 +44,11 @@ def make_engine(url: str) -> Engine:
             engine = create_engine(parsed, connect_args={"timeout": 30})
             event.listen(engine, "connect", _sqlite_pragmas)
             return engine
-        return create_engine(parsed, pool_pre_ping=True)
+        options: dict[str, object] = {"pool_pre_ping": True}
+        if parsed.get_driver_name() == "psycopg2":
+            # batched executemany (upserts of many rows): one round trip per page, not per row
+            options["executemany_mode"] = "values_plus_batch"
+        return create_engine(parsed, **options)
     except (NoSuchModuleError, ImportError) as exc:
         hint = " (pip install 'groundtrace[postgres]')" if parsed.get_backend_name() == "postgresql" else ""
         raise StoreError(f"{redact(url)}: database driver not available: {exc}{hint}") from exc

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import Connection, Table, and_, func, select, tuple_, update
+from sqlalchemy import Connection, Table, and_, func, or_, select, tuple_, update
 
 from groundtrace.catalog.model import (
     SKU,
@@ -171,13 +171,15 @@ def upsert(
         from sqlalchemy.dialects.sqlite import insert  # type: ignore[assignment]
     else:  # pragma: no cover - guarded when the store opens
         raise StoreError(f"unsupported database: {conn.dialect.name}")
-    stmt = insert(table).values(list(rows))
+    # executemany of one cached statement: compiling a multi-row VALUES with thousands of parameters
+    # costs more than the database work itself
+    stmt = insert(table)
     updates = {
         c.name: stmt.excluded[c.name]
         for c in table.columns
         if c.name in rows[0] and c.name not in keys and c.name not in keep
     }
-    conn.execute(stmt.on_conflict_do_update(index_elements=list(keys), set_=updates, where=where))
+    conn.execute(stmt.on_conflict_do_update(index_elements=list(keys), set_=updates, where=where), list(rows))
 
 
 class CatalogStore:
@@ -472,7 +474,7 @@ class CatalogStore:
                 rq,
                 rows,
                 ["run_id", "sku_id", "attribute"],
-                where=rq.c.status.in_(("open", "superseded")),
+                where=or_(rq.c.status == "open", rq.c.status == "superseded"),
                 keep=["created_at"],
             )
         return len(rows)
