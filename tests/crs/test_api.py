@@ -64,6 +64,14 @@ def test_evaluate_in_memory_equals_crs_run(demo, tmp_path) -> None:
     assert len(table.outputs) == table.n_turns and set(table.meta) == {d.dialogue_id for d in demo.dialogues}
 
 
+def test_evaluate_reports_progress_per_dialogue(demo) -> None:
+    calls: list[tuple[int, int]] = []
+    crs.evaluate(
+        "random", demo.dialogues, kb=demo.kb, metrics="mrr", limit=5, progress=lambda *a: calls.append(a)
+    )
+    assert calls == [(i, 5) for i in range(1, 6)]
+
+
 def test_system_as_name_class_instance_or_factory(demo) -> None:
     by_name = crs.evaluate("random", demo.dialogues, kb=demo.kb, metrics="recall@1,mrr", seed=2)
     by_class = crs.evaluate(RandomSystem, demo.dialogues, kb=demo.kb, metrics=["R@1", "mrr"], seed=2)

@@ -99,10 +99,13 @@ def evaluate(
     preds: list[Prediction] = []
     started = now_iso()
 
+    finished = [0]
+
     def record(answers: list[Prediction]) -> None:
         preds.extend(answers)
+        finished[0] += 1
         if progress is not None:
-            progress(len({p.dialogue_id for p in preds}), len(selected))
+            progress(finished[0], len(selected))
 
     t0 = time.perf_counter()
     try:
