@@ -28,10 +28,11 @@ def test_page_has_examples() -> None:
 def test_example_runs(where: str, code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     # An example may register a metric or system: give the registries back their entries afterwards.
+    from groundtrace.catalog import EVIDENCE_SOURCES, JUDGES
     from groundtrace.crs.metrics import METRICS
     from groundtrace.crs.systems import SYSTEMS
 
-    for registry in (METRICS, SYSTEMS):
+    for registry in (METRICS, SYSTEMS, EVIDENCE_SOURCES, JUDGES):
         monkeypatch.setattr(registry, "_entries", dict(registry._entries))
         monkeypatch.setattr(registry, "_alias_to_name", dict(registry._alias_to_name))
     namespace: dict[str, object] = {"__name__": "__python_api_example__"}
