@@ -78,7 +78,8 @@ def test_gold_and_multi_ref_satisfy_and_the_rest_violate(dialogues, ctx) -> None
             assert all(satisfies_all(kb.poi(p), active, d.anchor) for p in g.multi_ref)
             others = set(d.candidates) - {g.gold_poi} - set(g.multi_ref)
             assert all(not satisfies_all(kb.poi(p), active, d.anchor) for p in others)
-            assert set(d.candidates) <= set(g.open_pool) and len(g.open_pool) == 40
+            # the city has 40 POIs of each type: the open pool is widened to 50 with other types
+            assert set(d.candidates) <= set(g.open_pool) and len(g.open_pool) == 50
         final = d.recommendation_turns()[-1].gold.active_constraints
         distractors = [p for p in d.candidates if not satisfies_all(kb.poi(p), final, d.anchor)]
         assert len(distractors) >= 3  # 8 - 3 recommendations - at most 2 extra satisfiers
@@ -105,8 +106,13 @@ def test_rejection_changes_gold_to_a_poi_meeting_the_refinement(dialogues, ctx) 
 
 
 def test_planning_is_deterministic(ctx) -> None:
-    a = plan_dialogue(ctx, "x", random.Random("same"), with_rejection=True)
-    b = plan_dialogue(ctx, "x", random.Random("same"), with_rejection=True)
+    for seed in range(50):  # the first feasible draw (an infeasible one raises PlanningError)
+        try:
+            a = plan_dialogue(ctx, "x", random.Random(f"same{seed}"), with_rejection=True)
+        except PlanningError:
+            continue
+        break
+    b = plan_dialogue(ctx, "x", random.Random(f"same{seed}"), with_rejection=True)
     assert a.candidates == b.candidates and a.review_refs == b.review_refs
     assert [(t.act, t.recommended) for t in a.turns] == [(t.act, t.recommended) for t in b.turns]
 

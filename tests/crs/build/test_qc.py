@@ -70,7 +70,12 @@ def test_bad_tag_and_tag_of_another_poi(good, kb) -> None:
 
     d = good[2].model_copy(deep=True)
     t = _first_quoting_turn(d)
-    other = next(tag for tag, ref in d.review_refs.items() if ref.poi_id not in t.recommended)
+    quote = t.text[t.quote_spans[0].start : t.quote_spans[0].end]
+    other = next(  # a review of another POI that does not happen to hold the same sentence
+        tag
+        for tag, ref in d.review_refs.items()
+        if ref.poi_id not in t.recommended and quote not in kb.review(ref.review_id).text
+    )
     tag = t.cited_tags[0]
     t.text = t.text.replace(f"[{tag}]", f"[{other}]")
     t.cited_tags = list(dict.fromkeys(other if x == tag else x for x in t.cited_tags))

@@ -59,7 +59,9 @@ def test_the_docs_table_lists_every_rule_once() -> None:
 
 @pytest.fixture(scope="module")
 def kb() -> KnowledgeBase:
-    return generate_demo_kb(6, n_per_type=30, reviews_per_poi=5)
+    # 50 per type: open pools stay within the city × type (a smaller city widens them, and GT-G013
+    # then allows other types)
+    return generate_demo_kb(6, n_per_type=50, reviews_per_poi=5)
 
 
 @pytest.fixture(scope="module")
@@ -159,7 +161,8 @@ def _t_pool_size(d, kb):
 
 
 def _t_pool_duplicates(d, kb):
-    d.candidates[d.candidates.index(_distractor(d))] = d.candidates[0]
+    x = _distractor(d)
+    d.candidates[d.candidates.index(x)] = next(p for p in d.candidates if p != x)
 
 
 def _t_gold_missing(d, kb):

@@ -61,7 +61,7 @@ def test_the_hand_made_fixture_fails_the_builder_qc_rules(kb: KnowledgeBase) -> 
     # the KB city has only 8 restaurants, so the short open pool is a warning, once per gold turn
     pools = [p for p in problems if p.name == "open-pool-size"]
     assert len(pools) == 3 and all(p.severity == "warning" for p in pools)
-    assert "only 8 restaurant POIs in Tucson" in pools[0].message
+    assert "(8 restaurant POIs in Tucson)" in pools[0].message
 
 
 def test_every_planted_problem_is_reported_with_its_location(kb: KnowledgeBase) -> None:

@@ -34,11 +34,13 @@ from pydantic import BaseModel, Field
 
 from groundtrace import __version__
 from groundtrace.core.registry import Registry
+from groundtrace.crs.build.coverage import coverage_stats
 from groundtrace.crs.build.planner import PlanConfig, PlanContext, PlanningError, plan_dialogue
 from groundtrace.crs.build.qc import QC_RULES, check_dialogue
 from groundtrace.crs.build.realise import Realiser, TemplateRealiser
 from groundtrace.crs.dataset.files import write_dialogues, write_json_schema
 from groundtrace.crs.dataset.tiers import TIERS, assign_tier
+from groundtrace.crs.kb.constraints import satisfies_all
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.schema import SCHEMA_VERSION, Dialogue
 
@@ -104,6 +106,13 @@ class BuildReport(BaseModel):
             "every attempt; realiser_fallback_turns of them fell back. 0 for the template realiser."
         ),
     )
+    coverage: dict[str, Any] = Field(
+        default_factory=dict,
+        description=(
+            "Types and cities, persona-constraint use, near misses, open-pool sizes and quote stance "
+            "(groundtrace.crs.build.coverage)."
+        ),
+    )
     llm_usage: dict[str, float] | None = Field(
         default=None, description="Token/cost ledger of the LLM realiser."
     )
@@ -119,6 +128,7 @@ class BuildReport(BaseModel):
             ("tiers", ", ".join(f"{k} {v}" for k, v in self.tiers.items())),
             ("mean turns", f"{self.mean_turns:.2f}"),
             ("distinct reviews quoted", str(self.distinct_reviews_quoted)),
+            *self._coverage_rows(),
             ("QC failures (attempts)", ", ".join(f"{k} {v}" for k, v in self.qc_failures.items()) or "none"),
             ("planning retries", str(self.planning_failures)),
         ]
@@ -138,6 +148,27 @@ class BuildReport(BaseModel):
             )
             rows.append(("LLM usage", usage))
         return rows
+
+    def _coverage_rows(self) -> list[tuple[str, str]]:
+        cov = self.coverage
+        if not cov:
+            return []
+        pools = cov.get("open_pools", {})
+        quotes = cov.get("quotes", {})
+        return [
+            ("types", ", ".join(f"{k} {v}" for k, v in cov.get("types", {}).items())),
+            ("persona-constraint use", f"{cov.get('persona_constraint_share', 0):.3f}"),
+            ("pools with a near miss", f"{cov.get('near_miss_share', 0):.3f}"),
+            (
+                "open pools",
+                (
+                    f"min {pools.get('min_size', 0)}, below 50: {pools.get('below_min', 0)}, widened: "
+                    f"{pools.get('widened_with_other_cities', 0)} other city / "
+                    f"{pools.get('widened_with_other_types', 0)} other type"
+                ),
+            ),
+            ("negative quotes in support", str(quotes.get("supporting_negative", 0))),
+        ]
 
     @property
     def fallback_share(self) -> float | None:
@@ -285,6 +316,7 @@ def build_dialogues(
         else:
             out.append(o.dialogue)
     _fill_stats(report, out, qc_fail, dropped)
+    report.coverage = coverage_stats(out, kb, ctx.personas, config.plan.open_min)
     client = getattr(real, "client", None)
     if client is not None and hasattr(client, "usage"):
         report.llm_usage = client.usage().model_dump()
@@ -342,7 +374,14 @@ def _build_one(
         final = dialogue.recommendation_turns()[-1].gold
         assert final is not None
         ok = ctx.sat_all(plan.city, plan.poi_type, final.active_constraints, dialogue.anchor)
-        assign_tier(dialogue, kb, n_open_satisfying=sum(1 for pid in final.open_pool if pid in ok))
+        home = ctx.ids(plan.city, plan.poi_type)
+        n_open = sum(  # a widened pool's POIs of other cities/types are checked one by one
+            1
+            for pid in final.open_pool
+            if pid in ok
+            or (pid not in home and satisfies_all(kb.poi(pid), final.active_constraints, dialogue.anchor))
+        )
+        assign_tier(dialogue, kb, n_open_satisfying=n_open)
         if fallbacks is not None:
             dialogue.features["realiser_fallback_turns"] = fallbacks
         dialogue.split = split_of(dialogue_id)  # type: ignore[assignment]

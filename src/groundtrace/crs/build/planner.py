@@ -25,14 +25,16 @@ recommended POI satisfies the constraints active at its turn
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from groundtrace.crs.build.evidence import EvidenceIndex
 from groundtrace.crs.build.personas import Persona, bundled_personas, constraint_order, sample_persona
 from groundtrace.crs.build.pools import build_closed_pool, build_open_pool, number_reviews, stratum
+from groundtrace.crs.build.quality import QualityIndex, near_misses
 from groundtrace.crs.build.realise import Quote, aspect_word
 from groundtrace.crs.kb.constraints import satisfies
+from groundtrace.crs.kb.geo import haversine_km
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.schema import (
     POI_TYPES,
@@ -160,6 +162,8 @@ class PlanContext:
         self.config = config or PlanConfig()
         self.personas = tuple(personas or bundled_personas())
         self.evidence = EvidenceIndex(kb, max_reviews_per_poi=self.config.max_reviews_per_poi)
+        self.quality = QualityIndex(kb, self.evidence)
+        self._widen: dict[tuple[str, str], list[str]] = {}
         self._ids: dict[tuple[str, str], frozenset[str]] = {}
         self._sat: dict[tuple, frozenset[str]] = {}
         self.strata_of = {pid: stratum(poi) for pid, poi in kb.pois.items()}
@@ -194,6 +198,25 @@ class PlanContext:
         """The POIs of ``ids`` with at least one quotable review sentence (only they can be recommended)."""
         return frozenset(pid for pid in ids if self.evidence.sentences(pid))
 
+    def sat_backed(self, city: str, poi_type: str, c: Constraint, anchor: Anchor | None) -> frozenset[str]:
+        """:meth:`sat` restricted to POIs whose reviews back ``c`` with a non-negative sentence
+        (``QualityIndex.backed``; constraints shown on the POI card need no backing). Cached."""
+        where = (anchor.lat, anchor.lon) if (c.kind == "max_distance_km" and anchor) else None
+        key = ("backed", city, poi_type, c.kind, str(c.value), where)
+        hit = self._sat.get(key)
+        if hit is None:
+            hit = frozenset(p for p in self.sat(city, poi_type, c, anchor) if self.quality.backed(p, [c]))
+            self._sat[key] = hit
+        return hit
+
+    def sat_all_backed(
+        self, city: str, poi_type: str, cs: list[Constraint], anchor: Anchor | None
+    ) -> frozenset[str]:
+        out = self.ids(city, poi_type)
+        for c in cs:
+            out = out & self.sat_backed(city, poi_type, c, anchor)
+        return out
+
     def sat_all(
         self, city: str, poi_type: str, cs: list[Constraint], anchor: Anchor | None
     ) -> frozenset[str]:
@@ -201,6 +224,25 @@ class PlanContext:
         for c in cs:
             out = out & self.sat(city, poi_type, c, anchor)
         return out
+
+    def widening(self, city: str, poi_type: str) -> list[str]:
+        """POIs an open pool may add when its city has fewer than ``open_min`` of the type: the same type
+        in the other cities, nearest city centroid first (ties by name), then the other types of the same
+        city (by type, then id). Cached."""
+        key = (city, poi_type)
+        if key not in self._widen:
+            out: list[str] = []
+            if len(self.ids(city, poi_type)) < self.config.open_min:
+                here = _centroid(self.kb.pois_in(city, poi_type))
+                others = [c for c in self.kb.cities() if c != city and self.kb.pois_in(c, poi_type)]
+                others.sort(key=lambda c: (haversine_km(*here, *_centroid(self.kb.pois_in(c, poi_type))), c))
+                for other in others:
+                    out.extend(p.poi_id for p in self.kb.pois_in(other, poi_type))
+                for other_type in POI_TYPES:
+                    if other_type != poi_type:
+                        out.extend(p.poi_id for p in self.kb.pois_in(city, other_type))
+            self._widen[key] = out
+        return self._widen[key]
 
     def pick_anchor(self, rng: random.Random, city: str, poi_type: str) -> Anchor:
         """A hotel (for restaurants/attractions) or an attraction (for hotels) of the city, else its
@@ -216,6 +258,10 @@ class PlanContext:
             lat=sum(p.lat for p in pois) / len(pois),
             lon=sum(p.lon for p in pois) / len(pois),
         )
+
+
+def _centroid(pois: list) -> tuple[float, float]:
+    return sum(p.lat for p in pois) / len(pois), sum(p.lon for p in pois) / len(pois)
 
 
 def refine(active: list[Constraint], new: Constraint) -> tuple[list[Constraint], list[Constraint]]:
@@ -292,7 +338,8 @@ def _initial_constraints(
     anchor: Anchor,
 ) -> tuple[list[Constraint], frozenset[str]]:
     """The first (at most ``k``) constraints of ``order`` that each shrink the satisfying set while leaving
-    >= 3 POIs (a single-valued kind at most once), and the set they leave."""
+    >= 3 POIs (a single-valued kind at most once), and the set they leave. Satisfying sets are the
+    evidence-backed ones (:meth:`PlanContext.sat_backed`)."""
     chosen: list[Constraint] = []
     current = ctx.ids(city, poi_type)
     for c in order:
@@ -300,7 +347,7 @@ def _initial_constraints(
             break
         if c.kind in SINGLE_VALUED and any(x.kind == c.kind for x in chosen):
             continue
-        nxt = current & ctx.sat(city, poi_type, c, anchor)
+        nxt = current & ctx.sat_backed(city, poi_type, c, anchor)
         if 3 <= len(nxt) < len(current):
             chosen.append(c)
             current = nxt
@@ -329,7 +376,7 @@ def _find_refinement(
         if middle == "extra" and (c.kind in SINGLE_VALUED and any(x.kind == c.kind for x in c0)):
             continue
         trial, rep = refine(c0, c) if middle != "extra" else ([*c0, c], [])
-        s1 = ctx.sat_all(city, poi_type, trial, anchor)
+        s1 = ctx.sat_all_backed(city, poi_type, trial, anchor)
         violators = s0 - ctx.sat(city, poi_type, c, anchor)
         if middle == "extra":
             ok = len(s1) >= 1 and len(s0) >= 3
@@ -341,36 +388,44 @@ def _find_refinement(
 
 
 def _pick_recommendations(
+    ctx: PlanContext,
     rng: random.Random,
     middle: str,
-    s0: frozenset[str],
-    s_final: frozenset[str],
-    violators: frozenset[str] | None,
+    sets: tuple[frozenset[str], frozenset[str], frozenset[str] | None],
+    active: tuple[list[Constraint], list[Constraint]],
 ) -> tuple[str, str, str]:
     """The three recommended POIs ``(r1, r2, r3)`` in the order the turns show them.
 
-    ``early``: r1 violates the refinement (``violators`` = POIs of ``s0`` that do), r2 and r3 satisfy
-    the final constraints; ``late``: r2 violates it, r1 from ``s0``, r3 final; ``extra``: r3 final, r1 and r2
-    from ``s0``; plain: all three from ``s0``. The draw order is fixed (it decides the rng stream).
+    ``sets`` = ``(s0, s_final, violators)``. ``early``: r1 violates the refinement (``violators`` = POIs
+    of ``s0`` that do), r2 and r3 satisfy the final constraints; ``late``: r2 violates it, r1 from ``s0``,
+    r3 final; ``extra``: r3 final, r1 and r2 from ``s0``; plain: all three from ``s0``. Each pick prefers
+    POIs backed by evidence for the constraints active at its turn (``QualityIndex.preferred``;
+    ``active`` = (C0, final)). The draw order is fixed (it decides the rng stream).
     """
+    s0, s_final, violators = sets
+    c0, final = active
+
+    def pick(ids: Iterable[str], constraints: list[Constraint]) -> str:
+        return _pick(rng, ctx.quality.preferred(ids, constraints))
+
     if middle == "early":
         assert violators is not None
-        r1 = _pick(rng, violators)
-        r2 = _pick(rng, s_final - {r1})
-        r3 = _pick(rng, s_final - {r1, r2})
+        r1 = pick(violators, c0)
+        r2 = pick(s_final - {r1}, final)
+        r3 = pick(s_final - {r1, r2}, final)
     elif middle == "late":
         assert violators is not None
-        r2 = _pick(rng, violators)
-        r1 = _pick(rng, s0 - {r2})
-        r3 = _pick(rng, s_final - {r1, r2})
+        r2 = pick(violators, c0)
+        r1 = pick(s0 - {r2}, c0)
+        r3 = pick(s_final - {r1, r2}, final)
     elif middle == "extra":
-        r3 = _pick(rng, s_final)
-        r1 = _pick(rng, s0 - {r3})
-        r2 = _pick(rng, s0 - {r1, r3})
+        r3 = pick(s_final, final)
+        r1 = pick(s0 - {r3}, c0)
+        r2 = pick(s0 - {r1, r3}, c0)
     else:
-        r1 = _pick(rng, s0)
-        r2 = _pick(rng, s0 - {r1})
-        r3 = _pick(rng, s0 - {r1, r2})
+        r1 = pick(s0, c0)
+        r2 = pick(s0 - {r1}, c0)
+        r3 = pick(s0 - {r1, r2}, c0)
     return r1, r2, r3
 
 
@@ -378,10 +433,18 @@ def _same(a: Constraint, b: Constraint) -> bool:
     return a.kind == b.kind and str(a.value) == str(b.value)
 
 
-def _pick(rng: random.Random, ids: frozenset[str] | set[str]) -> str:
+def _pick(rng: random.Random, ids: Iterable[str]) -> str:
+    ids = sorted(ids)
     if not ids:
         raise PlanningError("empty choice")
-    return rng.choice(sorted(ids))
+    return rng.choice(ids)
+
+
+def _require_persona_constraint(persona: Persona, poi_type: str, used: list[Constraint]) -> None:
+    """Raise :class:`PlanningError` unless one of ``used`` is a typical constraint of ``persona``."""
+    own = {(c.kind, str(c.value)) for c in persona.constraints_for(poi_type)}
+    if not any((c.kind, str(c.value)) in own for c in used):
+        raise PlanningError(f"no typical constraint of {persona.id} is usable here")
 
 
 def plan_dialogue(
@@ -408,14 +471,19 @@ def plan_dialogue(
     refinement, replaced, final = _find_refinement(ctx, middle, c0, rest, s0, city, poi_type, anchor)
     if middle in ("early", "late", "extra") and refinement is None:
         raise PlanningError(f"no feasible refinement for {persona.id} in {city}/{poi_type}")
+    _require_persona_constraint(persona, poi_type, [*c0, *([refinement] if refinement else [])])
     s_final_all = ctx.sat_all(city, poi_type, final, anchor)
     distractor_count = len(all_ids - s_final_all)
-    s0, s_final = ctx.quotable(s0), ctx.quotable(s_final_all)  # recommendations must be citable
+    # recommendations must be citable and good answers (groundtrace.crs.build.quality)
+    good = ctx.quality.good(city, poi_type)
+    s_final = ctx.quotable(ctx.sat_all_backed(city, poi_type, final, anchor)) & good
+    s0 = ctx.quotable(s0) & good
     violators = None  # POIs the refinement rules out: the rejected recommendation comes from them
     if middle in ("early", "late"):
         assert refinement is not None
         violators = s0 - ctx.sat(city, poi_type, refinement, anchor)
-    r1, r2, r3 = _pick_recommendations(rng, middle, s0, s_final, violators)
+    r1, r2, r3 = _pick_recommendations(ctx, rng, middle, (s0, s_final, violators), (c0, final))
+    near = near_misses(all_ids - s_final_all, [ctx.sat(city, poi_type, c, anchor) for c in final])
     if distractor_count < cfg.min_distractors:
         raise PlanningError(f"only {distractor_count} distractors in {city}/{poi_type}")
 
@@ -429,9 +497,15 @@ def plan_dialogue(
         size=cfg.pool_size,
         max_extra_satisfying=cfg.max_extra_satisfying,
         strata_of=ctx.strata_of,
+        near_misses=near,
     )
     open_pool = build_open_pool(
-        sorted(all_ids), candidates, rng, min_size=cfg.open_min, max_size=cfg.open_max
+        sorted(all_ids),
+        candidates,
+        rng,
+        min_size=cfg.open_min,
+        max_size=cfg.open_max,
+        widen=ctx.widening(city, poi_type),
     )
     refs, tag_of = number_reviews(ctx.evidence, candidates)
     uses_distance = any(c.kind == "max_distance_km" for c in (*c0, *([refinement] if refinement else [])))

@@ -2,14 +2,18 @@
 
 Closed pool (``build_closed_pool``): the required POIs (the dialogue's recommendations, the final gold
 among them), then up to ``max_extra_satisfying`` other POIs that satisfy the final constraints (they
-become multi-reference answers), then distractors that violate at least one final constraint, drawn
-*stratified*: violators are grouped by (star bin, main category) with star bins ``<3``, ``3–3.5``,
+become multi-reference answers), then up to 2 *near misses* (POIs violating exactly one final constraint,
+``groundtrace.crs.build.quality.near_misses``; seeded draw), then distractors that violate at least one
+final constraint, drawn *stratified*: violators are grouped by (star bin, main category) with star bins ``<3``, ``3–3.5``,
 ``4–4.5``, ``5``; strata are visited round-robin in a seeded order, one POI per visit, so the pool
 spreads over ratings and categories instead of clustering. The pool is shuffled so position carries
 no signal. Deterministic for a given ``rng`` state.
 
 Open pool (``build_open_pool``): all closed candidates plus a seeded sample of other same-city
-same-type POIs, ``size ~ U{min_size..max_size}`` capped by what the city has, shuffled.
+same-type POIs, ``size ~ U{min_size..max_size}`` capped by what the city has, shuffled. When the city has
+fewer than ``min_size`` POIs of the type, the pool is *widened* up to ``min_size`` with the ``widen`` ids
+in their order (the planner passes the same type in the nearest other cities, then other types of the
+city); it falls short of ``min_size`` only when the whole KB is smaller (the build report counts it).
 
 Review numbering (``number_reviews``): the closed pool's reviews are tagged ``R1..Rn`` in pool order,
 each POI's reviews sorted by id (at most the evidence index's per-POI cap).
@@ -93,8 +97,11 @@ def build_closed_pool(
     size: int = 8,
     max_extra_satisfying: int = 2,
     strata_of: dict[str, tuple[int, str]] | None = None,
+    near_misses: Sequence[str] = (),
+    n_near_misses: int = 2,
 ) -> list[str]:
-    """The shuffled closed pool: ``required`` + a few extra satisfiers + stratified violators."""
+    """The shuffled closed pool: ``required`` + a few extra satisfiers + near misses + stratified
+    violators."""
     pool = list(dict.fromkeys(required))
     if len(pool) > size:
         raise ValueError(f"{len(pool)} required POIs exceed pool size {size}")
@@ -102,6 +109,9 @@ def build_closed_pool(
     extra_sat = sorted(sat - set(pool))
     n_extra = min(len(extra_sat), rng.randint(0, max_extra_satisfying), size - len(pool))
     pool.extend(rng.sample(extra_sat, n_extra))
+    near = [pid for pid in near_misses if pid not in sat and pid not in pool]
+    if near:
+        pool.extend(rng.sample(near, min(len(near), n_near_misses, size - len(pool))))
     violators = [pid for pid in all_ids if pid not in sat and pid not in pool]
     pool.extend(stratified_sample(kb, violators, size - len(pool), rng, strata_of))
     if len(pool) < size:  # the city lacks violators: fill with remaining satisfiers
@@ -118,13 +128,18 @@ def build_open_pool(
     *,
     min_size: int = 50,
     max_size: int = 100,
+    widen: Sequence[str] = (),
 ) -> list[str]:
-    """Closed candidates + sampled same-city same-type POIs, ``U{min..max}`` in size (capped), shuffled."""
+    """Closed candidates + sampled same-city same-type POIs, ``U{min..max}`` in size (capped), shuffled;
+    widened with ``widen`` (in order) up to ``min_size`` when the city is too small (module docstring)."""
     target = min(len(all_ids), rng.randint(min_size, max_size))
     chosen = list(dict.fromkeys(candidates))
     taken = set(chosen)
     others = [pid for pid in all_ids if pid not in taken]
     chosen.extend(rng.sample(others, max(0, min(len(others), target - len(chosen)))))
+    if len(chosen) < min_size:
+        taken = set(chosen)
+        chosen.extend([pid for pid in widen if pid not in taken][: min_size - len(chosen)])
     rng.shuffle(chosen)
     return chosen
 

@@ -253,14 +253,15 @@ OPEN_POOL_DUPLICATES = _r(
 OPEN_POOL_SIZE = _r(
     "GT-G012",
     "open-pool-size",
-    f"open pool of [min({OPEN_POOL_MIN}, POIs of the city × type), {OPEN_POOL_MAX}] POIs "
-    "(a warning when the city is small or there is no KB)",
+    f"open pool of [min({OPEN_POOL_MIN}, POIs of the KB), {OPEN_POOL_MAX}] POIs "
+    "(a warning when the KB is small or there is no KB)",
     "open_pool has {n} POIs ({why})",
 )
 OPEN_POOL_POI = _r(
     "GT-G013",
     "open-pool-poi",
-    "open-pool POIs are of the dialogue's city and type",
+    "open-pool POIs are of the dialogue's city and type (unless it has fewer than "
+    f"{OPEN_POOL_MIN}: then the pool is widened with other cities' or types' POIs)",
     "open_pool POI {poi} is a {poi_type} in {city}, not a {want_type} in {want_city}",
     needs_kb=True,
 )

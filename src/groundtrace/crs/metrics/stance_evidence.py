@@ -16,13 +16,15 @@ previous tag group and the quote (``groundtrace.crs.dataset.stance.is_warning``)
   quotes nothing; missing prediction: 0.
 * ``constraint_evidence`` = |{active constraints c : some counted, non-warning quote q of the top-1 POI
   with stance(q) >= 0 expresses c (``groundtrace.crs.build.evidence.supports``: lexicon match, no
-  negation cue)}| / |active constraints|. Not applicable when the turn has no active constraint;
-  missing prediction: 0.
+  negation cue)}| / |active constraints|, over the constraints reviews can address: minimum stars and
+  distance are stated by the POI card (``groundtrace.crs.build.quality.CARD_KINDS``) and left out. Not
+  applicable when the turn has no such constraint; missing prediction: 0.
 """
 
 from __future__ import annotations
 
 from groundtrace.crs.build.evidence import aspect_pattern, supports
+from groundtrace.crs.build.quality import CARD_KINDS
 from groundtrace.crs.dataset.stance import is_warning
 from groundtrace.crs.kb.stance import SentenceStance
 from groundtrace.crs.metrics.base import Metric, MetricFamily, register
@@ -87,8 +89,12 @@ def _evidence_support(metric: Metric, ctx: TurnContext) -> float | None:
     return good / total
 
 
+def _review_constraints(ctx: TurnContext) -> list:
+    return [c for c in ctx.gold.active_constraints if c.kind not in CARD_KINDS]
+
+
 def _constraint_evidence(metric: Metric, ctx: TurnContext) -> float | None:
-    constraints = ctx.gold.active_constraints
+    constraints = _review_constraints(ctx)
     if not constraints:
         return None
     top = ctx.top1
@@ -102,7 +108,7 @@ def _constraint_evidence(metric: Metric, ctx: TurnContext) -> float | None:
 
 
 def _has_constraints(ctx: TurnContext) -> bool:
-    return bool(ctx.gold.active_constraints)
+    return bool(_review_constraints(ctx))
 
 
 EVIDENCE_SUPPORT = register(
@@ -141,7 +147,8 @@ CONSTRAINT_EVIDENCE = register(
         formula=(
             "Constraint evidence: CE = |{active constraints c : some counted quote q of the top-1 POI, not\n"
             "cited as a warning, with stance(q) >= 0 expresses c (aspect-lexicon match, no negation cue)}|\n"
-            "/ |active constraints|. Not applicable when the turn has no active constraint.\n"
+            "/ |active constraints|, leaving out min_stars and max_distance_km (stated by the POI card).\n"
+            "Not applicable when the turn has no other active constraint.\n"
             "Missing prediction: 0."
         ),
     ),

@@ -67,8 +67,10 @@ def _gold(ctx: CheckContext, turn: Turn, gold: TurnGold) -> None:
 
 
 def _open_pool(ctx: CheckContext, turn: Turn, gold: TurnGold, available: int | None) -> None:
-    """GT-G010..G013. Size: ``n`` distinct ids must lie in ``[min(open_min, available), open_max]``; a pool
-    under ``open_min`` is only a warning when the KB city × type has fewer POIs, or without a KB."""
+    """GT-G010..G013. Size: ``n`` distinct ids must lie in ``[min(open_min, KB POIs), open_max]``; a pool
+    under ``open_min`` is only a warning when the whole KB has fewer POIs, or without a KB. A city × type
+    with fewer than ``open_min`` POIs widens its pool with other cities' or types' POIs
+    (``groundtrace.crs.build.pools.build_open_pool``); only then may the pool hold them."""
     d, lim = ctx.dialogue, ctx.limits
     pool = gold.open_pool
     if gold.gold_poi not in pool:
@@ -82,18 +84,20 @@ def _open_pool(ctx: CheckContext, turn: Turn, gold: TurnGold, available: int | N
         why = f"< {lim.open_min}; no KB to tell whether the city is small"
         ctx.report(R.OPEN_POOL_SIZE, turn.index, soft=True, n=n, why=why)
     elif n < lim.open_min:
-        where = f"{d.poi_type} POIs in {d.city}"
-        if n < min(lim.open_min, available or 0):
-            why = f"< {min(lim.open_min, available or 0)}, although the KB has {available} {where}"
+        total = len(ctx.kb.pois) if ctx.kb is not None else available or 0
+        where = f"{available} {d.poi_type} POIs in {d.city}"
+        if n < min(lim.open_min, total):
+            why = f"< {min(lim.open_min, total)}, although the KB has {total} POIs ({where}) to widen it"
             ctx.report(R.OPEN_POOL_SIZE, turn.index, n=n, why=why)
         else:
-            why = f"< {lim.open_min}: the KB has only {available} {where}"
+            why = f"< {lim.open_min}: the KB has only {total} POIs in all ({where})"
             ctx.report(R.OPEN_POOL_SIZE, turn.index, soft=True, n=n, why=why)
     if ctx.kb is None:
         return
+    widened = (available or 0) < lim.open_min
     for pid in pool:
         poi = ctx.kb.pois.get(pid)
-        if poi is not None and (poi.city != d.city or poi.poi_type != d.poi_type):
+        if not widened and poi is not None and (poi.city != d.city or poi.poi_type != d.poi_type):
             ctx.report(
                 R.OPEN_POOL_POI,
                 turn.index,
