@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from groundtrace.core.evidence.sanitize import clean_untrusted
+
 MODEL_VERSION = "1.0"
 
 
@@ -114,9 +116,17 @@ class Document(_Model):
     source_ref: str = Field(
         description="Where it came from: 'catalog:title', 'feed.csv#00012345678905', a URL..."
     )
-    text: str
+    text: str = Field(
+        description="Plain text: NFKC, invisible characters removed, mixed-script look-alikes mapped to "
+        "Latin (core.evidence.sanitize.clean_untrusted), applied on creation."
+    )
     title: str = ""
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("text", "title")
+    @classmethod
+    def _plain(cls, value: str) -> str:
+        return clean_untrusted(value)
 
 
 class Evidence(_Model):

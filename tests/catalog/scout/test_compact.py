@@ -184,12 +184,15 @@ def test_llm_judge_compact_prompt_holds_the_quoted_sentence() -> None:
     cand = Candidate(
         sku_id="S9",
         attribute="allergens",
-        value=["milk"],
+        value=["milk", "tree_nuts"],  # the whole quoted list (a part of it is PARTIAL_EXTRACTION)
         status=CandidateStatus.EXTRACTED,
         confidence=0.9,
         evidence=[
             Evidence(
-                source="catalog", source_type="catalog", source_ref=doc.source_ref, quote="Contains: milk"
+                source="catalog",
+                source_type="catalog",
+                source_ref=doc.source_ref,
+                quote="Contains: milk, almonds",
             )
         ],
     )

@@ -63,6 +63,7 @@ from groundtrace.catalog.judge.rules import (
     deterministic_check,
     verdict,
 )
+from groundtrace.catalog.judge.safety import safety_review, stricter
 from groundtrace.catalog.judge.statement import statement
 from groundtrace.catalog.model import (
     SKU,
@@ -85,6 +86,7 @@ from groundtrace.catalog.scout.prompt_budget import (
 )
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, locate_quote
 from groundtrace.core.llm.base import SchemaMalformedError
+from groundtrace.core.llm.fence import data_block, neutralise
 
 log = logging.getLogger(__name__)
 
@@ -167,13 +169,8 @@ candidate slug."""
 
 
 def _safe(text: str) -> str:
-    """Neutralise block delimiters so untrusted text cannot close its data block."""
-    return text.replace("<<<", "‹‹‹").replace(">>>", "›››")
-
-
-def data_block(label: str, body: str, **attrs: str) -> str:
-    head = " ".join([label, *(f'{k}="{_safe(v)}"' for k, v in attrs.items())])
-    return f"<<<DATA {head}>>>\n{_safe(body)}\n<<<END DATA>>>"
+    """Neutralise block delimiters (and look-alikes) so untrusted text cannot close its data block."""
+    return neutralise(text)
 
 
 def _candidate_view(c: Candidate) -> dict[str, Any]:
@@ -412,6 +409,31 @@ class LLMJudge:
                 verified[slug] = ok
         if not pending:
             return out
+        out.update(self._judge_pending(sku, scout, template, pending, verified))
+        # never looser than the rule judge: keep the stricter verdict, then the shared safety review
+        rule = RuleJudge(self.search)
+        rule_verdicts = rule.judge(sku, scout, template)
+        for slug in pending:
+            spec = template.attribute(slug)
+            out[slug] = safety_review(
+                sku,
+                pending[slug],
+                spec,
+                scout,
+                stricter(out[slug], rule_verdicts[slug]),
+                exact_match=rule._exact,
+            )
+        return out
+
+    def _judge_pending(
+        self,
+        sku: SKU,
+        scout: ScoutResult,
+        template: CategoryTemplate,
+        pending: dict[str, Candidate],
+        verified: dict[str, bool],
+    ) -> dict[str, Verdict]:
+        out: dict[str, Verdict] = {}
         searched = self.searched_pages(sku, scout, template, pending)
         messages = build_messages(sku, scout, pending, self.max_doc_chars, searched)
         limit = prompt_limit(self.llm, self.max_prompt_tokens)

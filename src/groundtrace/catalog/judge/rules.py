@@ -59,6 +59,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from groundtrace.catalog import identity
 from groundtrace.catalog.judge.registry import JudgeContext
+from groundtrace.catalog.judge.safety import is_safety, safety_review
 from groundtrace.catalog.judge.statement import Statement, statement
 from groundtrace.catalog.model import (
     SKU,
@@ -73,7 +74,7 @@ from groundtrace.catalog.model import (
     VerdictLabel,
 )
 from groundtrace.catalog.scout.agent import ScoutResult
-from groundtrace.catalog.scout.injection import instruction_spans
+from groundtrace.catalog.scout.injection import has_injection, instruction_spans
 from groundtrace.catalog.scout.lexicon_engine import LexiconEngine
 from groundtrace.catalog.scout.lexicons import value_phrases
 from groundtrace.catalog.scout.reconcile import same_value
@@ -347,7 +348,8 @@ class RuleJudge:
             if failed is not None:
                 out[slug] = failed
                 continue
-            out[slug] = self.judge_one(sku, candidate, spec, scout, template, verified, page_cache)
+            judged = self.judge_one(sku, candidate, spec, scout, template, verified, page_cache)
+            out[slug] = safety_review(sku, candidate, spec, scout, judged, exact_match=self._exact)
         return out
 
     def judge_one(
@@ -564,6 +566,8 @@ class RuleJudge:
                 doc, exact = cache[hit.url]
                 if doc is None or not exact or hit.url in confirm or any(u == hit.url for _, u in contradict):
                     continue
+                if is_safety(spec) and has_injection(doc.text):
+                    continue  # a page carrying an injection is no evidence for a safety-critical value
                 values = [val for val, _ in sup.stated([doc], 0.75)]
                 if not values:
                     continue

@@ -68,6 +68,7 @@ from groundtrace.catalog.scout.prompt_budget import (
 from groundtrace.catalog.scout.sentences import overlaps
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, locate_quote
 from groundtrace.core.llm.base import SchemaMalformedError
+from groundtrace.core.llm.fence import data_block, neutralise
 
 Status = Literal["extracted", "not_found", "not_applicable", "ambiguous", "conflict", "identity_mismatch"]
 SourceTag = Literal["cd", "hq", "image", "web"]
@@ -220,13 +221,12 @@ Return strict JSON: {"identity": {"matched_brand", "matched_variant", "matched_s
 
 
 def _safe(text: str) -> str:
-    """Neutralise block delimiters inside untrusted text so it cannot close its data block."""
-    return text.replace("<<<", "‹‹‹").replace(">>>", "›››")
+    """Neutralise block delimiters (and look-alikes) inside untrusted text (``core.llm.fence``)."""
+    return neutralise(text)
 
 
 def _block(label: str, body: str, **attrs: str) -> str:
-    head = " ".join([label, *(f'{k}="{_safe(v)}"' for k, v in attrs.items())])
-    return f"<<<DATA {head}>>>\n{_safe(body)}\n<<<END DATA>>>"
+    return data_block(label, body, **attrs)
 
 
 def build_messages(
