@@ -99,3 +99,19 @@ def test_plugin_source_options_through_the_python_api(
         results = catalog.enrich_list(skus, config)
     net = next(r for r in results if r.attribute == "net_content")
     assert net.candidate.value == "12 g" and json.loads(net.model_dump_json())["sku_id"] == "S1"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--judge", "rulez"], "unknown judge 'rulez'. Did you mean 'rule'?"),
+        (["--source", "syndicated"], "evidence source 'syndicated' needs a feed file (--feed FILE)"),
+        (["--judge", "llm"], "--judge llm needs --llm SPEC"),
+        (["--extractor", "llm"], "extraction engine 'llm' needs --llm SPEC"),
+        (["--search", "nope:x"], "unknown search provider 'nope'."),
+    ],
+)
+def test_component_names_are_checked_by_the_registries(tmp_path: Path, args: list[str], message: str) -> None:
+    out = tmp_path / "out.jsonl"
+    result = runner.invoke(app, ["catalog", "enrich", str(_skus(tmp_path)), "--out", str(out), *args])
+    assert result.exit_code == 2 and message in result.output and not out.exists()
