@@ -11,6 +11,12 @@ import typer
 from groundtrace.cli.apps import catalog_app
 from groundtrace.cli.console import err_console, print_error, registry_names
 
+_SOURCE_HELP = (
+    "Extra evidence source by registry name (repeatable): "
+    f"{registry_names('groundtrace.catalog.sources.base:EVIDENCE_SOURCES')}; catalog is always used, "
+    "syndicated/image_ocr/image_vlm join with --feed/--images/--vlm."
+)
+
 
 @catalog_app.command("enrich")
 def enrich_cmd(
@@ -73,13 +79,7 @@ def enrich_cmd(
         f"{registry_names('groundtrace.catalog.scout.engine:EXTRACTION_ENGINES')} "
         "(default: llm with --llm, else offline).",
     ),
-    source: list[str] = typer.Option(
-        None,
-        "--source",
-        help="Extra evidence source by registry name (repeatable): "
-        f"{registry_names('groundtrace.catalog.sources.base:EVIDENCE_SOURCES')}; catalog is always used, "
-        "syndicated/image_ocr/image_vlm join with --feed/--images/--vlm.",
-    ),
+    source: list[str] = typer.Option(None, "--source", help=_SOURCE_HELP),
     search: str = typer.Option(
         None,
         "--search",
