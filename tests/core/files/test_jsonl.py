@@ -43,7 +43,7 @@ def test_objects_only_refuses_other_values(tmp_path: Path) -> None:
     assert [e.message for _n, _v, e in rows if e is not None] == [
         "expected a JSON object, got an array",
         "expected a JSON object, got a string",
-        "expected a JSON object, got a number",
+        "expected a JSON object, got an integer",
         "expected a JSON object, got null",
     ]
 

@@ -138,20 +138,24 @@ def _decode(raw: bytes, max_depth: int, objects_only: bool) -> tuple[Any, str | 
     except RecursionError:  # only if max_depth is set above what the interpreter allows
         return None, "JSON nested too deeply to parse"
     if objects_only and not isinstance(value, dict):
-        return None, f"expected a JSON object, got {_json_type(value)}"
+        return None, f"expected a JSON object, got {json_type_name(value)}"
     return value, None
 
 
-def _json_type(value: Any) -> str:
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
+def json_type_name(value: Any) -> str:
+    """The JSON type of a decoded value, for messages: ``a boolean``, ``an integer``, ``a number``,
+    ``a string``, ``an array``, ``an object`` or ``null``."""
+    if value is None:
+        return "null"
     if isinstance(value, bool):
         return "a boolean"
-    if isinstance(value, (int, float)):
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
         return "a number"
-    return "null"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
 
 
 def iter_jsonl_models(

@@ -41,7 +41,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from groundtrace.core.files.errors import LineError
-from groundtrace.core.files.jsonl import iter_jsonl
+from groundtrace.core.files.jsonl import iter_jsonl, json_type_name
 from groundtrace.core.files.validation import validation_message
 from groundtrace.crs.schema import POI, Review
 
@@ -336,19 +336,11 @@ def _require_string_ids(obj: dict[str, Any], *keys: str) -> None:
     for key in keys:
         value = obj[key]
         if not isinstance(value, str):
-            raise RecordError(f"{key} must be a string, got {_json_kind(value)} ({json.dumps(value)[:40]})")
+            raise RecordError(
+                f"{key} must be a string, got {json_type_name(value)} ({json.dumps(value)[:40]})"
+            )
         if not value.strip():
             raise RecordError(f"{key} is empty")
-
-
-def _json_kind(value: object) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    return "an array" if isinstance(value, list) else "an object"
 
 
 def business_to_poi(obj: dict[str, Any]) -> POI | None:
