@@ -7,7 +7,10 @@ of the ``oracle`` and ``random`` systems on ``evidence_support``, ``constraint_e
 ``recall@1``.
 
     python benchmarks/crs_real_data.py --kb demo
-    python benchmarks/crs_real_data.py --yelp-dir ../shared/data/yelp_dense [--show 3]
+    python benchmarks/crs_real_data.py --yelp-dir ../shared/data/yelp_dense [--show 3] [--strip-attributes]
+
+With ``--yelp-dir`` the KB is selected as ``crs kb build`` does, attributes mined from reviews included
+(``--strip-attributes`` first drops Yelp's attributes and price levels: the case of a slice without them).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from groundtrace.crs.evaluation.runner import run_dialogue
 from groundtrace.crs.evaluation.score import score_predictions
 from groundtrace.crs.kb.demo import generate_demo_kb
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
+from groundtrace.crs.kb.mining import fill_from_reviews
 from groundtrace.crs.schema import Dialogue
 from groundtrace.crs.systems.base import SYSTEMS
 
@@ -68,14 +72,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dialogues", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--show", type=int, default=0, help="print this many full dialogues")
+    parser.add_argument(
+        "--strip-attributes", action="store_true", help="drop Yelp attributes and prices before mining"
+    )
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
+    extra: dict[str, object] = {}
     if args.yelp_dir is not None:
         from groundtrace.crs.kb.select import SelectionConfig, select_kb
         from groundtrace.crs.kb.yelp import yelp_files
 
         business, review = yelp_files(args.yelp_dir)
         kb, _ = select_kb(business, review, SelectionConfig(), name=args.yelp_dir.name)
+        if args.strip_attributes:  # the issue's case: a Yelp slice without attributes
+            pois = [p.model_copy(update={"attributes": {}, "price_level": None}) for p in kb.pois.values()]
+            kb = KnowledgeBase(pois, kb.reviews.values(), name=kb.name)
+        kb, mining = fill_from_reviews(kb)
+        extra["mining"] = mining
     elif args.kb in (None, "demo"):
         kb = generate_demo_kb(args.seed)
     else:
@@ -94,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         "turns_per_dialogue": round(statistics.mean(len(d.turns) for d in dialogues), 2) if dialogues else 0,
         "types": dict(Counter(d.poi_type for d in dialogues)),
         "systems": systems_scores(dialogues, kb),
+        **extra,
     }
     result["kb"].pop("content_hash", None)
     print(json.dumps(result, indent=2, ensure_ascii=False))

@@ -64,6 +64,11 @@ class SelectionConfig(BaseModel):
     min_review_chars: int = Field(default=40, ge=0)
     max_review_chars: int = Field(default=5000, ge=1)
     require_open: bool = False
+    mine_from_reviews: bool = Field(
+        default=True,
+        description="kb build: fill absent attributes and price levels from review sentences "
+        "(groundtrace.crs.kb.mining), with their evidence.",
+    )
     oversample: float = Field(
         default=1.5, ge=1.0, description="Candidates kept per stratum, as a multiple of its quota."
     )
@@ -404,15 +409,23 @@ def build_kb(
     ``source`` and the config), and ``<out>.summary.json``; returns the KB, the report and that summary.
 
     The summary is :meth:`KnowledgeBase.summary` plus ``selection_report`` (the report without its
-    problems, so with ``shortfall`` and ``empty_cities``) and ``problems`` (every skipped line as
-    ``file:line: message``).
+    problems, so with ``shortfall`` and ``empty_cities``), ``problems`` (every skipped line as
+    ``file:line: message``) and ``mining`` (with ``mine_from_reviews``: attributes and price levels filled
+    from reviews per key, and the agreement of mined values with Yelp's where Yelp has them). The sentence
+    stance of every review is computed here, once, and stored with the KB.
     """
+    from groundtrace.crs.kb.mining import fill_from_reviews
     from groundtrace.crs.kb.store import save_kb
 
     cfg = config or SelectionConfig()
     kb, report = select_kb(business_path, review_path, cfg, on_bytes=on_bytes, name=out.stem)
+    mining: dict[str, Any] | None = None
+    if cfg.mine_from_reviews and len(kb):
+        kb, mining = fill_from_reviews(kb)
     save_kb(kb, out, source=source, selection=cfg.model_dump(mode="json"))
     summary: dict[str, Any] = dict(kb.summary())
+    if mining is not None:
+        summary["mining"] = mining
     summary["selection_report"] = report.model_dump(mode="json", exclude={"problems"})
     summary["problems"] = [str(p) for p in report.problems]
     summary_path(out).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
