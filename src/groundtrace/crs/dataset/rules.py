@@ -71,36 +71,32 @@ class Finding:
         return f"{self.rule} ({where}): {self.message}"
 
 
-def _r(code: str, name: str, checks: str, template: str, **kw: object) -> Rule:
-    return Rule(code, name, checks, template, **kw)  # type: ignore[arg-type]
-
-
 _T = f"{GROUNDED_THRESHOLD:.2f}"
 
 # -- F: file and line (crs validate only) ------------------------------------------------------------
-JSON = _r("GT-F001", "json", "the line parses as JSON", "invalid JSON: {error}", builder=None)
-SCHEMA = _r(
+JSON = Rule("GT-F001", "json", "the line parses as JSON", "invalid JSON: {error}", builder=None)
+SCHEMA = Rule(
     "GT-F002",
     "schema",
     "the line conforms to the dataset JSON Schema (generated from Dialogue)",
     "{path}: {error}",
     builder=None,
 )
-MODEL = _r(
+MODEL = Rule(
     "GT-F003",
     "model",
     "a schema-valid line loads as a Dialogue",
     "not a valid Dialogue: {error}",
     builder=None,
 )
-DUPLICATE_ID = _r(
+DUPLICATE_ID = Rule(
     "GT-F004",
     "duplicate-id",
     "dialogue ids are unique over the dataset's files",
     "dialogue id also used at {first}",
     builder=None,
 )
-MANIFEST = _r(
+MANIFEST = Rule(
     "GT-F005",
     "manifest",
     "a dataset folder has a manifest.json",
@@ -110,25 +106,25 @@ MANIFEST = _r(
 )
 
 # -- S: turn structure ------------------------------------------------------------------------------
-TURN_INDEX = _r(
+TURN_INDEX = Rule(
     "GT-S001",
     "turn-index",
     "turns are numbered 0..n-1 in order",
     "turn at position {pos} has index {index}",
 )
-ALTERNATION = _r(
+ALTERNATION = Rule(
     "GT-S002",
     "alternation",
     "the dialogue has turns, strictly alternating user/system from a user turn",
     "{detail}",
 )
-ACT = _r(
+ACT = Rule(
     "GT-S003",
     "act",
     "a user turn uses a user act, a system turn a system act",
     "{role} act {act!r} is not one of {allowed}",
 )
-ROLE_FIELDS = _r(
+ROLE_FIELDS = Rule(
     "GT-S004",
     "role-fields",
     "user turns carry no system fields, system turns no user fields",
@@ -136,27 +132,27 @@ ROLE_FIELDS = _r(
 )
 
 # -- D: dialogue level ------------------------------------------------------------------------------
-RECOMMENDATIONS = _r(
+RECOMMENDATIONS = Rule(
     "GT-D001",
     "recommendations",
     f">= {MIN_UNIQUE_RECOMMENDATIONS} distinct POIs recommended over recommend/compare turns",
     "{n} unique POIs recommended in recommend/compare turns (need >= {need})",
 )
-COMPARISON = _r("GT-D002", "comparison", "at least one system compare turn", "no system compare turn")
-HAS_REJECTION = _r(
+COMPARISON = Rule("GT-D002", "comparison", "at least one system compare turn", "no system compare turn")
+HAS_REJECTION = Rule(
     "GT-D003",
     "has-rejection",
     "has_rejection agrees with the presence of a reject_and_refine turn",
     "has_rejection is {flag} but the dialogue has {n} reject_and_refine turn(s)",
 )
-TIER = _r(
+TIER = Rule(
     "GT-D004",
     "tier",
     "difficulty equals the tier recomputed from the measured features",
     "difficulty is {stored} but the measured features give {expected} ({points} points: {basis})",
     builder=None,
 )
-FEATURES = _r(
+FEATURES = Rule(
     "GT-D005",
     "features",
     "tier features are stored and equal the measured ones",
@@ -165,26 +161,26 @@ FEATURES = _r(
 )
 
 # -- R: rejection -----------------------------------------------------------------------------------
-REFINE = _r(
+REFINE = Rule(
     "GT-R001",
     "refine",
     "a reject_and_refine turn adds a constraint",
     "reject_and_refine turn adds no constraint",
 )
-REJECT_NOTHING = _r(
+REJECT_NOTHING = Rule(
     "GT-R002",
     "reject-nothing",
     "a reject_and_refine turn rejects a POI",
     "reject_and_refine turn rejects no POI",
 )
-REJECTED_SATISFIES = _r(
+REJECTED_SATISFIES = Rule(
     "GT-R003",
     "rejected-satisfies",
     "a rejected POI violates the constraints its rejection adds",
     "rejected {poi} already satisfies the refinement",
     needs_kb=True,
 )
-REJECTED_RECOMMENDED = _r(
+REJECTED_RECOMMENDED = Rule(
     "GT-R004",
     "rejected-recommended",
     "the recommendation after a rejection is not a rejected POI",
@@ -192,51 +188,51 @@ REJECTED_RECOMMENDED = _r(
 )
 
 # -- G: pools and gold labels -----------------------------------------------------------------------
-POOL_SIZE_RULE = _r(
+POOL_SIZE_RULE = Rule(
     "GT-G001",
     "pool-size",
     "the closed pool has pool_size candidates (manifest config.plan, default 8)",
     "{n} candidates, expected {expected}",
 )
-POOL_DUPLICATES = _r(
+POOL_DUPLICATES = Rule(
     "GT-G002", "pool-duplicates", "candidates are distinct", "candidates contain duplicate ids: {ids}"
 )
-GOLD_MISSING = _r(
+GOLD_MISSING = Rule(
     "GT-G003", "gold-missing", "every recommend/compare turn has a gold label", "{act} turn without gold"
 )
-GOLD_NOT_MAIN = _r(
+GOLD_NOT_MAIN = Rule(
     "GT-G004",
     "gold-not-main",
     "the gold POI is the turn's first recommended POI",
     "gold {poi} is not the main recommendation {main}",
 )
-GOLD_NOT_CANDIDATE = _r(
+GOLD_NOT_CANDIDATE = Rule(
     "GT-G005",
     "gold-not-candidate",
     "the gold POI is among the candidates",
     "gold POI {poi} is not among the candidates",
 )
-GOLD_VIOLATES = _r(
+GOLD_VIOLATES = Rule(
     "GT-G006",
     "gold-violates",
     "the gold POI satisfies every active constraint",
     "gold POI {poi} violates an active constraint: {why}",
     needs_kb=True,
 )
-MULTI_REF_OUTSIDE = _r(
+MULTI_REF_OUTSIDE = Rule(
     "GT-G007",
     "multi-ref-outside",
     "multi-reference POIs are among the candidates",
     "multi_ref POIs not among the candidates: {ids}",
 )
-MULTI_REF_VIOLATES = _r(
+MULTI_REF_VIOLATES = Rule(
     "GT-G008",
     "multi-ref-violates",
     "multi-reference POIs satisfy every active constraint",
     "multi_ref POI {poi} violates an active constraint: {why}",
     needs_kb=True,
 )
-MULTI_REF_MISSING = _r(
+MULTI_REF_MISSING = Rule(
     "GT-G009",
     "multi-ref-missing",
     "every candidate satisfying the active constraints is the gold POI or in multi_ref",
@@ -244,20 +240,20 @@ MULTI_REF_MISSING = _r(
     "(n_satisfying and the tier depend on it)",
     needs_kb=True,
 )
-OPEN_POOL_GOLD = _r(
+OPEN_POOL_GOLD = Rule(
     "GT-G010", "open-pool-gold", "the gold POI is in the open pool", "gold POI {poi} is not in the open pool"
 )
-OPEN_POOL_DUPLICATES = _r(
+OPEN_POOL_DUPLICATES = Rule(
     "GT-G011", "open-pool-duplicates", "open-pool ids are distinct", "open_pool contains duplicate ids"
 )
-OPEN_POOL_SIZE = _r(
+OPEN_POOL_SIZE = Rule(
     "GT-G012",
     "open-pool-size",
     f"open pool of [min({OPEN_POOL_MIN}, POIs of the KB), {OPEN_POOL_MAX}] POIs "
     "(a warning when the KB is small or there is no KB)",
     "open_pool has {n} POIs ({why})",
 )
-OPEN_POOL_POI = _r(
+OPEN_POOL_POI = Rule(
     "GT-G013",
     "open-pool-poi",
     "open-pool POIs are of the dialogue's city and type (unless it has fewer than "
@@ -267,25 +263,25 @@ OPEN_POOL_POI = _r(
 )
 
 # -- T: tags ----------------------------------------------------------------------------------------
-TAG_UNKNOWN = _r(
+TAG_UNKNOWN = Rule(
     "GT-T001",
     "tag-unknown",
     "every [Rn] of a text and of cited_tags is defined in review_refs",
     "{what} [{tag}] is not defined in review_refs",
 )
-CITED_TAGS = _r(
+CITED_TAGS = Rule(
     "GT-T002",
     "cited-tags",
     "cited_tags equals the distinct [Rn] tags of the text, in order of first use",
     "cited_tags {listed} != the text's tags {used}",
 )
-MISSING_CITATION = _r(
+MISSING_CITATION = Rule(
     "GT-T003",
     "missing-citation",
     "a recommend/compare/explain turn cites a review",
     "{act} turn cites no review",
 )
-TAG_WRONG_POI = _r(
+TAG_WRONG_POI = Rule(
     "GT-T004",
     "tag-wrong-poi",
     "a tag cites a review of a POI the turn recommends",
@@ -293,18 +289,20 @@ TAG_WRONG_POI = _r(
 )
 
 # -- K: KB references ---------------------------------------------------------------------------------
-KB_POI = _r("GT-K001", "kb-poi", "every POI id is in the KB", "{what} {poi} is not in the KB", needs_kb=True)
-KB_REVIEW = _r(
+KB_POI = Rule(
+    "GT-K001", "kb-poi", "every POI id is in the KB", "{what} {poi} is not in the KB", needs_kb=True
+)
+KB_REVIEW = Rule(
     "GT-K002", "kb-review", "every review id is in the KB", "{what} {review} is not in the KB", needs_kb=True
 )
-REF_POI = _r(
+REF_POI = Rule(
     "GT-K003",
     "ref-poi",
     "a review_refs entry names a review of that POI",
     "{tag}: review {review} is a review of {actual}, not of {poi}",
     needs_kb=True,
 )
-KB_HASH = _r(
+KB_HASH = Rule(
     "GT-K004",
     "kb-hash",
     "the dialogue was built on the KB it is checked against",
@@ -315,33 +313,33 @@ KB_HASH = _r(
 )
 
 # -- Q: quotes and quote spans --------------------------------------------------------------------------
-QUOTE_SPAN_RANGE = _r(
+QUOTE_SPAN_RANGE = Rule(
     "GT-Q001",
     "quote-span-range",
     "a quote span lies inside its turn text and inside its review",
     "{what} span {start}-{end} outside {where} (length {length})",
 )
-QUOTE_SPAN_REF = _r(
+QUOTE_SPAN_REF = Rule(
     "GT-Q002",
     "quote-span-ref",
     "a quote span's tag is a tag of the turn's text and points to the span's review",
     "quote span of {tag}: {detail}",
 )
-QUOTE_NOT_IN_REVIEW = _r(
+QUOTE_NOT_IN_REVIEW = Rule(
     "GT-Q003",
     "quote-not-in-review",
     f"a cited quote matches each review its tags point to with quote_score >= {_T}",
     "quote {quote!r} matches cited review(s) {tags} only at {scores} (< " + _T + ")",
     needs_kb=True,
 )
-QUOTE_SPAN_MISMATCH = _r(
+QUOTE_SPAN_MISMATCH = Rule(
     "GT-Q004",
     "quote-span-mismatch",
     f"a quote span's turn text matches its review slice with quote_score >= {_T}",
     "span text {quote!r} matches review {review}[{start}:{end}] only at {score:.2f}",
     needs_kb=True,
 )
-QUOTE_SPAN_VERBATIM = _r(
+QUOTE_SPAN_VERBATIM = Rule(
     "GT-Q005",
     "quote-span-verbatim",
     "a quote span's turn text is its review slice verbatim (the builder quotes verbatim; "
@@ -350,7 +348,7 @@ QUOTE_SPAN_VERBATIM = _r(
     severity="warning",
     needs_kb=True,
 )
-QUOTE_UNCOVERED = _r(
+QUOTE_UNCOVERED = Rule(
     "GT-Q006",
     "quote-uncovered",
     "every cited quote is covered by a quote_spans entry (else a redacted release keeps its text)",
@@ -359,7 +357,7 @@ QUOTE_UNCOVERED = _r(
     builder=None,
 )
 
-EVIDENCE_STANCE = _r(
+EVIDENCE_STANCE = Rule(
     "GT-Q007",
     "evidence-stance",
     "in recommend/compare/explain turns a quoted negative review sentence follows a warning cue and a "
@@ -369,7 +367,7 @@ EVIDENCE_STANCE = _r(
 )
 
 # -- P: redacted releases -------------------------------------------------------------------------------
-REDACTED = _r(
+REDACTED = Rule(
     "GT-P001",
     "redacted",
     "(notice) a file holds redacted dialogues: quote checks are skipped until `crs hydrate`",
@@ -378,14 +376,14 @@ REDACTED = _r(
     severity="warning",
     builder=None,
 )
-PLACEHOLDER = _r(
+PLACEHOLDER = Rule(
     "GT-P002",
     "placeholder",
     "a ⟦Q:…⟧ placeholder parses, names a review a tag of the turn points to, and lies inside it",
     "{detail}",
     builder=None,
 )
-PLACEHOLDER_MISSING = _r(
+PLACEHOLDER_MISSING = Rule(
     "GT-P003",
     "placeholder-missing",
     "each quote span of a redacted turn has its placeholder",
@@ -393,6 +391,7 @@ PLACEHOLDER_MISSING = _r(
     builder=None,
 )
 
+#: every rule, in declaration order (the order of the docs table and of ``build_report.json`` counts)
 RULES: tuple[Rule, ...] = tuple(v for v in dict(globals()).values() if isinstance(v, Rule))
 BY_CODE: dict[str, Rule] = {r.code: r for r in RULES}
 BY_NAME: dict[str, Rule] = {r.name: r for r in RULES}
