@@ -17,8 +17,6 @@ from groundtrace.crs.dataset.files import read_dialogues
 from groundtrace.crs.dataset.placeholders import (
     Placeholder,
     RedactionError,
-    escape_text,
-    placeholder_text,
     split_redacted,
 )
 from groundtrace.crs.dataset.release import (
@@ -56,23 +54,6 @@ def _texts() -> dict[str, str]:
 
 
 # -- grammar ------------------------------------------------------------------------------------------
-
-
-def test_placeholder_and_escape_grammar() -> None:
-    p = Placeholder(review_id="rv:1", start=3, end=9, edit=2)
-    assert placeholder_text(p) == "⟦Q:rv:1:3-9~2⟧"  # a ':' in the id is fine: offsets are matched last
-    text = escape_text("a ⟦b⟧ ") + placeholder_text(p) + escape_text(" ⟦⟦Q:x:1-2⟧")
-    assert split_redacted(text) == ["a ⟦b⟧ ", p, " ⟦⟦Q:x:1-2⟧"]
-    with pytest.raises(RedactionError, match="malformed placeholder"):
-        split_redacted("a lone ⟦ bracket")
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.sampled_from("ab ⟦⟧Q:~-019"), max_size=40))
-def test_escaped_text_parses_back_to_itself(text: str) -> None:
-    parts = split_redacted(escape_text(text))
-    assert "".join(p for p in parts if isinstance(p, str)) == text
-    assert not any(isinstance(p, Placeholder) for p in parts)
 
 
 @settings(max_examples=300, deadline=None)
