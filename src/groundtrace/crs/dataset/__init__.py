@@ -1,2 +1,2 @@
-"""The dataset format: files (JSONL + JSON Schema), difficulty tiers, validation, redacted release and
-hydration."""
+"""The dataset format: files (JSONL + JSON Schema), the dataset rules and their checks, validation,
+difficulty tiers, redacted release and hydration."""
