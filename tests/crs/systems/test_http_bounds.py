@@ -154,3 +154,12 @@ def test_non_finite_or_negative_usage_is_an_invalid_output(usage) -> None:
 def test_bad_bounds_are_refused(kwargs) -> None:
     with pytest.raises(ValueError):
         HTTPSystem("http://127.0.0.1:9/x", **kwargs)
+
+
+def test_a_deeply_nested_answer_is_an_invalid_output_not_a_recursion_error() -> None:
+    from groundtrace.crs.systems.http import parse_reply
+
+    deep = b'{"ranking": [], "response": "x", "extra": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+    with pytest.raises(HTTPSystemError, match="nested deeper than 100 levels"):
+        parse_reply(deep)
+    assert parse_reply(GOOD).output.response == "ok"

@@ -184,6 +184,11 @@ def parse_reply(content: bytes | str) -> SystemReply:
     """Validate an endpoint's JSON answer into a :class:`SystemReply` (raises :class:`HTTPSystemError`)."""
     import json
 
+    from groundtrace.core.files.jsonl import MAX_JSON_DEPTH, json_depth
+
+    raw = content.encode("utf-8", "surrogatepass") if isinstance(content, str) else content
+    if raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH and json_depth(raw) > MAX_JSON_DEPTH:
+        raise HTTPSystemError(f"response JSON nested deeper than {MAX_JSON_DEPTH} levels")
     try:
         data = json.loads(content)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
