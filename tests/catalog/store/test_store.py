@@ -52,7 +52,7 @@ def test_migrations_build_the_schema_of_the_code(store_url: str) -> None:
     from groundtrace.catalog.store.schema import metadata
 
     store = CatalogStore(store_url)
-    assert current_revision(store.engine) == head_revision() == "0001"
+    assert current_revision(store.engine) == head_revision() == "0002"
     with store.engine.connect() as conn:
         diffs = compare_metadata(MigrationContext.configure(conn), metadata)
     assert diffs == []
@@ -275,3 +275,18 @@ def test_export_is_sorted_and_identical_for_identical_input(
         (r["sku_id"], r["attribute"], r["action"]) for r in rows
     ]
     assert [json.loads(r["value"]) if r["value"] else None for r in table] == [r["value"] for r in rows]
+
+
+def test_reviewer_accounts_hold_a_hash_and_can_be_disabled(store_url: str) -> None:
+    store = CatalogStore(store_url)
+    assert store.reviewer_hash("ana") is None
+    assert store.set_reviewer("ana", "$argon2id$first") is True
+    assert store.reviewer_hash("ana") == "$argon2id$first"
+    created = store.table("reviewers")[0]["created_at"]
+    assert store.set_reviewer("ana", "$argon2id$second") is False  # a new password, same account
+    row = store.table("reviewers")[0]
+    assert (row["password_hash"], row["created_at"]) == ("$argon2id$second", created)
+    store.set_reviewer("ana", "$argon2id$second", active=False)
+    assert store.reviewer_hash("ana") is None
+    with pytest.raises(StoreError, match="reviewer name"):
+        store.set_reviewer(" ana", "x")

@@ -19,6 +19,8 @@ Keys (every write is an upsert on them, so replaying a SKU never duplicates a ro
   published value or a review decision: actor, time, old → new value, reason.
 * ``review_queue`` — one item per (``run_id``, ``sku_id``, ``attribute``) routed to REVIEW: the proposed
   value and evidence, ``status`` (open / approved / rejected / edited), reviewer, decision, comment, times.
+* ``reviewers`` — the review page's accounts (``name``): an argon2 password hash made by the web layer
+  (the store never sees a password) and an ``active`` flag.
 """
 
 from __future__ import annotations
@@ -189,4 +191,14 @@ review_queue = Table(
     Column("decided_at", DateTime(timezone=True), nullable=True),
     UniqueConstraint("run_id", "sku_id", "attribute", name="uq_review_item"),
     Index("ix_review_queue_status", "status"),
+)
+
+reviewers = Table(
+    "reviewers",
+    metadata,
+    Column("name", String(200), primary_key=True),
+    Column("password_hash", Text, nullable=False),
+    Column("active", Boolean, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
 )

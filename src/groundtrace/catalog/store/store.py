@@ -634,6 +634,41 @@ class CatalogStore:
             )
         )
 
+    # -- reviewer accounts (the review page) ----------------------------------------------------------
+    def set_reviewer(self, name: str, password_hash: str, *, active: bool = True) -> bool:
+        """Create reviewer ``name`` or replace its password hash; True when the account is new. The hash
+        is made by the caller (argon2 in ``catalog.web.auth``); the store never sees a password."""
+        if not name or len(name) > 200 or name != name.strip():
+            raise StoreError(f"reviewer name {name!r}: 1-200 characters without surrounding spaces")
+        now = _now()
+        with self.engine.begin() as conn:
+            exists = conn.execute(select(t.reviewers.c.name).where(t.reviewers.c.name == name)).first()
+            upsert(
+                conn,
+                t.reviewers,
+                [
+                    {
+                        "name": name,
+                        "password_hash": password_hash,
+                        "active": active,
+                        "created_at": now,
+                        "updated_at": now,
+                    }
+                ],
+                ["name"],
+                keep=["created_at"],
+            )
+        return exists is None
+
+    def reviewer_hash(self, name: str) -> str | None:
+        """The password hash of active reviewer ``name`` (None when there is no such active account)."""
+        rv = t.reviewers
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                select(rv.c.password_hash).where(rv.c.name == name, rv.c.active.is_(True))
+            ).first()
+        return None if row is None else str(row[0])
+
     # -- reading ---------------------------------------------------------------------------------------
     def run_results(self, run_id: int) -> list[AttributeResult]:
         """The run's AttributeResults (sorted by sku_id, attribute), rebuilt from the three tables."""
