@@ -115,3 +115,17 @@ def test_component_names_are_checked_by_the_registries(tmp_path: Path, args: lis
     out = tmp_path / "out.jsonl"
     result = runner.invoke(app, ["catalog", "enrich", str(_skus(tmp_path)), "--out", str(out), *args])
     assert result.exit_code == 2 and message in result.output and not out.exists()
+
+
+def test_sources_are_built_once_per_registered_name(tmp_path: Path) -> None:
+    from groundtrace.catalog.demo_catalog import write_demo_catalog
+    from groundtrace.catalog.pipeline import EnrichConfig, build_components
+
+    paths = write_demo_catalog(tmp_path / "demo")
+    config = EnrichConfig(
+        sources=["catalog", "feed"], feed=paths.feed, options={"syndicated": {"key": "gtin"}}
+    )
+    assert config.source_names() == ["catalog", "feed", "syndicated"]  # an alias and the implied name
+    sources = build_components(config).scout.sources
+    assert [type(s).__name__ for s in sources] == ["CatalogRecordSource", "SyndicatedFeedSource"]
+    assert sources[1].key == "gtin"  # options found under the canonical name

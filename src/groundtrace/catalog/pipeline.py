@@ -376,10 +376,17 @@ def build_components(config: EnrichConfig) -> Components:
     if vlm_client is not None:
         llm_clients.append(vlm_client)  # image calls go through the client: counted in the ledger
     sources: list[Any] = []
+    built: set[str] = set()
     for name in config.source_names():
         canonical = EVIDENCE_SOURCES.canonical(name)
+        if canonical in built:  # "feed" given and implied by --feed: one source
+            continue
+        built.add(canonical)
         context = SourceContext(
-            feed=config.feed, images=config.images, vlm=vlm_client, options=config.options.get(name, {})
+            feed=config.feed,
+            images=config.images,
+            vlm=vlm_client,
+            options=dict(config.options.get(name, config.options.get(canonical, {}))),
         )
         source = EVIDENCE_SOURCES.get(canonical).from_context(context)
         errors.extend(getattr(source, "errors", []))
