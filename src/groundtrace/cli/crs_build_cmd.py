@@ -83,6 +83,7 @@ def build(
                 realiser=real,
                 config=config,
                 progress=lambda n: bar.advance(task, n),
+                kb_path=None if kb == "demo" or kb.startswith("demo:") else Path(kb),
             )
     except PlanningError as exc:
         console.print(f"[red]cannot build from {escape(kb)}: {escape(str(exc))}[/red]")

@@ -300,8 +300,13 @@ def score(
         typer.Option("--setting", help="'closed' or 'open': predictions of the other setting are ignored."),
     ] = "closed",
     split: Annotated[
-        str, typer.Option("--split", help="Split the predictions answer: train, validation, test or all.")
-    ] = "test",
+        str | None,
+        typer.Option(
+            "--split",
+            help="Split the predictions answer: train, validation, test or all (default: the split that "
+            "holds the predicted dialogues; all when they span several).",
+        ),
+    ] = None,
     limit: LimitOption = None,
     kb: KbOption = None,
     nli: NliOption = None,
@@ -316,6 +321,11 @@ def score(
     if not predictions.is_file():
         raise typer.BadParameter(f"{predictions}: no such file", param_hint="--predictions")
     wanted = _metrics(metrics)
+    if split is None:
+        from groundtrace.crs.evaluation.loading import predictions_split
+
+        split = predictions_split(dataset, predictions)
+        err_console().print(f"scoring split {split!r} (the split the predictions answer)", markup=False)
     data, knowledge = _load(dataset, split, kb)
     try:
         result = score_file(

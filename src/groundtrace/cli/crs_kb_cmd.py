@@ -107,10 +107,38 @@ def _per_type_default() -> str:
     return ",".join(f"{k}={v}" for k, v in _DEFAULTS.per_type.items())
 
 
+def _input_files(yelp_dir: Path | None, business: Path | None, reviews: Path | None) -> tuple[Path, Path]:
+    """The business and review files: ``--yelp-dir`` (official names) or ``--business`` + ``--reviews``."""
+    from groundtrace.crs.kb.yelp import yelp_files
+
+    if yelp_dir is not None:
+        if business is not None or reviews is not None:
+            raise ValueError("give either --yelp-dir or --business and --reviews, not both")
+        return yelp_files(yelp_dir)
+    if business is None or reviews is None:
+        raise ValueError("give --yelp-dir, or both --business FILE and --reviews FILE")
+    for path in (business, reviews):
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no such file")
+    return business, reviews
+
+
 @kb_app.command("build")
 def build(
     yelp_dir: Path = typer.Option(
-        ..., "--yelp-dir", help="Folder holding yelp_academic_dataset_{business,review}.json."
+        None,
+        "--yelp-dir",
+        help="Folder holding yelp_academic_dataset_{business,review}.json (or --business and --reviews).",
+    ),
+    business_file: Path = typer.Option(
+        None,
+        "--business",
+        help="Yelp business JSONL file under any name (with --reviews; instead of --yelp-dir).",
+    ),
+    reviews_file: Path = typer.Option(
+        None,
+        "--reviews",
+        help="Yelp review JSONL file under any name (with --business; instead of --yelp-dir).",
     ),
     out: Path = typer.Option(
         ..., "--out", help="KB file to write (SQLite); a KB.summary.json is written next to it."
@@ -167,13 +195,12 @@ def build(
     from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
 
     from groundtrace.crs.kb.select import build_kb, summary_path
-    from groundtrace.crs.kb.yelp import yelp_files
 
     console = err_console()
     try:
-        business, review = yelp_files(yelp_dir)
-    except FileNotFoundError as exc:
-        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        business, review = _input_files(yelp_dir, business_file, reviews_file)
+    except (FileNotFoundError, ValueError) as exc:
+        print_error(exc)
         raise typer.Exit(2) from None
     try:
         config = selection_config(
@@ -210,7 +237,7 @@ def build(
             return lambda n: bar.advance(task, n)
 
         _, report, summary = build_kb(
-            business, review, out, config, on_bytes=on_bytes, source=str(yelp_dir.resolve())
+            business, review, out, config, on_bytes=on_bytes, source=str((yelp_dir or business).resolve())
         )
     written = summary_path(out)
     _print_summary(summary, f"KB {out}")

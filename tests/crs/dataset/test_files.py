@@ -65,7 +65,8 @@ def test_read_dataset_folder_and_single_file() -> None:
     assert data.errors == []
     assert [d.dialogue_id for d in data.all_dialogues()] == ["d-train-1", "d-train-2", "d-val-1"]
     single = read_dataset(DATA / "validation.jsonl")
-    assert list(single.splits) == ["validation"] and single.manifest == {}
+    # a single split file takes the manifest next to it
+    assert list(single.splits) == ["validation"] and single.manifest == data.manifest
 
 
 def test_read_dataset_errors(tmp_path: Path) -> None:

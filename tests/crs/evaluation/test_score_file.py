@@ -238,7 +238,7 @@ def test_cli_warns_about_other_setting_and_orphan_predictions(demo, tmp_path) ->
     )
     assert "orphan" not in wrong_setting.stderr
     assert f"unscorable turns: {n}" in wrong_setting.stdout
-    # the default --split test on predictions of every split: the other splits' turns are orphans
+    # --split test on predictions of every split: the other splits' turns are orphans
     test_ids = {d.dialogue_id for d in load_split(demo.dataset, "test").dialogues}
     orphans = sum(p.dialogue_id not in test_ids for p in read_predictions(preds).predictions)
     assert 0 < orphans < n
@@ -246,7 +246,7 @@ def test_cli_warns_about_other_setting_and_orphan_predictions(demo, tmp_path) ->
         app,
         [
             "crs", "score", "--dataset", str(demo.dataset), "--kb", str(demo.kb_path), "--setting", "open",
-            "--predictions", str(preds), "--out", str(tmp_path / "t"),
+            "--predictions", str(preds), "--out", str(tmp_path / "t"), "--split", "test",
         ],
     )  # fmt: skip
     assert wrong_split.exit_code == 0, wrong_split.output
@@ -281,3 +281,31 @@ def test_predictions_beyond_limit_are_not_orphans(demo, tmp_path) -> None:
     )
     assert offline.table.predictions.orphan == 0
     assert offline.table.to_dict() == limited.table.to_dict()
+
+
+def test_cli_score_defaults_to_the_split_the_predictions_answer(demo, tmp_path) -> None:
+    """Without --split, predictions of every split are scored as 'all': no orphans (issue 10)."""
+    runner = CliRunner()
+    done = runner.invoke(
+        app,
+        ["crs", "run", *_args(demo), "--system", "oracle", "--out", str(tmp_path / "o")],
+    )
+    assert done.exit_code == 0, done.output
+    preds = tmp_path / "o" / PREDICTIONS_FILE
+    scored = runner.invoke(
+        app,
+        [
+            "crs",
+            "score",
+            "--dataset",
+            str(demo.dataset),
+            "--kb",
+            str(demo.kb_path),
+            "--predictions",
+            str(preds),
+            "--out",
+            str(tmp_path / "s"),
+        ],  # no --split
+    )
+    assert scored.exit_code == 0, scored.output
+    assert "scoring split 'all'" in scored.stderr and "orphan" not in scored.stderr

@@ -422,8 +422,12 @@ def build_dataset(
     realiser: str | Realiser = "template",
     config: BuildConfig = BuildConfig(),  # noqa: B008
     progress: Callable[[int], None] | None = None,
+    kb_path: str | Path | None = None,
 ) -> BuildReport:
-    """Build and write the dataset folder (see module docstring); returns the report."""
+    """Build and write the dataset folder (see module docstring); returns the report.
+
+    ``kb_path`` (the KB file the dataset is built on) is recorded in the manifest as an absolute path, so
+    ``crs run``/``crs score`` find the KB without ``--kb``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     dialogues, report = build_dialogues(
@@ -438,6 +442,7 @@ def build_dataset(
         "generator": f"groundtrace {__version__}",
         "kb_name": kb.name,
         "kb_hash": kb.content_hash,
+        **({"kb_path": str(Path(kb_path).resolve())} if kb_path is not None else {}),
         "seed": seed,
         "realiser": report.realiser,
         "counts": {**report.splits, "total": report.built},

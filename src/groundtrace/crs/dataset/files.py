@@ -128,7 +128,8 @@ def dataset_files(dir_or_file: Path | str) -> list[Path]:
 
 
 def read_dataset(dir_or_file: Path | str, *, strict: bool = False) -> Dataset:
-    """Read a dataset folder (split files + manifest.json) or a single JSONL file (split = file stem).
+    """Read a dataset folder (split files + manifest.json) or a single JSONL file (split = file stem; the
+    ``manifest.json`` next to it, when there is one, is its manifest).
 
     A ``dialogue_id`` seen before (in this file or an earlier split file) is a line error
     ``duplicate dialogue_id 'X' (first at FILE:LINE); skipped`` and only its first line is kept. A
@@ -157,7 +158,8 @@ def read_dataset(dir_or_file: Path | str, *, strict: bool = False) -> Dataset:
         splits[file.stem] = kept
         errors.extend(sorted([*reader.errors, *duplicates], key=lambda e: e.line))
     manifest: dict[str, Any] = {}
-    manifest_path = path / MANIFEST if path.is_dir() else None
+    # a single split file reads the manifest next to it (the dataset folder it came from)
+    manifest_path = path / MANIFEST if path.is_dir() else path.with_name(MANIFEST)
     if manifest_path is not None and manifest_path.is_file():
         manifest, problem = _read_manifest(manifest_path)
         if problem is not None:

@@ -77,6 +77,33 @@ def load_dataset(path: Path | str, split: str = "test") -> DialogueList:
     )
 
 
+def predictions_split(dataset: Path | str, predictions: Path | str) -> str:
+    """The split whose dialogues the predictions answer: the one split holding every predicted dialogue
+    id that the dataset has, ``all`` when they span several (or none is found). A single JSONL dataset
+    file is its own split."""
+    import json
+
+    from groundtrace.crs.dataset.files import read_dataset
+
+    if Path(dataset).is_file():
+        return Path(dataset).stem
+    ids: set[str] = set()
+    with open(predictions, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue  # bad lines are reported by the scorer
+            if isinstance(obj, dict) and isinstance(obj.get("dialogue_id"), str):
+                ids.add(obj["dialogue_id"])
+    covering = [
+        name
+        for name, dialogues in read_dataset(dataset).splits.items()
+        if ids & {d.dialogue_id for d in dialogues}
+    ]
+    return covering[0] if len(covering) == 1 else "all"
+
+
 def load_kb(spec: str | Path) -> KnowledgeBase:
     """A knowledge base from ``"demo"`` (seed 0), ``"demo:SEED"`` or the path of a KB file."""
     text = str(spec)
@@ -93,11 +120,14 @@ def load_kb(spec: str | Path) -> KnowledgeBase:
 
 
 def resolve_kb(spec: str | None, manifest: dict[str, Any], dialogues: Sequence[Dialogue]) -> KnowledgeBase:
-    """The KB of a dataset: a KB file, ``demo`` / ``demo:SEED``, or (``spec=None``) the generated demo city
-    named by the manifest when its regenerated content hash matches. Raises ``ValueError`` otherwise."""
+    """The KB of a dataset: a KB file, ``demo`` / ``demo:SEED``, or (``spec=None``) the KB file the
+    manifest records (``kb_path``) or the generated demo city it names, when the content hash matches.
+    Raises ``ValueError`` otherwise."""
     from groundtrace.crs.kb.demo import generate_demo_kb
 
     expected = manifest.get("kb_hash") or next((d.kb_hash for d in dialogues if d.kb_hash), "")
+    if spec is None and manifest.get("kb_path") and Path(str(manifest["kb_path"])).is_file():
+        spec = str(manifest["kb_path"])
     if spec is None:
         name = str(manifest.get("kb_name", ""))
         if name.startswith("demo:") and name.rsplit(":", 1)[-1].startswith("seed"):
