@@ -45,6 +45,7 @@ def candidate_card(kb: KnowledgeBase, poi_id: str) -> CandidateCard:
         categories=list(poi.categories),
         price_level=poi.price_level,
         stars=poi.stars,
+        review_count=poi.review_count,
         lat=poi.lat,
         lon=poi.lon,
         attributes=dict(poi.attributes),

@@ -14,7 +14,68 @@ from groundtrace.crs.systems.base import (
 )
 from groundtrace.crs.systems.http import HTTPSystem, is_url
 
+_B = "groundtrace.crs.systems.baselines"
+#: The offline systems ``crs leaderboard --systems all-offline`` runs (registry names are a contract).
+OFFLINE_SYSTEMS: tuple[str, ...] = (
+    "popularity",
+    "tfidf",
+    "aspect",
+    "dense",
+    "spatial",
+    "hybrid-rrf",
+    "itinerary",
+    "knowledge",
+    "persona",
+    "trace-hybrid",
+)
+for _name, _path, _desc in (
+    (
+        "popularity",
+        "lexical:PopularitySystem",
+        "Stars x review count with a Bayesian prior; ignores the user.",
+    ),
+    (
+        "tfidf",
+        "lexical:TfidfSystem",
+        "TF-IDF of POI documents vs the user's turns; quotes best-matching sentences.",
+    ),
+    (
+        "aspect",
+        "lexical:AspectSystem",
+        "Aspect decomposition of reviews, aspect-weighted match to preferences.",
+    ),
+    (
+        "dense",
+        "dense:DenseSystem",
+        "Bi-encoder all-MiniLM-L6-v2 (extra [dense]); negative preferences subtracted.",
+    ),
+    ("spatial", "spatial:SpatialSystem", "Haversine filter and distance-aware ranking around the anchor."),
+    (
+        "hybrid-rrf",
+        "hybrid:HybridRRFSystem",
+        "Reciprocal rank fusion of sparse, dense and structured rankings.",
+    ),
+    (
+        "itinerary",
+        "spatial:ItinerarySystem",
+        "Best match, then nearby POIs in greedy nearest-neighbour order.",
+    ),
+    ("knowledge", "structured:KnowledgeSystem", "KB attributes matched to the parsed constraints."),
+    (
+        "persona",
+        "structured:PersonaSystem",
+        "Inferred persona preference priors combined with TF-IDF retrieval.",
+    ),
+    (
+        "trace-hybrid",
+        "hybrid:TraceHybridSystem",
+        "Ours: state + hybrid retrieval + hard filter + verified stance-aware quotes.",
+    ),
+):
+    SYSTEMS.register_lazy(_name, f"{_B}.{_path}", description=_desc)
+
 __all__ = [
+    "OFFLINE_SYSTEMS",
     "SYSTEMS",
     "CRSSystem",
     "HTTPSystem",

@@ -39,6 +39,7 @@ class CandidateCard(BaseModel):
     categories: list[str] = Field(default_factory=list)
     price_level: int | None = None
     stars: float
+    review_count: int | None = Field(None, description="The KB's review count (Yelp's, not the tagged ones).")
     lat: float
     lon: float
     attributes: dict[str, object] = Field(default_factory=dict)

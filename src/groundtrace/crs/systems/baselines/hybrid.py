@@ -1,0 +1,101 @@
+"""``hybrid-rrf`` (reciprocal rank fusion of sparse, dense and structured) and ``trace-hybrid`` (ours)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from groundtrace.crs.systems.baselines.dense import dense_scores
+from groundtrace.crs.systems.baselines.lexical import AspectSystem, sparse_scores
+from groundtrace.crs.systems.toolkit.base import RankingSystem, Turn
+from groundtrace.crs.systems.toolkit.dense import DenseUnavailable, Encoder
+from groundtrace.crs.systems.toolkit.scoring import rank_by, rrf
+from groundtrace.crs.systems.toolkit.structured import anchor_of, constraint_match
+
+
+def _encoder(dense: bool | str, cache_dir: str | None) -> Encoder | None:
+    """The encoder for ``dense``: ``"auto"`` uses it when the extra is installed, ``True`` requires it."""
+    if dense is False or dense == "off":
+        return None
+    try:
+        from groundtrace.crs.systems.toolkit.dense import load_bundled_model
+
+        return Encoder(load_bundled_model("cpu"), cache_dir=cache_dir)
+    except DenseUnavailable:
+        if dense is True or dense == "on":
+            raise
+        return None
+
+
+class _Fused(RankingSystem):
+    def __init__(
+        self,
+        *,
+        dense: bool | str = "auto",
+        cache_dir: str | None = None,
+        rrf_k: int = 60,
+        max_quotes: int = 2,
+    ) -> None:
+        super().__init__(max_quotes=max_quotes)
+        if dense not in (True, False, "auto", "on", "off"):
+            raise ValueError("dense must be true, false or 'auto'")
+        self.encoder = _encoder(dense, cache_dir)
+        self.rrf_k = rrf_k
+
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), "dense": self.encoder is not None, "rrf_k": self.rrf_k}
+
+    def rankings(self, turn: Turn) -> list[list[str]]:
+        """The rankings fused: sparse, dense (when available) and structured."""
+        out = [rank_by(sparse_scores(self, turn, 0.5), turn.pool)]
+        if self.encoder is not None:
+            out.append(rank_by(dense_scores(self.encoder, turn, 0.5), turn.pool))
+        anchor = anchor_of(turn.inp.anchor)
+        structured = {
+            c.poi_id: constraint_match(c, turn.state.constraints, anchor) + 0.1 * c.stars / 5
+            for c in turn.inp.candidates
+        }
+        out.append(rank_by(structured, turn.pool))
+        return out
+
+    def close(self) -> None:
+        if self.encoder is not None:
+            self.encoder.save()
+
+
+class HybridRRFSystem(_Fused):
+    """Reciprocal rank fusion ``Σ 1/(k + rank)`` (k = ``rrf_k``, 60) of the sparse (TF-IDF), dense
+    (MiniLM) and structured (constraint share + stars) rankings. ``dense="auto"`` (default) drops the
+    dense ranking when the ``[dense]`` extra is absent (sparse + structured only, recorded in ``config``)."""
+
+    def score(self, turn: Turn) -> dict[str, float]:
+        return rrf(self.rankings(turn), self.rrf_k)
+
+
+class TraceHybridSystem(_Fused):
+    """Ours: dialogue state with rejection memory → hybrid retrieval (RRF of sparse, dense when
+    available, structured and aspect rankings) → hard constraint filtering (candidates meeting more of
+    the stated constraints always rank first: ``score = share met + fused``, fused < 0.07) → stance-aware
+    extractive citations (one supporting, non-negative sentence per constraint) → verification (quotes
+    not found in their review, negative or negated ones are dropped). Offline; no LLM step yet."""
+
+    stance_aware = True
+
+    def __init__(
+        self,
+        *,
+        dense: bool | str = "auto",
+        cache_dir: str | None = None,
+        rrf_k: int = 60,
+        max_quotes: int = 3,
+    ) -> None:
+        super().__init__(dense=dense, cache_dir=cache_dir, rrf_k=rrf_k, max_quotes=max_quotes)
+        self._aspect = AspectSystem()
+
+    def score(self, turn: Turn) -> dict[str, float]:
+        rankings = [*self.rankings(turn), rank_by(self._aspect.score(turn), turn.pool)]
+        fused = rrf(rankings, self.rrf_k)
+        anchor = anchor_of(turn.inp.anchor)
+        return {
+            c.poi_id: constraint_match(c, turn.state.constraints, anchor) + fused[c.poi_id]
+            for c in turn.inp.candidates
+        }
