@@ -354,3 +354,37 @@ def _plans(ctx, dialogue_id: str, seed: int) -> bool:
     except PlanningError:
         return False
     return True
+
+
+def test_llm_turn_citing_a_complaint_in_support_is_rejected(ctx) -> None:
+    """GT-Q007 at the turn level: the LLM turn falls back instead of failing the dialogue's QC."""
+    from groundtrace.crs.build.llm_realiser import LLMTurnRejected, check_llm_turn
+
+    kb = ctx.kb
+    for k in range(200):
+        rng = random.Random(f"stance{k}")
+        try:
+            plan = plan_dialogue(ctx, f"s{k}", rng, with_rejection=False)
+        except PlanningError:
+            continue
+        index, tp = next((i, t) for i, t in enumerate(plan.turns) if t.act == "recommend")
+        main = tp.recommended[0]
+        allowed = {q.tag for quotes in tp.quotes.values() for q in quotes}  # the turn's allowed reviews
+        for tag in sorted(allowed):
+            ref = plan.review_refs[tag]
+            review = kb.review(ref.review_id)
+            negative = [s for s in kb.stances[ref.review_id] if s.polarity < 0 and s.end - s.start >= 12]
+            if not negative:
+                continue
+            sentence = review.text[negative[0].start : negative[0].end]
+            if '"' in sentence:
+                continue
+            name = kb.poi(main).name
+            with pytest.raises(LLMTurnRejected, match="negative but cited in support"):
+                check_llm_turn(plan, tp, index, f'I recommend {name}. Reviewers say: "{sentence}" [{tag}].')
+            turn = check_llm_turn(
+                plan, tp, index, f'I recommend {name}. One reviewer warns: "{sentence}" [{tag}].'
+            )
+            assert turn.cited_tags == [tag]
+            return
+    pytest.skip("no recommendation citing a review with a negative sentence in 200 plans")

@@ -11,7 +11,9 @@ The answer is accepted only when (:func:`check_llm_turn`):
 * a recommend/compare/explain turn names its main POI, cites at least one tag, and every tag is one of
   the turn's allowed tags;
 * every ``"quote" [Rn]`` is a verbatim substring (>= 12 characters) of the review that ``Rn`` points to,
-  and carries exactly one tag; tags outside quotes are allowed only if allowed for the turn.
+  and carries exactly one tag; tags outside quotes are allowed only if allowed for the turn;
+* a quoted sentence whose stored stance is negative follows a warning cue ("one reviewer warns"), and a
+  positive one does not (the dataset rule GT-Q007 evidence-stance).
 
 Otherwise — or when the client raises (transport failure, ``SchemaMalformedError``) — the turn falls
 back to the template draft and ``Dialogue.features["realiser_fallback_turns"]`` counts it. Spans are
@@ -38,7 +40,9 @@ from groundtrace.crs.build.evidence import MIN_QUOTE_CHARS
 from groundtrace.crs.build.planner import DialoguePlan, TurnPlan
 from groundtrace.crs.build.realise import TemplateRealiser, poi_card
 from groundtrace.crs.dataset.checks.quotes import CITING_ACTS
+from groundtrace.crs.dataset.stance import is_warning
 from groundtrace.crs.dataset.text import quoted_snippets, text_tags
+from groundtrace.crs.kb.stance import SentenceStance
 from groundtrace.crs.schema import Dialogue, QuoteSpan, Turn
 
 SYSTEM_PROMPT = (
@@ -67,6 +71,14 @@ def _allowed_tags(tp: TurnPlan) -> set[str]:
 
 MIN_WORDS = 3
 NAMED_USER_ACTS = frozenset({"reject_and_refine", "accept"})
+
+
+def _check_stance(stance: SentenceStance | None, text: str, start: int, quote: str) -> None:
+    """GT-Q007 for one quote: a negative sentence must follow a warning cue, a positive one must not."""
+    warned = is_warning(text, start)
+    if stance is not None and ((stance.polarity < 0 and not warned) or (stance.polarity > 0 and warned)):
+        why = "negative but cited in support" if stance.polarity < 0 else "positive but cited as a warning"
+        raise LLMTurnRejected(f"quote {quote[:30]!r} is {why} (rule GT-Q007 evidence-stance)")
 
 
 def check_llm_turn(
@@ -111,6 +123,7 @@ def check_llm_turn(
         at = review_text.find(quote)
         if len(quote) < MIN_QUOTE_CHARS or at < 0:
             raise LLMTurnRejected(f"quote {quote[:30]!r} is not verbatim in [{tag}]")
+        _check_stance(kb.sentence_stance(ref.review_id, at), text, start, quote)
         spans.append(
             QuoteSpan(
                 tag=tag,
