@@ -15,6 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from groundtrace.core.evidence.sanitize import clean_untrusted
 
 MODEL_VERSION = "1.0"
+#: Size limits of one SKU record (characters): a 50 MB description is refused with a one-line error
+#: instead of costing minutes of matching.
+MAX_TEXT_CHARS = 50_000  # the longest record line of the shared samples is 6.4k
+MAX_TITLE_CHARS = 2_000
 
 
 class _Model(BaseModel):
@@ -26,16 +30,36 @@ class SKU(_Model):
     """A merchant catalog record."""
 
     schema_version: str = MODEL_VERSION
-    sku_id: str
-    title: str
-    description: str = ""
-    brand: str | None = None
-    category: str = Field(description="Leaf category; selects the attribute template.")
-    gtin: str | None = Field(default=None, description="UPC-A / EAN-13 / GTIN-14 (digits).")
-    mpn: str | None = None
-    specs: dict[str, str] = Field(default_factory=dict, description="Structured catalog fields, verbatim.")
-    images: list[str] = Field(default_factory=list, description="Image paths or URLs.")
-    url: str | None = None
+    sku_id: str = Field(max_length=200)
+    title: str = Field(max_length=MAX_TITLE_CHARS)
+    description: str = Field(
+        default="",
+        max_length=MAX_TEXT_CHARS,
+        description=f"At most {MAX_TEXT_CHARS:,} characters: bounded work per SKU (issue 9).",
+    )
+    brand: str | None = Field(default=None, max_length=MAX_TITLE_CHARS)
+    category: str = Field(
+        max_length=MAX_TITLE_CHARS, description="Leaf category; selects the attribute template."
+    )
+    gtin: str | None = Field(
+        default=None,
+        max_length=20,
+        description="UPC-A / EAN-13 / GTIN-14 as a digit STRING (leading zeros are part of it).",
+    )
+    mpn: str | None = Field(default=None, max_length=200)
+    specs: dict[str, str] = Field(
+        default_factory=dict, max_length=500, description="Structured catalog fields, verbatim."
+    )
+    images: list[str] = Field(default_factory=list, max_length=50, description="Image paths or URLs.")
+    url: str | None = Field(default=None, max_length=4000)
+
+    @field_validator("specs")
+    @classmethod
+    def _bounded_specs(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, text in value.items():
+            if len(key) > MAX_TITLE_CHARS or len(text) > MAX_TEXT_CHARS:
+                raise ValueError(f"spec {key[:40]!r} is longer than {MAX_TEXT_CHARS:,} characters")
+        return value
 
 
 AttributeType = Literal["enum", "bool", "number", "string"]

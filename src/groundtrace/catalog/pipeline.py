@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
@@ -40,6 +41,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from groundtrace.catalog.identity import valid_gtin
 from groundtrace.catalog.model import SKU, AttributeResult
 from groundtrace.catalog.policy import WritePolicy, load_policy
 from groundtrace.catalog.run_meta import check_or_record, run_fingerprint
@@ -195,46 +197,10 @@ def iter_skus(path: Path) -> Iterator[tuple[int, SKU | str]]:
     read (a CSV record is numbered by the line it starts on)."""
     path = Path(path)
     if path.suffix.lower() in (".parquet", ".pq"):
-        try:
-            import pyarrow.parquet as pq
-        except ImportError as exc:
-            raise ImportError(
-                f"{path}: reading Parquet needs pyarrow: pip install 'groundtrace[parquet]'"
-            ) from exc
-
-        for row_number, record in enumerate(pq.read_table(path).to_pylist(), start=1):
-            try:
-                row = {
-                    k: (
-                        v
-                        if isinstance(v, str)
-                        else json.dumps(v)
-                        if isinstance(v, dict | list)
-                        else ""
-                        if v is None
-                        else str(v)
-                    )
-                    for k, v in record.items()
-                }
-                yield row_number, _csv_sku(row)
-            except (ValidationError, ValueError, json.JSONDecodeError, AttributeError) as exc:
-                yield row_number, _problem(exc)
+        yield from _iter_parquet(path)
         return
     if path.suffix.lower() == ".csv":
-        header: list[str] | None = None
-        for line, cells, problem in iter_csv(path):
-            if cells is None:  # a line that is not valid UTF-8 (or a record or the header it broke)
-                yield line, problem or ""
-                continue
-            if header is None:
-                header = cells
-                continue
-            try:
-                if len(cells) > len(header):
-                    raise ValueError("more cells than header columns")
-                yield line, _csv_sku(dict(zip(header, cells, strict=False)))
-            except (ValidationError, ValueError, json.JSONDecodeError, AttributeError) as exc:
-                yield line, _problem(exc)
+        yield from _iter_csv(path)
         return
     for number, value, error in iter_jsonl(path):
         if error is not None:
@@ -244,6 +210,85 @@ def iter_skus(path: Path) -> Iterator[tuple[int, SKU | str]]:
             yield number, SKU.model_validate(value)
         except ValidationError as exc:
             yield number, _problem(exc)
+
+
+def _iter_parquet(path: Path) -> Iterator[tuple[int, SKU | str]]:
+    """Rows of a Parquet file (numbered from 1); a file that cannot be read raises SkuFileError."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError as exc:
+        raise ImportError(
+            f"{path}: reading Parquet needs pyarrow: pip install 'groundtrace[parquet]'"
+        ) from exc
+
+    try:
+        records = pq.read_table(path).to_pylist()
+    except (OSError, ValueError, TypeError, RuntimeError) as exc:  # ArrowInvalid is a ValueError
+        reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+        raise SkuFileError(f"{path}:1: not a readable Parquet file ({reason})") from None
+    for row_number, record in enumerate(records, start=1):
+        try:
+            yield row_number, _csv_sku({k: _parquet_cell(k, v) for k, v in record.items()})
+        except (ValidationError, ValueError, json.JSONDecodeError, AttributeError) as exc:
+            yield row_number, _problem(exc)
+
+
+def _iter_csv(path: Path) -> Iterator[tuple[int, SKU | str]]:
+    """CSV records, each numbered by the line it starts on."""
+    header: list[str] | None = None
+    for line, cells, problem in iter_csv(path):
+        if cells is None:  # a line that is not valid UTF-8 (or a record or the header it broke)
+            yield line, problem or ""
+            continue
+        if header is None:
+            header = cells
+            continue
+        try:
+            if len(cells) > len(header):
+                raise ValueError("more cells than header columns")
+            swallowed = _swallowed_row(cells, len(header))
+            if swallowed:
+                raise ValueError(
+                    f"a quoted cell runs over {swallowed} lines and holds what reads as whole rows "
+                    "(unclosed quote?); record skipped"
+                )
+            yield line, _csv_sku(dict(zip(header, cells, strict=False)))
+        except (ValidationError, ValueError, json.JSONDecodeError, AttributeError) as exc:
+            yield line, _problem(exc)
+
+
+class SkuFileError(ValueError):
+    """The SKU file as a whole cannot be read (a corrupt Parquet file): one line naming the file."""
+
+
+def _parquet_cell(key: str, value: Any) -> str:
+    """One Parquet cell as the text a CSV cell would hold: null and NaN are empty (never "nan"), an
+    integer GTIN gets its leading zeros back (GTIN-14; the check digit is unaffected), lists and maps are
+    JSON."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    numeric = isinstance(value, int | float) and not isinstance(value, bool)
+    if key == "gtin" and numeric and float(value).is_integer() and 0 <= value < 10**14:
+        return f"{int(value):014d}"
+    if isinstance(value, dict | list):
+        return json.dumps(value)
+    return value if isinstance(value, str) else str(value)
+
+
+def _swallowed_row(cells: list[str], columns: int) -> int:
+    """Lines of a multi-line cell when one of its later lines parses as a whole row of ``columns`` cells —
+    the mark of an unclosed quote that swallowed the next records; 0 otherwise."""
+    import csv
+
+    for cell in cells:
+        lines = cell.split("\n")
+        if len(lines) < 2:
+            continue
+        for text in lines[1:]:
+            parsed = next(csv.reader([text]), [])
+            if columns > 1 and len(parsed) == columns:
+                return len(lines)
+    return 0
 
 
 def _problem(exc: Exception) -> str:
@@ -265,6 +310,11 @@ def read_skus(path: Path) -> tuple[list[SKU], list[str]]:
         else:
             seen.add(item.sku_id)
             skus.append(item)
+            if item.gtin and not valid_gtin(item.gtin):
+                issues.append(
+                    f"{path}:{line}: gtin {item.gtin!r} is not a valid GTIN (length or check digit); "
+                    "kept as given, not used for identity matching"
+                )
     return skus, issues
 
 

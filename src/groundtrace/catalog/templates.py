@@ -17,6 +17,7 @@ Routing contract of :meth:`TemplateSet.for_category` (first hit wins):
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Iterator
 from importlib import resources
@@ -25,6 +26,7 @@ from pathlib import Path
 import yaml
 
 from groundtrace.catalog.model import CategoryTemplate
+from groundtrace.core.evidence.normalize import known_units, parse_unit
 from groundtrace.core.files.yaml_loader import YamlError, read_yaml, validate_document
 
 _PATH_SPLIT = re.compile(r"\s*(?:>|/|\||›|»)\s*")
@@ -62,6 +64,10 @@ def validate_template(template: CategoryTemplate) -> list[str]:
             problems.append(
                 f"attribute {spec.slug!r} has a unit but type {spec.type!r} (units need type number)"
             )
+        elif spec.unit is not None and parse_unit(spec.unit) is None:
+            close = difflib.get_close_matches(spec.unit.lower(), known_units(), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            problems.append(f"attribute {spec.slug!r}: unknown unit {spec.unit!r}{hint}")
     if not template.attributes:
         problems.append("template has no attributes")
     return problems

@@ -150,6 +150,7 @@ def enrich_cmd(
 
     from groundtrace.catalog.pipeline import (
         EnrichConfig,
+        SkuFileError,
         build_components,
         read_skus,
         run_enrich,
@@ -160,6 +161,7 @@ def enrich_cmd(
     from groundtrace.catalog.sources import SourceError
     from groundtrace.catalog.templates import TemplateError
     from groundtrace.core.files.lock import LockHeldError
+    from groundtrace.core.llm.base import LLMError
     from groundtrace.core.llm.config import LLMConfigError
     from groundtrace.core.registry import UnknownNameError
 
@@ -188,7 +190,15 @@ def enrich_cmd(
     )
     try:
         comp = build_components(config)
-    except (PolicyError, TemplateError, SourceError, LLMConfigError, UnknownNameError, ValueError) as exc:
+    except (
+        PolicyError,
+        TemplateError,
+        SourceError,
+        LLMConfigError,
+        LLMError,
+        UnknownNameError,
+        ValueError,
+    ) as exc:
         print_error(exc)
         raise typer.Exit(2) from exc
     if db is not None:
@@ -215,7 +225,11 @@ def enrich_cmd(
             no_progress=no_progress,
         )
         return
-    total = len(read_skus(skus)[0])
+    try:
+        total = len(read_skus(skus)[0])
+    except SkuFileError as exc:
+        print_error(exc)
+        raise typer.Exit(2) from None
 
     def show(text: str) -> None:
         err.print(text, markup=False, highlight=False, soft_wrap=True)

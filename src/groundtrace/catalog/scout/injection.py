@@ -6,6 +6,7 @@ flag a quote that overlaps one (``injection_quote``).
 
 from __future__ import annotations
 
+import functools
 import re
 
 from groundtrace.catalog.scout.sentences import sentence_spans
@@ -93,13 +94,20 @@ _BOT_ROLE_PREFIX = re.compile(r"^\W{0,3}(?:system|assistant|user|developer|human
 
 def injection_matches(text: str) -> list[tuple[int, int]]:
     """Character spans of every injection cue in ``text`` (a match may cross a sentence break)."""
+    return list(_matches(text))
+
+
+@functools.lru_cache(maxsize=512)
+def _matches(text: str) -> tuple[tuple[int, int], ...]:
+    """One linear scan per distinct text: the engines and both judges ask about the same Documents many
+    times (per attribute, per candidate), so the answer is cached."""
     spans = [m.span() for m in _MULTILINGUAL.finditer(text)]
     for s, e in sentence_spans(text):
         sentence = text[s:e]
         m = _INSTRUCTION.search(sentence)
         if m:
             spans.append((s + m.start(), s + m.end()))
-    return sorted(spans)
+    return tuple(sorted(spans))
 
 
 def instruction_spans(text: str) -> list[tuple[int, int]]:

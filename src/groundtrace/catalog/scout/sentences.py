@@ -7,6 +7,7 @@ offsets (blanked characters become spaces), so a span found in masked text is va
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
@@ -51,7 +52,15 @@ def is_value_text(value: str, placeholders: bool = True) -> bool:
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each sentence/line of ``text`` (split at . ! ? + space, and at newlines)."""
+    """(start, end) of each sentence/line of ``text`` (split at . ! ? + space, and at newlines).
+
+    Cached per distinct text (the extractor, the injection detector and both judges split the same
+    Documents many times); callers get their own list."""
+    return list(_sentence_spans(text))
+
+
+@functools.lru_cache(maxsize=512)
+def _sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
     spans: list[tuple[int, int]] = []
     pos = 0
     for m in _SENT_END.finditer(text):
@@ -68,7 +77,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
             e -= 1
         if e > s:
             out.append((s, e))
-    return out
+    return tuple(out)
 
 
 def mask_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:

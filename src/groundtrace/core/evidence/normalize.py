@@ -205,6 +205,11 @@ def _parse_number(text: str) -> float:
 
 
 @lru_cache(maxsize=1024)
+def known_units() -> list[str]:
+    """Unit spellings :func:`parse_unit` knows by alias (for "did you mean" hints)."""
+    return sorted(_UNIT_ALIASES)
+
+
 def parse_unit(text: str) -> pint.Unit | None:
     """``pint.Unit`` for a unit spelling (:data:`_UNIT_ALIASES` first, case-insensitive; then pint,
     case-sensitive), or ``None``."""

@@ -153,7 +153,10 @@ class YamlDocument:
 
 def parse_yaml(text: str, name: str = "<yaml>", *, max_depth: int = MAX_YAML_DEPTH) -> YamlDocument:
     """Parse one YAML document safely (see the module docstring); raise :class:`YamlError`."""
-    loader = _StrictLoader(text)
+    try:  # the reader checks the characters already when the loader is built (control characters)
+        loader = _StrictLoader(text)
+    except yaml.YAMLError as exc:
+        raise YamlError.at(name, 1, f"invalid YAML: {' '.join(str(exc).split())}") from None
     loader.source_name = name
     loader.max_depth = max_depth
     try:
@@ -167,7 +170,7 @@ def parse_yaml(text: str, name: str = "<yaml>", *, max_depth: int = MAX_YAML_DEP
         problem = exc.problem or exc.context or "invalid YAML"
         raise YamlError.at(name, _line(mark) if mark else 1, f"invalid YAML: {problem}") from None
     except yaml.YAMLError as exc:
-        raise YamlError.at(name, 1, f"invalid YAML: {exc}") from None
+        raise YamlError.at(name, 1, f"invalid YAML: {' '.join(str(exc).split())}") from None
     finally:
         loader.dispose()
     return YamlDocument(name=name, data=data, root=root)

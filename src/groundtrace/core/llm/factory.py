@@ -69,6 +69,11 @@ def make_llm(
             "or set GROUNDTRACE_LLM / GROUNDTRACE_LLM_BASE_URL + GROUNDTRACE_LLM_MODEL"
         )
     name, arg, extra = parse_spec(spec)
+    if "base_url" in extra and arg is None and not kw.get("model") and not settings.model:
+        raise LLMConfigError(
+            f"LLM spec {spec!r} names no model: add '#MODEL' to the URL (e.g. '{spec.rstrip('#')}#my-model') "
+            "or set GROUNDTRACE_LLM_MODEL"
+        )
     try:
         target = LLM_CLIENTS.get(name)
     except UnknownNameError as exc:
