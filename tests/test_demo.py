@@ -36,6 +36,11 @@ def test_demo_cli(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert (tmp_path / "d" / "crs" / "report" / "report.html").exists()
     assert "TRACE-Catalog" in result.output
+    store = (tmp_path / "d" / "catalog" / "store.db").resolve()
+    last = result.output.strip().splitlines()[-3:]
+    assert last[0] == f"  groundtrace catalog user add reviewer --db sqlite:///{store}"
+    assert last[1] == f"  groundtrace catalog serve --db sqlite:///{store}"
+    assert "http://127.0.0.1:8000/" in last[2]
 
 
 def test_demo_cli_bad_out_is_one_line_error(tmp_path: Path) -> None:

@@ -86,7 +86,9 @@ STAGES: dict[str, Layers] = {
     "groundtrace.catalog": Layers(
         stages=(("importers", "sources"), ("scout",), ("judge",), ("evaluation",)),
         foundations=frozenset({"model", "templates", "identity", "data"}),
-        orchestration=frozenset({"policy", "pipeline", "enrichment", "run_meta", "demo_catalog", "store"}),
+        orchestration=frozenset(
+            {"policy", "pipeline", "enrichment", "run_meta", "demo_catalog", "store", "web"}
+        ),
     ),
 }
 SRC = Path(groundtrace.__file__).resolve().parents[1]

@@ -113,7 +113,21 @@ def run_demo(
     for name, path in artefacts.items():
         table.add_row(name, Text(str(path)))  # a user's path is never markup
     console.print(table)
+    if "catalog_store" in artefacts:
+        for line in review_page_lines(artefacts["catalog_store"]):
+            console.print(line, markup=False, soft_wrap=True)
     return artefacts
+
+
+def review_page_lines(store_path: Path) -> list[str]:
+    """How to open the review page (``catalog serve``, extra ``[web]``) on the demo's catalog store."""
+    db = f"sqlite:///{Path(store_path).resolve()}"
+    return [
+        "review page for the demo's REVIEW items (pip install 'groundtrace[web]'):",
+        f"  groundtrace catalog user add reviewer --db {db}",
+        f"  groundtrace catalog serve --db {db}",
+        "  then open http://127.0.0.1:8000/ and log in as reviewer",
+    ]
 
 
 def _summarise(report: Any) -> str:

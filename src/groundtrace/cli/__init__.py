@@ -21,6 +21,7 @@ _COMMAND_MODULES = (
     "groundtrace.cli.catalog_cmd",
     "groundtrace.cli.catalog_enrich_cmd",
     "groundtrace.cli.catalog_store_cmd",
+    "groundtrace.cli.catalog_web_cmd",
 )
 
 
