@@ -74,7 +74,31 @@ for _name, _path, _desc in (
 ):
     SYSTEMS.register_lazy(_name, f"{_B}.{_path}", description=_desc)
 
+_L = "groundtrace.crs.systems.llm.systems"
+#: The LLM baselines (need ``--system-arg llm=SPEC`` or ``$GROUNDTRACE_LLM``; registry names are a contract).
+LLM_SYSTEMS: tuple[str, ...] = ("llm-zero-shot", "llm-dst", "rag-citation", "multi-review-synthesis")
+for _name, _cls, _desc in (
+    (
+        "llm-zero-shot",
+        "LLMZeroShotSystem",
+        "LLM: POI cards + dialogue, minimal prompt (opt. proximity graph).",
+    ),
+    ("llm-dst", "LLMDSTSystem", "LLM dialogue-state tracking (incl. rejected POIs), filtering, generation."),
+    (
+        "rag-citation",
+        "RagCitationSystem",
+        "LLM over retrieved review snippets; only verbatim citations kept.",
+    ),
+    (
+        "multi-review-synthesis",
+        "MultiReviewSynthesisSystem",
+        "LLM over aspect summaries synthesised across reviews, with provenance tags.",
+    ),
+):
+    SYSTEMS.register_lazy(_name, f"{_L}:{_cls}", description=_desc)
+
 __all__ = [
+    "LLM_SYSTEMS",
     "OFFLINE_SYSTEMS",
     "SYSTEMS",
     "CRSSystem",

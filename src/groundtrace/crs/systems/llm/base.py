@@ -1,0 +1,236 @@
+"""The skeleton of an LLM baseline: prefilter → prompt from package files → structured call → clean-up.
+
+One turn of an :class:`LLMSystem`:
+
+1. **prefilter** — the pool ranked by the ``tfidf`` (default) or ``dense`` offline system (or kept in
+   pool order with ``none``); the first ``max_candidates`` form the *shortlist* the model sees (closed
+   pools of 8 are shown whole by default; open pools of 50–100 are cut);
+2. **prompt** — ``prompts/system.txt`` plus the system's user template (``prompts/*.txt``,
+   :class:`string.Template`); the dialogue, the candidate cards and every review text go in
+   ``core.llm.fence.data_block`` blocks (data, never instructions). Candidates are shown under short keys
+   ``P1..Pn`` (fewer tokens than POI ids);
+3. **call** — ``client.complete(messages, schema=LLMAnswer)`` (re-asks on invalid JSON are the core
+   client's; an answer that never validates raises ``SchemaMalformedError`` and the runner records the
+   turn as failed — nothing is guessed);
+4. **ranking** — the answer's keys mapped back to POI ids (a key ``P3``, a POI id or an exact name is
+   accepted; anything else, e.g. an id outside the pool, is dropped), duplicates dropped, then the rest of
+   the shortlist and of the pool in prefilter order: always a permutation of the pool;
+5. **response** — :meth:`LLMSystem.finish` (identity here: the metrics judge the model's own citations;
+   ``rag-citation`` overrides it with its verification).
+
+The turn's usage (prompt/completion tokens and cost of every call, re-asks included) is returned as
+:class:`~groundtrace.crs.systems.base.TurnUsage`; the runner records it with the latency per turn.
+
+Options (``--system-arg``): ``llm`` (spec, as ``--llm``: ``local``, ``openai:MODEL``,
+``http://host:port/v1#MODEL``; default ``$GROUNDTRACE_LLM``), ``prefilter`` (``tfidf|dense|none``),
+``max_candidates`` (8), ``review_chars`` (160: characters of review text per snippet), ``max_tokens``
+(300: completion cap), ``llm_cache`` (``true``: the core response cache; ``false`` to disable).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from groundtrace.core.llm.base import ChatMessage, Completion, LLMClient
+from groundtrace.core.llm.fence import data_block
+from groundtrace.crs.systems.base import CRSSystem, SystemReply, TurnUsage
+from groundtrace.crs.systems.predictions import CandidateCard, SystemInput, SystemOutput
+from groundtrace.crs.systems.toolkit.base import RankingSystem, Turn
+from groundtrace.crs.systems.toolkit.scoring import rank_by
+from groundtrace.crs.systems.toolkit.state import track_state
+
+PREFILTERS = ("tfidf", "dense", "none")
+
+
+class LLMAnswer(BaseModel):
+    """What every LLM baseline asks the model for: candidate keys best first, and the reply."""
+
+    model_config = ConfigDict(extra="ignore")
+    ranking: list[str] = Field(description="Candidate keys (P1, P2, ...), best first.")
+    response: str = Field(description="The reply to the user; quotes copied exactly, each with its [Rn] tag.")
+
+
+@cache
+def prompt_text(name: str) -> str:
+    """The package prompt file ``prompts/NAME.txt``."""
+    return (
+        resources.files("groundtrace.crs.systems.llm").joinpath("prompts", f"{name}.txt").read_text("utf-8")
+    )
+
+
+def fill(name: str, **values: str) -> str:
+    """``prompts/NAME.txt`` with ``$key`` placeholders replaced (unused placeholders become empty)."""
+    text = string.Template(prompt_text(name)).safe_substitute(values)
+    text = re.sub(r"\$[a-z_]+", "", text)
+    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+
+
+def card_line(key: str, card: CandidateCard) -> str:
+    """``P1 | Name | Cat, Cat | $$ | 4.5 stars | wifi, quiet`` (true/valued attributes only, first 6)."""
+    attrs = [k for k, v in card.attributes.items() if v not in (None, False, "no", "none", "False")][:6]
+    price = "$" * card.price_level if card.price_level else "-"
+    parts = [key, card.name, ", ".join(card.categories[:3]), price, f"{card.stars:g} stars", ", ".join(attrs)]
+    return " | ".join(p for p in parts if p)
+
+
+def dialogue_text(inp: SystemInput) -> str:
+    """The history as ``User: ...`` / ``Assistant: ...`` lines."""
+    return "\n".join(f"{'User' if t.role == 'user' else 'Assistant'}: {t.text}" for t in inp.history)
+
+
+@dataclass
+class Shortlist:
+    """The candidates the model sees, under their keys, and the pool in prefilter order."""
+
+    keys: dict[str, str]  # key -> poi id
+    order: list[str]  # the whole pool in prefilter order
+
+    @property
+    def ids(self) -> list[str]:
+        return list(self.keys.values())
+
+
+def resolve_keys(answer: list[str], keys: dict[str, str], cards: dict[str, CandidateCard]) -> list[str]:
+    """The POI ids ``answer`` names, in order, once each: a key (``P3``), a pool id or an exact name;
+    anything else (an id outside the pool, free text) is dropped."""
+    by_name = {c.name.strip().lower(): pid for pid, c in cards.items() if c.name}
+    ids: list[str] = []
+    for raw in answer:
+        item = str(raw).strip().strip("[]\"'").strip()
+        pid = keys.get(item.upper()) or (item if item in cards else by_name.get(item.lower()))
+        if pid is not None and pid not in ids:
+            ids.append(pid)
+    return ids
+
+
+def map_ranking(answer: list[str], shortlist: Shortlist, cards: dict[str, CandidateCard]) -> list[str]:
+    """The answer's keys as POI ids (module docstring step 4): a permutation of the pool."""
+    ranked = resolve_keys(answer, shortlist.keys, cards)
+    ranked += [p for p in shortlist.ids if p not in ranked]
+    return ranked + [p for p in shortlist.order if p not in ranked]
+
+
+def usage_of(completions: list[Completion]) -> TurnUsage:
+    """The summed token and cost usage of a turn's calls."""
+    return TurnUsage(
+        prompt_tokens=sum(c.usage.prompt_tokens for c in completions),
+        completion_tokens=sum(c.usage.completion_tokens for c in completions),
+        cost_usd=sum(c.usage.cost_usd for c in completions),
+    )
+
+
+class LLMSystem(CRSSystem):
+    """Base of the four LLM baselines (module docstring). Subclasses build :meth:`user_prompt`."""
+
+    #: One client per worker (the local llama.cpp model is not thread-safe).
+    thread_safe: ClassVar[bool] = False
+    template: ClassVar[str] = "zero_shot"
+
+    def __init__(
+        self,
+        *,
+        llm: str | None = None,
+        prefilter: str = "tfidf",
+        max_candidates: int = 8,
+        review_chars: int = 160,
+        max_tokens: int = 300,
+        llm_cache: bool = True,
+        client: LLMClient | None = None,
+        encoder: Any = None,
+    ) -> None:
+        if prefilter not in PREFILTERS:
+            raise ValueError(f"prefilter must be one of {', '.join(PREFILTERS)}, got {prefilter!r}")
+        if max_candidates < 1 or review_chars < 20 or max_tokens < 16:
+            raise ValueError("max_candidates must be >= 1, review_chars >= 20, max_tokens >= 16")
+        self.llm, self.prefilter, self.max_candidates = llm, prefilter, max_candidates
+        self.review_chars, self.max_tokens, self.llm_cache = review_chars, max_tokens, llm_cache
+        self._client = client
+        self._encoder = encoder
+        self._ranker: RankingSystem | None = None
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "llm": self.llm if self._client is None else getattr(self._client, "model", "client"),
+            "prefilter": self.prefilter,
+            "max_candidates": self.max_candidates,
+            "review_chars": self.review_chars,
+            "max_tokens": self.max_tokens,
+        }
+
+    # -- pieces ----------------------------------------------------------------------------------------
+    @property
+    def client(self) -> LLMClient:
+        if self._client is None:
+            from groundtrace.core.llm.factory import make_llm
+
+            self._client = make_llm(self.llm, no_cache=not self.llm_cache)
+        return self._client
+
+    def ranker(self) -> RankingSystem | None:
+        """The prefilter's offline system (built once)."""
+        if self.prefilter == "none":
+            return None
+        if self._ranker is None:
+            if self.prefilter == "dense":
+                from groundtrace.crs.systems.baselines.dense import DenseSystem
+
+                self._ranker = DenseSystem(encoder=self._encoder)
+            else:
+                from groundtrace.crs.systems.baselines.lexical import TfidfSystem
+
+                self._ranker = TfidfSystem()
+        return self._ranker
+
+    def shortlist(self, turn: Turn) -> Shortlist:
+        """Module docstring step 1."""
+        ranker = self.ranker()
+        order = rank_by(ranker.score(turn), turn.pool) if ranker is not None else list(turn.pool)
+        return Shortlist({f"P{i + 1}": pid for i, pid in enumerate(order[: self.max_candidates])}, order)
+
+    def snippet(self, text: str) -> str:
+        text = " ".join(text.split())
+        return (
+            text if len(text) <= self.review_chars else text[: self.review_chars].rsplit(" ", 1)[0] + " ..."
+        )
+
+    def blocks(self, turn: Turn, shortlist: Shortlist) -> dict[str, str]:
+        """The shared prompt pieces: ``dialogue`` and ``candidates`` DATA blocks."""
+        cards = "\n".join(card_line(k, turn.cards[p]) for k, p in shortlist.keys.items())
+        return {
+            "dialogue": data_block("DIALOGUE", dialogue_text(turn.inp)),
+            "candidates": data_block("CANDIDATES", cards),
+        }
+
+    def user_prompt(self, turn: Turn, shortlist: Shortlist) -> str:
+        """The user message of the generation call (override per system)."""
+        return fill(self.template, **self.blocks(turn, shortlist))
+
+    def ask(self, user: str, completions: list[Completion], system: str = "system") -> LLMAnswer:
+        """One structured call; its completion is appended to ``completions`` (the turn's usage)."""
+        messages = [
+            ChatMessage(role="system", content=prompt_text(system)),
+            ChatMessage(role="user", content=user),
+        ]
+        done = self.client.complete(messages, schema=LLMAnswer, max_tokens=self.max_tokens)
+        completions.append(done)
+        return done.parsed
+
+    def finish(self, turn: Turn, shortlist: Shortlist, ranking: list[str], response: str) -> str:
+        """The response as returned (override to post-process)."""
+        return response
+
+    def respond(self, inp: SystemInput) -> SystemReply:
+        turn = Turn(inp, track_state(inp))
+        shortlist = self.shortlist(turn)
+        completions: list[Completion] = []
+        answer = self.ask(self.user_prompt(turn, shortlist), completions)
+        ranking = map_ranking(answer.ranking, shortlist, turn.cards)
+        response = self.finish(turn, shortlist, ranking, answer.response)
+        return SystemReply(SystemOutput(ranking=ranking, response=response), usage_of(completions))

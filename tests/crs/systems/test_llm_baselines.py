@@ -1,0 +1,168 @@
+"""The four LLM baselines end to end through the real OpenAI client against the local wire server.
+
+Scripted answers cover: a verbatim quote, a paraphrased quote, a wrong tag, invalid JSON (re-asked, and
+for good), ids outside the pool, names instead of keys; the checks read the requests the server got
+(DATA blocks, proximity graph, shortlist size) and the run's predictions (usage per turn, errors).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, quote_score
+from groundtrace.core.llm.wire_server import Reply, WireServer
+from groundtrace.crs.evaluation.inputs import system_inputs
+from groundtrace.crs.evaluation.runner import run_system
+from groundtrace.crs.systems import LLM_SYSTEMS, SYSTEMS, build_system
+from groundtrace.crs.systems.llm.systems import verify_citations
+from groundtrace.crs.systems.toolkit.dense import Encoder
+from tests.crs.report.demo_data import make_demo
+from tests.crs.systems.test_baselines import TinyModel
+
+KEYS = re.compile(r"^(P\d+) \| ", re.MULTILINE)
+SNIPPET = re.compile(r"^P\d+ \[(R\d+)\] (.+)$", re.MULTILINE)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    return make_demo(tmp_path_factory.mktemp("llm"), n_dialogues=4)
+
+
+def _user(request: dict) -> str:
+    return request["messages"][-1]["content"]
+
+
+def _answer(ranking: list[str], response: str) -> str:
+    return json.dumps({"ranking": ranking, "response": response})
+
+
+def smart(request: dict) -> str:
+    """Ranks the keys in reverse and quotes the first offered snippet verbatim under its tag."""
+    text = _user(request)
+    if "which candidates they rejected" in text:
+        return json.dumps({"wants": ["quiet", "wifi"], "avoid": [], "rejected": []})
+    keys = KEYS.findall(text)
+    snip = SNIPPET.search(text)
+    quote = f'"{snip.group(2).removesuffix(" ...")}" [{snip.group(1)}]' if snip else ""
+    return _answer(list(reversed(keys)), f"Try this one. {quote}")
+
+
+def _build(name: str, server: WireServer, **kw):
+    return build_system(name, llm=f"{server.base_url}#test-model", llm_cache=False, **kw)
+
+
+def test_registered_names() -> None:
+    assert set(LLM_SYSTEMS) == {"llm-zero-shot", "llm-dst", "rag-citation", "multi-review-synthesis"}
+    assert set(LLM_SYSTEMS) <= set(SYSTEMS.names())
+
+
+@pytest.mark.parametrize("name", LLM_SYSTEMS)
+def test_each_llm_system_runs_through_the_runner_with_usage(name, demo, tmp_path) -> None:
+    with WireServer(smart) as server:
+        result = run_system(_build(name, server), demo.dialogues, demo.kb, tmp_path / "c", split="all")
+        opened = run_system(
+            _build(name, server, max_candidates=5), demo.dialogues, demo.kb, tmp_path / "o", setting="open"
+        )
+        requests = list(server.requests)
+    preds = [json.loads(line) for line in (tmp_path / "c" / "predictions.jsonl").read_text().splitlines()]
+    assert result.table.predictions.errored == 0 and len(preds) == result.table.n_turns > 0
+    assert all(p["prompt_tokens"] > 0 and p["completion_tokens"] > 0 for p in preds)
+    assert result.info["usage"]["prompt_tokens"] == sum(p["prompt_tokens"] for p in preds)
+    assert opened.table.predictions.errored == 0
+    # reviews and the dialogue reach the model only inside DATA blocks; open pools are cut to 5
+    for req in requests:
+        user = _user(req)
+        assert "<<<DATA DIALOGUE>>>" in user and "<<<DATA CANDIDATES>>>" in user
+        assert len(KEYS.findall(user)) <= 8
+    assert any(len(KEYS.findall(_user(r))) == 5 for r in requests)
+    if name == "llm-dst":  # tracking + generation: two calls per turn
+        assert len(requests) == 2 * (result.table.n_turns + opened.table.n_turns)
+    # the model ranked the keys reversed: its top-1 is the last shortlisted candidate
+    dialogue = demo.dialogues[0]
+    with WireServer(smart) as server:
+        system = _build(name, server)
+        for _turn, inp in system_inputs(dialogue, demo.kb, "closed"):
+            out = system.respond(inp).output
+            assert sorted(out.ranking) == sorted(c.poi_id for c in inp.candidates)
+
+
+def test_paraphrase_wrong_tag_and_outside_ids(demo) -> None:
+    """rag-citation keeps only verbatim quotes of offered snippets; zero-shot passes the model's text on."""
+    _turn, inp = next(iter(system_inputs(demo.dialogues[0], demo.kb, "closed")))
+    by_tag = {r.tag: r for r in inp.reviews}
+
+    def respond(request: dict) -> str:
+        text = _user(request)
+        snips = SNIPPET.findall(text)
+        (tag, verbatim), (other_tag, _) = snips[0], next(s for s in snips if s[0] != snips[0][0])
+        response = (
+            f'Good pick. "{verbatim}" [{tag}]. "They said it was lovely and great" [{tag}]. '
+            f'"{verbatim}" [{other_tag}]. Also [R999].'
+        )
+        return _answer(["not-a-poi", "P2", "P2", inp.candidates[0].name, "P1"], response)
+
+    with WireServer(respond) as server:
+        out = _build("rag-citation", server).respond(inp).output
+        raw = _build("llm-zero-shot", server).respond(inp).output
+    quotes = re.findall(r'"([^"]+)" \[(R\d+)\]', out.response)
+    assert len(quotes) == 1  # paraphrase, wrong tag and the unknown tag are gone
+    quote, tag = quotes[0]
+    assert quote_score(quote, by_tag[tag].text) >= GROUNDED_THRESHOLD
+    assert "[R999]" not in out.response and "lovely and great" not in out.response
+    assert "lovely and great" in raw.response  # zero-shot: the metrics judge the model's own citations
+    assert sorted(out.ranking) == sorted(c.poi_id for c in inp.candidates)
+    assert "not-a-poi" not in out.ranking and len(set(out.ranking)) == len(out.ranking)
+
+
+def test_invalid_json_is_reasked_then_fails_the_turn(demo, tmp_path) -> None:
+    good = _answer(["P1"], "Try it.")
+    dialogues = demo.dialogues[:1]
+    with WireServer(lambda r: "not json" if len(r["messages"]) <= 2 else good) as server:
+        ok = run_system(_build("llm-zero-shot", server), dialogues, demo.kb, tmp_path / "a", split="all")
+        assert any(len(r["messages"]) > 2 for r in server.requests)  # the re-ask carries the error
+    assert ok.table.predictions.errored == 0
+    with WireServer(lambda r: Reply(content="{oops")) as server:
+        bad = run_system(_build("llm-zero-shot", server), dialogues, demo.kb, tmp_path / "b", split="all")
+    assert bad.table.predictions.errored == bad.table.n_turns > 0
+    preds = (tmp_path / "b" / "predictions.jsonl").read_text()
+    assert "SchemaMalformedError" in preds
+
+
+def test_llm_dst_filters_rejected_and_unmet(demo) -> None:
+    _turn, inp = next(iter(system_inputs(demo.dialogues[0], demo.kb, "closed")))
+    first = inp.candidates[0]
+
+    def respond(request: dict) -> str:
+        if "which candidates they rejected" in _user(request):
+            return json.dumps({"wants": [], "avoid": [], "rejected": [first.name]})
+        return _answer([], "ok")
+
+    with WireServer(respond) as server:
+        out = _build("llm-dst", server).respond(inp).output
+        generation = _user(server.requests[1])
+    assert out.ranking[-1] == first.poi_id and first.name not in generation.split("<<<DATA STATE>>>")[0]
+
+
+def test_proximity_graph_and_dense_prefilter(demo, tmp_path) -> None:
+    _turn, inp = next(iter(system_inputs(demo.dialogues[0], demo.kb, "open")))
+    encoder = Encoder(TinyModel(), name="tiny", cache_dir=tmp_path)
+    with WireServer(smart) as server:
+        _build("llm-zero-shot", server, proximity_graph=True).respond(inp)
+        graph = _user(server.requests[0])
+        _build("llm-zero-shot", server, prefilter="dense", max_candidates=6, encoder=encoder).respond(inp)
+        tfidf = _build("llm-zero-shot", server, max_candidates=6)
+        tfidf.respond(inp)
+        shown_dense, shown_tfidf = (KEYS.findall(_user(r)) for r in server.requests[1:3])
+    assert "<<<DATA PROXIMITY>>>" in graph and re.search(r"^P1 -> P\d+ \d+\.\d km", graph, re.MULTILINE)
+    assert len(shown_dense) == len(shown_tfidf) == 6
+    with pytest.raises(ValueError, match="prefilter"):
+        build_system("llm-zero-shot", prefilter="bm25")
+
+
+def test_verify_citations_keeps_only_offered_verbatim() -> None:
+    allowed = {"R1": "The pasta was excellent and fresh."}
+    text = 'A "pasta was excellent and fresh" [R1], "pasta was bad" [R1], "x y z" [R2] and [R3].'
+    assert verify_citations(text, allowed) == 'A "pasta was excellent and fresh" [R1], , and .'
