@@ -104,3 +104,84 @@ def serve(
         typer.echo(f"warning: serving on {host}, reachable from other machines; use HTTPS in front", err=True)
     typer.echo(f"review page: http://{host}:{port}/")
     uvicorn.run(create_app(store, secret), host=host, port=port, log_level="warning")
+
+
+review_app = typer.Typer(
+    help="The review queue in Label Studio / Argilla formats, and their decisions back.", no_args_is_help=True
+)
+catalog_app.add_typer(review_app, name="review")
+FORMAT_HELP = "label-studio (tasks JSON + labelling config XML) or argilla (records JSON + settings JSON)."
+
+
+@review_app.command("export")
+def review_export(
+    db: str = typer.Option(..., "--db", help=DB_HELP),
+    fmt: str = typer.Option(..., "--format", help=FORMAT_HELP),
+    out: Path = typer.Option(
+        ..., "--out", help="JSON file; the tool's project config is written next to it."
+    ),
+    all_items: bool = typer.Option(False, "--all", help="Every item, decided ones included (default: open)."),
+) -> None:
+    """Write the review queue as Label Studio tasks or Argilla records, with the project configuration."""
+    import json
+
+    from groundtrace.catalog.web.exchange import (
+        FORMATS,
+        argilla_settings,
+        export_argilla,
+        export_label_studio,
+        label_studio_config,
+    )
+
+    if fmt not in FORMATS:
+        print_error(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+        raise typer.Exit(2)
+    store = _store(db)
+    status = None if all_items else "open"
+    try:
+        if fmt == "label-studio":
+            rows = export_label_studio(store, status)
+            config = out.with_name(out.stem + ".label-config.xml")
+            config_text = label_studio_config()
+        else:
+            rows = export_argilla(store, status)
+            config = out.with_name(out.stem + ".argilla-settings.json")
+            config_text = json.dumps(argilla_settings(), indent=2) + "\n"
+        out.write_text(json.dumps(rows, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        config.write_text(config_text, encoding="utf-8")
+    except OSError as exc:
+        print_error(f"cannot write {exc.filename or out}: {exc.strerror or exc}")
+        raise typer.Exit(2) from None
+    finally:
+        store.close()
+    typer.echo(f"{len(rows)} review items -> {out} (project config: {config})")
+
+
+@review_app.command("import")
+def review_import(
+    file: Path = typer.Argument(..., help="The tool's JSON export (Label Studio tasks / Argilla records)."),
+    db: str = typer.Option(..., "--db", help=DB_HELP),
+    fmt: str = typer.Option(..., "--format", help=FORMAT_HELP),
+    reviewer: str = typer.Option(
+        None, "--reviewer", help="Name for the audit log (default: the tool's annotator, e.g. argilla:<id>)."
+    ),
+) -> None:
+    """Apply the decisions of a Label Studio / Argilla export to the store, like decisions on the page."""
+    from groundtrace.catalog.web.exchange import ExchangeError, import_decisions
+
+    store = _store(db)
+    try:
+        report = import_decisions(store, file, fmt, reviewer=reviewer)
+    except ExchangeError as exc:
+        print_error(exc)
+        raise typer.Exit(2) from None
+    finally:
+        store.close()
+    for problem in report.problems:
+        print_error(problem)
+    typer.echo(
+        f"{report.decided} decisions applied, {report.skipped} without a decision, "
+        f"{len(report.problems)} refused"
+    )
+    if report.problems:
+        raise typer.Exit(1)
