@@ -48,6 +48,8 @@ from groundtrace.catalog.scout.lexicons import (
 )
 from groundtrace.catalog.scout.quantities import Qty, accepts, convert, dimension_units, fmt, quantities
 from groundtrace.catalog.scout.sentences import (
+    ABBREVIATIONS,
+    first_sentence,
     is_value_text,
     kv_lines,
     mask_spans,
@@ -109,12 +111,20 @@ _COUNT = re.compile(
 _PIECES = re.compile(
     r"\b(?P<a>\d+)\s*[-\s]?\s*(?:pieces?|pcs?|piece\s+set)\b|\bset\s+of\s+(?P<b>\d+)\b", re.IGNORECASE
 )
-# up to three capitalised words on one line; a word ending in "." ends the name ("Product of Canada. Store
-# in a cool place" -> "Canada", never "Canada. Store")
+# up to three capitalised words on one line; a sentence end cuts the name (``_origin_name``: "Product of
+# Canada. Store in a cool place" -> "Canada", never "Canada. Store"; "Made in St. Lucia" stays whole)
 _ORIGIN = re.compile(
     r"\b(?i:product\s+of|made\s+in|produced\s+in|grown\s+in)\s+"
-    r"(?P<c>[A-Z][\w'.-]*(?:(?<!\.)[ \t]+[A-Z][\w'.-]*){0,2})"
+    r"(?P<c>[A-Z][\w'.-]*(?:[ \t]+[A-Z][\w'.-]*){0,2})"
 )
+
+
+def _origin_name(match: re.Match[str]) -> str:
+    """The country named by an ``_ORIGIN`` match, cut at the first sentence end; "" when the capitalised
+    words end in a word abbreviation ("Made in No. 7": the name goes on past what the pattern takes)."""
+    name = first_sentence(match.group("c"))
+    last = name.rsplit(" ", 1)[-1]
+    return "" if last.endswith(".") and last[:-1].lower() in ABBREVIATIONS else name
 
 
 @dataclass
@@ -232,7 +242,7 @@ class LexiconEngine:
         for key, raw, start, end, vstart in kv_lines(ctx.text):
             if norm_key(key) not in keys:
                 continue
-            raw = re.split(r"(?<=[.!?])\s", raw)[0].rstrip(".")
+            raw = first_sentence(raw)  # "Brand: Mt. Olive" stays whole (abbreviation-aware)
             end = vstart + len(raw)
             for value in self._values_from_field(spec, raw):
                 out.append(
@@ -270,7 +280,7 @@ class LexiconEngine:
                 continue
             origin = _ORIGIN.search(item) if spec.slug == "country_of_origin" else None
             if origin:  # "Country of Origin: Product of Canada" -> "Canada"
-                item = origin.group("c").rstrip(".")
+                item = _origin_name(origin)
             mapped = map_to_vocab(item, vocab)
             if not mapped and spec.type == "enum":  # "Battery type: Li-ion, rechargeable" -> one named value
                 found = map_to_vocab(item, vocab, search=True)
@@ -313,8 +323,9 @@ class LexiconEngine:
 
     def _origin(self, spec: AttributeSpec, ctx: _Ctx) -> list[Finding]:
         return [
-            self._finding(spec, ctx, m.group("c").rstrip("."), m.span(), Q_NAMED)
+            self._finding(spec, ctx, name, (m.start(), m.start("c") + len(name)), Q_NAMED)
             for m in _ORIGIN.finditer(ctx.text)
+            if (name := _origin_name(m))
         ]
 
     # -- booleans -----------------------------------------------------------------------------------

@@ -16,6 +16,16 @@ _NEGATORS = re.compile(
     r"(?:\bnot|\bnon|\bno|\bnever|\bwithout|n't|\bisn't|\baren't|\bfree\s+of)\s*[-\s]?\s*$", re.IGNORECASE
 )
 _SENT_END = re.compile(r"(?<=[.!?])\s+|\n+")
+#: Words that end in a period without ending a sentence ("Mt. Olive", "Mr. Coffee", "No. 7").
+ABBREVIATIONS = frozenset(
+    {
+        "mr", "mrs", "ms", "mx", "dr", "st", "ste", "mt", "ft", "pt", "jr", "sr", "prof", "rev", "hon",
+        "capt", "sgt", "gen", "no", "nos", "vol", "vs", "approx", "assn", "bros", "corp", "co", "dept",
+        "est", "fig", "intl", "mfg", "mfr", "inc", "ltd",
+    }
+)  # fmt: skip
+_LAST_TOKEN = re.compile(r"(\S+)\.$")
+_INITIALS = re.compile(r"(?:[A-Za-z]\.)*[A-Z]")
 _KV_LINE = re.compile(
     r"^[ \t]*(?P<key>[A-Za-z][^:\n]{0,48}?)[ \t]*:[ \t]*(?P<val>[^\n]*\S)[ \t]*$", re.MULTILINE
 )
@@ -51,8 +61,36 @@ def is_value_text(value: str, placeholders: bool = True) -> bool:
     return not placeholders or norm_key(value) not in PLACEHOLDERS
 
 
+def ends_with_abbreviation(text: str) -> bool:
+    """True when ``text`` ends in a period that closes an abbreviation rather than a sentence: a known
+    abbreviation (:data:`ABBREVIATIONS`, case-insensitive: "Mt.", "Dr.", "No.", "Assn.") or initials
+    ("U.S.", "J.")."""
+    m = _LAST_TOKEN.search(text)
+    if not m:
+        return False
+    token = m.group(1).lstrip("(\"'“‘")
+    return token.lower() in ABBREVIATIONS or bool(_INITIALS.fullmatch(token))
+
+
+def strip_end_period(value: str) -> str:
+    """``value`` without a sentence-final period; an abbreviation's period stays ("U.S. Polo Assn.")."""
+    value = value.rstrip()
+    while value.endswith(".") and not ends_with_abbreviation(value):
+        value = value[:-1].rstrip()
+    return value
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of ``text`` (:func:`sentence_spans`), its final period stripped
+    (:func:`strip_end_period`); "" for blank text."""
+    spans = sentence_spans(text)
+    return strip_end_period(text[spans[0][0] : spans[0][1]]) if spans else ""
+
+
 def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each sentence/line of ``text`` (split at . ! ? + space, and at newlines).
+    """(start, end) of each sentence/line of ``text``: split at newlines and at . ! ? followed by
+    space, except after an abbreviation or initials (:func:`ends_with_abbreviation`), so "Brand: Mt.
+    Olive" is one sentence.
 
     Cached per distinct text (the extractor, the injection detector and both judges split the same
     Documents many times); callers get their own list."""
@@ -64,6 +102,8 @@ def _sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
     spans: list[tuple[int, int]] = []
     pos = 0
     for m in _SENT_END.finditer(text):
+        if "\n" not in m.group(0) and ends_with_abbreviation(text[max(pos, m.start() - 24) : m.start()]):
+            continue  # "Mt. Olive", "U.S. Polo": the period closes an abbreviation
         if m.start() > pos:
             spans.append((pos, m.start()))
         pos = m.end()
