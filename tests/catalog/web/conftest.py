@@ -6,7 +6,8 @@
 * ``X1`` grocery ``flavor`` = cocoa — its description (and so the quote) carries ``<script>`` and
   ``<img onerror>`` payloads, and its evidence URL is ``javascript:``.
 
-Reviewer ``ana`` has password :data:`PASSWORD`.
+Reviewer ``ana`` has password :data:`PASSWORD`. ``review_store`` is SQLite; ``review_store_on_each_backend``
+runs a test on SQLite and PostgreSQL (skipped without a server, a failure in CI).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from groundtrace.catalog.model import (
 )
 from groundtrace.catalog.store import CatalogStore, SkuOutcome
 from groundtrace.catalog.web.auth import hash_password
+from tests.catalog.store.conftest import pg_database, store_url  # noqa: F401 - fixtures used here
 
 PASSWORD = "correct horse battery"
 PAYLOAD = "Cocoa <script>alert('xss')</script><img src=x onerror=alert(1)> flavour"
@@ -109,6 +111,14 @@ def build_review_store(url: str) -> CatalogStore:
 @pytest.fixture
 def review_store(tmp_path: Path) -> CatalogStore:
     store = build_review_store(f"sqlite:///{tmp_path / 'review.db'}")
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def review_store_on_each_backend(store_url: str) -> CatalogStore:  # noqa: F811 - the imported fixture
+    """The same store on SQLite and on PostgreSQL (the store suite's ``store_url``)."""
+    store = build_review_store(store_url)
     yield store
     store.close()
 

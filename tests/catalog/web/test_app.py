@@ -42,7 +42,10 @@ def test_pages_need_a_session_and_writes_get_401(review_store: CatalogStore) -> 
     assert review_store.review_items()[0]["status"] == "open"
 
 
-def test_login_then_decide_writes_the_store_and_the_item_leaves_the_queue(review_store: CatalogStore) -> None:
+def test_login_then_decide_writes_the_store_and_the_item_leaves_the_queue(
+    review_store_on_each_backend: CatalogStore,
+) -> None:
+    review_store = review_store_on_each_backend
     client = _client(review_store)
     assert _login(client, "wrong password") == 401
     assert _login(client) == 303

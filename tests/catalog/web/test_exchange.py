@@ -77,7 +77,8 @@ def test_label_studio_round_trip(review_store: CatalogStore, tmp_path: Path) -> 
     assert again.decided == 0 and len(again.problems) == 3
 
 
-def test_argilla_round_trip(review_store: CatalogStore, tmp_path: Path) -> None:
+def test_argilla_round_trip(review_store_on_each_backend: CatalogStore, tmp_path: Path) -> None:
+    review_store = review_store_on_each_backend
     records = export_argilla(review_store)
     by_sku = {r["metadata"]["sku_id"]: r for r in records}
     assert by_sku["X1"]["fields"]["evidence"].endswith("<img src=x onerror=alert(1)> flavour")  # plain text
