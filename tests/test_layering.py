@@ -80,7 +80,16 @@ STAGES: dict[str, Layers] = {
         foundations=frozenset({"registry", "data"}),
     ),
     "groundtrace.crs": Layers(
-        stages=(("kb",), ("dataset",), ("build",), ("systems",), ("metrics",), ("evaluation",), ("report",)),
+        stages=(
+            ("kb",),
+            ("dataset",),
+            ("build",),
+            ("systems",),
+            ("metrics",),
+            ("evaluation",),
+            ("report",),
+            ("simulate",),
+        ),
         foundations=frozenset({"schema", "data"}),
     ),
     "groundtrace.catalog": Layers(

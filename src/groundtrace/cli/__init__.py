@@ -18,6 +18,7 @@ _COMMAND_MODULES = (
     "groundtrace.cli.crs_build_cmd",
     "groundtrace.cli.crs_data_cmd",
     "groundtrace.cli.crs_eval_cmd",
+    "groundtrace.cli.crs_simulate_cmd",
     "groundtrace.cli.catalog_cmd",
     "groundtrace.cli.catalog_enrich_cmd",
     "groundtrace.cli.catalog_store_cmd",
