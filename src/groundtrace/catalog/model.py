@@ -263,7 +263,9 @@ class AttributeResult(_Model):
 
 
 class GoldLabel(_Model):
-    """A gold value for one (SKU, attribute); ``value=None`` with ``not_applicable`` means n/a gold."""
+    """A gold value for one (SKU, attribute); ``value=None`` with ``not_applicable`` means n/a gold (the
+    attribute does not apply). An attribute without a GoldLabel is *unknown* (partial annotation): it is
+    scored as gold ``none`` and never counts for or against abstention."""
 
     sku_id: str
     attribute: str
@@ -274,3 +276,8 @@ class GoldLabel(_Model):
     )
     not_applicable: bool = False
     source: str = ""
+    in_text: bool | None = Field(
+        default=None,
+        description="Whether the value's surface form occurs in the SKU's input text (set by the importers; "
+        "None: not checked or no value). A gold value not in the text can only be found from other evidence.",
+    )

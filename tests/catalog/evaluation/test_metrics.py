@@ -335,7 +335,8 @@ def test_oracle_on_real_gold_scores_perfectly_and_a_shifted_one_does_not() -> No
     from groundtrace.catalog.importers import import_file
     from tests.conftest import shared_path
 
-    _report, records = import_file("oa-mine", shared_path("catalog", "oa_mine", "validation.jsonl"))
+    # AE-110K: explicit n/a gold (OA-Mine's annotation is partial: it has no n/a to abstain on)
+    _report, records = import_file("ae-110k", shared_path("catalog", "ae_110k", "validation.jsonl"))
     labels = [g for r in records for g in r.gold]
     perfect = evaluate(_oracle(records), labels).overall.metrics
     assert perfect["accuracy"].value == 1.0 and perfect["abstention_accuracy"].value == 1.0

@@ -37,6 +37,29 @@ def clean_value(value: object) -> str:
     return re.sub(r"\s+", " ", html.unescape(str(value))).strip()
 
 
+def _surface(text: str) -> str:
+    """Lower-cased text with every run of non-alphanumerics one space, padded (for whole-word search)."""
+    return f" {re.sub(r'[^0-9a-z]+', ' ', text.lower()).strip()} "
+
+
+def sku_text(sku: SKU) -> str:
+    """Everything a SKU record states as text: title, description, brand and the spec fields."""
+    parts = [sku.title, sku.description, sku.brand or "", *(f"{k} {v}" for k, v in sku.specs.items())]
+    return "\n".join(p for p in parts if p)
+
+
+def value_in_text(label: GoldLabel, text: str) -> bool | None:
+    """Whether ``label``'s value occurs in ``text`` as whole words (case and punctuation ignored; any
+    alternative surface form counts; a list value needs every item, ``tree_nuts`` read as "tree nuts").
+    None for n/a gold."""
+    if label.not_applicable or label.value is None or label.value == []:
+        return None
+    haystack = _surface(text)
+    items = label.value if isinstance(label.value, list) else [label.value]
+    forms = [[item] for item in items] if isinstance(label.value, list) else [[*items, *label.alternatives]]
+    return all(any((k := _surface(f)).strip() and k in haystack for f in group) for group in forms)
+
+
 @dataclass(frozen=True)
 class ImportIssue:
     """A problem at ``file:line``; ``error`` drops the record, ``warning`` keeps it."""
@@ -70,6 +93,7 @@ class ImportReport(BaseModel):
     gold: int = 0
     gold_with_value: int = 0
     gold_not_applicable: int = 0
+    gold_in_text: int = Field(default=0, description="Gold values whose surface form is in the SKU text.")
     errors: int = 0
     warnings: int = 0
     issues: list[str] = Field(default_factory=list, description="'file:line: severity: message', first 200.")
@@ -156,6 +180,7 @@ class _Tally:
                 self.report.gold_not_applicable += 1
             else:
                 self.report.gold_with_value += 1
+                self.report.gold_in_text += bool(label.in_text)
 
 
 def _within_limit(
@@ -183,6 +208,7 @@ def run_import(
     importer: Importer, path: Path, out_dir: Path | None, *, limit: int | None = None, max_issues: int = 200
 ) -> tuple[ImportReport, list[ImportedRecord]]:
     """Run ``importer`` on ``path``; write ``out_dir/skus.jsonl`` and ``out_dir/gold.jsonl`` when given.
+    Every gold label gets ``in_text`` (:func:`value_in_text` over :func:`sku_text`).
 
     Records after the first ``limit`` SKUs are not read (nor are their issues reported). A repeated ``sku_id``
     is an error (first kept). Returns the report and the records (kept in memory only when ``out_dir`` is
@@ -203,6 +229,8 @@ def run_import(
             sku_file = stack.enter_context((out_dir / "skus.jsonl").open("w", encoding="utf-8"))
             gold_file = stack.enter_context((out_dir / "gold.jsonl").open("w", encoding="utf-8"))
         for item in _within_limit(importer.records(path), limit, tally):
+            text = sku_text(item.sku)
+            item.gold = [g.model_copy(update={"in_text": value_in_text(g, text)}) for g in item.gold]
             if item.sku.sku_id in seen:
                 tally.note(
                     ImportIssue(str(path), item.line, f"duplicate sku_id {item.sku.sku_id!r}; first kept")

@@ -5,9 +5,10 @@
 ``{attribute: {"n/a": 1}}``. The title is the only input, so every annotated attribute — brand and model
 number included — stays a gold target; SKU ids are ``<format>:<file stem>:<line>``.
 
-OA-Mine annotates every attribute of its category set, so an attribute of the category that a line does not
-list is imported as not-applicable gold (``implicit_na``; the category's attribute set is collected in a
-first pass over the file). AE-110K lists its n/a explicitly and gets no implicit n/a.
+Partial annotation: an attribute a line does not list is *unknown* — no gold label, so it is scored neither
+right nor wrong and never counts for abstention. Only an explicit ``{"n/a": 1}`` is not-applicable gold.
+(OA-Mine annotations are partial: an attribute of the category missing from a line may still be stated in
+the title, so reading it as n/a would punish a correct extraction.)
 """
 
 from __future__ import annotations
@@ -54,21 +55,11 @@ DIETARY_VALUE_MAP: dict[str, str] = {
 class ExtractGPTImporter(Importer):
     """Shared reader of the ExtractGPT JSONL format."""
 
-    implicit_na: bool = False
-
-    def _category_attributes(self, path: Path) -> dict[str, set[str]]:
-        attributes: dict[str, set[str]] = {}
-        for _number, data in _read_json_lines(path):
-            if isinstance(data, dict) and isinstance(data.get("target_scores"), dict):
-                attributes.setdefault(str(data.get("category", "")), set()).update(data["target_scores"])
-        return attributes
-
     def derive(self, sku_id: str, gold: list[GoldLabel]) -> list[GoldLabel]:
         """Hook for dataset-specific value mapping; returns the final gold list."""
         return gold
 
     def records(self, path: Path) -> Iterator[ImportedRecord | ImportIssue]:
-        category_attributes = self._category_attributes(path) if self.implicit_na else {}
         stem = path.stem
         for number, data in _read_json_lines(path):
             if isinstance(data, ImportIssue):
@@ -100,19 +91,6 @@ class ExtractGPTImporter(Importer):
                     continue
                 seen.add(slug)
                 gold.append(label)
-            for attribute in sorted(category_attributes.get(str(data["category"]), set()) - set(scores)):
-                slug = self.slug_for(attribute)
-                if slug not in seen:
-                    seen.add(slug)
-                    self.counters["implicit_na"] += 1
-                    gold.append(
-                        GoldLabel(
-                            sku_id=sku_id,
-                            attribute=slug,
-                            not_applicable=True,
-                            source=f"{self.name}:{attribute}:implicit",
-                        )
-                    )
             sku = SKU(sku_id=sku_id, title=title, category=category)
             yield ImportedRecord(sku=sku, gold=self.derive(sku_id, gold), line=number)
 
@@ -121,8 +99,7 @@ class OAMineImporter(ExtractGPTImporter):
     """OA-Mine (Amazon titles; Coffee, Tea, Breakfast Cereal, Vitamin, ...)."""
 
     name = "oa-mine"
-    description = "OA-Mine titles (ExtractGPT format); absent category attributes become n/a gold."
-    implicit_na = True
+    description = "OA-Mine titles (ExtractGPT format); unlisted attributes are unknown, not n/a."
     attribute_map: ClassVar[Mapping[str, str]] = {
         "Brand": "brand",
         "Net content": "net_content",

@@ -3,7 +3,8 @@
 SKU: ``code`` → ``gtin`` (when its check digit is valid; the id is ``off:<code>`` either way),
 ``product_name`` (else ``generic_name`` / ``abbreviated_product_name``) → title, ``brands`` (first) → brand,
 ``ingredients_text`` → description, ``url``, ``image_url``; ``packaging``, ``origins``,
-``manufacturing_places``, ``serving_size`` → specs (columns used as gold are kept out of the SKU).
+``manufacturing_places``, ``serving_size``, ``quantity`` → specs (a real catalog record states its net
+content; columns used as gold are kept out of the SKU).
 Category: ``"Grocery > <leaf>"`` from the last ``en:`` tag of ``categories_tags`` (``"Alcohol > ..."`` when a
 tag names an alcoholic beverage); ``"Grocery"`` when there is none.
 
@@ -17,19 +18,19 @@ Gold (Open Food Facts labels are crowd-sourced, not audited — treat as silver;
   ``en:vegetarian`` of ``ingredients_analysis_tags``; a label contradicted by the analysis (``en:vegan`` label
   with ``en:non-vegan`` analysis) is dropped (warning). Emitted only when non-empty.
 * ``organic`` = ``"true"`` when a label is an organic certification (:data:`ORGANIC_LABELS`).
-* ``net_content`` = the ``quantity`` column when it holds a mass/volume (not a serving).
+* no ``net_content`` gold: the ``quantity`` column is the record's own net-content field, so gold taken
+  from it would be a copy of the input (the no-leak rule); the SKU carries it as the ``quantity`` spec.
 """
 
 from __future__ import annotations
 
 import csv
-import re
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import ClassVar
 
-from groundtrace.catalog.identity import extract_sizes, valid_gtin
+from groundtrace.catalog.identity import valid_gtin
 from groundtrace.catalog.importers.base import ImportedRecord, Importer, ImportIssue, iter_nonempty
 from groundtrace.catalog.model import SKU, GoldLabel
 from groundtrace.core.files.text import iter_csv
@@ -108,7 +109,7 @@ ALCOHOL_TAGS = frozenset(
         "en:sparkling-wines",
     }
 )
-SPEC_COLUMNS = ("packaging", "origins", "manufacturing_places", "serving_size")
+SPEC_COLUMNS = ("packaging", "origins", "manufacturing_places", "serving_size", "quantity")
 REQUIRED_COLUMNS = (
     "code",
     "product_name",
@@ -145,11 +146,10 @@ class OpenFoodFactsImporter(Importer):
     """Open Food Facts product export (TSV)."""
 
     name = "openfoodfacts"
-    description = "Open Food Facts TSV export: grocery SKUs with allergen/dietary/organic/net-content gold."
+    description = "Open Food Facts TSV export: grocery SKUs with allergen/dietary/organic gold."
     attribute_map: ClassVar[Mapping[str, str]] = {
         "allergens": "allergens",
         "labels_tags": "dietary_labels",
-        "quantity": "net_content",
     }
 
     def records(self, path: Path) -> Iterator[ImportedRecord | ImportIssue]:
@@ -270,12 +270,5 @@ class OpenFoodFactsImporter(Importer):
                 )
             )
 
-        quantity = row.get("quantity", "").strip()
-        if quantity and not re.search(r"serving", quantity, re.IGNORECASE) and extract_sizes(quantity):
-            gold.append(
-                GoldLabel(
-                    sku_id=sku_id, attribute="net_content", value=quantity, source="openfoodfacts:quantity"
-                )
-            )
         yield from issues
         yield ImportedRecord(sku=sku, gold=gold, line=line)

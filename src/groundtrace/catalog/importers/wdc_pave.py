@@ -6,9 +6,10 @@ Offer line: ``id, category, input_title, input_description, url, target_scores``
 
 Mapping (``WDC_ATTRIBUTE_MAP``): attribute names → template slugs. Identifier attributes do not become gold:
 ``Retail UPC`` → ``SKU.gtin`` (only when its check digit is valid), ``Manufacturer Stock Number`` / ``Part
-Number`` / ``Model Number`` → ``SKU.mpn``. ``Brand`` (or ``Manufacturer``) fills ``SKU.brand`` *and* stays
-gold ``brand``. Every other attribute is gold under its slug; the template generator uses the same table, so
-generated WDC templates and imported gold agree on slugs.
+Number`` / ``Model Number`` → ``SKU.mpn``. ``Brand`` (or ``Manufacturer``) is gold ``brand`` only: WDC
+offers have no brand field apart from the label being evaluated, so ``SKU.brand`` stays empty (copying the
+label onto the record would let the Scout read the answer). Every other attribute is gold under its slug;
+the template generator uses the same table, so generated WDC templates and imported gold agree on slugs.
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ class WDCPaveImporter(Importer):
                 yield ImportIssue(str(path), number, "empty input_title")
                 continue
             sku_id = f"wdc:{data['id']}"
-            identity: dict[str, str | None] = {"gtin": None, "mpn": None, "brand": None}
+            identity: dict[str, str | None] = {"gtin": None, "mpn": None}
             gold = []
             seen_slugs: set[str] = set()
             for attribute, entry in scores.items():
@@ -130,14 +131,11 @@ class WDCPaveImporter(Importer):
                     )
                     continue
                 seen_slugs.add(slug)
-                if slug == "brand" and isinstance(label.value, str):
-                    identity["brand"] = label.value
                 gold.append(label)
             sku = SKU(
                 sku_id=sku_id,
                 title=title,
                 description=clean_value(data.get("input_description") or ""),
-                brand=identity["brand"],
                 category=clean_value(data["category"]),
                 gtin=identity["gtin"],
                 mpn=identity["mpn"],

@@ -138,6 +138,7 @@ KEY_ALIASES: dict[str, tuple[str, ...]] = {
         "net vol",
         "net volume",
         "net quantity",
+        "quantity",
         "size",
         "weight",
         "volume",
