@@ -40,6 +40,15 @@ MetricsOption = Annotated[
 ]
 
 
+LabelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--label",
+        help="Name of this run in reports (run.json 'label'; default: the system name), e.g. 'release'.",
+    ),
+]
+
+
 def _check_setting(setting: str) -> None:
     if setting not in ("closed", "open"):
         raise typer.BadParameter("choose 'closed' or 'open'", param_hint="--setting")
@@ -161,7 +170,8 @@ def run(
         typer.Option(
             "--system",
             help=f"A registered system ({registry_names('groundtrace.crs.systems:SYSTEMS')}; see "
-            "`crs systems`) or an http(s):// endpoint.",
+            "`crs systems`), an http(s):// endpoint, or a CRSSystem class as module.path:Class or "
+            "path/to/file.py:Class.",
         ),
     ],
     system_arg: Annotated[
@@ -215,6 +225,7 @@ def run(
     ] = False,
     nli: NliOption = None,
     metrics: MetricsOption = None,
+    label: LabelOption = None,
 ) -> None:
     """Run a CRS system on a dataset split, record per-turn predictions and score them."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -241,7 +252,7 @@ def run(
     wanted = _metrics(metrics)
     try:
         factory = built_first(system_factory(system, options, seed=seed))
-    except (UnknownNameError, ImportError, ValueError) as exc:
+    except (UnknownNameError, ImportError, ValueError, TypeError) as exc:
         hint = "--system-arg" if isinstance(exc, ValueError) and options else "--system"
         raise typer.BadParameter(str(exc), param_hint=hint) from None
     data, knowledge = _load(dataset, split, kb)
@@ -273,6 +284,7 @@ def run(
                 progress=progress,
                 entailment=scorer,
                 metrics=wanted,
+                label=label,
             )
         except RunKeyMismatchError as exc:
             raise typer.BadParameter(str(exc), param_hint="--out") from None
@@ -311,6 +323,7 @@ def score(
     kb: KbOption = None,
     nli: NliOption = None,
     metrics: MetricsOption = None,
+    label: LabelOption = None,
 ) -> None:
     """Score a predictions JSONL offline (bad lines are reported as file:line and skipped)."""
 
@@ -339,6 +352,7 @@ def score(
             dataset=str(dataset.resolve()),
             entailment=_scorer(nli),
             metrics=wanted,
+            label=label,
         )
     except RunKeyMismatchError as exc:
         raise typer.BadParameter(str(exc), param_hint="--out") from None
@@ -354,6 +368,30 @@ def score(
             f"{split!r} (setting {setting!r})"
         )
         raise typer.Exit(1)
+
+
+@crs_app.command("inputs")
+def inputs(
+    *,
+    dataset: Annotated[
+        Path, typer.Option("--dataset", help="Dataset folder (split files + manifest) or one JSONL file.")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="JSONL file: one SystemInput per recommendation turn.")],
+    setting: Annotated[
+        str, typer.Option("--setting", help="'closed' (8 candidates) or 'open' (the open-set pool).")
+    ] = "closed",
+    split: Annotated[str, typer.Option("--split", help="train, validation, test or all.")] = "test",
+    limit: LimitOption = None,
+    kb: KbOption = None,
+) -> None:
+    """Write exactly what a system sees at each turn (the predictions-file contract: answer each line)."""
+    from groundtrace.crs.evaluation.inputs import write_inputs
+
+    _check_setting(setting)
+    data, knowledge = _load(dataset, split, kb)
+    dialogues = list(data)[:limit] if limit is not None else list(data)
+    n_dialogues, n_turns = write_inputs(dialogues, knowledge, setting, out)  # type: ignore[arg-type]
+    typer.echo(f"wrote {out}: {n_turns} turns of {n_dialogues} dialogues ({setting})")
 
 
 @crs_app.command("report")

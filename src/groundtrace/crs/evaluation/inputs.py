@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 from pydantic import ValidationError
 
@@ -99,6 +100,28 @@ def system_inputs(
                 reviews=reviews,
             ),
         )
+
+
+def write_inputs(
+    dialogues: Sequence[Dialogue], kb: KnowledgeBase, setting: Setting, out: Path | str
+) -> tuple[int, int]:
+    """Write every :class:`SystemInput` of ``dialogues`` (in order) to ``out`` as JSONL; returns
+    ``(dialogues, turns)`` written.
+
+    The predictions-file contract: each line is exactly what :func:`system_inputs` hands a system (and
+    what an HTTP system receives as its request body); answering each line with a
+    :class:`~groundtrace.crs.systems.predictions.Prediction` carrying its ``dialogue_id``,
+    ``turn_index`` and ``setting`` gives a file ``crs score`` accepts.
+    """
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    turns = 0
+    with out.open("w", encoding="utf-8") as handle:
+        for dialogue in dialogues:
+            for _, inp in system_inputs(dialogue, kb, setting):
+                handle.write(inp.model_dump_json() + "\n")
+                turns += 1
+    return len(dialogues), turns
 
 
 def check_output(raw: object, pool: Sequence[str]) -> tuple[SystemOutput, TurnUsage]:

@@ -47,6 +47,7 @@ def score_file(
     metrics: Sequence[Any] | None = None,
     entailment: Any = None,
     dataset: str = "",
+    label: str | None = None,
 ) -> RunResult:
     """Score a predictions JSONL offline into ``out`` (``scores.json``, ``run.json``, a copy of the file).
 
@@ -56,7 +57,7 @@ def score_file(
     given through :func:`run_system`. Predictions for dialogues of ``dialogues`` beyond ``limit`` are left
     out (they are not orphans). ``out`` holding another run (another ``run.json`` key, or a
     ``predictions.jsonl`` of other content without ``run.json``) raises :class:`RunKeyMismatchError`
-    before anything is written.
+    before anything is written. ``label`` (``run.json["label"]``) names the run in reports.
     """
     check_setting(setting)
     out = Path(out)
@@ -98,6 +99,7 @@ def score_file(
         "kb_hash": kb.content_hash,
         "status": "complete",
         "mode": "offline",
+        **({"label": label} if label else {}),
         "entailment": scorer_name(entailment),
         "finished": now_iso(),
         "limit": limit,

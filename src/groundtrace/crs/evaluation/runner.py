@@ -227,11 +227,14 @@ def run_system(
     entailment: Any = None,
     dataset: str = "",
     progress: Callable[[int, int], None] | None = None,
+    label: str | None = None,
 ) -> RunResult:
     """Run ``system`` on ``dialogues`` (the whole split: it defines the dataset hash) into ``out``.
 
     ``system`` is an instance or a zero-argument factory (see :class:`SystemPool`). ``limit`` keeps the
     first N dialogues. ``progress(done, total)`` is called after each dialogue (skipped ones first).
+    ``label`` (``run.json["label"]``) names the run in reports instead of the system name; it is not part
+    of the run key, so a run can be relabelled on resume.
     Returns the scores and the ``run.json`` content; a folder holding another run raises
     :class:`~.run_files.RunKeyMismatchError`.
     """
@@ -261,6 +264,8 @@ def run_system(
         "entailment": scorer_name(entailment),
         "runs": int(previous.get("runs", 0)) + 1,
     }
+    if label:
+        info["label"] = label
     write_json(out / RUN_FILE, info)
 
     finished = [len(selected) - len(todo)]

@@ -172,10 +172,11 @@ def _read_object(file: Path, model: type[BaseModel]) -> dict[str, Any]:
 
 
 def label_runs(runs: list[RunData]) -> None:
-    """Give each run a unique label: the system name, plus the folder name when a name repeats in a
-    setting."""
+    """Give each run a unique label: ``run.json["label"]`` (``--label``) or else the system name, plus the
+    folder name when a name repeats in a setting."""
     seen: dict[tuple[str, str], int] = {}
-    for run in runs:
-        seen[(run.system, run.setting)] = seen.get((run.system, run.setting), 0) + 1
-    for run in runs:
-        run.label = run.system if seen[(run.system, run.setting)] == 1 else f"{run.system} ({run.path.name})"
+    names = [str(run.info.get("label") or run.system) for run in runs]
+    for run, name in zip(runs, names, strict=True):
+        seen[(name, run.setting)] = seen.get((name, run.setting), 0) + 1
+    for run, name in zip(runs, names, strict=True):
+        run.label = name if seen[(name, run.setting)] == 1 else f"{name} ({run.path.name})"

@@ -1,6 +1,7 @@
 """From a system spec to what the runner asks: a registered name, a URL, a class or an instance.
 
-:func:`system_factory` is the one place that turns what a user names (``crs run --system NAME|URL``,
+:func:`system_factory` is the one place that turns what a user names (``crs run --system
+NAME|URL|module:Class|path/to/file.py:Class``,
 ``evaluate(system, ...)``) plus constructor options (``--system-arg key=value``, ``seed``) into an
 instance or a zero-argument factory for :class:`~groundtrace.crs.evaluation.runner.SystemPool`.
 :func:`parse_system_args` reads ``key=value`` strings like lm-eval's ``--model_args``.
@@ -8,9 +9,13 @@ instance or a zero-argument factory for :class:`~groundtrace.crs.evaluation.runn
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import inspect
 import json
+import sys
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from groundtrace.crs.systems.base import SYSTEMS, CRSSystem, build_system
@@ -42,6 +47,56 @@ def parse_system_args(items: Iterable[str]) -> dict[str, Any]:
     return out
 
 
+def is_class_spec(spec: str) -> bool:
+    """Whether ``spec`` names a class as ``module:Class`` or ``path/to/file.py:Class`` (not a URL)."""
+    target, sep, attr = spec.rpartition(":")
+    return bool(sep and target and attr) and not is_url(spec) and attr.isidentifier()
+
+
+def load_system_class(spec: str) -> type[CRSSystem]:
+    """The :class:`CRSSystem` subclass named by ``module.path:Class`` or ``path/to/file.py:Class``.
+
+    ``Class`` may be dotted (``module:Outer.Inner``). A ``.py`` path is imported as a fresh module named
+    after the file (relative paths are read from the working directory). ``ImportError`` when the module
+    or file cannot be imported or has no such attribute; ``TypeError`` when the attribute is not a
+    ``CRSSystem`` subclass.
+    """
+    target, _, attr = spec.rpartition(":")
+    if target.endswith(".py"):
+        module = _import_file(Path(target))
+    else:
+        try:
+            module = importlib.import_module(target)
+        except ImportError as exc:
+            raise ImportError(f"system {spec!r}: cannot import module {target!r}: {exc}") from None
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ImportError(f"system {spec!r}: {target} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    if not (isinstance(obj, type) and issubclass(obj, CRSSystem)):
+        raise TypeError(f"system {spec!r}: {attr} is not a CRSSystem subclass (got {obj!r})")
+    return obj
+
+
+def _import_file(path: Path) -> Any:
+    """Import the Python file ``path`` as a module named after it (kept in ``sys.modules``)."""
+    if not path.is_file():
+        raise ImportError(f"system file {str(path)!r}: no such file")
+    name = f"groundtrace_user_system_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"system file {str(path)!r}: cannot be imported")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # the user's file failed while importing: name it and the cause
+        sys.modules.pop(name, None)
+        raise ImportError(f"system file {str(path)!r}: {type(exc).__name__}: {exc}") from exc
+    return module
+
+
 def accepted_options(target: Callable[..., Any]) -> set[str] | None:
     """Keyword names ``target`` accepts (``None`` when it takes ``**kwargs``: anything goes)."""
     try:
@@ -71,6 +126,8 @@ def system_factory(
     * a registered name or alias → ``build_system(name, **options)`` (unknown name:
       :class:`~groundtrace.core.registry.UnknownNameError` with did-you-mean suggestions);
     * an ``http(s)://`` URL → :class:`HTTPSystem` (options: ``timeout_s``, ``retries``, ``backoff_s``);
+    * ``module:Class`` or ``path/to/file.py:Class`` (not a registered name) → that class
+      (:func:`load_system_class`), built like a class below;
     * a :class:`CRSSystem` subclass → ``cls(**options)``, named after ``cls.name`` or the class;
     * an instance → itself (``options`` must be empty); any other callable → itself (a factory).
 
@@ -79,6 +136,8 @@ def system_factory(
     raises ``ValueError`` naming the options it does accept.
     """
     options = dict(options or {})
+    if isinstance(system, str) and system not in SYSTEMS and is_class_spec(system):
+        system = load_system_class(system)
     if isinstance(system, CRSSystem):
         if options:
             raise ValueError(
