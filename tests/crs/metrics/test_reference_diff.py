@@ -17,6 +17,7 @@ value must be equal (compared to 1e-12, the float noise of the ratios).
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -59,13 +60,19 @@ def _piece(rng: random.Random) -> str:
     if kind == 2:  # verbatim quote cited only by another POI's review
         other = rng.choice([r for r in TAG_OF if REVIEW_TEXTS[r][0] != REVIEW_TEXTS[rid][0]])
         return f'"{_snippet(rng, text, 5)}" [{TAG_OF[other]}]'
-    if kind == 3:  # long quote with one letter substituted
-        long_ids = [r for r in TAG_OF if len(REVIEW_TEXTS[r][1]) >= 40]
+    if kind == 3:  # long quote of whole words with one letter of a 3+-letter word substituted
+        # (whole words: core's quote check does not ground a quote that starts or ends inside a word
+        # with at most half of it, nor one whose 1-2-letter word is changed — a paraphrase rule this
+        # module's difflib reference does not re-implement; tests/core/evidence/test_quote_pairs.py
+        # covers it)
+        long_ids = [r for r in TAG_OF if len(REVIEW_TEXTS[r][1].split()) >= 6]
         rid = rng.choice(long_ids)
-        text = REVIEW_TEXTS[rid][1]
-        start = rng.randint(0, len(text) - 36)
-        quote = text[start : start + 36 + rng.randint(0, len(text) - start - 36)]
-        pos = rng.choice([i for i, ch in enumerate(quote) if ch.isalpha()])
+        words = REVIEW_TEXTS[rid][1].split()
+        start = rng.randint(0, len(words) - 6)
+        quote = " ".join(words[start : start + rng.randint(6, len(words) - start)])
+        pos = rng.choice(
+            [m.start() + k for m in re.finditer(r"[A-Za-z]{3,}", quote) for k in range(m.end() - m.start())]
+        )
         quote = quote[:pos] + ("x" if quote[pos] != "x" else "y") + quote[pos + 1 :]
         return f'"{quote.strip()}" [{TAG_OF[rid]}][{rng.choice(list(TAG_OF.values()))}]'
     if kind == 4:  # unrelated quote
