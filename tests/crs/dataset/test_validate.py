@@ -91,7 +91,9 @@ def test_every_planted_problem_is_reported_with_its_location(kb: KnowledgeBase) 
         (3, "d-bad", None, "ref-poi"),  # R2 -> rv21, a review of p2, declared as p1
     ]
     quote = next(p for p in problems if p.code == "GT-Q003")
-    assert "0.5" in quote.message and "R2" in quote.message
+    # the unrelated quote scored ~0.5 on characters alone; core quotes' word check (most of its words
+    # unaligned with the window) caps it at 0.80 x the covered share of words: 0.27
+    assert "0.27" in quote.message and "R2" in quote.message
     uncovered = [p for p in problems if p.name == "quote-uncovered"]
     assert [p.turn for p in uncovered] == [1, 1]  # turn 1 lost its quote_spans
     assert str(problems[3]).startswith(f"{INVALID}:3 [d-bad] turn 6: error GT-S002 alternation")
