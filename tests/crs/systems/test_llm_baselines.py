@@ -166,3 +166,42 @@ def test_verify_citations_keeps_only_offered_verbatim() -> None:
     allowed = {"R1": "The pasta was excellent and fresh."}
     text = 'A "pasta was excellent and fresh" [R1], "pasta was bad" [R1], "x y z" [R2] and [R3].'
     assert verify_citations(text, allowed) == 'A "pasta was excellent and fresh" [R1], , and .'
+
+
+def test_one_llm_system_on_two_endpoints_in_one_report(demo, tmp_path) -> None:
+    """The ablation across model families: `crs run --label` per endpoint, then one `crs report`."""
+    from typer.testing import CliRunner
+
+    from groundtrace.cli import app
+
+    runs = []
+    for model, reverse in (("family-a", True), ("family-b", False)):
+
+        def respond(request, reverse=reverse):
+            keys = KEYS.findall(_user(request))
+            return _answer(list(reversed(keys)) if reverse else keys, "Try it.")
+
+        with WireServer(respond) as server:
+            out = tmp_path / model
+            args = [
+                "crs",
+                "run",
+                "--system",
+                "llm-zero-shot",
+                "--dataset",
+                str(demo.dataset),
+                "--split",
+                "all",
+            ]
+            args += ["--kb", str(demo.kb_path), "--out", str(out), "--label", model]
+            args += ["--system-arg", f"llm={server.base_url}#{model}", "--system-arg", "llm_cache=false"]
+            result = CliRunner().invoke(app, args)
+            assert result.exit_code == 0, result.output
+        assert json.loads((out / "run.json").read_text())["label"] == model
+        runs.append(str(out))
+    report = CliRunner().invoke(
+        app, ["crs", "report", *runs, "--out", str(tmp_path / "rep"), "--resamples", "10"]
+    )
+    assert report.exit_code == 0, report.output
+    board = (tmp_path / "rep" / "leaderboard.md").read_text()
+    assert "family-a" in board and "family-b" in board

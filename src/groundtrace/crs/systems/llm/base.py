@@ -47,14 +47,19 @@ from groundtrace.crs.systems.toolkit.scoring import rank_by
 from groundtrace.crs.systems.toolkit.state import track_state
 
 PREFILTERS = ("tfidf", "dense", "none")
+#: The reply is "at most two sentences"; the bound also lets a grammar-constrained local model stop.
+MAX_RESPONSE_CHARS = 600
 
 
 class LLMAnswer(BaseModel):
     """What every LLM baseline asks the model for: candidate keys best first, and the reply."""
 
     model_config = ConfigDict(extra="ignore")
-    ranking: list[str] = Field(description="Candidate keys (P1, P2, ...), best first.")
-    response: str = Field(description="The reply to the user; quotes copied exactly, each with its [Rn] tag.")
+    ranking: list[str] = Field(max_length=100, description="Candidate keys (P1, P2, ...), best first.")
+    response: str = Field(
+        max_length=MAX_RESPONSE_CHARS,
+        description="The reply to the user; quotes copied exactly, each with its [Rn] tag.",
+    )
 
 
 @cache
