@@ -413,11 +413,11 @@ class LLMJudge:
         # never looser than the rule judge: keep the stricter verdict, then the shared safety review
         rule = RuleJudge(self.search)
         rule_verdicts = rule.judge(sku, scout, template)
-        for slug in pending:
+        for slug, cand in pending.items():
             spec = template.attribute(slug)
             out[slug] = safety_review(
                 sku,
-                pending[slug],
+                cand,
                 spec,
                 scout,
                 stricter(out[slug], rule_verdicts[slug]),
