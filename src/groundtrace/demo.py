@@ -5,8 +5,9 @@ Steps (all deterministic for a seed, no network, no model download):
 1. TRACE-CRS knowledge base: the generated demo city, saved as SQLite with its content hash.
 2. TRACE-CRS dataset: the five-stage builder (offline template realiser) → train/validation/test JSONL,
    JSON Schema, manifest and build report; then ``validate`` against the schema and the KB.
-3. TRACE-CRS evaluation: the ``oracle`` and ``random`` reference systems on the closed set, scored on
-   the 25 metrics; a leaderboard (Markdown/CSV/LaTeX/JSON with bootstrap CIs), plots and the HTML report.
+3. TRACE-CRS evaluation: the ``oracle`` and ``random`` reference systems and the offline baselines +
+   ``trace-hybrid`` on the closed set, scored on the default metrics; the three axes (R@1, CGS, rejection
+   recovery) printed; a leaderboard (Markdown/CSV/LaTeX/JSON with bootstrap CIs), plots and the HTML report.
 4. TRACE-Catalog: the demo catalog enriched offline (Scout → Judge → write policy) and evaluated
    against its gold labels.
 
@@ -23,6 +24,15 @@ from rich.table import Table
 from rich.text import Text
 
 DEMO_SYSTEMS: tuple[str, ...] = ("oracle", "random")
+"""The reference systems; the demo also runs every offline system but ``dense`` (see :func:`demo_systems`)."""
+
+
+def demo_systems() -> list[str]:
+    """Oracle and random, then the offline systems. ``dense`` is left out and the hybrids run without the
+    encoder: encoding the demo KB on 2 CPU cores costs minutes (``crs leaderboard`` runs them all)."""
+    from groundtrace.crs.systems import OFFLINE_SYSTEMS
+
+    return [*DEMO_SYSTEMS, *(s for s in OFFLINE_SYSTEMS if s != "dense")]
 
 
 def run_crs_demo(out_dir: Path, n_dialogues: int, seed: int, console: Console) -> dict[str, Path]:
@@ -30,11 +40,9 @@ def run_crs_demo(out_dir: Path, n_dialogues: int, seed: int, console: Console) -
     from groundtrace.crs.build.builder import build_dataset
     from groundtrace.crs.dataset.validate import validate_path
     from groundtrace.crs.evaluation.loading import load_split
-    from groundtrace.crs.evaluation.runner import run_system
     from groundtrace.crs.kb.demo import generate_demo_kb
     from groundtrace.crs.kb.store import save_kb
-    from groundtrace.crs.report import build_report
-    from groundtrace.crs.systems.base import build_system
+    from groundtrace.crs.report.suite import run_suite
 
     artefacts: dict[str, Path] = {}
     console.rule("[bold]TRACE-CRS[/bold]")
@@ -56,26 +64,28 @@ def run_crs_demo(out_dir: Path, n_dialogues: int, seed: int, console: Console) -
     console.print(f"validate: 0 errors ({len(problems)} warnings)")
 
     dialogues = load_split(dataset_dir, "all").dialogues
-    run_dirs: list[Path] = []
-    for name in DEMO_SYSTEMS:
-        run_dir = out_dir / "runs" / name
-        result = run_system(
-            build_system(name),
-            dialogues,
-            kb,
-            run_dir,
-            setting="closed",
-            split="all",
-            dataset=str(dataset_dir),
-        )
-        run_dirs.append(run_dir)
-        console.print(
-            f"run {name}: R@1={result.table.value('R@1'):.3f}  "
-            f"CGS={result.table.value('cgs'):.3f} → {run_dir}",
-            markup=False,
-        )
+    board = Table(title="leaderboard (closed set): the three axes")
+    for col in ("system", "R@1 (accuracy)", "CGS (grounding)", "recovery", "seconds"):
+        board.add_column(col, justify="left" if col == "system" else "right")
+
+    def show(name: str, _setting: str, run: Any, seconds: float) -> None:
+        t = run.table
+        cells = (t.value("R@1"), t.value("cgs"), t.value("rejection_recovery"))
+        board.add_row(name, *(f"{v:.3f}" if v is not None else "-" for v in cells), f"{seconds:.1f}")
+
     report_dir = out_dir / "report"
-    build_report(run_dirs, report_dir, dataset=dataset_dir, knowledge_base=kb, dialogues=dialogues)
+    run_suite(
+        demo_systems(),
+        dialogues,
+        kb,
+        report_dir,
+        settings=("closed",),
+        split="all",
+        options={"hybrid-rrf": {"dense": False}, "trace-hybrid": {"dense": False}},
+        dataset=str(dataset_dir),
+        on_run=show,
+    )
+    console.print(board)
     artefacts["leaderboard"] = report_dir / "leaderboard.md"
     artefacts["html_report"] = report_dir / "report.html"
     return artefacts

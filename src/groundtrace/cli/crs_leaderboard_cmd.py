@@ -1,0 +1,90 @@
+"""``groundtrace crs leaderboard``: every named system, closed and open, on one dataset, one report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from groundtrace.cli.apps import crs_app
+from groundtrace.cli.console import print_error
+
+
+@crs_app.command("leaderboard")
+def leaderboard(
+    *,
+    dataset: Annotated[Path, typer.Option("--dataset", help="Dataset folder (split files + manifest).")],
+    out: Annotated[
+        Path, typer.Option("--out", help="Folder for runs/<system>-<setting>/ and the report files.")
+    ],
+    systems: Annotated[
+        str,
+        typer.Option(
+            "--systems",
+            help="'all-offline' (random + the ten offline systems) or comma-separated registered names.",
+        ),
+    ] = "all-offline",
+    settings: Annotated[
+        str, typer.Option("--settings", help="Comma-separated: closed, open.")
+    ] = "closed,open",
+    split: Annotated[str, typer.Option("--split", help="train, validation, test or all.")] = "test",
+    kb: Annotated[
+        str | None, typer.Option("--kb", help="KB file, or 'demo'/'demo:SEED'; default: from the manifest.")
+    ] = None,
+    no_dense: Annotated[
+        bool, typer.Option("--no-dense", help="Skip `dense` and run the hybrids without the dense encoder.")
+    ] = False,
+    workers: Annotated[int, typer.Option("--workers", min=1, help="Dialogues answered in parallel.")] = 1,
+    resamples: Annotated[int, typer.Option("--resamples", min=10, help="Bootstrap resamples.")] = 1000,
+) -> None:
+    """Run every named system (closed and open) on a dataset split and write the leaderboard report."""
+    from groundtrace.core.registry import UnknownNameError
+    from groundtrace.crs.evaluation.loading import load_dataset, resolve_kb
+    from groundtrace.crs.report.suite import expand_systems, run_suite
+
+    wanted = [s.strip() for s in settings.split(",") if s.strip()]
+    bad = [s for s in wanted if s not in ("closed", "open")]
+    if bad or not wanted:
+        raise typer.BadParameter(f"unknown setting(s) {bad or settings!r}", param_hint="--settings")
+    try:
+        names = expand_systems(systems)
+    except (UnknownNameError, ValueError) as exc:
+        raise typer.BadParameter(str(exc), param_hint="--systems") from None
+    options = {}
+    if no_dense:
+        names = [n for n in names if n != "dense"]
+        options = {n: {"dense": False} for n in ("hybrid-rrf", "trace-hybrid")}
+    try:
+        data = load_dataset(dataset, split)
+        knowledge = resolve_kb(kb, data.manifest, data)
+    except (ValueError, FileNotFoundError) as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+    def show(name: str, setting: str, run, seconds: float) -> None:
+        table = run.table
+        r1 = table.value("recall@1") if setting == "closed" else table.value("open_recall@1")
+        typer.echo(
+            f"{name:>13} · {setting:<6} R@1={r1:.3f} CGS={table.value('cgs'):.3f} "
+            f"recovery={table.value('rejection_recovery'):.3f}  {seconds:.1f}s"
+        )
+
+    try:
+        result = run_suite(
+            names,
+            data,
+            knowledge,
+            out,
+            settings=wanted,
+            split=split,
+            options=options,
+            dataset=str(dataset.resolve()),
+            workers=workers,
+            on_run=show,
+            resamples=resamples,
+        )
+    except (ImportError, RuntimeError) as exc:  # e.g. `dense` without the [dense] extra
+        print_error(f"leaderboard failed: {exc}")
+        raise typer.Exit(1) from exc
+    for path in result.report:
+        typer.echo(f"wrote {path}")
