@@ -6,6 +6,7 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -29,6 +30,7 @@ def test_run_demo_end_to_end(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_demo_cli(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         app, ["demo", "--out", str(tmp_path / "d"), "--dialogues", "12", "--seed", "1"]

@@ -25,6 +25,7 @@ def test_page_has_examples() -> None:
 
 
 @pytest.mark.parametrize(("where", "code"), _blocks(), ids=[w for w, _ in _blocks()])
+@pytest.mark.slow
 def test_example_runs(where: str, code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     # An example may register a metric or system: give the registries back their entries afterwards.

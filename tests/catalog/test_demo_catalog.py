@@ -6,6 +6,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from groundtrace.catalog.demo_catalog import GOLD, PAGES, SKUS, run_catalog_demo, write_demo_catalog
 from groundtrace.catalog.identity import valid_gtin
 from groundtrace.catalog.sources import LocalCorpusSearch, classify_url
@@ -50,6 +52,7 @@ def test_corpus_has_the_required_page_kinds(tmp_path: Path) -> None:
     assert sum("Ignore previous instructions" in t for t in texts.values()) == 1
 
 
+@pytest.mark.slow
 def test_run_catalog_demo(tmp_path: Path) -> None:
     result = run_catalog_demo(tmp_path / "demo", workers=2)
     results = Path(result["paths"]["results"])

@@ -154,6 +154,7 @@ def _complying(quote_for: dict[str, tuple[str, str]]) -> Any:
         ),
     ],
 )
+@pytest.mark.slow
 def test_llm_engine_complying_with_injection_never_writes(
     catalog: Any,
     tmp_path: Path,

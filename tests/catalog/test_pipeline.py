@@ -88,6 +88,7 @@ def test_reads_parquet(tmp_path: Path) -> None:
     assert len(issues) == 1 and issues[0].startswith(f"{path}:2: invalid SKU: title")
 
 
+@pytest.mark.slow
 def test_one_line_per_sku_attribute(demo: tuple) -> None:
     paths, _, reference = demo
     rows = _lines(reference)
@@ -101,6 +102,7 @@ def test_one_line_per_sku_attribute(demo: tuple) -> None:
 
 
 @pytest.mark.parametrize("k", [1, 7])
+@pytest.mark.slow
 def test_interrupted_run_resumes_without_loss_or_duplicates(demo: tuple, tmp_path: Path, k: int) -> None:
     paths, config, reference = demo
     out = tmp_path / "results.jsonl"
@@ -128,6 +130,7 @@ def test_interrupted_run_resumes_without_loss_or_duplicates(demo: tuple, tmp_pat
     assert again.results_total == len(_keys(reference))
 
 
+@pytest.mark.slow
 def test_workers_give_identical_output(demo: tuple, tmp_path: Path) -> None:
     paths, config, reference = demo
     out = tmp_path / "par.jsonl"
@@ -245,6 +248,7 @@ def test_reading_arbitrary_files_never_crashes(tmp_path: Path, lines: list[str],
         ("openfoodfacts", ("catalog", "openfoodfacts", "products.tsv"), False),
     ],
 )
+@pytest.mark.slow
 def test_real_samples_publish_only_verified_values(
     tmp_path: Path, fmt: str, parts: tuple[str, ...], templates_from_wdc: bool
 ) -> None:
@@ -279,6 +283,7 @@ def test_real_samples_publish_only_verified_values(
             assert r.verdict.quote_verified
 
 
+@pytest.mark.slow
 def test_sigkilled_process_resumes_without_loss_or_duplicates(demo: tuple, tmp_path: Path) -> None:
     """A real ``kill -9`` of ``groundtrace catalog enrich`` as soon as it has written something."""
     import os
@@ -328,6 +333,7 @@ def test_sigkilled_process_resumes_without_loss_or_duplicates(demo: tuple, tmp_p
     assert out.read_text(encoding="utf-8") == reference.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_concurrency_is_bounded_by_workers(demo: tuple, tmp_path: Path) -> None:
     import threading
     import time
@@ -388,6 +394,7 @@ def test_enrich_with_a_vision_llm_reads_package_text(tmp_path: Path, monkeypatch
         run_enrich(skus, tmp_path / "o2.jsonl", EnrichConfig(vlm=f"{server.base_url}#vision"))
 
 
+@pytest.mark.slow
 def test_offline_run_has_no_llm_ledger(demo: tuple, tmp_path: Path) -> None:
     paths, config, _ = demo
     summary = run_enrich(paths.skus, tmp_path / "out.jsonl", config)
@@ -395,6 +402,7 @@ def test_offline_run_has_no_llm_ledger(demo: tuple, tmp_path: Path) -> None:
     assert not any(line.startswith("LLM usage") for line in summary_lines(summary))
 
 
+@pytest.mark.slow
 def test_resume_with_other_options_is_refused_before_touching_the_file(demo: tuple, tmp_path: Path) -> None:
     from groundtrace.catalog.run_meta import ResumeMismatchError, meta_path
 
@@ -421,6 +429,7 @@ def test_resume_with_other_options_is_refused_before_touching_the_file(demo: tup
     assert "Traceback" not in result.output and out.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_cli_json_with_gold_is_one_json_document(demo: tuple, tmp_path: Path) -> None:
     paths, _, _ = demo
     result = CliRunner().invoke(
@@ -532,6 +541,7 @@ def test_damaged_middle_block_is_detected_and_redone(demo: tuple, tmp_path: Path
     assert again.skus_processed == 0 and not [i for i in again.issues if "r.jsonl" in i]
 
 
+@pytest.mark.slow
 def test_llm_outage_leaves_skus_not_done_and_a_rerun_retries_them(
     demo: tuple, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -603,6 +613,7 @@ def test_second_writer_on_the_same_out_is_refused(demo: tuple, tmp_path: Path) -
 
 
 @pytest.mark.parametrize("content", ["{not json", "[1, 2]", "\ufffe\x00", '"text"'])
+@pytest.mark.slow
 def test_malformed_run_json_is_a_one_line_error(demo: tuple, tmp_path: Path, content: str) -> None:
     paths, config, _ = demo
     out = tmp_path / "r.jsonl"

@@ -27,6 +27,7 @@ def demo(tmp_path_factory):
     return make_demo(tmp_path_factory.mktemp("api"), n_dialogues=12)
 
 
+@pytest.mark.slow
 def test_import_is_cheap_and_all_is_complete() -> None:
     code = (
         "import sys, groundtrace.crs as c; "
@@ -39,6 +40,7 @@ def test_import_is_cheap_and_all_is_complete() -> None:
         crs.nope  # noqa: B018
 
 
+@pytest.mark.slow
 def test_load_kb_and_dataset(demo) -> None:
     kb = crs.load_kb("demo:0")
     assert kb.name.endswith("seed0") and kb.content_hash == crs.load_kb("demo").content_hash
@@ -102,6 +104,7 @@ def test_save_writes_a_run_folder_crs_report_reads(demo, tmp_path) -> None:
     assert json.loads((out / RUN_FILE).read_text())["system"] == "random"
 
 
+@pytest.mark.slow
 def test_compare_gives_the_numbers_of_crs_report(demo, tmp_path) -> None:
     tables = [
         crs.evaluate("random", demo.dialogues, kb=demo.kb, seed=1),

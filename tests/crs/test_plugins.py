@@ -73,6 +73,7 @@ def demo(tmp_path_factory):
     return make_demo(tmp_path_factory.mktemp("plugins"), n_dialogues=8)
 
 
+@pytest.mark.slow
 def test_plugin_metric_is_computed_by_crs_score(demo, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
     ran = runner.invoke(
         app,
@@ -190,6 +191,7 @@ def test_unknown_metric_is_a_usage_error(demo, tmp_path) -> None:
     assert result.exit_code == 2 and "Did you mean 'recall'" in result.output
 
 
+@pytest.mark.slow
 def test_plugin_realiser_is_accepted_on_first_use(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`crs build --realiser NAME` with NAME from a plug-in: the CLI's `in REALISERS` check loads plug-ins
     first (it used to refuse the name, suggesting the name itself)."""

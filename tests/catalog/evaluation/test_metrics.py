@@ -331,6 +331,7 @@ def _oracle(records, shift: int = 0) -> list[AttributeResult]:
     return out
 
 
+@pytest.mark.slow
 def test_oracle_on_real_gold_scores_perfectly_and_a_shifted_one_does_not() -> None:
     from groundtrace.catalog.importers import import_file
     from tests.conftest import shared_path

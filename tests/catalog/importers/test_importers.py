@@ -327,6 +327,7 @@ def test_templates_from_gold_use_only_the_given_split() -> None:
     assert shoes.attribute("size").recommended_values == [] and len(shoes.attribute("size").examples) == 10
 
 
+@pytest.mark.slow
 def test_cli_templates_from_gold_on_real_oa_mine_train(tmp_path: Path) -> None:
     """Import the real OA-Mine train split, build templates from it, and load them for enrichment."""
     from groundtrace.catalog.templates import load_templates

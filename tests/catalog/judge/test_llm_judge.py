@@ -337,6 +337,7 @@ attributes:
 
 @pytest.mark.model
 @pytest.mark.skipif(not LOCAL_OK, reason=f"bundled local model unavailable: {LOCAL_WHY}")
+@pytest.mark.slow
 def test_local_model_engine_and_judge_end_to_end(tmp_path: Path) -> None:
     """One demo SKU through the LLM engine and the LLM judge on SmolLM2-135M in compact mode (a
     1-attribute template and a 1,024-token limit keep it to two short calls on two busy cores)."""

@@ -427,6 +427,7 @@ def test_prompt_delimiters_cannot_be_closed_by_data() -> None:
 
 
 @pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract binary not installed")
+@pytest.mark.slow
 def test_image_ocr_evidence_ranks_below_catalog(tmp_path: Path) -> None:
     import matplotlib
 

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -129,6 +130,7 @@ def _compact_responder(log: list[dict[str, Any]]) -> Any:
     return answer
 
 
+@pytest.mark.slow
 def test_enrich_compact_end_to_end_over_the_wire(tmp_path: Path, monkeypatch: Any) -> None:
     monkeypatch.setenv("GROUNDTRACE_CACHE_DIR", str(tmp_path / "cache"))
     skus = tmp_path / "skus.jsonl"

@@ -294,6 +294,7 @@ def _gold_net_equal(predicted: str, gold: str) -> bool:
     return gold.strip().isdigit() and predicted == f"{int(gold)} count"
 
 
+@pytest.mark.slow
 def test_oa_mine_net_content_and_pack_count_on_real_titles() -> None:
     """Measured on 519 Coffee/Tea/Breakfast-Cereal titles (train+validation): net content accuracy
     0.991 at coverage 0.903, pack count accuracy 1.000 at coverage 0.855 (see docs/catalog-scout.md)."""
@@ -358,6 +359,7 @@ def test_quantities_parse_with_core_and_point_at_their_text(
     assert parsed is not None and float(parsed.magnitude) == pytest.approx(value)
 
 
+@pytest.mark.slow
 def test_wdc_pave_home_dimensions_and_material_on_real_offers() -> None:
     """WDC-PAVE "Home And Garden" offers (title + description), home template. Measured: width 97/99
     correct (coverage 0.553), length 74/75 (0.701), depth 42/45 (0.703), material 126/134 (0.620).
@@ -402,6 +404,7 @@ def test_wdc_pave_home_dimensions_and_material_on_real_offers() -> None:
         assert predicted >= 40 and correct / predicted >= floor, (slug, predicted, correct)
 
 
+@pytest.mark.slow
 def test_wdc_pave_computer_capacity_on_real_offers() -> None:
     """WDC-PAVE "Computers And Accessories" capacity (GB), electronics template. Measured: 132/142
     correct (0.930) at coverage 0.751 (142/189); most misses are model numbers and n/a gold."""

@@ -103,6 +103,7 @@ def _label_png(path: Path, text: str) -> Path:
 
 
 @pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract binary not installed")
+@pytest.mark.slow
 def test_tesseract_ocr_reads_generated_label(tmp_path: Path) -> None:
     _label_png(tmp_path / "front.png", "USDA ORGANIC 16 OZ")
     source = TesseractOCRSource(base_dir=tmp_path)
@@ -226,6 +227,7 @@ def test_vlm_source_needs_an_llm_client(tmp_path: Path, monkeypatch: pytest.Monk
     assert built.client.timeout_s == 7.0 and built.client.cache is not None  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 def test_enrich_with_vlm_counts_the_vision_calls_in_the_ledger(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -40,6 +40,7 @@ def _scout_answer(request: dict[str, Any]) -> str:
     )
 
 
+@pytest.mark.slow
 def test_llm_run_is_bounded_and_a_rerun_makes_zero_llm_calls(
     store_url: str, small: tuple, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -65,6 +66,7 @@ def test_llm_run_is_bounded_and_a_rerun_makes_zero_llm_calls(
         assert {name: store.table(name) for name in tables} == tables
 
 
+@pytest.mark.slow
 def test_cli_enrich_export_evaluate_status(small: tuple, tmp_path: Path) -> None:
     paths, skus = small
     db = f"sqlite:///{tmp_path / 'cli.db'}"

@@ -65,6 +65,7 @@ def test_an_unmigrated_store_is_refused_with_the_command_to_run(tmp_path: Path) 
         CatalogStore(f"sqlite:///{tmp_path / 'empty.db'}", migrate=False)
 
 
+@pytest.mark.slow
 def test_rerun_of_an_unchanged_batch_writes_nothing(store_url: str, demo: tuple) -> None:
     _, small, config = demo
     store = CatalogStore(store_url)
@@ -80,6 +81,7 @@ def test_rerun_of_an_unchanged_batch_writes_nothing(store_url: str, demo: tuple)
     assert len(store.runs()) == 1  # same options: the same run
 
 
+@pytest.mark.slow
 def test_changed_sku_is_redone_and_audited_old_to_new(store_url: str, demo: tuple, tmp_path: Path) -> None:
     _, small, config = demo
     store = CatalogStore(store_url)
@@ -140,6 +142,7 @@ def _outcome(value: str, action: Action = Action.WRITE, title: str = "Oat bar") 
     return SkuOutcome(sku=sku, results=[_result("S1", "flavor", value, action)])
 
 
+@pytest.mark.slow
 def test_published_value_keeps_its_evidence_and_policy_options_hold(store_url: str) -> None:
     store = CatalogStore(store_url)
     run = store.start_run({"k": 1}, name="a")
@@ -226,6 +229,7 @@ def test_a_run_name_cannot_be_reused_with_other_options(store_url: str) -> None:
         store.start_run({"llm": "openai:x"}, name="nightly")
 
 
+@pytest.mark.slow
 def test_a_failing_sku_is_recorded_and_retried_without_stopping_the_batch(
     store_url: str, demo: tuple
 ) -> None:
@@ -251,6 +255,7 @@ def test_a_failing_sku_is_recorded_and_retried_without_stopping_the_batch(
     assert (again.skus_unchanged, again.skus_processed, again.skus_failed) == (5, 1, 0)
 
 
+@pytest.mark.slow
 def test_export_is_sorted_and_identical_for_identical_input(
     store_url: str, other_store_url: str, demo: tuple, tmp_path: Path
 ) -> None:

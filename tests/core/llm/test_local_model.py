@@ -44,6 +44,7 @@ def test_gguf_is_located_without_importing_its_package() -> None:
 
 @pytest.mark.model
 @pytest.mark.skipif(not AVAILABLE, reason=f"bundled local model unavailable: {WHY}")
+@pytest.mark.slow
 def test_local_model_gives_a_schema_valid_answer(tmp_path: Path) -> None:
     with ResponseCache(tmp_path / "llm.sqlite") as cache:
         client = LocalLlamaClient(cache=cache, n_ctx=512)

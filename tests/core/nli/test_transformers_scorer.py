@@ -146,6 +146,7 @@ def test_loads_and_is_a_labelled_scorer(tiny: CrossEncoderNLI, tiny_dir: Path) -
     assert tiny.name == f"nli:{tiny_dir.name}"
 
 
+@pytest.mark.slow
 def test_scores_in_unit_interval_and_rows_sum_to_one(tiny: CrossEncoderNLI) -> None:
     scores = tiny.score(PAIRS)
     assert len(scores) == len(PAIRS)

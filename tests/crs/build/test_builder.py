@@ -25,6 +25,7 @@ def kb():
     return generate_demo_kb(9, n_per_type=25, reviews_per_poi=4)
 
 
+@pytest.mark.slow
 def test_same_seed_gives_identical_files(kb, tmp_path) -> None:
     build_dataset(kb, 40, 5, tmp_path / "a")
     build_dataset(kb, 40, 5, tmp_path / "b")
@@ -68,6 +69,7 @@ def test_rejection_indices_exact_count() -> None:
     assert rejection_indices(10, 0.0, 1) == set()
 
 
+@pytest.mark.slow
 def test_rejection_share_on_1000_dialogues(kb) -> None:
     dialogues, report = build_dialogues(kb, 1000, seed=11)
     share = sum(d.has_rejection for d in dialogues) / len(dialogues)
@@ -179,6 +181,7 @@ def test_cli_reports_a_kb_too_small_to_plan(tmp_path) -> None:
     assert "no city with 8+ POIs" in result.output
 
 
+@pytest.mark.slow
 def test_output_does_not_depend_on_python_hash_seed(tmp_path) -> None:
     """Set iteration order changes with PYTHONHASHSEED; the builder must never depend on it."""
     import os
@@ -356,6 +359,7 @@ def test_cli_build_that_builds_nothing_exits_1(tmp_path) -> None:
     assert json.loads((out / "build_report.json").read_text())["dropped_by_reason"] == {"planning": 5}
 
 
+@pytest.mark.slow
 def test_cli_kb_build_then_build_on_the_real_yelp_sample(tmp_path) -> None:
     """The real sequence on the sparse Yelp sample: `crs kb build --min-reviews 0 --n-cities 40`, then
     `crs build --seed 2 --dialogues 10`.
@@ -410,6 +414,7 @@ def _turn_data(request: dict) -> dict:
     return json.loads(next(m for m in request["messages"] if m["role"] == "user")["content"])
 
 
+@pytest.mark.slow
 def test_cli_llm_partial_fallback_is_a_warning(kb, tmp_path, monkeypatch) -> None:
     """The wire server phrases user turns and answers system turns with non-JSON: those fall back."""
     from groundtrace.core.llm.wire_server import WireServer
@@ -496,6 +501,7 @@ def test_cli_llm_total_fallback_exits_1(kb, tmp_path, monkeypatch) -> None:
     assert json.loads((tmp_path / "b" / "manifest.json").read_text())["realiser"] == "llm"
 
 
+@pytest.mark.slow
 def test_cli_accepts_demo_colon_seed_like_run_and_score(tmp_path) -> None:
     a = _cli("--kb", "demo:3", "--dialogues", "3", "--out", str(tmp_path / "a"))
     b = _cli("--kb", "demo", "--demo-seed", "3", "--dialogues", "3", "--out", str(tmp_path / "b"))

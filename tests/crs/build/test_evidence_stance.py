@@ -39,6 +39,7 @@ def _stances(d: Dialogue, kb: KnowledgeBase, turn: Turn) -> list[tuple[int, bool
     return out
 
 
+@pytest.mark.slow
 def test_built_quotes_are_never_negative_in_support(kb: KnowledgeBase, dialogues: list[Dialogue]) -> None:
     seen = [p for d in dialogues for t in d.turns if t.role == "system" for p in _stances(d, kb, t)]
     assert seen, "no quote at all"

@@ -207,6 +207,7 @@ def test_llm_realiser_falls_back_on_malformed_json(ctx, openai_client_cls) -> No
     assert d.features["realiser_fallback_turns"] == len(d.turns)
 
 
+@pytest.mark.slow
 def test_llm_realiser_rejects_parroting_and_unnamed_rejections(ctx, openai_client_cls) -> None:
     import itertools
     import json
@@ -252,6 +253,7 @@ def test_llm_realised_dialogues_pass_the_validator_too(ctx, openai_client_cls) -
                 )
 
 
+@pytest.mark.slow
 def test_cli_build_with_the_llm_realiser_over_http_then_validate(
     ctx, tmp_path, monkeypatch, openai_client_cls
 ) -> None:

@@ -231,6 +231,7 @@ def _base_objects() -> list[dict]:
 
 @settings(max_examples=300, deadline=None)
 @given(data=st.data())
+@pytest.mark.slow
 def test_strict_acceptance_implies_schema_acceptance(data: st.DataObject) -> None:
     import copy
     import json
@@ -290,6 +291,7 @@ def _built_dialogues(ds: Path) -> list:
     return [d for split in ("train", "validation", "test") for d in read_dialogues(ds / f"{split}.jsonl")]
 
 
+@pytest.mark.slow
 def test_a_freshly_built_dataset_validates_clean(built: tuple[KnowledgeBase, Path]) -> None:
     demo, ds = built
     assert validate_path(ds, demo) == []
@@ -407,6 +409,7 @@ def _subject(dialogues: list, name: str):
 
 
 @pytest.mark.parametrize("name", sorted(CORRUPTIONS))
+@pytest.mark.slow
 def test_each_qc_rule_fails_on_corrupted_data(built: tuple[KnowledgeBase, Path], name: str) -> None:
     demo, ds = built
     d = _subject(_built_dialogues(ds), name)
@@ -420,6 +423,7 @@ def test_each_qc_rule_fails_on_corrupted_data(built: tuple[KnowledgeBase, Path],
     assert len(found) == len(set(found))
 
 
+@pytest.mark.slow
 def test_cli_reports_qc_problems_with_file_line_id_and_turn(
     built: tuple[KnowledgeBase, Path], tmp_path: Path
 ) -> None:
@@ -459,6 +463,7 @@ def test_cli_reports_qc_problems_with_file_line_id_and_turn(
     assert {r["line"] for r in rows} == {4}
 
 
+@pytest.mark.slow
 def test_schema_invalid_line_still_gets_duplicate_and_kb_reference_checks(
     built: tuple[KnowledgeBase, Path], tmp_path: Path
 ) -> None:
@@ -487,6 +492,7 @@ def test_schema_invalid_line_still_gets_duplicate_and_kb_reference_checks(
     assert [p.name for p in validate_path(path)] == ["schema", "duplicate-id"]
 
 
+@pytest.mark.slow
 def test_a_redacted_release_is_checked_without_a_flood_of_quote_errors(
     built: tuple[KnowledgeBase, Path], tmp_path: Path
 ) -> None:

@@ -95,6 +95,7 @@ def test_run_problem_refuses_a_bad_share(share) -> None:
 
 
 # -- crs run ------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_crs_run_exits_1_when_every_turn_failed(demo, tmp_path) -> None:
     # before issue 9 this exited 0 with 100% of the turns failed
     result = CliRunner().invoke(
@@ -109,6 +110,7 @@ def test_crs_run_exits_1_when_every_turn_failed(demo, tmp_path) -> None:
     assert info["counts"]["unscorable_turns"] == info["counts"]["turns"] > 0
 
 
+@pytest.mark.slow
 def test_crs_run_threshold(demo, tmp_path) -> None:
     first = demo.dialogues[0]
     n_failed = len(first.recommendation_turns())

@@ -60,6 +60,7 @@ class Crash(BaseException):
     """Simulates the process dying (not an Exception: the runner must not swallow it)."""
 
 
+@pytest.mark.slow
 def test_inputs_show_gold_history_pool_and_tagged_reviews(demo) -> None:
     dialogue = (
         next(d for d in demo.dialogues if d.anchor is not None)
@@ -300,6 +301,7 @@ def test_cli_run_and_score_agree(demo, tmp_path) -> None:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cut=st.floats(0.0, 1.0))
+@pytest.mark.slow
 def test_resume_from_a_file_cut_at_any_byte_scores_like_a_clean_run(
     demo, tmp_path_factory, cut: float
 ) -> None:
@@ -341,6 +343,7 @@ def test_check_output_rejects_wrong_shapes() -> None:
             check_output(bad, ["a"])
 
 
+@pytest.mark.slow
 def test_resolve_kb(demo, tmp_path) -> None:
     from groundtrace.crs.build.builder import build_dataset
     from groundtrace.crs.kb.demo import generate_demo_kb

@@ -74,6 +74,7 @@ def _args(demo) -> list[str]:
     return ["--dataset", str(demo.dataset), "--split", "all", "--kb", str(demo.kb_path)]
 
 
+@pytest.mark.slow
 def test_out_of_pool_ids_score_the_same_through_the_runner_and_a_predictions_file(
     demo, tmp_path, registered
 ) -> None:

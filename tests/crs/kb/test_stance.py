@@ -65,6 +65,7 @@ def test_labelled_sample_shape() -> None:
     assert {r[0] for r in rows} == {-1, 0, 1}
 
 
+@pytest.mark.slow
 def test_consensus_beats_each_model_on_the_labelled_sample() -> None:
     """The documented choice (crs-kb.md): consensus is more accurate and lets fewer negatives through."""
     path = shared_path("yelp_dense", "yelp_academic_dataset_review.json")
@@ -101,6 +102,7 @@ def test_star_classifier_needs_both_classes() -> None:
         StarClassifier().fit(only_good)
 
 
+@pytest.mark.slow
 def test_stances_are_stored_and_loaded(tmp_path: Path) -> None:
     kb = generate_demo_kb(0, n_per_type=10, reviews_per_poi=3)
     path = save_kb(kb, tmp_path / "kb.sqlite")

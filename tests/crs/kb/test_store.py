@@ -148,6 +148,7 @@ def _kbs(draw: st.DrawFn) -> KnowledgeBase:
 
 @settings(max_examples=15, deadline=None)
 @given(_kbs())
+@pytest.mark.slow
 def test_store_round_trips_any_kb(kb: KnowledgeBase) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         loaded = load_kb(save_kb(kb, Path(tmp) / "kb.sqlite"))
@@ -158,6 +159,7 @@ def test_store_round_trips_any_kb(kb: KnowledgeBase) -> None:
 # -- CLI ------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cli_build_info_and_demo(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 

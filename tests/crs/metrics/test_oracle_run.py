@@ -30,6 +30,7 @@ def oracle():
     return dialogues, score_predictions(dialogues, preds, kb)
 
 
+@pytest.mark.slow
 def test_oracle_scores_perfectly(oracle):
     dialogues, table = oracle
     assert any(d.has_rejection for d in dialogues)

@@ -130,6 +130,7 @@ def test_difflib_quote_score_basics():
     assert difflib_quote_score("", source) == 0.0
 
 
+@pytest.mark.slow
 def test_fast_equals_reference(dialogues, kb):
     lexicon = load_lexicon()
     gen_dialogues, preds = corpus(dialogues, n_copies=25, seed=7)  # 75 dialogues, 175 answered turns

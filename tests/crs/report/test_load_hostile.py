@@ -47,6 +47,7 @@ def _copy(run_folder, tmp_path):
         ("run.json", lambda info: b"\xff\xfe{}", "run.json: not valid UTF-8"),
     ],
 )  # fmt: skip
+@pytest.mark.slow
 def test_malformed_run_files_are_one_line_errors(run_folder, tmp_path, name, edit, message) -> None:
     folder = _copy(run_folder, tmp_path)
     path = folder / name

@@ -54,6 +54,7 @@ def report_dir(runs, tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_all_artefacts_written(report_dir) -> None:
     for name in (
         "leaderboard.md",
@@ -252,6 +253,7 @@ def test_axis_value_mapping() -> None:
     assert axis_value("gs", None) is None
 
 
+@pytest.mark.slow
 def test_cli_report_systems_metrics(runs, tmp_path) -> None:
     demo, dirs = runs
     runner = CliRunner()

@@ -60,6 +60,7 @@ def demo(tmp_path_factory):
     return make_demo(tmp_path_factory.mktemp("http"), n_dialogues=24)
 
 
+@pytest.mark.slow
 def test_python_http_and_predictions_paths_score_identically(demo, tmp_path) -> None:
     system = build_system("random", seed=11)
     direct = run_system(system, demo.dialogues, demo.kb, tmp_path / "py", split="all", workers=2)

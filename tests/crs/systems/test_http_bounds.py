@@ -75,6 +75,7 @@ def test_a_slow_drip_cannot_defeat_the_timeout() -> None:
         system.close()
 
 
+@pytest.mark.slow
 def test_the_drip_is_accepted_with_enough_time() -> None:
     # control: the same server is a valid endpoint when the time-out covers the whole answer
     with serve(drip) as (url, state):

@@ -42,6 +42,7 @@ def test_registry_rejects_non_systems_and_accepts_subclasses() -> None:
     assert local.get("echo") is Echo and local.get("lazy-random") is RandomSystem
 
 
+@pytest.mark.slow
 def test_oracle_is_perfect_on_a_built_dataset(demo, tmp_path) -> None:
     closed = run_system(
         build_system("oracle"), demo.dialogues, demo.kb, tmp_path / "c", setting="closed", split="all"
