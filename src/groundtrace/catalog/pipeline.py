@@ -42,7 +42,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from groundtrace.catalog.identity import valid_gtin
-from groundtrace.catalog.model import SKU, AttributeResult
+from groundtrace.catalog.model import SKU, Action, AttributeResult
 from groundtrace.catalog.policy import WritePolicy, load_policy
 from groundtrace.catalog.run_meta import check_or_record, run_fingerprint
 from groundtrace.catalog.templates import TemplateSet, load_templates
@@ -462,11 +462,14 @@ def build_components(config: EnrichConfig) -> Components:
 
 
 class SkuOutcome(NamedTuple):
-    """One SKU's AttributeResults (template order), the LLM calls made and this SKU's issues."""
+    """One SKU's AttributeResults (template order), the LLM calls made, this SKU's issues, and the text of
+    every source Document cited by a REVIEW result (source_ref → text), so a reviewer sees each quote in
+    its source (the catalog store keeps them with the review item)."""
 
     results: list[AttributeResult]
     calls: int
     issues: list[str]
+    review_sources: dict[str, str] | None = None
 
 
 def process_sku(sku: SKU, comp: Components) -> SkuOutcome:
@@ -495,7 +498,20 @@ def process_sku(sku: SKU, comp: Components) -> SkuOutcome:
                 decision=decision,
             )
         )
-    return SkuOutcome(results, calls, issues)
+    return SkuOutcome(results, calls, issues, _review_sources(scout, results))
+
+
+def _review_sources(scout: Any, results: list[AttributeResult]) -> dict[str, str]:
+    """source_ref → Document text for the evidence of every REVIEW result."""
+    out: dict[str, str] = {}
+    for r in results:
+        if r.decision.action != Action.REVIEW:
+            continue
+        for ev in r.candidate.evidence:
+            doc = scout.document(ev.source_ref)
+            if doc is not None:
+                out[ev.source_ref] = doc.text
+    return out
 
 
 def _tally(summary: EnrichSummary, results: list[AttributeResult]) -> None:
@@ -624,7 +640,7 @@ def _run_window(
             while window:
                 sku, future = window.popleft()
                 try:
-                    results, calls, sku_issues = future.result()
+                    results, calls, sku_issues, _ = future.result()  # review_sources: the store only
                 except Exception as exc:  # nothing written: the SKU is not done and a rerun retries it
                     summary.skus_failed += 1
                     summary.failed_skus.append(sku.sku_id)

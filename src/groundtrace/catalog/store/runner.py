@@ -125,7 +125,13 @@ def process_one(sku: SKU, comp: Components, measure_usage: bool = False) -> SkuO
     before = _usage(comp.llm_clients) if measure_usage else None
     try:
         done = process_sku(sku, comp)
-        outcome = SkuOutcome(sku=sku, results=done.results, llm_calls=done.calls, issues=list(done.issues))
+        outcome = SkuOutcome(
+            sku=sku,
+            results=done.results,
+            llm_calls=done.calls,
+            issues=list(done.issues),
+            review_sources=dict(done.review_sources or {}),
+        )
     except Exception as exc:  # noqa: BLE001 - one SKU's failure is data for the report, not a crash
         outcome = SkuOutcome(sku=sku, error=f"{type(exc).__name__}: {exc}")
     if before is not None:

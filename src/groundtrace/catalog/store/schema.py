@@ -18,7 +18,8 @@ Keys (every write is an upsert on them, so replaying a SKU never duplicates a ro
 * ``audit_log`` — append-only (database triggers refuse UPDATE and DELETE): one row per change of a
   published value or a review decision: actor, time, old → new value, reason.
 * ``review_queue`` — one item per (``run_id``, ``sku_id``, ``attribute``) routed to REVIEW: the proposed
-  value and evidence, ``status`` (open / approved / rejected / edited), reviewer, decision, comment, times.
+  value and evidence, the text of the sources the evidence quotes (``source_texts``, source_ref → text),
+  ``status`` (open / approved / rejected / edited), reviewer, decision, comment, times.
 * ``reviewers`` — the review page's accounts (``name``): an argon2 password hash made by the web layer
   (the store never sees a password) and an ``active`` flag.
 """
@@ -179,6 +180,7 @@ review_queue = Table(
     Column("category", String(500), nullable=False),
     Column("value", JSON, nullable=True),
     Column("evidence", JSON, nullable=False),
+    Column("source_texts", JSON, nullable=True),  # source_ref -> text of the sources the evidence quotes
     Column("verdict", String(20), nullable=False),
     Column("reason", Text, nullable=False),
     Column("status", String(20), nullable=False),

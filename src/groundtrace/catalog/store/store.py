@@ -82,6 +82,7 @@ class SkuOutcome:
     usage: Usage | None = None
     error: str | None = None
     issues: list[str] = field(default_factory=list)  # problems met on the way (reported, not fatal)
+    review_sources: dict[str, str] = field(default_factory=dict)  # source_ref -> text, REVIEW evidence
 
 
 @dataclass
@@ -457,6 +458,11 @@ class CatalogStore:
                 "category": r.category,
                 "value": r.candidate.value,
                 "evidence": [e.model_dump(mode="json") for e in r.candidate.evidence],
+                "source_texts": {
+                    e.source_ref: o.review_sources[e.source_ref]
+                    for e in r.candidate.evidence
+                    if e.source_ref in o.review_sources
+                },
                 "verdict": r.verdict.verdict.value,
                 "reason": r.decision.reason,
                 "status": "open",
