@@ -93,7 +93,7 @@ def export_label_studio(store: CatalogStore, status: str | None = "open") -> lis
     """Label Studio tasks for the review items of ``status`` (all when None)."""
     tasks = []
     for item, sku, run in _items(store, status):
-        text, spans = _evidence_text([highlight(e, sku) for e in item["evidence"]])
+        text, spans = _evidence_text([highlight(e, sku, item["source_texts"]) for e in item["evidence"]])
         result = [
             {
                 "id": f"q{n}",
@@ -147,7 +147,7 @@ def export_argilla(store: CatalogStore, status: str | None = "open") -> list[dic
     """Argilla 2.x records (``Record.to_dict()`` shape) for the review items of ``status``."""
     records = []
     for item, sku, run in _items(store, status):
-        text, _ = _evidence_text([highlight(e, sku) for e in item["evidence"]])
+        text, _ = _evidence_text([highlight(e, sku, item["source_texts"]) for e in item["evidence"]])
         title = sku.title if sku else ""
         records.append(
             {

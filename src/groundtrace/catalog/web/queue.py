@@ -7,9 +7,11 @@
   people can review, thousands at most).
 * Highlighting: an evidence quote is located in its source text with the core verifier
   (:func:`groundtrace.core.evidence.quotes.locate_quote`): the page shows ``before``, the matched span and
-  ``after`` (each cut to :data:`CONTEXT_CHARS` characters). Catalog evidence (``catalog:title``,
-  ``catalog:spec:<field>`` ...) is re-read from the stored SKU record exactly as the Scout saw it; other
-  sources (feed, image, web pages) are not kept in the store, so their quote is shown alone, marked so.
+  ``after`` (each cut to :data:`CONTEXT_CHARS` characters). The source text is the one the review item
+  keeps (``review_queue.source_texts``: every Document its evidence quotes, feed rows, OCR text and web
+  pages included, as the Scout saw it); items queued before that column existed fall back to the stored
+  SKU record for catalog evidence (``catalog:title``, ``catalog:spec:<field>`` ...) and otherwise show the
+  quote alone, marked so.
 * Links: only ``http``/``https`` URLs with a host become links (:func:`safe_url`).
 """
 
@@ -119,8 +121,9 @@ def queue_view(store: CatalogStore, filters: Filters, templates: TemplateSet | N
     return QueueView(items=kept, total=len(kept), open_total=len(items), counts=counts)
 
 
-def highlight(evidence: dict[str, Any], sku: SKU | None) -> Highlight:
-    """Locate one evidence item in its source text (module docstring)."""
+def highlight(evidence: dict[str, Any], sku: SKU | None, texts: dict[str, str] | None = None) -> Highlight:
+    """Locate one evidence item in its source text: ``texts[source_ref]`` (the review item's stored
+    source texts), else the catalog field of ``sku`` (module docstring)."""
     quote = str(evidence.get("quote") or "")
     out = Highlight(
         source=str(evidence.get("source") or ""),
@@ -130,8 +133,8 @@ def highlight(evidence: dict[str, Any], sku: SKU | None) -> Highlight:
         url=safe_url(evidence.get("url")),
         match=quote,
     )
-    text = None
-    if sku is not None and out.source == "catalog":
+    text = (texts or {}).get(out.source_ref)
+    if text is None and sku is not None and out.source == "catalog":
         text = next((d.text for d in catalog_documents(sku) if d.source_ref == out.source_ref), None)
     if text is None or not quote:
         return out
@@ -174,7 +177,7 @@ def item_context(store: CatalogStore, item_id: int) -> dict[str, Any] | None:
         "verdict": verdict,
         "candidate": candidate,
         "run": run[0] if run else "",
-        "evidence": [highlight(e, sku) for e in item["evidence"]],
+        "evidence": [highlight(e, sku, item["source_texts"]) for e in item["evidence"]],
         "sku_url": safe_url(sku.url) if sku else None,
     }
 
