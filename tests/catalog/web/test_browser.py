@@ -21,6 +21,8 @@ from groundtrace.catalog.store import CatalogStore
 from groundtrace.catalog.web.app import create_app
 from tests.catalog.web.conftest import PASSWORD, item_id
 
+pytestmark = pytest.mark.slow  # a browser per test
+
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "review-page"
 

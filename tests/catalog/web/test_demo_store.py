@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from groundtrace.catalog.demo_catalog import write_demo_catalog
 from groundtrace.catalog.pipeline import EnrichConfig
 from groundtrace.catalog.store import CatalogStore
@@ -12,6 +14,7 @@ from groundtrace.catalog.store.runner import StoreRunOptions, enrich_to_store
 from groundtrace.catalog.web.queue import item_context
 
 
+@pytest.mark.slow  # a whole demo enrichment
 def test_review_items_keep_their_web_source_text_and_the_quote_is_found_in_it(tmp_path: Path) -> None:
     paths = write_demo_catalog(tmp_path / "demo")
     store = CatalogStore(f"sqlite:///{tmp_path / 'store.db'}")
