@@ -205,3 +205,13 @@ def test_one_llm_system_on_two_endpoints_in_one_report(demo, tmp_path) -> None:
     assert report.exit_code == 0, report.output
     board = (tmp_path / "rep" / "leaderboard.md").read_text()
     assert "family-a" in board and "family-b" in board
+
+
+def test_card_attributes_show_values_not_only_keys() -> None:
+    from groundtrace.crs.systems.llm.base import attribute_text
+
+    assert attribute_text("wifi", "free") == "wifi free"
+    assert attribute_text("good_for_kids", True) == "good_for_kids"
+    assert attribute_text("good_for_kids", False) is None
+    assert attribute_text("ambience", ["casual", "trendy"]) == "ambience casual/trendy"
+    assert attribute_text("parking", {"lot": True, "street": False}) == "parking lot"

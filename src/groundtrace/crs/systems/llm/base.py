@@ -48,14 +48,16 @@ from groundtrace.crs.systems.toolkit.state import track_state
 
 PREFILTERS = ("tfidf", "dense", "none")
 #: The reply is "at most two sentences"; the bound also lets a grammar-constrained local model stop.
-MAX_RESPONSE_CHARS = 600
+MAX_RESPONSE_CHARS = 1000
+#: Keys the model may rank (the shortlist's rest follows in prefilter order); bounds a looping model too.
+MAX_RANKED = 10
 
 
 class LLMAnswer(BaseModel):
     """What every LLM baseline asks the model for: candidate keys best first, and the reply."""
 
     model_config = ConfigDict(extra="ignore")
-    ranking: list[str] = Field(max_length=100, description="Candidate keys (P1, P2, ...), best first.")
+    ranking: list[str] = Field(max_length=MAX_RANKED, description="Candidate keys (P1, P2, ...), best first.")
     response: str = Field(
         max_length=MAX_RESPONSE_CHARS,
         description="The reply to the user; quotes copied exactly, each with its [Rn] tag.",
@@ -77,9 +79,24 @@ def fill(name: str, **values: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 
+def attribute_text(key: str, value: object) -> str | None:
+    """One attribute as shown on a card: ``wifi free``, ``kids`` (true flags), ``ambience casual``;
+    ``None`` for false/empty values."""
+    if value in (None, False, "", "no", "none", "False", [], {}):
+        return None
+    if value is True:
+        return key
+    if isinstance(value, list | tuple):
+        return f"{key} {'/'.join(map(str, value[:3]))}"
+    if isinstance(value, dict):
+        on = [k for k, v in value.items() if v is True][:3]
+        return f"{key} {'/'.join(on)}" if on else None
+    return f"{key} {value}"
+
+
 def card_line(key: str, card: CandidateCard) -> str:
-    """``P1 | Name | Cat, Cat | $$ | 4.5 stars | wifi, quiet`` (true/valued attributes only, first 6)."""
-    attrs = [k for k, v in card.attributes.items() if v not in (None, False, "no", "none", "False")][:6]
+    """``P1 | Name | Cat, Cat | $$ | 4.5 stars | wifi free, noise quiet`` (set attributes only, first 6)."""
+    attrs = [t for t in (attribute_text(k, v) for k, v in card.attributes.items()) if t][:6]
     price = "$" * card.price_level if card.price_level else "-"
     parts = [key, card.name, ", ".join(card.categories[:3]), price, f"{card.stars:g} stars", ", ".join(attrs)]
     return " | ".join(p for p in parts if p)
