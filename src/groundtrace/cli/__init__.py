@@ -8,6 +8,7 @@ import typer
 
 from groundtrace import __version__
 from groundtrace.cli.apps import app
+from groundtrace.cli.console import use_pipe_width
 
 # Command modules; each adds its commands to the apps in ``groundtrace.cli.apps``.
 _COMMAND_MODULES = (
@@ -55,7 +56,8 @@ _load_commands()
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point (output to a pipe or file is rendered ``PIPE_WIDTH`` columns wide)."""
+    use_pipe_width()
     app()
 
 

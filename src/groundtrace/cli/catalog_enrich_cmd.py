@@ -146,8 +146,6 @@ def enrich_cmd(
     file is resumed: complete SKUs are skipped and damaged blocks are redone. Exit 1 when any SKU failed
     (unless --allow-failures) or another run holds OUT.lock; exit 2 for a usage/config error.
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from groundtrace.catalog.pipeline import (
         EnrichConfig,
         SkuFileError,
@@ -160,6 +158,7 @@ def enrich_cmd(
     from groundtrace.catalog.run_meta import ResumeMismatchError
     from groundtrace.catalog.sources import SourceError
     from groundtrace.catalog.templates import TemplateError
+    from groundtrace.cli.progress import track
     from groundtrace.core.files.lock import LockHeldError
     from groundtrace.core.llm.base import LLMError
     from groundtrace.core.llm.config import LLMConfigError
@@ -234,30 +233,20 @@ def enrich_cmd(
     def show(text: str) -> None:
         err.print(text, markup=False, highlight=False, soft_wrap=True)
 
-    with Progress(
-        TextColumn("enrich"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        disable=no_progress or as_json,
-    ) as bar:
-        task = bar.add_task("enrich", total=total)
+    with track("catalog enrich", total=total, unit="SKUs", disable=no_progress or as_json) as bar:
 
         def progress(_sku: object, _n: int) -> None:
-            bar.advance(task)
+            bar.update(advance=1)
 
         try:
             summary = run_enrich(skus, out, config, components=comp, progress=progress, on_issue=show)
         except ResumeMismatchError as exc:
-            bar.stop()
             print_error(exc)
             raise typer.Exit(2) from None
         except LockHeldError as exc:
-            bar.stop()
             print_error(exc)
             raise typer.Exit(1) from None
-        bar.update(task, completed=total)
+        bar.update(done=total)
     report = _evaluate(out, gold, skus, templates) if gold is not None else None
     if as_json:  # stdout is one JSON document; with --gold the evaluation is inside it
         payload = {**summary.model_dump(mode="json"), "shares": summary.shares()}

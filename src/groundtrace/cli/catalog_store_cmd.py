@@ -101,17 +101,9 @@ def enrich_into_store(
     no_progress: bool,
 ) -> None:
     """``catalog enrich --db``: run :func:`enrich_to_store` with a progress bar (rate and ETA)."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
     from groundtrace.catalog.store import StoreError
     from groundtrace.catalog.store.runner import enrich_to_store
+    from groundtrace.cli.progress import track
 
     err = err_console()
     store = _open(db)
@@ -119,26 +111,13 @@ def enrich_into_store(
     def show(text: str) -> None:
         err.print(text, markup=False, highlight=False, soft_wrap=True)
 
-    with Progress(
-        TextColumn("enrich"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}"),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=err,
-        disable=no_progress or as_json,
-    ) as bar:
-        task = bar.add_task("enrich", total=None, rate="")
+    with track("catalog enrich --db", unit="SKUs", disable=no_progress or as_json) as bar:
 
         def started(n: int) -> None:
-            bar.update(task, total=n)
+            bar.update(total=n)
 
         def progress(_outcome: object) -> None:
-            bar.advance(task)
-            speed = bar.tasks[task].speed
-            bar.update(task, rate=f"{speed:.1f} SKU/s" if speed else "")
+            bar.update(advance=1)
 
         try:
             summary = enrich_to_store(
@@ -152,7 +131,6 @@ def enrich_into_store(
                 on_start=started,
             )
         except (StoreError, ImportError) as exc:
-            bar.stop()
             print_error(exc)
             raise typer.Exit(2) from None
     report = None

@@ -7,10 +7,25 @@ not depend on how long the path happens to be). Tables go to stdout through the 
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+
+PIPE_WIDTH = 200  # wide enough that no help panel or table of ours is cut with "…" (tested)
+
+
+def use_pipe_width() -> None:
+    """When stdout is not a terminal and ``COLUMNS`` is unset, set ``COLUMNS=PIPE_WIDTH``.
+
+    rich (and typer's help) otherwise render 80 columns in pipes and logs and cut option names and table
+    cells with ``…``; tables stay as narrow as their content. An explicit ``COLUMNS`` always wins.
+    """
+    if "COLUMNS" not in os.environ and not sys.stdout.isatty():
+        os.environ["COLUMNS"] = str(PIPE_WIDTH)
 
 
 def err_console() -> Console:

@@ -48,8 +48,8 @@ def build(
     """
     from rich.console import Console
     from rich.markup import escape
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from groundtrace.cli.progress import track
     from groundtrace.core.llm.base import LLMError
     from groundtrace.crs.build.builder import REALISERS, BuildConfig, build_dataset, make_realiser
     from groundtrace.crs.build.planner import PlanningError
@@ -66,15 +66,7 @@ def build(
         raise typer.BadParameter(str(exc), param_hint="--llm") from None
     knowledge = _load_kb_or_exit(kb, demo_seed)
     try:
-        with Progress(
-            TextColumn("building"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-            transient=True,
-        ) as bar:
-            task = bar.add_task("build", total=dialogues)
+        with track(f"crs build {realiser}", total=dialogues, unit="dialogues") as bar:
             report = build_dataset(
                 knowledge,
                 dialogues,
@@ -82,7 +74,7 @@ def build(
                 out,
                 realiser=real,
                 config=config,
-                progress=lambda n: bar.advance(task, n),
+                progress=lambda n: bar.update(advance=n),
                 kb_path=None if kb == "demo" or kb.startswith("demo:") else Path(kb),
             )
     except PlanningError as exc:

@@ -228,8 +228,7 @@ def run(
     label: LabelOption = None,
 ) -> None:
     """Run a CRS system on a dataset split, record per-turn predictions and score them."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
+    from groundtrace.cli.progress import track
     from groundtrace.core.registry import UnknownNameError
     from groundtrace.crs.evaluation.failures import run_problem
     from groundtrace.crs.evaluation.run_files import RunKeyMismatchError
@@ -257,17 +256,10 @@ def run(
         raise typer.BadParameter(str(exc), param_hint=hint) from None
     data, knowledge = _load(dataset, split, kb)
     scorer = _scorer(nli)
-    with Progress(
-        TextColumn(f"{system} · {setting}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        transient=True,
-    ) as bar:
-        task = bar.add_task("run", total=None)
+    with track(f"crs run {label or system} · {setting}", unit="dialogues") as bar:
 
         def progress(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
+            bar.update(done=done, total=total)
 
         try:
             result = run_system(
@@ -295,6 +287,29 @@ def run(
     if problem is not None:
         print_error(f"{problem} (see {out}/run.json; rerun with --retry-errors)")
         raise typer.Exit(1)
+
+
+def _score_file(predictions, data, knowledge, out, setting, split, limit, dataset, nli, wanted, label):
+    """``score_file`` with the CLI's error mapping (another run in ``--out`` is a usage error)."""
+    from groundtrace.crs.evaluation.offline import score_file
+    from groundtrace.crs.evaluation.run_files import RunKeyMismatchError
+
+    try:
+        return score_file(
+            predictions,
+            data,
+            knowledge,
+            out,
+            setting=setting,
+            split=split,
+            limit=limit,
+            dataset=str(dataset.resolve()),
+            entailment=_scorer(nli),
+            metrics=wanted,
+            label=label,
+        )
+    except RunKeyMismatchError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--out") from None
 
 
 @crs_app.command("score")
@@ -327,8 +342,7 @@ def score(
 ) -> None:
     """Score a predictions JSONL offline (bad lines are reported as file:line and skipped)."""
 
-    from groundtrace.crs.evaluation.offline import score_file
-    from groundtrace.crs.evaluation.run_files import RunKeyMismatchError
+    from groundtrace.cli.progress import track
 
     _check_setting(setting)
     if not predictions.is_file():
@@ -340,22 +354,11 @@ def score(
         split = predictions_split(dataset, predictions)
         err_console().print(f"scoring split {split!r} (the split the predictions answer)", markup=False)
     data, knowledge = _load(dataset, split, kb)
-    try:
-        result = score_file(
-            predictions,
-            data,
-            knowledge,
-            out,
-            setting=setting,
-            split=split,  # type: ignore[arg-type]
-            limit=limit,
-            dataset=str(dataset.resolve()),
-            entailment=_scorer(nli),
-            metrics=wanted,
-            label=label,
+    with track(f"crs score {predictions.name} · {setting}", total=1, unit="files") as bar:
+        result = _score_file(
+            predictions, data, knowledge, out, setting, split, limit, dataset, nli, wanted, label
         )
-    except RunKeyMismatchError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--out") from None
+        bar.update(done=1)
     err = err_console()
     for line in result.info["prediction_errors"]:
         err.print(f"skipped {line}", markup=False, highlight=False)

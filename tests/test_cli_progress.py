@@ -1,0 +1,144 @@
+"""Progress in pipes: heartbeat lines for crs build/run/score and catalog enrich; full-width help in pipes."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from groundtrace.cli.console import PIPE_WIDTH
+from groundtrace.cli.progress import Heartbeat, clock_text, heartbeat_interval, heartbeat_line, track
+
+ROOT = Path(__file__).resolve().parents[1]
+BEAT = re.compile(
+    r"\[heartbeat\] (?P<label>.+?): (?P<done>\d+)(?:/(?P<total>\d+))? (?P<unit>\S+)(?: \(\d+%\))? · "
+    r"(?:[\d.]+|\?)/s · elapsed \d+:\d\d:\d\d · ETA (?:\d+:\d\d:\d\d|\?)"
+)
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_heartbeat_line_gives_counts_rate_and_eta() -> None:
+    line = heartbeat_line("crs run random · closed", "dialogues", 12, 40, 6.0)
+    assert line == (
+        "[heartbeat] crs run random · closed: 12/40 dialogues (30%) · 2.00/s · elapsed 0:00:06 · ETA 0:00:14"
+    )
+    assert heartbeat_line("x", "SKUs", 0, None, 0.0).endswith("0 SKUs · ?/s · elapsed 0:00:00 · ETA ?")
+    assert heartbeat_line("x", "SKUs", 5, 5, 2.0).endswith("ETA 0:00:00")
+    assert clock_text(3725.9) == "1:02:05" and clock_text(-3) == "0:00:00"
+
+
+def test_heartbeat_prints_at_most_once_per_interval_and_a_final_line() -> None:
+    clock, stream = FakeClock(), io.StringIO()
+    beat = Heartbeat("job", "items", 10, stream, interval=10.0, clock=clock)
+    for t, done in ((0, 1), (5, 2), (9.9, 3), (10, 4), (15, 5), (21, 9)):
+        clock.now = 100.0 + t
+        beat.update(done=done)
+    beat.__exit__(None, None, None)  # no thread was started: the final line only
+    lines = stream.getvalue().splitlines()
+    assert [int(BEAT.match(x)["done"]) for x in lines] == [1, 4, 9]  # t=0, t=10, t=21 (>= 10 after 10)
+    clock.now += 1
+    beat.update(advance=1)  # 10/10 after the interval? no: 1 s later, so only the exit line prints it
+    beat.__exit__(None, None, None)
+    assert stream.getvalue().splitlines()[-1].startswith("[heartbeat] job: 10/10 items (100%)")
+
+
+def test_interval_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for raw, expected in (("5", 5.0), ("0", 0.0), ("-1", 30.0), ("nan", 30.0), ("soon", 30.0)):
+        monkeypatch.setenv("GROUNDTRACE_HEARTBEAT_S", raw)
+        assert heartbeat_interval() == expected
+    monkeypatch.delenv("GROUNDTRACE_HEARTBEAT_S")
+    assert heartbeat_interval() == 30.0
+
+
+def test_track_uses_a_bar_on_a_terminal_and_lines_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GROUNDTRACE_HEARTBEAT_S", "0")
+    pipe = io.StringIO()
+    with track("job [b]", total=3, unit="items", stream=pipe) as bar:
+        for _ in range(3):
+            bar.update(advance=1)
+    assert [BEAT.match(x)["done"] for x in pipe.getvalue().splitlines()] == ["1", "2", "3"]
+    assert "job [b]" in pipe.getvalue()  # text, not markup
+    term = io.StringIO()
+    with track("job", total=3, unit="items", stream=term, terminal=True) as bar:
+        bar.update(done=3)
+    assert "[heartbeat]" not in term.getvalue()
+    silent = io.StringIO()
+    with track("job", total=3, stream=silent, disable=True) as bar:
+        bar.update(done=3)
+    assert silent.getvalue() == ""
+
+
+def _cli(*args: str, cwd: Path, **extra: str) -> subprocess.CompletedProcess[str]:
+    """The console script with stdout and stderr piped (not a terminal) and a heartbeat on every update."""
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    env.update(GROUNDTRACE_HEARTBEAT_S="0", PYTHONPATH=str(ROOT / "src") + os.pathsep + str(ROOT), **extra)
+    code = "import sys; from groundtrace.cli import main; sys.argv = ['groundtrace', *sys.argv[1:]]; main()"
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=cwd, env=env, capture_output=True, text=True, check=False
+    )
+
+
+def _beats(stderr: str, label: str) -> list[tuple[int, int | None]]:
+    found = [BEAT.match(line) for line in stderr.splitlines()]
+    return [
+        (int(m["done"]), int(m["total"]) if m["total"] else None)
+        for m in found
+        if m and m["label"].startswith(label)
+    ]
+
+
+def test_piped_long_commands_print_heartbeat_lines(tmp_path: Path) -> None:
+    from groundtrace.catalog.demo_catalog import write_demo_catalog
+
+    build = _cli("crs", "build", "--kb", "demo", "--dialogues", "6", "--out", "ds", cwd=tmp_path)
+    assert build.returncode == 0, build.stderr
+    beats = _beats(build.stderr, "crs build")
+    assert beats[-1] == (6, 6) and len(beats) >= 2 and all(t == 6 for _, t in beats)
+    run = _cli(
+        "crs", "run", "--dataset", "ds", "--split", "all", "--system", "random", "--out", "run", cwd=tmp_path
+    )
+    assert run.returncode == 0, run.stderr
+    beats = _beats(run.stderr, "crs run random · closed")
+    assert beats[-1] == (6, 6) and [d for d, _ in beats] == sorted(d for d, _ in beats)
+    score = _cli(
+        "crs",
+        "score",
+        "--dataset",
+        "ds",
+        "--predictions",
+        "run/predictions.jsonl",
+        "--out",
+        "sc",
+        cwd=tmp_path,
+    )
+    assert score.returncode == 0, score.stderr
+    assert _beats(score.stderr, "crs score predictions.jsonl")[-1] == (1, 1)
+    paths = write_demo_catalog(tmp_path / "cat")
+    enrich = _cli("catalog", "enrich", str(paths.skus), "--out", "out.jsonl", cwd=tmp_path)
+    assert enrich.returncode == 0, enrich.stderr
+    beats = _beats(enrich.stderr, "catalog enrich")
+    total = beats[-1][1]
+    assert total and beats[-1] == (total, total) and len(beats) == total + 1  # 0, 1, ..., total
+    for result in (build, run, score, enrich):
+        assert "\x1b[" not in result.stderr  # no terminal control codes in a log
+
+
+def test_help_and_tables_are_not_cut_in_a_pipe(tmp_path: Path) -> None:
+    result = _cli("crs", "run", "--help", cwd=tmp_path)
+    assert result.returncode == 0 and "…" not in result.stdout
+    assert max(len(line) for line in result.stdout.splitlines()) > 80
+    assert max(len(line) for line in result.stdout.splitlines()) <= PIPE_WIDTH
+    narrow = _cli("crs", "run", "--help", cwd=tmp_path, COLUMNS="70")  # an explicit width wins
+    assert narrow.returncode == 0 and max(len(line) for line in narrow.stdout.splitlines()) <= 70
