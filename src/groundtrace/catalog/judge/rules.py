@@ -75,7 +75,7 @@ from groundtrace.catalog.model import (
 )
 from groundtrace.catalog.scout.agent import ScoutResult
 from groundtrace.catalog.scout.injection import has_injection, instruction_spans
-from groundtrace.catalog.scout.lexicon_engine import LexiconEngine
+from groundtrace.catalog.scout.lexicon_engine import LexiconEngine, ParsedEvidence
 from groundtrace.catalog.scout.lexicons import value_phrases
 from groundtrace.catalog.scout.reconcile import same_value
 from groundtrace.catalog.scout.sentences import overlaps
@@ -253,18 +253,27 @@ class Supporter:
         spec: AttributeSpec,
         template: CategoryTemplate,
         extractor: LexiconEngine | None = None,
+        parsed: ParsedEvidence | None = None,
     ) -> None:
         self.sku, self.spec, self.template = sku, spec, template
         self.extractor = extractor or LexiconEngine()
+        self.parsed = parsed if parsed is not None else ParsedEvidence()
         self._cache: dict[str, list[Any]] = {}
 
     def findings(self, doc: Document) -> list[Any]:
+        """The extractor's findings for this attribute in ``doc`` — read from the SKU's
+        :class:`ParsedEvidence` (what the offline Scout already extracted) when the extractor is the plain
+        offline engine, else ``extractor.extract(sku, [spec], [doc])``; equal either way."""
         key = doc.source_ref + "\x00" + str(hash(doc.text))
         if key not in self._cache:
-            out = self.extractor.extract(
-                self.sku, [self.spec], [doc], template_attributes=self.template.attributes
-            )
-            self._cache[key] = [f for f in out.findings if f.attribute == self.spec.slug]
+            attrs = list(self.template.attributes)
+            if type(self.extractor) is LexiconEngine:
+                found = self.extractor.findings_in(self.spec, doc, attrs, self.parsed)
+            else:
+                found = self.extractor.extract(
+                    self.sku, [self.spec], [doc], template_attributes=attrs
+                ).findings
+            self._cache[key] = [f for f in found if f.attribute == self.spec.slug]
         return self._cache[key]
 
     def support(self, item: str, ev: Evidence, doc: Document) -> float:
@@ -363,7 +372,7 @@ class RuleJudge:
         page_cache: dict[str, Any] | None = None,
     ) -> Verdict:
         """Rules 1-5 for one candidate that passed :func:`deterministic_check`."""
-        sup = Supporter(sku, spec, template, self.extractor)
+        sup = Supporter(sku, spec, template, self.extractor, scout.parsed_evidence())
         internal_docs = [d for d in scout.documents if d.source in INTERNAL_SOURCES]
         if candidate.status != CandidateStatus.EXTRACTED or candidate.value is None:
             return self._rule1(candidate, sup, internal_docs)

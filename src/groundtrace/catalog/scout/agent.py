@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from groundtrace.catalog import identity
 from groundtrace.catalog.model import (
@@ -38,7 +38,7 @@ from groundtrace.catalog.model import (
     Document,
 )
 from groundtrace.catalog.scout.engine import EngineOutput, ExtractionEngine, Finding
-from groundtrace.catalog.scout.lexicon_engine import LexiconEngine
+from groundtrace.catalog.scout.lexicon_engine import LexiconEngine, ParsedEvidence
 from groundtrace.catalog.scout.reconcile import reconcile
 from groundtrace.catalog.sources.base import EvidenceSource, SearchProvider, SourceError
 from groundtrace.catalog.sources.classify import SourcePolicy, classify_url
@@ -111,6 +111,22 @@ class ScoutResult(_Model):
     flags: dict[str, list[str]] = Field(default_factory=dict)
     errors: list[str] = Field(default_factory=list)
     llm_calls: int = 0
+    _parsed: ParsedEvidence | None = PrivateAttr(default=None)
+
+    def __eq__(self, other: object) -> bool:
+        """Field equality: the parse memo is a cache and never makes two results differ."""
+        if not isinstance(other, ScoutResult):
+            return NotImplemented
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]  # mutable model, as BaseModel
+
+    def parsed_evidence(self) -> ParsedEvidence:
+        """This SKU's parsed Documents and offline extractions (filled by an offline Scout, reused by the
+        Judge instead of re-extracting; created empty on first use). Not serialised."""
+        if self._parsed is None:
+            self._parsed = ParsedEvidence()
+        return self._parsed
 
     def document(self, source_ref: str) -> Document | None:
         """The stored Document a piece of evidence points to (``None`` when unknown)."""
@@ -190,7 +206,7 @@ class ScoutAgent:
         attributes = list(template.attributes)
 
         own_docs = self._own_documents(sku, result)
-        own = self.engine.extract(sku, attributes, own_docs)
+        own = self._extract(self.engine, result, sku, attributes, own_docs)
         self._absorb(result, own)
         candidates = reconcile(
             sku.sku_id, attributes, own.findings, abstentions=own.abstentions, engine=engine_name
@@ -201,13 +217,13 @@ class ScoutAgent:
         if unresolved and self.search is not None:
             matched, rejected = self._web(sku, unresolved, attributes, result)
             web = (
-                self.engine.extract(sku, unresolved, matched, template_attributes=attributes)
+                self._extract(self.engine, result, sku, unresolved, matched, attributes)
                 if matched
                 else EngineOutput()
             )
             self._absorb(result, web)
             rejected_findings = (
-                self._probe.extract(sku, unresolved, rejected, template_attributes=attributes).findings
+                self._extract(self._probe, result, sku, unresolved, rejected, attributes).findings
                 if rejected
                 else []
             )
@@ -228,6 +244,29 @@ class ScoutAgent:
         return result
 
     # -- steps --------------------------------------------------------------------------------------
+    @staticmethod
+    def _extract(
+        engine: ExtractionEngine,
+        result: ScoutResult,
+        sku: SKU,
+        attributes: list[AttributeSpec],
+        docs: list[Document],
+        template_attributes: list[AttributeSpec] | None = None,
+    ) -> EngineOutput:
+        """``engine.extract``; the offline engine (exactly :class:`LexiconEngine`, not a subclass that may
+        change the signature) records its parses in ``result.parsed_evidence()`` for the Judge."""
+        if type(engine) is LexiconEngine:
+            return engine.extract(
+                sku,
+                attributes,
+                docs,
+                template_attributes=template_attributes,
+                parsed=result.parsed_evidence(),
+            )
+        if template_attributes is None:
+            return engine.extract(sku, attributes, docs)
+        return engine.extract(sku, attributes, docs, template_attributes=template_attributes)
+
     def _own_documents(self, sku: SKU, result: ScoutResult) -> list[Document]:
         docs: list[Document] = []
         for source in self.sources:

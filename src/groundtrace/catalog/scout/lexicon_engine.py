@@ -32,7 +32,8 @@ quote that is an exact substring of the Document text at ``span``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from bisect import bisect_right
+from dataclasses import dataclass, field
 
 from groundtrace.catalog.model import SKU, AttributeSpec, Document, Evidence
 from groundtrace.catalog.scout.engine import EngineOutput, Finding
@@ -132,8 +133,24 @@ class _Ctx:
     doc: Document
     text: str  # masked text (instruction sentences blanked)
     sentences: list[tuple[int, int]]
+    masked: bool = False  # some instruction-like text was blanked
+    _starts: list[int] | None = field(default=None, repr=False)
 
     def sentence_of(self, start: int, end: int) -> tuple[int, int]:
+        """The first sentence holding ``start`` (stretched to ``end``), else ``(start, end)``: a binary
+        search when the sentences are sorted and disjoint (what :func:`sentence_spans` gives), a scan
+        otherwise — O(log n) per call, so a 50k-character description is not quadratic."""
+        if self._starts is None:
+            spans = self.sentences
+            ordered = all(spans[i][1] <= spans[i + 1][0] for i in range(len(spans) - 1))
+            self._starts = [s for s, _ in spans] if ordered else []
+        if self._starts or not self.sentences:
+            i = bisect_right(self._starts, start) - 1
+            if i >= 0:
+                s, e = self.sentences[i]
+                if s <= start < e:
+                    return (s, max(e, end))
+            return (start, end)
         for s, e in self.sentences:
             if s <= start < e:
                 return (s, max(e, end))
@@ -166,6 +183,61 @@ class _Ctx:
         )
 
 
+class ParsedEvidence:
+    """One SKU's parsed evidence, shared by the Scout and the Judge (a memo; not thread-safe by design —
+    one SKU is processed by one worker).
+
+    * ``context(doc)`` — the Document parsed once: instruction-like sentences masked, sentence spans.
+    * ``findings(engine, spec, ctx, context)`` — ``engine.extract_one(spec, ctx, context)`` with empty
+      values / blank quotes dropped, computed once per (engine class, attribute, template, Document).
+      :meth:`LexiconEngine.extract` is the ``_dedupe`` of these lists in (attribute, Document) order, so
+      results are identical with or without the memo.
+    """
+
+    def __init__(self) -> None:
+        self._contexts: dict[tuple[str, ...], _Ctx] = {}
+        self._findings: dict[tuple[object, ...], list[Finding]] = {}
+
+    @staticmethod
+    def _doc_key(doc: Document) -> tuple[str, ...]:
+        url = doc.metadata.get("url")
+        return (doc.source_ref, str(doc.source), str(doc.source_type), str(url), doc.text)
+
+    def context(self, doc: Document) -> _Ctx:
+        key = self._doc_key(doc)
+        ctx = self._contexts.get(key)
+        if ctx is None:
+            masked = instruction_spans(doc.text)
+            ctx = _Ctx(
+                doc=doc,
+                text=mask_spans(doc.text, masked),
+                sentences=sentence_spans(doc.text),
+                masked=bool(masked),
+            )
+            self._contexts[key] = ctx
+        return ctx
+
+    def findings(
+        self, engine: LexiconEngine, spec: AttributeSpec, ctx: _Ctx, context: list[AttributeSpec]
+    ) -> list[Finding]:
+        key = (
+            type(engine),
+            spec.slug,
+            spec.type,
+            tuple(a.slug for a in context),
+            self._doc_key(ctx.doc),
+        )
+        found = self._findings.get(key)
+        if found is None:
+            found = [
+                f
+                for f in engine.extract_one(spec, ctx, context)
+                if is_value_text(f.value, placeholders=False) and f.evidence.quote.strip()
+            ]
+            self._findings[key] = found
+        return found
+
+
 class LexiconEngine:
     """Offline extractive engine: lexicons, regex, unit parsing (module docstring has the rules)."""
 
@@ -178,28 +250,36 @@ class LexiconEngine:
         documents: list[Document],
         *,
         template_attributes: list[AttributeSpec] | None = None,
+        parsed: ParsedEvidence | None = None,
     ) -> EngineOutput:
         """Findings for ``attributes``; ``template_attributes`` (default: ``attributes``) is the whole
-        template, used to tell whether a bare quantity could belong to another attribute."""
+        template, used to tell whether a bare quantity could belong to another attribute. ``parsed`` (one
+        per SKU) memoises each Document's parse and each (attribute, Document) extraction, so a second
+        call on the same SKU — the Judge's — costs a dictionary look-up."""
         context = template_attributes or attributes
+        parsed = parsed if parsed is not None else ParsedEvidence()
         findings: list[Finding] = []
         flags: dict[str, list[str]] = {}
         ctxs = []
         for doc in documents:
-            masked = instruction_spans(doc.text)
-            ctxs.append(_Ctx(doc=doc, text=mask_spans(doc.text, masked), sentences=sentence_spans(doc.text)))
-            if masked:
+            ctx = parsed.context(doc)
+            ctxs.append(ctx)
+            if ctx.masked:
                 for spec in attributes:
                     note = f"instruction-like text ignored in {doc.source_ref}"
                     if note not in flags.setdefault(spec.slug, []):
                         flags[spec.slug].append(note)
         for spec in attributes:
             for ctx in ctxs:
-                findings.extend(self.extract_one(spec, ctx, context))
-        findings = [
-            f for f in findings if is_value_text(f.value, placeholders=False) and f.evidence.quote.strip()
-        ]
+                findings.extend(parsed.findings(self, spec, ctx, context))
         return EngineOutput(findings=_dedupe(findings), flags={k: v for k, v in flags.items() if v})
+
+    def findings_in(
+        self, spec: AttributeSpec, doc: Document, context: list[AttributeSpec], parsed: ParsedEvidence
+    ) -> list[Finding]:
+        """``extract(sku, [spec], [doc], template_attributes=context).findings``, read from ``parsed``
+        (the Judge's way to reuse what the Scout already extracted for this SKU)."""
+        return _dedupe(parsed.findings(self, spec, parsed.context(doc), context))
 
     # -- dispatch -----------------------------------------------------------------------------------
     def extract_one(self, spec: AttributeSpec, ctx: _Ctx, attributes: list[AttributeSpec]) -> list[Finding]:
@@ -305,14 +385,19 @@ class LexiconEngine:
         hits = drop_contained(hits)
         keys = attribute_keys(spec)
         out = []
+        # per sentence once (a long description holds hundreds of hits in one sentence)
+        checked: dict[tuple[int, int], tuple[bool, bool]] = {}
         for value, start, end in hits:
             s, e = ctx.sentence_of(start, end)
-            sentence = ctx.text[s:e]
-            if _INGREDIENTS.match(sentence) or negated(ctx.text, start):
+            if (s, e) not in checked:
+                sentence = ctx.text[s:e]
+                skip = bool(_INGREDIENTS.match(sentence)) or bool(
+                    spec.safety_critical and _TRACE.search(sentence)
+                )
+                checked[(s, e)] = (skip, not skip and any(phrase_re(k).search(sentence) for k in keys))
+            skip, named = checked[(s, e)]
+            if skip or negated(ctx.text, start):
                 continue
-            if spec.safety_critical and _TRACE.search(sentence):
-                continue
-            named = any(phrase_re(k).search(sentence) for k in keys)
             surface = re.sub(r"[\s_-]+", " ", ctx.text[start:end].lower())
             if surface in AMBIGUOUS_WORDS and not named:
                 continue
@@ -496,11 +581,14 @@ def _trim(text: str, span: tuple[int, int]) -> tuple[int, int]:
 
 def _is_kv_key_position(text: str, start: int) -> bool:
     """True when ``start`` lies in the key of a ``key: value`` line (a field name is not a claim)."""
-    line_start = text.rfind("\n", 0, start) + 1
-    colon = text.find(":", line_start)
-    line_end = text.find("\n", line_start)
-    line_end = len(text) if line_end < 0 else line_end
-    return 0 <= colon < line_end and start < colon and colon - line_start <= 50
+    # O(50) per call: the colon must lie within 50 characters of the line start and after ``start``
+    low = max(0, start - 51)
+    newline = text.rfind("\n", low, start)
+    if newline < 0 and low > 0:
+        return False  # the line starts more than 50 characters before ``start``
+    line_start = newline + 1
+    colon = text.find(":", line_start, line_start + 51)
+    return colon >= 0 and start < colon and "\n" not in text[line_start:colon]
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

@@ -276,12 +276,21 @@ def map_to_vocab(item: str, vocab: list[str], search: bool = False) -> list[str]
 
 
 def drop_contained(hits: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
-    """Drop a hit strictly inside a longer hit ("lithium" inside "lithium ion"); dedupe equal spans."""
-    keep = []
-    for i, (value, s, e) in enumerate(hits):
-        inside = any(
-            (s2 <= s and e <= e2 and (e2 - s2) > (e - s)) for j, (_v, s2, e2) in enumerate(hits) if j != i
-        )
-        if not inside and (value, s, e) not in keep:
-            keep.append((value, s, e))
+    """Drop a hit strictly inside a longer hit ("lithium" inside "lithium ion"); dedupe equal hits (first
+    kept, input order). O(n log n): the distinct spans sorted by (start, -end) are swept with the largest
+    end seen so far — a span is inside a longer one exactly when an earlier span in that order (a
+    different span starting no later) ends at or after it."""
+    spans = sorted({(s, e) for _v, s, e in hits}, key=lambda se: (se[0], -se[1]))
+    inside: set[tuple[int, int]] = set()
+    max_end = -1
+    for s, e in spans:
+        if max_end >= e:
+            inside.add((s, e))
+        max_end = max(max_end, e)
+    keep: list[tuple[str, int, int]] = []
+    seen: set[tuple[str, int, int]] = set()
+    for hit in hits:
+        if (hit[1], hit[2]) not in inside and hit not in seen:
+            seen.add(hit)
+            keep.append(hit)
     return keep

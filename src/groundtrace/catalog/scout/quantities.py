@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from groundtrace.catalog.model import AttributeSpec
 
@@ -107,9 +108,11 @@ def unit_key(token: str) -> str | None:
     return _UNIT_TOKENS.get(t)
 
 
+@lru_cache(maxsize=16384)
 def convert(raw: str, target: str) -> float | None:
     """Magnitude of the quantity text ``raw`` in ``target`` units (``core.normalize.parse_quantity``;
-    None when unparseable, dimensionless or of another dimension)."""
+    None when unparseable, dimensionless or of another dimension). Pure, so cached: pint parsing is the
+    offline engine's hottest path and catalogs repeat the same few quantities."""
     from groundtrace.core.evidence.normalize import parse_quantity, parse_unit
 
     q = parse_quantity(re.sub(r"\s*%$", " percent", raw.strip()))
@@ -122,6 +125,7 @@ def convert(raw: str, target: str) -> float | None:
         return None
 
 
+@lru_cache(maxsize=16384)
 def fmt(x: float) -> str:
     """A number as ``core.normalize`` writes it (4 significant digits, integer digits kept)."""
     from groundtrace.core.evidence.normalize import normalize_value
@@ -139,7 +143,13 @@ class Qty:
 
 
 def quantities(text: str) -> list[Qty]:
-    """Every number+unit mention of ``text`` (units from a closed token list)."""
+    """Every number+unit mention of ``text`` (units from a closed token list). Cached per distinct text
+    (every number attribute of a template scans the same Documents); callers get their own list."""
+    return list(_quantities(text))
+
+
+@lru_cache(maxsize=256)
+def _quantities(text: str) -> tuple[Qty, ...]:
     out = []
     for m in _QTY.finditer(text):
         num, unit = (
@@ -151,7 +161,7 @@ def quantities(text: str) -> list[Qty]:
         raw = m.group(0).rstrip(".")
         raw_num = f"{num} {unit}"  # "2.2-Pound" -> "2.2 Pound" for parse_quantity
         out.append(Qty(float(num.replace(",", ".")), key, m.start(), m.start() + len(raw), raw_num))
-    return out
+    return tuple(out)
 
 
 def dimension_units(spec: AttributeSpec) -> list[str]:
