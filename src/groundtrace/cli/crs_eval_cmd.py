@@ -397,6 +397,39 @@ def inputs(
     typer.echo(f"wrote {out}: {n_turns} turns of {n_dialogues} dialogues ({setting})")
 
 
+@crs_app.command("export-run")
+def export_run_cmd(
+    *,
+    run_dir: Annotated[Path, typer.Argument(help="Run folder written by `crs run` / `crs score`.")],
+    out: Annotated[Path, typer.Option("--out", help="Run file to write (one line per ranked POI).")],
+    fmt: Annotated[
+        str, typer.Option("--format", help="Output format: 'trec' (qid Q0 doc rank score tag).")
+    ] = "trec",
+    qrels: Annotated[
+        Path | None, typer.Option("--qrels", help="Also write the qrels (qid 0 gold_poi 1) to this file.")
+    ] = None,
+    dataset: Annotated[
+        Path | None, typer.Option("--dataset", help="Dataset the run answers (default: the one in run.json).")
+    ] = None,
+    tag: Annotated[
+        str | None, typer.Option("--tag", help="Run tag (last column; default: the run's label or system).")
+    ] = None,
+) -> None:
+    """Export a run's rankings as a TREC run file (and qrels) for ranx, ir-measures or trec_eval."""
+    from groundtrace.crs.evaluation.trec import export_run
+
+    if fmt != "trec":
+        raise typer.BadParameter(f"unknown format {fmt!r}; choose 'trec'", param_hint="--format")
+    try:
+        n_run, n_qrels, errors = export_run(run_dir, out, qrels=qrels, dataset=dataset, tag=tag)
+    except (ValueError, FileNotFoundError) as exc:
+        raise typer.BadParameter(str(exc)) from None
+    err = err_console()
+    for line in errors:
+        err.print(f"skipped {line}", markup=False, highlight=False)
+    typer.echo(f"wrote {out} ({n_run} lines)" + (f" and {qrels} ({n_qrels} queries)" if qrels else ""))
+
+
 @crs_app.command("report")
 def report(
     *,
