@@ -66,11 +66,12 @@ def test_batch_equals_single_scores() -> None:
 
 def test_issue_paraphrase_is_not_grounded_and_spans_are_whole_words() -> None:
     review = "The beer selection is very good"
-    # Before: window "e beer selection" (mid-word), Indel 4, D(20) = 25 → 0.84, grounded. Now the window
-    # snaps to "the beer selection" (Indel 6 → character score 0.76), and "great" / "the" are left
-    # mostly unaligned: 4 of the 6 words are covered, so the score is capped at 0.80 · 4/6 ≈ 0.533.
+    # Before: window "e beer selection" (mid-word), Indel 4, D(20) = 25 → 0.84, grounded. Now the span
+    # snaps to "the beer selection" (Indel 6 → 0.76; "great" and "the" uncovered, 4 of 6 words → cap
+    # 0.533); read as a truncation, "e beer selection" keeps 0.84 on characters but "great" is still
+    # uncovered (the cut "e" is left out: 4 of 5 words) → cap 0.80 · 4/5 = 0.64, the better of the two.
     m = locate_quote("Great beer selection.", review)
-    assert m.score == pytest.approx(0.8 * 4 / 6)
+    assert m.score == pytest.approx(0.8 * 4 / 5)
     assert review[m.start : m.end] == "The beer selection"
     # typo-scale edits stay grounded, and their spans are whole words
     m = locate_quote("beer selecton is very good", review)

@@ -28,7 +28,10 @@ Score. Let ``q`` be the normalised quote (``n = len(q)`` characters) and ``s`` t
   all words, ``score = c`` when ``k == 1`` else ``min(c, 0.80 · k)`` — below the grounded threshold.
   A typo leaves one or two characters of a word unaligned; a synonym, an added, dropped or moved word
   leaves (nearly) all of its characters unaligned, so ``"Great beer selection."`` is not a quote of
-  ``"The beer selection is very good"`` (0.53; 0.84 before the check).
+  ``"The beer selection is very good"`` (0.64; 0.84 before the check);
+* truncation: when snapping moved an edge, the unsnapped window is scored too, its cut edge words
+  (fragments of source words) left out of the word check, and the better score is kept (the span is
+  the snapped one) — a quote may start or end inside a word, but every word of it is checked.
 
 For quotes of 32+ normalised characters ``D(n) = 2n`` and ``c`` is the usual partial-ratio similarity
 (``1 - e / (n + len(w))`` for a window as long as the quote). Shorter quotes get a smaller error scale,
@@ -351,14 +354,18 @@ def _snap(q: str, s: str, a: int, b: int, gaps: Callable[[], frozenset[int]]) ->
     return (a, b) if best is None else (best[1], best[2])
 
 
-def word_coverage(q: str, w: str) -> float:
+def word_coverage(q: str, w: str, cut_first: bool = False, cut_last: bool = False) -> float:
     """Share of the words of ``q`` and of ``w`` (both normalised, split on spaces) that are *covered*:
     fewer than half of a word's characters are left out of the LCS alignment of ``q`` with ``w``
     (``rapidfuzz`` Indel editops). A typo leaves one or two characters of a word unaligned; a word
     replaced by a synonym, or added, dropped or moved by a paraphrase, leaves most or all of them; a
-    window word the quote cuts into is covered only when the quote keeps more than half of it."""
+    window word the quote cuts into is covered only when the quote keeps more than half of it. With
+    ``cut_first``/``cut_last`` the first/last word of ``w`` is a fragment of a source word (the quote
+    starts/ends inside it) and is left out: the quote's own words are still all checked."""
     if not q or not w:
         return 0.0
+    last_start = w.rfind(" ") + 1
+    exempt = {start for start, cut in ((0, cut_first), (last_start, cut_last)) if cut}
     missing: dict[tuple[int, int], int] = {}  # (side, word start) -> unaligned characters
     for tag, src_pos, dest_pos in Indel.editops(q, w).as_list():
         side, text, pos = (0, q, src_pos) if tag == "delete" else (1, w, dest_pos)
@@ -367,10 +374,14 @@ def word_coverage(q: str, w: str) -> float:
             missing[key] = missing.get(key, 0) + 1
     uncovered = 0
     for (side, start), count in missing.items():
+        if side and start in exempt:
+            continue
         text = w if side else q
         end = text.find(" ", start)
         uncovered += 2 * count >= (end if end >= 0 else len(text)) - start
-    total = q.count(" ") + w.count(" ") + 2
+    total = q.count(" ") + w.count(" ") + 2 - len(exempt)
+    if total <= 0:
+        return 0.0
     return 1.0 - uncovered / total
 
 
@@ -405,18 +416,27 @@ def _fuzzy(
             a += 1
         while s[b - 1] == " ":
             b -= 1
+    a0, b0 = a, b
     a, b = _snap(q, s, a, b, gaps)
-    window = s[a:b]
-    score = max(0.0, 1.0 - Indel.distance(q, window) / _error_scale(n))
-    if score < score_cutoff:  # the word check can only lower it
-        return 0.0, 0, 0
-    if score > 0.0:
-        coverage = word_coverage(q, window)
-        if coverage < 1.0:
-            score = min(score, GROUNDED_THRESHOLD * coverage)
-    if score < score_cutoff:
+    score = _checked_score(q, s[a:b], score_cutoff)
+    if score < 1.0 and (a, b) != (a0, b0):  # the quote may start or end inside a word: a truncation
+        known = gaps()
+        cut = (not _is_boundary(s, a0, known), not _is_boundary(s, b0, known))
+        score = max(score, _checked_score(q, s[a0:b0], score_cutoff, *cut))
+    if score < score_cutoff or score <= 0.0:
         return 0.0, 0, 0
     return score, a, b
+
+
+def _checked_score(
+    q: str, window: str, score_cutoff: float, cut_first: bool = False, cut_last: bool = False
+) -> float:
+    """Character score of ``q`` against ``window`` capped by the word check (module docstring)."""
+    score = max(0.0, 1.0 - Indel.distance(q, window) / _error_scale(len(q)))
+    if score < score_cutoff or score <= 0.0:  # the word check can only lower it
+        return 0.0
+    coverage = word_coverage(q, window, cut_first, cut_last)
+    return score if coverage >= 1.0 else min(score, GROUNDED_THRESHOLD * coverage)
 
 
 def _match(q: str, source: str, score_cutoff: float = 0.0) -> tuple[float, int, int]:
