@@ -23,6 +23,7 @@ _COMMAND_MODULES = (
     "groundtrace.cli.crs_leaderboard_cmd",
     "groundtrace.cli.catalog_cmd",
     "groundtrace.cli.catalog_enrich_cmd",
+    "groundtrace.cli.catalog_learned_cmd",
     "groundtrace.cli.catalog_store_cmd",
     "groundtrace.cli.catalog_web_cmd",
 )

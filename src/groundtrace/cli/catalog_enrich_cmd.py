@@ -18,6 +18,20 @@ _SOURCE_HELP = (
 )
 
 
+def _engines(engine: str, extractor: str | None, model: Path | None) -> tuple[str, str | None]:
+    """(execution engine, extractor name): ``--engine learned`` and ``--model`` select the learned
+    extractor (the execution engine is then local)."""
+    if engine == "learned":  # the issue's spelling: --engine learned --model M
+        engine, extractor = "local", extractor or "learned"
+    if model is not None:
+        extractor = extractor or "learned"
+    if engine not in ("local", "ray"):
+        raise typer.BadParameter("must be 'local', 'ray' or 'learned'", param_hint="--engine")
+    if extractor in ("learned", "crf") and model is None:
+        raise typer.BadParameter("the learned extractor needs --model FILE (from `catalog train`)")
+    return engine, extractor
+
+
 @catalog_app.command("enrich")
 def enrich_cmd(
     skus: Path = typer.Argument(
@@ -38,7 +52,18 @@ def enrich_cmd(
     run_name: str = typer.Option(
         None, "--run-name", help="--db: name of the run (default: run-<config hash>)."
     ),
-    engine: str = typer.Option("local", "--engine", help="--db: local (processes / asyncio) or ray."),
+    engine: str = typer.Option(
+        "local",
+        "--engine",
+        help="--db: local (processes / asyncio) or ray; 'learned' is short for --extractor learned.",
+    ),
+    model: Path = typer.Option(
+        None,
+        "--model",
+        exists=True,
+        dir_okay=False,
+        help="Model file of the learned extractor (from `catalog train`); implies --extractor learned.",
+    ),
     ray_address: str = typer.Option(
         None, "--ray-address", help="--engine ray: an existing cluster ('auto', 'ray://head:10001')."
     ),
@@ -167,8 +192,7 @@ def enrich_cmd(
     err = err_console()
     if (out is None) == (db is None):
         raise typer.BadParameter("give exactly one of --out FILE or --db URL", param_hint="--out/--db")
-    if engine not in ("local", "ray"):
-        raise typer.BadParameter("must be 'local' or 'ray'", param_hint="--engine")
+    engine, extractor = _engines(engine, extractor, model)
     config = EnrichConfig(
         templates=templates,
         llm=llm,
@@ -176,6 +200,7 @@ def enrich_cmd(
         llm_options={"concurrency": workers} if llm and workers > 8 else {},
         judge=judge,
         engine=extractor,
+        options={extractor: {"model": str(model)}} if model is not None and extractor else {},
         sources=["catalog", *(source or [])],
         search=search,
         feed=feed,

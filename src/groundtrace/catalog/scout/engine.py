@@ -90,6 +90,12 @@ EXTRACTION_ENGINES.register_lazy(
     description="Deterministic lexicon/regex/unit extractor (default, no LLM).",
 )
 EXTRACTION_ENGINES.register_lazy(
+    "learned",
+    "groundtrace.catalog.scout.learned.engine:LearnedEngine",
+    aliases=("crf",),
+    description="Trained offline tagger + lexicons (catalog train; option model=FILE).",
+)
+EXTRACTION_ENGINES.register_lazy(
     "llm",
     "groundtrace.catalog.scout.llm_engine:LLMEngine",
     aliases=("scout-llm",),

@@ -1,0 +1,88 @@
+"""The learned engine's model file: one JSON document (``FORMAT``, ``VERSION``) holding the per-category
+value lexicons, the calibrated thresholds and the CRF weights (crfsuite's binary model, base64), so a
+model is one small, versioned, self-contained file that loads offline without pickle.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+FORMAT = "groundtrace-learned-scout"
+VERSION = 1
+
+
+class LexiconEntry(BaseModel):
+    """A gold value seen in training: its surface form, how often it was the gold value, and how often it
+    occurred in a training text of the category at all (``precision`` = gold / (seen + 2): smoothed, so a
+    value seen once is no certainty)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: str
+    gold: int
+    seen: int
+
+    @property
+    def precision(self) -> float:
+        return self.gold / (self.seen + 2)
+
+
+class LearnedModel(BaseModel):
+    """A trained model (see module docstring)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: str = FORMAT
+    version: int = VERSION
+    attributes: list[str] = Field(description="Attribute slugs the tagger labels.")
+    lexicons: dict[str, dict[str, dict[str, LexiconEntry]]] = Field(
+        default_factory=dict, description="category (lower case) → slug → norm_key(value) → entry."
+    )
+    thresholds: dict[str, float] = Field(
+        default_factory=dict, description="θ per slug: findings below it are not proposed."
+    )
+    default_threshold: float = 0.5
+    target_precision: float = 0.95
+    calibration: dict[str, dict[str, float]] = Field(
+        default_factory=dict, description="Per slug: held-out predictions, precision and coverage at θ."
+    )
+    trained_on: dict[str, int] = Field(default_factory=dict)
+    crf: str = Field(description="crfsuite model bytes, base64.")
+
+    def crf_bytes(self) -> bytes:
+        return base64.b64decode(self.crf)
+
+    def threshold(self, slug: str) -> float:
+        return self.thresholds.get(slug, self.default_threshold)
+
+    def save(self, path: Path) -> None:
+        Path(path).write_text(self.model_dump_json(indent=None), encoding="utf-8")
+
+
+class ModelFileError(ValueError):
+    """A model file that cannot be read (one line naming the file)."""
+
+
+def load_model(path: Path) -> LearnedModel:
+    """Read a model file; raises :class:`ModelFileError` for a missing, foreign or damaged file."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ModelFileError(f"{path}: cannot read model ({exc.strerror or exc})") from exc
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ModelFileError(f"{path}:1: not a learned-engine model (not JSON: {exc})") from exc
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ModelFileError(f"{path}:1: not a learned-engine model (format is not {FORMAT!r})")
+    if data.get("version") != VERSION:
+        raise ModelFileError(f"{path}:1: model version {data.get('version')!r}, this version reads {VERSION}")
+    try:
+        return LearnedModel.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ModelFileError(f"{path}:1: {where}: {first['msg']}") from exc

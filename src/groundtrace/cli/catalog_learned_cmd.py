@@ -1,0 +1,89 @@
+"""``groundtrace catalog train|calibrate``: the learned offline extractor (thin layer over
+:mod:`groundtrace.catalog.scout.learned`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from groundtrace.cli.apps import catalog_app
+from groundtrace.cli.console import print_error
+
+_SKUS = typer.Option(..., "--skus", exists=True, dir_okay=False, help="skus.jsonl (from `catalog import`).")
+_GOLD = typer.Option(..., "--gold", exists=True, dir_okay=False, help="gold.jsonl of the same SKUs.")
+_TARGET = typer.Option(0.95, "--target-precision", min=0.5, max=1.0, help="Precision θ is picked for.")
+
+
+def _read(skus: Path, gold: Path) -> tuple[list, list]:
+    from groundtrace.catalog.importers.base import read_jsonl_models
+    from groundtrace.catalog.model import SKU, GoldLabel
+
+    sku_rows, issues = read_jsonl_models(skus, SKU)
+    gold_rows, gold_issues = read_jsonl_models(gold, GoldLabel)
+    for issue in issues + gold_issues:
+        typer.echo(str(issue), err=True)
+    return sku_rows, gold_rows
+
+
+def _summary(model: object) -> None:
+    calibration = getattr(model, "calibration", {})
+    usable = {k: v for k, v in calibration.items() if v["theta"] <= 1.0}
+    typer.echo(
+        f"attributes tagged: {len(getattr(model, 'attributes', []))}; calibrated θ reaches the target "
+        f"precision for {len(usable)} of {len(calibration)} (others are never proposed)"
+    )
+    for slug, row in sorted(usable.items()):
+        typer.echo(
+            f"  {slug}: θ={row['theta']:.3f} precision={row['precision']:.3f} "
+            f"kept {int(row['kept'])}/{int(row['heldout_proposals'])} held-out proposals"
+        )
+
+
+@catalog_app.command("train")
+def train_cmd(
+    skus: Path = _SKUS,
+    gold: Path = _GOLD,
+    out: Path = typer.Option(..., "--out", dir_okay=False, help="Model file to write (JSON, versioned)."),
+    holdout: float = typer.Option(
+        0.2, "--holdout", min=0.0, max=0.5, help="Share of the SKUs held out to calibrate θ."
+    ),
+    target: float = _TARGET,
+    seed: int = typer.Option(13, "--seed", help="Seed of the held-out split."),
+) -> None:
+    """Train the learned extractor (CRF tagger + per-category lexicons) on a TRAIN split, θ per attribute
+    calibrated on a held-out part of it. Use it with `catalog enrich --engine learned --model FILE`."""
+    from groundtrace.catalog.scout.learned.train import train_model
+
+    sku_rows, gold_rows = _read(skus, gold)
+    try:
+        model = train_model(sku_rows, gold_rows, holdout=holdout, target=target, seed=seed)
+    except ValueError as exc:
+        print_error(str(exc))
+        raise typer.Exit(1) from exc
+    model.save(out)
+    _summary(model)
+    typer.echo(f"wrote {out} ({out.stat().st_size // 1024} KiB)")
+
+
+@catalog_app.command("calibrate")
+def calibrate_cmd(
+    model_path: Path = typer.Option(..., "--model", exists=True, dir_okay=False, help="Model file."),
+    skus: Path = _SKUS,
+    gold: Path = _GOLD,
+    target: float = _TARGET,
+    out: Path = typer.Option(None, "--out", dir_okay=False, help="Write here (default: --model in place)."),
+) -> None:
+    """Re-pick θ per attribute on labelled SKUs the model was NOT trained on, for a target precision."""
+    from groundtrace.catalog.scout.learned.model import ModelFileError, load_model
+    from groundtrace.catalog.scout.learned.train import calibrate
+
+    try:
+        model = load_model(model_path)
+    except ModelFileError as exc:
+        print_error(str(exc))
+        raise typer.Exit(2) from exc
+    sku_rows, gold_rows = _read(skus, gold)
+    model = calibrate(model, sku_rows, gold_rows, target)
+    model.save(out or model_path)
+    _summary(model)
