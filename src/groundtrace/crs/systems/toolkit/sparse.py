@@ -13,6 +13,7 @@ pool). The cache is keyed by POI id, so one instance serves one KB (a run).
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 
 import numpy as np
@@ -20,6 +21,7 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import HashingVectorizer
 
 N_FEATURES = 2**18
+POOL_CACHE = 64
 
 
 class SparseIndex:
@@ -34,6 +36,7 @@ class SparseIndex:
             norm=None,
         )
         self._docs: dict[str, sp.csr_matrix] = {}
+        self._pools: OrderedDict[tuple[str, ...], sp.csc_matrix] = OrderedDict()  # last POOL_CACHE pools
         self._lock = threading.Lock()
 
     def _counts(self, texts: list[str]) -> sp.csr_matrix:
@@ -41,7 +44,7 @@ class SparseIndex:
         m.data = 1.0 + np.log(m.data)
         return m
 
-    def doc_matrix(self, ids: list[str], text_of: Callable[[str], str]) -> sp.csr_matrix:
+    def doc_matrix(self, ids: list[str], text_of: Callable[[str], str]) -> sp.csc_matrix:
         """Stacked sublinear term counts of ``ids`` (documents built by ``text_of`` on first sight)."""
         missing = [p for p in ids if p not in self._docs]
         if missing:
@@ -49,7 +52,17 @@ class SparseIndex:
             with self._lock:
                 for i, p in enumerate(missing):
                     self._docs[p] = rows[i]
-        return sp.vstack([self._docs[p] for p in ids], format="csr")
+        key = tuple(ids)
+        with self._lock:
+            hit = self._pools.get(key)
+        if hit is not None:
+            return hit
+        matrix = sp.vstack([self._docs[p] for p in ids], format="csc")  # column slices by query term
+        with self._lock:
+            self._pools[key] = matrix
+            if len(self._pools) > POOL_CACHE:
+                self._pools.popitem(last=False)
+        return matrix
 
     def scores(self, ids: list[str], text_of: Callable[[str], str], query: str) -> np.ndarray:
         """Similarity of each of ``ids`` to ``query`` (module docstring; 0 for an empty query)."""
@@ -61,15 +74,36 @@ class SparseIndex:
         """The same score for uncached ``texts`` (review sentences), IDF over ``texts``."""
         if not texts:
             return np.zeros(0)
-        return self._score(self._counts(texts), query)
+        return self._score(self._counts(texts).tocsc(), query)
 
-    def _score(self, docs: sp.csr_matrix, query: str) -> np.ndarray:
-        q = self._counts([query or ""])
+    def query_vector(self, query: str) -> sp.csr_matrix:
+        """Hashed sublinear counts of ``query`` (the last few cached: a dialogue asks the same again)."""
+        return _cached_query(self, query or "")
+
+    def _score(self, docs: sp.csc_matrix, query: str) -> np.ndarray:
+        q = self.query_vector(query)
         if q.nnz == 0:
             return np.zeros(docs.shape[0])
-        df = np.bincount(docs.indices, minlength=N_FEATURES)[q.indices]
+        df = np.diff(docs.indptr)[q.indices]  # CSC: stored entries per column = document frequency
         idf = np.log((1 + docs.shape[0]) / (1 + df)) + 1.0
         q_w = q.data * idf
         cols = docs[:, q.indices].toarray() * idf  # only the query's terms enter the dot product
         doc_norm = np.sqrt(np.asarray(docs.multiply(docs).sum(axis=1)).ravel())
         return (cols @ q_w) / (np.maximum(doc_norm, 1e-12) * np.linalg.norm(q_w))
+
+
+_QUERY_CACHE: OrderedDict[tuple[int, str], sp.csr_matrix] = OrderedDict()
+_QUERY_LOCK = threading.Lock()
+
+
+def _cached_query(index: SparseIndex, query: str) -> sp.csr_matrix:
+    key = (id(index), query)
+    with _QUERY_LOCK:
+        hit = _QUERY_CACHE.get(key)
+    if hit is None:
+        hit = index._counts([query])
+        with _QUERY_LOCK:
+            _QUERY_CACHE[key] = hit
+            if len(_QUERY_CACHE) > 256:
+                _QUERY_CACHE.popitem(last=False)
+    return hit

@@ -100,6 +100,13 @@ def category_words(cards: list[CandidateCard]) -> dict[str, str]:
 
 def parse_constraints(text: str, cards: list[CandidateCard] | None = None) -> list[Constraint]:
     """Constraints stated in ``text`` (module docstring); one per (kind, value), phrase matches first."""
+    kind = "cuisine" if any(c.poi_type == "restaurant" for c in cards or []) else "category"
+    words = tuple(sorted(category_words(cards or []).items()))
+    return list(_parse(text, words, kind))
+
+
+@lru_cache(maxsize=4096)
+def _parse(text: str, words: tuple[tuple[str, str], ...], cat_kind: str) -> tuple[Constraint, ...]:
     found: dict[tuple[str, str], Constraint] = {}
     rest = text
     for pattern, c in phrase_lexicon():
@@ -120,11 +127,15 @@ def parse_constraints(text: str, cards: list[CandidateCard] | None = None) -> li
     if m and not any(k == "max_distance_km" for k, _ in found):
         km = float(m.group(1)) if m.re is _DISTANCE else 1.0
         found[("max_distance_km", str(km))] = Constraint(kind="max_distance_km", value=km, label=m.group(0))
-    for cat, word in category_words(cards or []).items():
-        if re.search(rf"\b{re.escape(word)}", rest, re.IGNORECASE) and ("cuisine", cat) not in found:
-            kind = "cuisine" if any(c.poi_type == "restaurant" for c in cards or []) else "category"
-            found[(kind, cat)] = Constraint(kind=kind, value=cat, label=word)  # type: ignore[arg-type]
-    return list(found.values())
+    low = rest.lower()
+    for cat, word in words:
+        if (
+            word in low
+            and re.search(rf"\b{re.escape(word)}", rest, re.IGNORECASE)
+            and (cat_kind, cat) not in found
+        ):
+            found[(cat_kind, cat)] = Constraint(kind=cat_kind, value=cat, label=word)  # type: ignore[arg-type]
+    return tuple(found.values())
 
 
 @dataclass
