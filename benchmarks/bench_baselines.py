@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
 
     kb = generate_demo_kb(seed=args.seed)
     t0 = time.perf_counter()
-    dialogues = build_dialogues(kb, args.dialogues, args.seed)
+    dialogues, _report = build_dialogues(kb, args.dialogues, args.seed)
     print(f"setup: {len(dialogues)} dialogues built in {time.perf_counter() - t0:.1f}s (not timed)")
     with tempfile.TemporaryDirectory() as cache:
         if "dense" in systems or not args.no_dense:
