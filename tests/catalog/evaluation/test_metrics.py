@@ -526,3 +526,25 @@ def test_cli_evaluate_shows_markup_in_catalog_data_as_text(tmp_path: Path) -> No
     assert cli.exit_code == 0, cli.output
     assert hostile in cli.output  # shown as typed, tags and all
     assert hostile in json.loads(out.read_text())["per_category"]
+
+
+def test_multi_valued_gold_gets_set_precision_recall_f1_besides_exact_match() -> None:
+    """A correct extra allergen stated in the text makes the exact match wrong but keeps set recall 1."""
+    results = [
+        result("m1", "grocery", "allergens", ["milk", "soybeans", "eggs"], "PASS", "WRITE"),
+        result("m2", "grocery", "allergens", ["milk"], "PASS", "WRITE"),
+        result("m3", "grocery", "allergens", None, "PASS", "BLOCK"),
+        result("m4", "grocery", "brand", "Acme", "PASS", "WRITE"),  # single-valued: no set counts
+    ]
+    labels = [
+        gold("m1", "allergens", ["milk", "soybeans"]),
+        gold("m2", "allergens", ["milk", "wheat"]),
+        gold("m3", "allergens", ["peanuts"]),
+        gold("m4", "brand", "Acme"),
+    ]
+    m = evaluate(results, labels).overall.metrics
+    assert (m["accuracy"].numerator, m["accuracy"].denominator) == (1, 3)  # only the brand is an exact match
+    assert (m["set_precision"].numerator, m["set_precision"].denominator) == (3, 4)  # 2/3 + 1/1
+    assert (m["set_recall"].numerator, m["set_recall"].denominator) == (3, 5)  # 2/2 + 1/2 + 0/1 (missed)
+    assert (m["set_f1"].numerator, m["set_f1"].denominator) == (6, 9)  # 2·3 / (4 + 5)
+    assert evaluate(results[3:], labels[3:]).overall.metrics["set_f1"].value is None

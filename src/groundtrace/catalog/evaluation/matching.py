@@ -216,3 +216,14 @@ def value_matches(predicted: str | list[str], gold: GoldLabel, equal: Equal) -> 
         )
     accepted = _items(gold.value) + list(gold.alternatives)
     return all(any(equal(p, g) for g in accepted) for p in preds)
+
+
+def set_counts(predicted: str | list[str] | None, gold: GoldLabel, equal: Equal) -> tuple[int, int, int, int]:
+    """Set overlap of a multi-valued prediction with list gold: ``(predicted items that match a gold item,
+    predicted items, gold items matched by a prediction, gold items)`` — the parts of set precision
+    (first / second), recall (third / fourth) and F1 (``(first + third) / (second + fourth)``, which is
+    ``2·TP / (|P| + |G|)`` when matches are one-to-one)."""
+    preds, wanted = _items(predicted), _items(gold.value)
+    hit_p = sum(any(equal(p, g) for g in wanted) for p in preds)
+    hit_g = sum(any(equal(p, g) for p in preds) for g in wanted)
+    return hit_p, len(preds), hit_g, len(wanted)

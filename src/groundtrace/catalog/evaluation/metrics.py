@@ -48,6 +48,8 @@ class PairOutcome:
     correct: bool | None  # None unless extracted and gold is value/na
     verdict: str | None
     action: str | None
+    #: list gold only: (predicted items matching gold, predicted items, gold items matched, gold items)
+    set_counts: tuple[int, int, int, int] | None = None
 
     @property
     def judged(self) -> bool:
@@ -95,6 +97,27 @@ def _metric(
     aliases: tuple[str, ...] = (),
 ) -> None:
     METRICS.add(name, RatioMetric(name, formula, num, den, higher_is_better), aliases=aliases)
+
+
+@dataclass(frozen=True, repr=False)
+class SetMetric(RatioMetric):
+    """Micro-averaged set metric over list-gold pairs: ``value = Σ part(numerator) / Σ part(denominator)``
+    where the parts index :attr:`PairOutcome.set_counts` (sums of item counts, not pair counts)."""
+
+    parts: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())
+
+    def compute(self, outcomes: Iterable[PairOutcome]) -> MetricValue:
+        num = den = 0
+        for o in outcomes:
+            if o.set_counts is not None:
+                num += sum(o.set_counts[i] for i in self.parts[0])
+                den += sum(o.set_counts[i] for i in self.parts[1])
+        return MetricValue(value=num / den if den else None, numerator=num, denominator=den)
+
+
+def _set_metric(name: str, formula: str, num: tuple[int, ...], den: tuple[int, ...]) -> None:
+    never = lambda o: False  # SetMetric sums counts instead of testing pairs
+    METRICS.add(name, SetMetric(name, formula, never, never, True, (num, den)))
 
 
 def _not_pass(o: PairOutcome) -> bool:
@@ -176,6 +199,13 @@ _metric(
     lambda o: o.verdict == "PASS" and not o.correct,
     _disagree,
     higher_is_better=False,
+)
+
+
+_set_metric("set_precision", "Σ predicted items matching gold / Σ predicted items (list gold)", (0,), (1,))
+_set_metric("set_recall", "Σ gold items found / Σ gold items (list gold, missed pairs included)", (2,), (3,))
+_set_metric(
+    "set_f1", "(Σ matching predicted + Σ found gold) / (Σ predicted + Σ gold) (list gold)", (0, 2), (1, 3)
 )
 
 

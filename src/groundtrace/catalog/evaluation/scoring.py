@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from groundtrace.catalog.evaluation.matching import Equal, equal_for, value_matches
+from groundtrace.catalog.evaluation.matching import Equal, equal_for, set_counts, value_matches
 from groundtrace.catalog.evaluation.metrics import METRICS, GoldKind, MetricValue, PairOutcome, metric_order
 from groundtrace.catalog.model import AttributeResult, CandidateStatus, GoldLabel
 from groundtrace.catalog.templates import TemplateSet
@@ -104,6 +104,10 @@ def build_outcomes(
             correct = value_matches(result.candidate.value or [], label, equal(category, key[1]))
         elif extracted and kind == "na":
             correct = False
+        counts_set = None
+        if kind == "value" and label is not None and isinstance(label.value, list):
+            predicted = result.candidate.value if extracted and result is not None else None
+            counts_set = set_counts(predicted, label, equal(category, key[1]))
         outcomes.append(
             PairOutcome(
                 sku_id=key[0],
@@ -115,6 +119,7 @@ def build_outcomes(
                 correct=correct,
                 verdict=result.verdict.verdict.value if result else None,
                 action=result.decision.action.value if result else None,
+                set_counts=counts_set,
             )
         )
         counts["pairs"] += 1
