@@ -14,6 +14,7 @@ from groundtrace.cli import app
 from groundtrace.demo import run_demo
 
 
+@pytest.mark.slow
 def test_run_demo_end_to_end(tmp_path: Path) -> None:
     artefacts = run_demo(tmp_path, n_dialogues=24, seed=3, console=Console(file=io.StringIO()))
     for name in ("kb", "dataset", "leaderboard", "html_report", "catalog_results", "catalog_evaluation"):

@@ -202,6 +202,7 @@ def test_corpus_covers_every_variant_of_the_issue() -> None:
 
 
 @pytest.mark.parametrize("mode", ["offline", "llm-rule", "llm-llm"])
+@pytest.mark.slow
 def test_no_unsafe_write_from_the_injection_corpus(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:

@@ -23,6 +23,7 @@ def test_expand_systems() -> None:
         expand_systems(" , ")
 
 
+@pytest.mark.slow
 def test_leaderboard_cli_runs_each_system_in_both_settings(tmp_path) -> None:
     demo = make_demo(tmp_path / "demo", n_dialogues=24)
     out = tmp_path / "lb"

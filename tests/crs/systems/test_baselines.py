@@ -56,6 +56,7 @@ def test_registry_names_are_the_contract() -> None:
 
 
 @pytest.mark.parametrize("name", OFFLINE_SYSTEMS)
+@pytest.mark.slow
 def test_each_system_runs_closed_and_open_with_verified_quotes_and_no_repeats(name, demo, tmp_path) -> None:
     system = _system(name, tmp_path)
     random_r1 = run_system(build_system("random"), demo.dialogues, demo.kb, tmp_path / "r", split="all")

@@ -4,10 +4,10 @@ Closed pool (``build_closed_pool``): the required POIs (the dialogue's recommend
 among them), then up to ``max_extra_satisfying`` other POIs that satisfy the final constraints (they
 become multi-reference answers), then up to 2 *near misses* (POIs violating exactly one final constraint,
 ``groundtrace.crs.build.quality.near_misses``; seeded draw), then distractors that violate at least one
-final constraint, drawn *stratified*: violators are grouped by (star bin, main category) with star bins ``<3``, ``3–3.5``,
-``4–4.5``, ``5``; strata are visited round-robin in a seeded order, one POI per visit, so the pool
-spreads over ratings and categories instead of clustering. The pool is shuffled so position carries
-no signal. Deterministic for a given ``rng`` state.
+final constraint, drawn *stratified*: violators are grouped by (star bin, main category) with star bins
+``<3``, ``3–3.5``, ``4–4.5``, ``5``; strata are visited round-robin in a seeded order, one POI per visit, so
+the pool spreads over ratings and categories instead of clustering. The pool is shuffled so position
+carries no signal. Deterministic for a given ``rng`` state.
 
 Open pool (``build_open_pool``): all closed candidates plus a seeded sample of other same-city
 same-type POIs, ``size ~ U{min_size..max_size}`` capped by what the city has, shuffled. When the city has
