@@ -145,7 +145,10 @@ def enrich_cmd(
         "--workers",
         min=1,
         max=64,
-        help="SKUs processed at once (threads; --db: processes offline, asyncio with an LLM, Ray workers).",
+        help=(
+            "SKUs processed at once (1: in the main thread; offline: processes, with an LLM: threads; "
+            "--db: processes offline, asyncio with an LLM, Ray workers)."
+        ),
     ),
     gold: Path = typer.Option(
         None,
@@ -319,7 +322,10 @@ def catalog_demo_cmd(
         "--workers",
         min=1,
         max=64,
-        help="SKUs processed at once (threads; --db: processes offline, asyncio with an LLM, Ray workers).",
+        help=(
+            "SKUs processed at once (1: in the main thread; offline: processes, with an LLM: threads; "
+            "--db: processes offline, asyncio with an LLM, Ray workers)."
+        ),
     ),
 ) -> None:
     """Write the demo catalog, enrich it offline and print the summary and the evaluation."""
