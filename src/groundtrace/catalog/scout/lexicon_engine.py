@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from groundtrace.catalog.model import SKU, AttributeSpec, Document, Evidence
 from groundtrace.catalog.scout.engine import EngineOutput, Finding
@@ -218,15 +219,18 @@ class ParsedEvidence:
         return ctx
 
     def findings(
-        self, engine: LexiconEngine, spec: AttributeSpec, ctx: _Ctx, context: list[AttributeSpec]
+        self,
+        engine: LexiconEngine,
+        spec: AttributeSpec,
+        ctx: _Ctx,
+        context: list[AttributeSpec],
+        context_key: tuple[str, ...] | None = None,
     ) -> list[Finding]:
-        key = (
-            type(engine),
-            spec.slug,
-            spec.type,
-            tuple(a.slug for a in context),
-            self._doc_key(ctx.doc),
-        )
+        """``context_key`` = the slugs of ``context`` (computed here when not given). ``ctx`` must come
+        from :meth:`context` of this memo (it is keyed by identity: the memo keeps it alive)."""
+        if context_key is None:
+            context_key = tuple(a.slug for a in context)
+        key = (type(engine), spec.slug, spec.type, context_key, id(ctx))
         found = self._findings.get(key)
         if found is None:
             found = [
@@ -269,9 +273,10 @@ class LexiconEngine:
                     note = f"instruction-like text ignored in {doc.source_ref}"
                     if note not in flags.setdefault(spec.slug, []):
                         flags[spec.slug].append(note)
+        context_key = tuple(a.slug for a in context)
         for spec in attributes:
             for ctx in ctxs:
-                findings.extend(parsed.findings(self, spec, ctx, context))
+                findings.extend(parsed.findings(self, spec, ctx, context, context_key))
         return EngineOutput(findings=_dedupe(findings), flags={k: v for k, v in flags.items() if v})
 
     def findings_in(
@@ -375,13 +380,11 @@ class LexiconEngine:
     def _mentions(self, spec: AttributeSpec, ctx: _Ctx, vocab: list[str]) -> list[Finding]:
         if not vocab:
             return []
-        hits: list[tuple[str, int, int]] = []
-        for value in vocab:
-            if not is_value_text(value, placeholders=False):
-                continue  # a "-" in a vocabulary would match the empty string everywhere
-            for phrase in value_phrases(value):
-                for m in phrase_re(phrase).finditer(ctx.text):
-                    hits.append((value, m.start(), m.end()))
+        hits = [
+            (value, m.start(), m.end())
+            for value, pattern in _vocab_patterns(tuple(vocab))
+            for m in pattern.finditer(ctx.text)
+        ]
         hits = drop_contained(hits)
         keys = attribute_keys(spec)
         out = []
@@ -577,6 +580,18 @@ def _trim(text: str, span: tuple[int, int]) -> tuple[int, int]:
     while e > s and text[e - 1] in " \t,;:":
         e -= 1
     return (s, e)
+
+
+@lru_cache(maxsize=1024)
+def _vocab_patterns(vocab: tuple[str, ...]) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """``(value, compiled phrase)`` for every surface phrase of every vocabulary value, in order; a value
+    that is no value text is left out (a "-" would match the empty string everywhere)."""
+    return tuple(
+        (value, phrase_re(phrase))
+        for value in vocab
+        if is_value_text(value, placeholders=False)
+        for phrase in value_phrases(value)
+    )
 
 
 def _is_kv_key_position(text: str, start: int) -> bool:

@@ -218,10 +218,16 @@ _BOOL_FALSE = {"no", "n", "false", "0", "not included", "none"}
 
 
 def attribute_keys(spec: AttributeSpec) -> set[str]:
-    """Normalised field names that name ``spec`` in ``key: value`` lines."""
-    keys = {norm_key(spec.slug), norm_key(spec.name)}
-    keys.update(norm_key(k) for k in KEY_ALIASES.get(spec.slug, ()))
-    return {k for k in keys if k}
+    """Normalised field names that name ``spec`` in ``key: value`` lines (cached per slug and name;
+    callers get their own set)."""
+    return set(_attribute_keys(spec.slug, spec.name))
+
+
+@lru_cache(maxsize=4096)
+def _attribute_keys(slug: str, name: str) -> frozenset[str]:
+    keys = {norm_key(slug), norm_key(name)}
+    keys.update(norm_key(k) for k in KEY_ALIASES.get(slug, ()))
+    return frozenset(k for k in keys if k)
 
 
 @lru_cache(maxsize=4096)

@@ -210,9 +210,11 @@ def known_units() -> list[str]:
     return sorted(_UNIT_ALIASES)
 
 
+@lru_cache(maxsize=4096)
 def parse_unit(text: str) -> pint.Unit | None:
     """``pint.Unit`` for a unit spelling (:data:`_UNIT_ALIASES` first, case-insensitive; then pint,
-    case-sensitive), or ``None``."""
+    case-sensitive), or ``None``. Cached (units are immutable; the offline catalog engine asks for the
+    same few spellings thousands of times)."""
     key = " ".join(text.strip().lower().split())
     for candidate in (key, key.rstrip(".")):
         if candidate in _UNIT_ALIASES:
@@ -225,6 +227,7 @@ def parse_unit(text: str) -> pint.Unit | None:
         return None
 
 
+@lru_cache(maxsize=8192)
 def parse_quantity(text: str) -> pint.Quantity | None:
     """``[pack ×] number [unit]`` → Quantity; a bare number is dimensionless; ``None`` when the text is
     not a quantity.
@@ -233,6 +236,7 @@ def parse_quantity(text: str) -> pint.Quantity | None:
     Units: :data:`_UNIT_ALIASES` (``60Hz``, ``12 oz`` = mass, ``12 fl oz`` = volume, ``2000mAh``,
     ``15"`` = inch, ``5 lbs``, ``500 ml``, ``2 L``, ``16 GB``, ``12 ct`` = pieces) or any pint unit.
     ``2 x 150 ml`` = 300 ml — the pack multiplier is accepted for mass, volume and counts only.
+    Cached per text: callers share the returned Quantity and must not change it in place (``ito``, ``*=``).
     """
     m = _QUANTITY_RE.match(text.replace("\u00a0", " "))
     if not m:
