@@ -80,7 +80,7 @@ from groundtrace.catalog.scout.lexicons import value_phrases
 from groundtrace.catalog.scout.reconcile import same_value
 from groundtrace.catalog.scout.sentences import overlaps
 from groundtrace.catalog.sources.base import SearchProvider, SourceError
-from groundtrace.core.evidence.normalize import parse_bool, parse_quantity, parse_unit
+from groundtrace.core.evidence.normalize import is_unitless, parse_bool, parse_quantity, parse_unit
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, locate_quote, normalize_text
 
 log = logging.getLogger(__name__)
@@ -187,7 +187,11 @@ def check_schema(candidate: Candidate, spec: AttributeSpec) -> tuple[str, Failur
             if qty is None:
                 return f"{item!r} is not a number", FailureType.SCHEMA_MALFORMED
             target = parse_unit(spec.unit) if spec.unit else None
-            if target is not None and not qty.unitless and qty.dimensionality != (1 * target).dimensionality:
+            if (
+                target is not None
+                and not is_unitless(qty)
+                and qty.dimensionality != (1 * target).dimensionality
+            ):
                 return f"{item!r} is not expressible in {spec.unit}", FailureType.SCHEMA_MALFORMED
     return None
 

@@ -20,7 +20,7 @@ import warnings
 from decimal import Decimal, localcontext
 from functools import lru_cache
 from importlib import resources
-from typing import Literal
+from typing import Any, Literal
 
 import pint
 
@@ -259,6 +259,17 @@ def parse_quantity(text: str) -> pint.Quantity | None:
     return quantity
 
 
+def is_unitless(quantity: pint.Quantity) -> bool:
+    """``quantity.unitless`` (no unit left once reduced to root units), cached per unit: pint recomputes
+    the root units on every call, and the answer depends on the unit only, never on the magnitude."""
+    return _unitless(quantity._units)
+
+
+@lru_cache(maxsize=1024)
+def _unitless(units: Any) -> bool:
+    return bool(UREG.Quantity(1, units).unitless)
+
+
 def numbers_close(a: float, b: float, rel: float = 0.02, abs_tol: float = 0.5) -> bool:
     """``|a - b| <= abs_tol`` OR ``|a - b| <= rel · max(|a|, |b|)`` (the seed's "2% or 0.5 absolute").
 
@@ -292,7 +303,7 @@ def _unit_symbol(unit: pint.Unit) -> str:
 
 def _in_unit(quantity: pint.Quantity, unit: pint.Unit) -> float | None:
     """Magnitude of ``quantity`` in ``unit`` (a bare number is taken to be in ``unit``), or ``None``."""
-    if quantity.unitless:
+    if is_unitless(quantity):
         return float(quantity.magnitude)
     try:
         return float(quantity.to(unit).magnitude)
@@ -418,7 +429,7 @@ def _normalize_number(value: str, unit: str | None) -> str | None:
     if quantity is None:
         return None
     if unit is None:
-        if quantity.unitless:
+        if is_unitless(quantity):
             return _format_number(float(quantity.magnitude))
         return f"{_format_number(float(quantity.magnitude))} {_unit_symbol(quantity.units)}"
     target = parse_unit(unit)
@@ -461,8 +472,8 @@ def _quantities_equal(a: pint.Quantity, b: pint.Quantity, unit: str | None) -> b
         ma = None if target is None else _in_unit(a, target)
         mb = None if target is None else _in_unit(b, target)
         return None if ma is None or mb is None else numbers_close(ma, mb)
-    if a.unitless or b.unitless:
-        return a.unitless and b.unitless and numbers_close(float(a.magnitude), float(b.magnitude))
+    if is_unitless(a) or is_unitless(b):
+        return is_unitless(a) and is_unitless(b) and numbers_close(float(a.magnitude), float(b.magnitude))
     in_a = _in_unit(b, a.units)
     in_b = _in_unit(a, b.units)
     if in_a is None or in_b is None:
@@ -485,7 +496,7 @@ def values_equal(a: str, b: str, kind: ValueKind = "string", unit: str | None = 
     if kind in ("number", "string"):
         qa, qb = parse_quantity(a), parse_quantity(b)
         both = qa is not None and qb is not None
-        if both and (kind == "number" or not (qa.unitless or qb.unitless)):
+        if both and (kind == "number" or not (is_unitless(qa) or is_unitless(qb))):
             equal = _quantities_equal(qa, qb, unit)
             if equal is not None:
                 return equal
