@@ -330,6 +330,53 @@ def _distinct(values: list[str], equal: Any) -> list[str]:
     return out
 
 
+class _Case:
+    """One extracted candidate under judgement: its items, the support measures and the verdict maker."""
+
+    def __init__(
+        self, candidate: Candidate, spec: AttributeSpec, sup: Supporter, verified: bool, judge: str
+    ) -> None:
+        self.candidate, self.spec, self.sup = candidate, spec, sup
+        self.verified, self.judge = verified, judge
+        self.items = _items(candidate.value)
+
+    def verdict(
+        self, label: VerdictLabel, why: str, failure: FailureType | None = None, url: str | None = None
+    ) -> Verdict:
+        return verdict(
+            self.candidate,
+            label,
+            why,
+            failure=failure,
+            quote_verified=self.verified,
+            url=url,
+            judge=self.judge,
+        )
+
+    def item_support(self, item: str, evs: list[tuple[Evidence, Document]]) -> float:
+        return max((self.sup.support(item, ev, d) for ev, d in evs), default=0.0)
+
+    def direct(self, evs: list[tuple[Evidence, Document]]) -> bool:
+        """Every item is stated at :data:`DIRECT_QUALITY` or better by some evidence in ``evs``."""
+        return all(
+            max((self.sup.strength(i, ev, d) for ev, d in evs), default=0.0) >= DIRECT_QUALITY
+            for i in self.items
+        )
+
+    def stated(self, evs: list[tuple[Evidence, Document]]) -> tuple[Statement, str]:
+        """The weakest item's best statement over ``evs`` (judge_statement, no extractor)."""
+        worst: tuple[Statement, str] = ("stated", "")
+        for i in self.items:
+            best = min(
+                (statement(i, ev.quote, d, self.spec) for ev, d in evs),
+                key=STATEMENT_ORDER.__getitem__,
+                default="absent",
+            )
+            if STATEMENT_ORDER[best] > STATEMENT_ORDER[worst[0]]:
+                worst = (best, i)
+        return worst
+
+
 # -- the rule-based judge ------------------------------------------------------------------------------
 class RuleJudge:
     """The seed's five ordered rules, deterministic (module docstring). ``search`` enables rule 3."""
@@ -380,89 +427,75 @@ class RuleJudge:
         internal_docs = [d for d in scout.documents if d.source in INTERNAL_SOURCES]
         if candidate.status != CandidateStatus.EXTRACTED or candidate.value is None:
             return self._rule1(candidate, sup, internal_docs)
-
-        def v(
-            label: VerdictLabel, why: str, failure: FailureType | None = None, url: str | None = None
-        ) -> Verdict:
-            return verdict(
-                candidate, label, why, failure=failure, quote_verified=verified, url=url, judge=self.name
-            )
-
-        items = _items(candidate.value)
+        case = _Case(candidate, spec, sup, verified, self.name)
         located = [(ev, scout.document(ev.source_ref)) for ev in candidate.evidence]
         pairs: list[tuple[Evidence, Document]] = [(ev, d) for ev, d in located if d is not None]
         internal = [(ev, d) for ev, d in pairs if ev.source in INTERNAL_SOURCES]
-        web = [(ev, d) for ev, d in pairs if ev.source == "web"]
-
-        def item_support(item: str, evs: list[tuple[Evidence, Document]]) -> float:
-            return max((sup.support(item, ev, d) for ev, d in evs), default=0.0)
-
-        def direct(evs: list[tuple[Evidence, Document]]) -> bool:
-            return all(
-                max((sup.strength(i, ev, d) for ev, d in evs), default=0.0) >= DIRECT_QUALITY for i in items
-            )
-
-        def stated(evs: list[tuple[Evidence, Document]]) -> tuple[Statement, str]:
-            """The weakest item's best statement over ``evs`` (judge_statement, no extractor)."""
-            worst: tuple[Statement, str] = ("stated", "")
-            for i in items:
-                best = min(
-                    (statement(i, ev.quote, d, spec) for ev, d in evs),
-                    key=STATEMENT_ORDER.__getitem__,
-                    default="absent",
-                )
-                if STATEMENT_ORDER[best] > STATEMENT_ORDER[worst[0]]:
-                    worst = (best, i)
-            return worst
-
         if internal:
             # rules 2, 4 and 5 on own evidence; web never rescues an unsupported internal claim
-            scores = [item_support(i, internal) for i in items]
-            other = [val for val, _ in sup.stated(internal_docs) if not any(sup.equal(val, i) for i in items)]
-            if all(s >= 1.0 for s in scores):
-                if other and not spec.multi_valued:
-                    return v(
-                        VerdictLabel.UNCERTAIN, f"internal sources also state {other[0]!r}: material conflict"
-                    )
-                if not direct(internal):
-                    return v(
-                        VerdictLabel.UNVERIFIED,
-                        "value is mentioned, but no field or sentence states it as this attribute",
-                    )
-                how, item = stated(internal)
-                if how == "negated":
-                    return v(
-                        VerdictLabel.FAIL, f"the quoted sentence negates {item!r}", FailureType.CONTRADICTION
-                    )
-                if how != "stated":
-                    return v(VerdictLabel.UNVERIFIED, f"{item!r}: {STATEMENT_WHY[how]}")
-                return v(VerdictLabel.PASS, "internal evidence directly supports the value")
-            if any(s >= 1.0 for s in scores) and spec.multi_valued:
-                missing = [i for i, s in zip(items, scores, strict=True) if s < 1.0]
+            return self._judge_internal(case, internal, internal_docs)
+        web = [(ev, d) for ev, d in pairs if ev.source == "web"]
+        return self._judge_web(case, sku, template, web, page_cache if page_cache is not None else {})
+
+    @staticmethod
+    def _judge_internal(
+        case: _Case, internal: list[tuple[Evidence, Document]], internal_docs: list[Document]
+    ) -> Verdict:
+        """Rules 2, 4 and 5: the candidate's own (catalog / feed / image) evidence."""
+        v, items, spec = case.verdict, case.items, case.spec
+        scores = [case.item_support(i, internal) for i in items]
+        other = [
+            val for val, _ in case.sup.stated(internal_docs) if not any(case.sup.equal(val, i) for i in items)
+        ]
+        if all(s >= 1.0 for s in scores):
+            if other and not spec.multi_valued:
                 return v(
-                    VerdictLabel.FAIL,
-                    f"added items without evidence: {', '.join(missing)}",
-                    FailureType.PARTIAL_EXTRACTION,
+                    VerdictLabel.UNCERTAIN, f"internal sources also state {other[0]!r}: material conflict"
                 )
-            if other and not any(s >= 0.5 for s in scores):
+            if not case.direct(internal):
                 return v(
-                    VerdictLabel.FAIL,
-                    f"internal evidence states {other[0]!r} instead",
-                    FailureType.CONTRADICTION,
+                    VerdictLabel.UNVERIFIED,
+                    "value is mentioned, but no field or sentence states it as this attribute",
                 )
-            if scores and min(scores) >= 0.5 and spec.type == "string":
-                return v(VerdictLabel.UNVERIFIED, "internal quote supports only part of the value")
+            how, item = case.stated(internal)
+            if how == "negated":
+                return v(
+                    VerdictLabel.FAIL, f"the quoted sentence negates {item!r}", FailureType.CONTRADICTION
+                )
+            if how != "stated":
+                return v(VerdictLabel.UNVERIFIED, f"{item!r}: {STATEMENT_WHY[how]}")
+            return v(VerdictLabel.PASS, "internal evidence directly supports the value")
+        if any(s >= 1.0 for s in scores) and spec.multi_valued:
+            missing = [i for i, s in zip(items, scores, strict=True) if s < 1.0]
             return v(
                 VerdictLabel.FAIL,
-                "internal quote does not support the value",
-                FailureType.UNSUPPORTED_INFERENCE,
+                f"added items without evidence: {', '.join(missing)}",
+                FailureType.PARTIAL_EXTRACTION,
             )
+        if other and not any(s >= 0.5 for s in scores):
+            return v(
+                VerdictLabel.FAIL, f"internal evidence states {other[0]!r} instead", FailureType.CONTRADICTION
+            )
+        if scores and min(scores) >= 0.5 and spec.type == "string":
+            return v(VerdictLabel.UNVERIFIED, "internal quote supports only part of the value")
+        return v(
+            VerdictLabel.FAIL, "internal quote does not support the value", FailureType.UNSUPPORTED_INFERENCE
+        )
 
-        # rule 3: web-sourced
-        scores = [item_support(i, web) for i in items]
+    def _judge_web(
+        self,
+        case: _Case,
+        sku: SKU,
+        template: CategoryTemplate,
+        web: list[tuple[Evidence, Document]],
+        page_cache: dict[str, Any],
+    ) -> Verdict:
+        """Rule 3: web-sourced evidence, confirmed by an exact-match page (quoted or found by search)."""
+        v, items, spec = case.verdict, case.items, case.spec
+        scores = [case.item_support(i, web) for i in items]
         exact_urls = [d.source_ref for ev, d in web if self._exact(sku, d)]
-        if all(s >= 1.0 for s in scores) and exact_urls and direct(web):
-            how, item = stated(web)
+        if all(s >= 1.0 for s in scores) and exact_urls and case.direct(web):
+            how, item = case.stated(web)
             if how == "negated":
                 return v(
                     VerdictLabel.FAIL,
@@ -472,9 +505,7 @@ class RuleJudge:
                 )
             if how == "stated":
                 return v(VerdictLabel.PASS, "exact-match product page states the value", url=exact_urls[0])
-        confirm, contradict = self._search(
-            sku, candidate, spec, template, sup, page_cache if page_cache is not None else {}
-        )
+        confirm, contradict = self._search(sku, case.candidate, spec, template, case.sup, page_cache)
         if confirm and contradict:
             return v(VerdictLabel.UNCERTAIN, "exact-match pages disagree on the value", url=confirm[0])
         if contradict:
