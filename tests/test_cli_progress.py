@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import subprocess
@@ -124,7 +125,11 @@ def test_piped_long_commands_print_heartbeat_lines(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert score.returncode == 0, score.stderr
-    assert _beats(score.stderr, "crs score predictions.jsonl")[-1] == (1, 1)
+    beats = _beats(score.stderr, "crs score predictions.jsonl")  # recommendation turns, not the file
+    turns = json.loads((tmp_path / "sc" / "scores.json").read_text(encoding="utf-8"))["n_turns"]
+    assert turns > 6 and beats[0] == (0, turns) and beats[-1] == (turns, turns)
+    assert len(beats) == turns + 1 and all(t == turns for _, t in beats)
+    assert "turns" in next(x for x in score.stderr.splitlines() if x.startswith("[heartbeat] crs score"))
     paths = write_demo_catalog(tmp_path / "cat")
     enrich = _cli("catalog", "enrich", str(paths.skus), "--out", "out.jsonl", cwd=tmp_path)
     assert enrich.returncode == 0, enrich.stderr
@@ -142,3 +147,18 @@ def test_help_and_tables_are_not_cut_in_a_pipe(tmp_path: Path) -> None:
     assert max(len(line) for line in result.stdout.splitlines()) <= PIPE_WIDTH
     narrow = _cli("crs", "run", "--help", cwd=tmp_path, COLUMNS="70")  # an explicit width wins
     assert narrow.returncode == 0 and max(len(line) for line in narrow.stdout.splitlines()) <= 70
+
+
+def test_throttled_forwards_the_ends_and_about_every_step() -> None:
+    from groundtrace.cli.progress import throttled
+
+    seen: list[tuple[int, int]] = []
+    progress = throttled(lambda done, total: seen.append((done, total)), steps=10)
+    for done in range(101):
+        progress(done, 100)
+    assert seen == [(d, 100) for d in range(0, 101, 10)]
+    seen.clear()
+    few = throttled(lambda done, total: seen.append((done, total)), steps=10)
+    for done in range(4):
+        few(done, 3)
+    assert seen == [(0, 3), (1, 3), (2, 3), (3, 3)]  # fewer items than steps: every one

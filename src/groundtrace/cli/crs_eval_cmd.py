@@ -290,26 +290,31 @@ def run(
 
 
 def _score_file(predictions, data, knowledge, out, setting, split, limit, dataset, nli, wanted, label):
-    """``score_file`` with the CLI's error mapping (another run in ``--out`` is a usage error)."""
+    """``score_file`` with the CLI's error mapping (another run in ``--out`` is a usage error) and its
+    progress: recommendation turns scored (heartbeat lines when piped)."""
+    from groundtrace.cli.progress import throttled, track
     from groundtrace.crs.evaluation.offline import score_file
     from groundtrace.crs.evaluation.run_files import RunKeyMismatchError
 
-    try:
-        return score_file(
-            predictions,
-            data,
-            knowledge,
-            out,
-            setting=setting,
-            split=split,
-            limit=limit,
-            dataset=str(dataset.resolve()),
-            entailment=_scorer(nli),
-            metrics=wanted,
-            label=label,
-        )
-    except RunKeyMismatchError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--out") from None
+    scorer = _scorer(nli)
+    with track(f"crs score {predictions.name} · {setting}", unit="turns") as bar:
+        try:
+            return score_file(
+                predictions,
+                data,
+                knowledge,
+                out,
+                setting=setting,
+                split=split,
+                limit=limit,
+                dataset=str(dataset.resolve()),
+                entailment=scorer,
+                metrics=wanted,
+                label=label,
+                progress=throttled(bar.update),
+            )
+        except RunKeyMismatchError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--out") from None
 
 
 @crs_app.command("score")
@@ -341,9 +346,6 @@ def score(
     label: LabelOption = None,
 ) -> None:
     """Score a predictions JSONL offline (bad lines are reported as file:line and skipped)."""
-
-    from groundtrace.cli.progress import track
-
     _check_setting(setting)
     if not predictions.is_file():
         raise typer.BadParameter(f"{predictions}: no such file", param_hint="--predictions")
@@ -354,11 +356,9 @@ def score(
         split = predictions_split(dataset, predictions)
         err_console().print(f"scoring split {split!r} (the split the predictions answer)", markup=False)
     data, knowledge = _load(dataset, split, kb)
-    with track(f"crs score {predictions.name} · {setting}", total=1, unit="files") as bar:
-        result = _score_file(
-            predictions, data, knowledge, out, setting, split, limit, dataset, nli, wanted, label
-        )
-        bar.update(done=1)
+    result = _score_file(
+        predictions, data, knowledge, out, setting, split, limit, dataset, nli, wanted, label
+    )
     err = err_console()
     for line in result.info["prediction_errors"]:
         err.print(f"skipped {line}", markup=False, highlight=False)

@@ -118,6 +118,20 @@ class Heartbeat:
                 self._emit(self.clock())
 
 
+def throttled(update: Callable[..., None], steps: int = 1000) -> Callable[[int, int], None]:
+    """``progress(done, total)`` forwarding to ``update(done=, total=)`` only at the start, about every
+    ``total / steps`` items and at the end (a per-turn callback stays cheap on a terminal bar)."""
+    last = [-1]
+
+    def progress(done: int, total: int) -> None:
+        step = max(1, total // steps)
+        if done in (0, total) or done - last[0] >= step:
+            last[0] = done
+            update(done=done, total=total)
+
+    return progress
+
+
 class _Bar:
     """The terminal display: a rich progress bar with rate and ETA."""
 

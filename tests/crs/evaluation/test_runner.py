@@ -395,3 +395,42 @@ def test_resume_drops_lines_that_are_not_utf8_and_scores_like_a_clean_run(demo, 
     assert resumed.info["counts"]["bad_prediction_lines"] == 1
     assert resumed.table.to_dict() == clean.table.to_dict()
     assert read_predictions(path).errors == []
+
+
+def test_run_json_records_versions_git_and_machine(demo, tmp_path) -> None:
+    import os
+    import platform
+    import subprocess
+    from importlib.metadata import version
+    from pathlib import Path
+
+    import groundtrace
+    from groundtrace.crs.evaluation.offline import score_file
+
+    result = run_system(RandomSystem(seed=1), demo.dialogues, demo.kb, tmp_path / "r", limit=3)
+    prov = result.info["provenance"]
+    assert prov["groundtrace"] == groundtrace.__version__
+    assert prov["python"]["version"] == platform.python_version()
+    assert prov["packages"]["numpy"] == version("numpy")
+    assert prov["packages"]["pydantic"] == version("pydantic")
+    assert "torch" not in prov["packages"] or prov["packages"]["torch"] == version("torch")
+    assert prov["machine"]["cpu_count"] == os.cpu_count() and prov["machine"]["platform"]
+    src = Path(groundtrace.__file__).resolve().parent
+    head = subprocess.run(
+        ["git", "-C", str(src), "rev-parse", "HEAD"], capture_output=True, text=True, check=False
+    )
+    if head.returncode == 0:  # a git checkout (CI, development): the commit the code came from
+        assert prov["git"]["commit"] == head.stdout.strip() and isinstance(prov["git"]["dirty"], bool)
+    else:
+        assert prov["git"] is None
+    on_disk = json.loads((tmp_path / "r" / "run.json").read_text())
+    assert on_disk["provenance"] == prov and on_disk["history"][-1]["groundtrace"] == groundtrace.__version__
+    offline = score_file(tmp_path / "r" / PREDICTIONS_FILE, demo.dialogues, demo.kb, tmp_path / "s", limit=3)
+    assert offline.info["provenance"] == prov
+
+
+def test_git_state_outside_a_checkout_is_none(tmp_path) -> None:
+    from groundtrace.crs.evaluation.provenance import git_state, package_versions
+
+    assert git_state(tmp_path) is None
+    assert package_versions(("numpy", "no-such-package-xyz")).keys() == {"numpy"}

@@ -7,11 +7,12 @@ outputs given through :func:`~.runner.run_system`; the folder is the same (:mod:
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from groundtrace.crs.evaluation.inputs import check_pools
+from groundtrace.crs.evaluation.provenance import provenance
 from groundtrace.crs.evaluation.run_files import (
     PREDICTIONS_FILE,
     RUN_FILE,
@@ -48,6 +49,7 @@ def score_file(
     entailment: Any = None,
     dataset: str = "",
     label: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> RunResult:
     """Score a predictions JSONL offline into ``out`` (``scores.json``, ``run.json``, a copy of the file).
 
@@ -58,6 +60,8 @@ def score_file(
     out (they are not orphans). ``out`` holding another run (another ``run.json`` key, or a
     ``predictions.jsonl`` of other content without ``run.json``) raises :class:`RunKeyMismatchError`
     before anything is written. ``label`` (``run.json["label"]``) names the run in reports.
+    ``progress(done, total)`` is called as recommendation turns are scored. ``run.json["provenance"]``
+    records what the scores were made with (:mod:`.provenance`).
     """
     check_setting(setting)
     out = Path(out)
@@ -88,7 +92,7 @@ def score_file(
     selected_ids = {d.dialogue_id for d in selected}
     scored = [p for p in checked if p.dialogue_id in selected_ids or p.dialogue_id not in all_ids]
     s0 = time.perf_counter()
-    table = write_scores(out, selected, scored, kb, setting, metrics, entailment)
+    table = write_scores(out, selected, scored, kb, setting, metrics, entailment, progress=progress)
     preds = [p for p in checked if p.dialogue_id in selected_ids and p.setting == setting]
     info: dict[str, Any] = {
         "format": RUN_FORMAT,
@@ -115,6 +119,7 @@ def score_file(
         "prediction_errors": file.errors[:50],
         "usage": usage_summary(preds),
         "errors": error_sample(preds),
+        "provenance": provenance(),
     }
     write_json(out / RUN_FILE, info)
     table.info = info

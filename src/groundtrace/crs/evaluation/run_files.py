@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -241,15 +241,20 @@ def write_scores(
     setting: str,
     metrics: Sequence[Any] | None,
     entailment: Any,
+    *,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Any:
-    """Score ``preds`` on ``dialogues`` and write ``scores.json`` and ``dialogues.json`` into ``out``.
+    """Score ``preds`` on ``dialogues`` and write ``scores.json`` and ``dialogues.json`` into ``out``
+    (``progress(done, total)``: recommendation turns scored, see ``score_predictions``).
 
     Returns the :class:`~.score.ScoreTable`, carrying the predictions (``outputs``) and the dialogue
     metadata (``meta``) so that :meth:`~.score.ScoreTable.save` can write the folder again elsewhere.
     """
     from groundtrace.crs.evaluation.score import score_predictions
 
-    table = score_predictions(dialogues, preds, kb, setting=setting, metrics=metrics, entailment=entailment)
+    table = score_predictions(
+        dialogues, preds, kb, setting=setting, metrics=metrics, entailment=entailment, progress=progress
+    )
     table.outputs = list(preds)
     table.meta = {d.dialogue_id: dialogue_meta(d) for d in dialogues}
     write_json(out / SCORES_FILE, table.to_dict())

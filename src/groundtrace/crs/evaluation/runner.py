@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from groundtrace.crs.evaluation.inputs import check_output, system_inputs
+from groundtrace.crs.evaluation.provenance import provenance
 from groundtrace.crs.evaluation.run_files import (
     PREDICTIONS_FILE,
     RUN_FILE,
@@ -228,13 +229,16 @@ def run_system(
     dataset: str = "",
     progress: Callable[[int, int], None] | None = None,
     label: str | None = None,
+    run_config: dict[str, Any] | None = None,
 ) -> RunResult:
     """Run ``system`` on ``dialogues`` (the whole split: it defines the dataset hash) into ``out``.
 
     ``system`` is an instance or a zero-argument factory (see :class:`SystemPool`). ``limit`` keeps the
     first N dialogues. ``progress(done, total)`` is called after each dialogue (skipped ones first).
     ``label`` (``run.json["label"]``) names the run in reports instead of the system name; it is not part
-    of the run key, so a run can be relabelled on resume.
+    of the run key, so a run can be relabelled on resume. ``run.json["provenance"]`` records what the run
+    was made with (:mod:`.provenance`); ``run_config`` (e.g. the ``crs run --config`` file's content) is
+    stored as ``run.json["run_config"]``.
     Returns the scores and the ``run.json`` content; a folder holding another run raises
     :class:`~.run_files.RunKeyMismatchError`.
     """
@@ -263,9 +267,12 @@ def run_system(
         "needs_gold": systems.first.needs_gold,
         "entailment": scorer_name(entailment),
         "runs": int(previous.get("runs", 0)) + 1,
+        "provenance": provenance(),
     }
     if label:
         info["label"] = label
+    if run_config is not None:
+        info["run_config"] = run_config
     write_json(out / RUN_FILE, info)
 
     finished = [len(selected) - len(todo)]
@@ -294,7 +301,14 @@ def run_system(
     info["timings"] = {"run_s": run_wall, "score_s": time.perf_counter() - s0}
     info["history"] = [
         *previous.get("history", []),
-        {"started": info["started"], "run_s": run_wall, "dialogues_run": len(todo), "workers": workers},
+        {
+            "started": info["started"],
+            "run_s": run_wall,
+            "dialogues_run": len(todo),
+            "workers": workers,
+            "groundtrace": info["provenance"]["groundtrace"],
+            "git_commit": (info["provenance"]["git"] or {}).get("commit"),
+        },
     ]
     write_json(out / RUN_FILE, info)
     table.info = info

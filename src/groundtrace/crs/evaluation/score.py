@@ -25,7 +25,7 @@ Contract
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -149,8 +149,11 @@ def score_predictions(
     metrics: Iterable[str | Metric] | None = None,
     entailment: EntailmentLike | None = None,
     lexicon: Lexicon | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ScoreTable:
     """Score ``predictions`` of one run on ``dialogues`` (see the module docstring for the contract).
+
+    ``progress(done, total)`` is called after each recommendation turn's metrics (``total``: all of them).
 
     The cyclic garbage collector is paused during the call: scoring allocates many small acyclic
     objects, and generation-2 collections over a large loaded dataset otherwise dominate the run time.
@@ -158,7 +161,7 @@ def score_predictions(
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _score(dialogues, predictions, kb, setting, metrics, entailment, lexicon)
+        return _score(dialogues, predictions, kb, setting, metrics, entailment, lexicon, progress)
     finally:
         if was_enabled:
             gc.enable()
@@ -172,6 +175,7 @@ def _score(
     metrics: Iterable[str | Metric] | None,
     entailment: EntailmentLike | None,
     lexicon: Lexicon | None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ScoreTable:
     if setting not in ("closed", "open"):
         raise ValueError(f"setting must be 'closed' or 'open', got {setting!r}")
@@ -186,7 +190,9 @@ def _score(
         run.entailment = _entailment_scores(entailment, all_turns, kb)
 
     counts = {str(m): MetricCounts(unit=m.level) for m in active}
-    turn_values, aggregate = _turn_metrics([m for m in active if m.level == "turn"], all_turns, counts)
+    turn_values, aggregate = _turn_metrics(
+        [m for m in active if m.level == "turn"], all_turns, counts, progress
+    )
     stats.over_limit = sum(t.limited for t in all_turns)
     dialogue_values = _dialogue_metrics(
         [m for m in active if m.level == "dialogue"], dctxs, counts, aggregate
@@ -368,18 +374,27 @@ def _turn_value(metric: Metric, t: TurnContext, count: MetricCounts, acc: list[f
 
 
 def _turn_metrics(
-    metrics: list[Metric], turns: list[TurnContext], counts: dict[str, MetricCounts]
+    metrics: list[Metric],
+    turns: list[TurnContext],
+    counts: dict[str, MetricCounts],
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[list[dict[str, float | None]], dict[str, float | None]]:
     """Per-turn values and run aggregates (Σ/n or Σnum/Σden) of the turn metrics.
 
-    Turn-major, so each turn's parsed text is freed (``release``) once its values are known.
+    Turn-major, so each turn's parsed text is freed (``release``) once its values are known;
+    ``progress(done, len(turns))`` after each turn.
     """
     sums = {str(m): [0.0, 0.0] for m in metrics}
     plan = [(str(m), m) for m in metrics]
     values: list[dict[str, float | None]] = []
-    for t in turns:
+    total = len(turns)
+    if progress is not None:
+        progress(0, total)
+    for done, t in enumerate(turns, 1):
         values.append({name: _turn_value(m, t, counts[name], sums[name]) for name, m in plan})
         t.release()
+        if progress is not None:
+            progress(done, total)
     aggregate = {name: (acc[0] / acc[1] if acc[1] else None) for name, acc in sums.items()}
     return values, aggregate
 
