@@ -4,8 +4,11 @@ Reviews are split into sentences (:func:`split_sentences`: maximal runs ending i
 each carrying the polarity the KB stores for it (``groundtrace.crs.kb.stance``: +1, 0, -1).
 A sentence *supports* a constraint when it matches the constraint's lexicon pattern
 (:func:`aspect_pattern`), carries no negation cue (``not``, ``no``, ``never``, ``n't``, ``cash only``
-...) and its polarity is not negative: "There are steps at the entrance and no ramp." never supports
-``wheelchair_accessible``, and "The pasta was bland and overpriced." never supports Italian food.
+...), its polarity is not negative and its review is rated >= :data:`SUPPORT_MIN_STARS` (3): "There are
+steps at the entrance and no ramp." never supports ``wheelchair_accessible``, "The pasta was bland and
+overpriced." never supports Italian food, and no sentence of a 1-2-star review is cited in support (the
+stored stance already reads such sentences as part of a complaint unless strongly positive; this is a
+second guard that does not depend on the stance model).
 *Praise* (the fallback evidence for a recommendation) needs positive polarity. A *warning* is a
 negative sentence; it may only be quoted after a warning cue
 (:data:`groundtrace.crs.dataset.stance.WARNING_RE`, e.g. "one reviewer warns"): that is how the text
@@ -34,6 +37,8 @@ NEGATION_RE = re.compile(
     re.IGNORECASE,
 )
 MIN_QUOTE_CHARS = 12
+#: A supporting sentence comes from a review rated at least this (see the module docstring).
+SUPPORT_MIN_STARS = 3.0
 
 _CATEGORY_WORDS: dict[str, str] = {
     "sushi bars": r"sushi|nigiri|omakase",
@@ -180,7 +185,8 @@ def supports(sentence: str, constraint: Constraint) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Sentence:
-    """A review sentence: where it sits in its review and its stored polarity (+1, 0, -1)."""
+    """A review sentence: where it sits in its review, its stored polarity (+1, 0, -1) and its review's
+    stars."""
 
     review_id: str
     poi_id: str
@@ -188,6 +194,7 @@ class Sentence:
     end: int
     text: str
     polarity: int = 0
+    stars: float = 0.0
 
 
 class EvidenceIndex:
@@ -224,17 +231,30 @@ class EvidenceIndex:
                     text = review.text[start:end]
                     if len(text) >= MIN_QUOTE_CHARS and '"' not in text:
                         cached.append(
-                            Sentence(review.review_id, poi_id, start, end, text, polarity.get(start, 0))
+                            Sentence(
+                                review.review_id,
+                                poi_id,
+                                start,
+                                end,
+                                text,
+                                polarity.get(start, 0),
+                                review.stars,
+                            )
                         )
             self._sentences[poi_id] = cached
         return cached
 
     def support(self, poi_id: str, constraint: Constraint) -> list[Sentence]:
-        """Non-negative sentences of ``poi_id`` that express ``constraint`` (see :func:`supports`)."""
+        """Non-negative sentences of reviews rated >= :data:`SUPPORT_MIN_STARS` of ``poi_id`` that express
+        ``constraint`` (see :func:`supports`)."""
         key = (poi_id, constraint.kind, str(constraint.value))
         cached = self._support.get(key)
         if cached is None:
-            cached = [s for s in self.sentences(poi_id) if s.polarity >= 0 and supports(s.text, constraint)]
+            cached = [
+                s
+                for s in self.sentences(poi_id)
+                if s.polarity >= 0 and s.stars >= SUPPORT_MIN_STARS and supports(s.text, constraint)
+            ]
             self._support[key] = cached
         return cached
 
@@ -243,8 +263,8 @@ class EvidenceIndex:
         return [s for s in self.support(poi_id, PRAISE) if s.polarity > 0]
 
     def positive(self, poi_id: str) -> list[Sentence]:
-        """Every positive sentence of ``poi_id``."""
-        return [s for s in self.sentences(poi_id) if s.polarity > 0]
+        """Every positive sentence of a review rated >= :data:`SUPPORT_MIN_STARS` of ``poi_id``."""
+        return [s for s in self.sentences(poi_id) if s.polarity > 0 and s.stars >= SUPPORT_MIN_STARS]
 
     def warnings(self, poi_id: str, focus: list[Constraint]) -> list[Sentence]:
         """Negative sentences of ``poi_id`` on the aspect of a ``focus`` constraint (lexicon match,

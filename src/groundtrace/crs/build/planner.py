@@ -28,7 +28,7 @@ import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from groundtrace.crs.build.evidence import EvidenceIndex
+from groundtrace.crs.build.evidence import SUPPORT_MIN_STARS, EvidenceIndex
 from groundtrace.crs.build.personas import Persona, bundled_personas, constraint_order, sample_persona
 from groundtrace.crs.build.pools import build_closed_pool, build_open_pool, number_reviews, stratum
 from groundtrace.crs.build.quality import QualityIndex, near_misses
@@ -617,7 +617,8 @@ def choose_quotes(
     Sentences not yet quoted in the dialogue are preferred. Supporting sentences are never negative
     (``EvidenceIndex.support``). With ``fallback``, when no focus constraint has support, one sentence is
     still quoted so a recommendation is never uncited: a praise sentence, else a positive sentence, else a
-    neutral sentence of a review rated 4+ stars, else any neutral sentence — never a negative one.
+    neutral sentence of a review rated 4+ stars, else a neutral sentence of a review rated 3+ — never a
+    negative one, never one of a 1-2-star review.
     """
     out: list[Quote] = []
     seen_here: set[tuple[str, int]] = set()
@@ -637,16 +638,19 @@ def choose_quotes(
         seen_here.add((s.review_id, s.start))
         used.add((s.review_id, s.start))
     if not out and fallback:
-        kb = evidence.kb
         pool = (
             [s for s in evidence.praise(poi_id) if s.review_id in tag_of]
             or [s for s in evidence.positive(poi_id) if s.review_id in tag_of]
             or [
                 s
                 for s in evidence.sentences(poi_id)
-                if s.review_id in tag_of and s.polarity == 0 and kb.review(s.review_id).stars >= 4
+                if s.review_id in tag_of and s.polarity == 0 and s.stars >= 4
             ]
-            or [s for s in evidence.sentences(poi_id) if s.review_id in tag_of and s.polarity == 0]
+            or [
+                s
+                for s in evidence.sentences(poi_id)
+                if s.review_id in tag_of and s.polarity == 0 and s.stars >= SUPPORT_MIN_STARS
+            ]
         )
         if pool:
             s = rng.choice(pool)

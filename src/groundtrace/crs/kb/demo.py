@@ -809,25 +809,30 @@ def _fact_sentences(rng: random.Random, poi: POI, kind: Kind, near: bool) -> lis
 
 
 def _reviews(rng: random.Random, poi: POI, kind: Kind, near: bool, n: int) -> list[Review]:
-    """``n`` reviews dealing every fact sentence round-robin, plus praise/complaint/filler sentences.
+    """``n`` reviews dealing every fact sentence round-robin over the reviews rated 3+ (all reviews when
+    none is), plus praise/complaint/filler sentences.
 
     Every fact appears in at least one review; each review also gets 1-2 extra facts drawn again from
     the banks (different phrasing), so aspects are usually expressed more than once.
     """
     if n <= 0:
         return []
+    ratings = [max(1, min(5, round(poi.stars + rng.gauss(0.0, 0.9)))) for _ in range(n)]
     facts = _fact_sentences(rng, poi, kind, near)
     rng.shuffle(facts)
     buckets: list[list[str]] = [[] for _ in range(n)]
+    # facts go to reviews rated 3+ when there are any: a sentence of a 1-2-star review reads as part of a
+    # complaint (groundtrace.crs.kb.stance, review context) and is never quoted in support
+    dealt = [j for j in range(n) if ratings[j] >= 3] or list(range(n))
     for i, sentence in enumerate(facts):
-        buckets[i % n].append(sentence)
+        buckets[dealt[i % len(dealt)]].append(sentence)
     reviews = []
     for j, body in enumerate(buckets):
         extra = _fact_sentences(rng, poi, kind, near)
         for sentence in rng.sample(extra, k=min(len(extra), rng.randint(1, 2))):
             if sentence not in body:
                 body.append(sentence)
-        stars = max(1, min(5, round(poi.stars + rng.gauss(0.0, 0.9))))
+        stars = ratings[j]
         if stars >= 4:
             body.append(rng.choice(PRAISE))
         elif stars <= 2:

@@ -4,7 +4,10 @@ Building it from Yelp files and saving/loading it (SQLite, with a content hash) 
 ``groundtrace.crs.kb.yelp`` and ``groundtrace.crs.kb.store``; this module only holds and queries.
 
 Content hash: sha256 over the canonical JSON (sorted keys, no spaces) of every POI then every review,
-each sorted by id — identical content gives an identical hash whatever the load order.
+each sorted by id, then the stance model's name and every stored sentence stance (review id, start, end,
+aspects, polarity, score; by review id and start) — identical content gives an identical hash whatever the
+load order, and the same reviews with other stances (another model or stance version) get another hash.
+Mined attributes live in ``POI.attributes`` (with their evidence), so they are covered by the POI part.
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ class KnowledgeBase:
             raise ValueError(f"{len(missing)} review(s) have no sentence stance, e.g. {missing[0]!r}")
         self._stances = {rid: stances[rid] for rid in self.reviews}
         self.stance_model = model
+        self._hash = None  # the hash covers the stances
 
     @property
     def stances(self) -> dict[str, list[SentenceStance]]:
@@ -109,13 +113,19 @@ class KnowledgeBase:
     # -- identity ----------------------------------------------------------------------------------
     @property
     def content_hash(self) -> str:
-        """sha256 of the canonical JSON of all POIs then all reviews (see module docstring)."""
+        """sha256 of the canonical JSON of all POIs, all reviews and all sentence stances (see module
+        docstring; the stances are computed first when the KB has none yet)."""
         if self._hash is None:
+            stances = self.stances
             digest = hashlib.sha256()
             for pid in sorted(self.pois):
                 digest.update(_canonical(self.pois[pid].model_dump(mode="json")))
             for rid in sorted(self.reviews):
                 digest.update(_canonical(self.reviews[rid].model_dump(mode="json")))
+            digest.update(_canonical({"stance_model": self.stance_model or ""}))
+            for rid in sorted(stances):
+                rows = [[s.start, s.end, list(s.aspects), s.polarity, s.score] for s in stances[rid]]
+                digest.update(_canonical([rid, sorted(rows)]))
             self._hash = digest.hexdigest()
         return self._hash
 
