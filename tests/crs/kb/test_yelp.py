@@ -169,6 +169,31 @@ def test_classify_precedence(categories: str | None, expected: str | None) -> No
     assert classify(split_categories(categories)) == expected
 
 
+@pytest.mark.parametrize(
+    ("name", "categories", "expected"),
+    [  # real Yelp records (../shared/data/yelp, yelp_dense)
+        (
+            "Restaurant R'evolution",
+            "Event Planning & Services, Hotels, Cajun/Creole, Restaurants",
+            "restaurant",
+        ),
+        ("Capitol Grille", "Hotels & Travel, Hotels, Lounges, Mexican, Restaurants", "restaurant"),
+        ("Sheraton New Orleans Hotel", "Cajun/Creole, Hotels, Hotels & Travel, Restaurants", "hotel"),
+        ("Creekside Inn", "Restaurants, American (New), Hotels, Hotels & Travel", "hotel"),
+        ("Gaylord Opryland Resort", "Hotels & Travel, Restaurants, Museums, Hotels, Resorts", "hotel"),
+        ("1-275 Rest Area Manatee County", "Hotels, Rest Stops, Hotels & Travel", None),
+        ("Gotham Escape Room", "Active Life, Escape Games", "attraction"),
+        ("Creve Coeur Golf Course", "Golf, Active Life", "attraction"),
+        ("Tat Starz", "Arts & Entertainment, Shopping, Art Galleries, Piercing, Tattoo", None),
+        ("Baum's Dancewear", "Arts & Crafts, Sports Wear, Performing Arts, Shopping, Sporting Goods", None),
+        ("Arizona Stagecoach", "Tours, Travel Services, Airport Shuttles, Transportation, Taxis", None),
+        ("Golf Galaxy", "Shopping, Fashion, Active Life, Golf, Sporting Goods", None),
+    ],
+)
+def test_classify_with_the_business_name(name: str, categories: str, expected: str | None) -> None:
+    assert classify(split_categories(categories), name=name) == expected
+
+
 def test_split_categories() -> None:
     assert split_categories(" Bars , Pubs,, ") == ["Bars", "Pubs"]
     assert split_categories(None) == []

@@ -18,11 +18,17 @@ Real-data quirks handled
   first line is kept — never silently merged, never compared as records.
 
 Category mapping (:data:`CATEGORY_RULES`, first matching rule wins — the precedence):
-hotel (lodging keywords) > restaurant ("Restaurants") > attraction (museums, parks, landmarks, arts,
-tours, ...) > restaurant (weaker food keywords such as "Food", "Cafes", unless a shop keyword such as
-"Grocery" is present). A hotel with a restaurant is a hotel; a museum with a café is an attraction;
-a restaurant that also hosts music ("Arts & Entertainment") stays a restaurant. ``"Hotels & Travel"``
-alone is not a hotel (it is Yelp's parent of car rental, airports, travel agents...).
+hotel (lodging keywords, not a rest stop) > restaurant ("Restaurants") > attraction (museums, parks,
+landmarks, arts, tours, escape rooms, bowling, golf courses, ...; not when a shop, salon, tattoo or
+transport category says it is a business selling something else) > restaurant (weaker food keywords such
+as "Food", "Cafes", unless a shop keyword such as "Grocery" is present). A hotel with a restaurant is a
+hotel; a museum with a café is an attraction; a restaurant that also hosts music ("Arts & Entertainment")
+stays a restaurant. ``"Hotels & Travel"`` alone is not a hotel (it is Yelp's parent of car rental,
+airports, travel agents...). *A restaurant inside a hotel*: Yelp tags some hotel restaurants with
+"Hotels" too ("Restaurant R'evolution": Cajun/Creole, Restaurants, Hotels); when the only lodging category
+is "Hotels", "Restaurants" is present and the business name has no lodging word (:data:`LODGING_NAME_RE`:
+hotel, inn, suites, resort, lodge, motel, hostel, B&B ...), it is a restaurant (:func:`classify` with
+``name``).
 """
 
 from __future__ import annotations
@@ -234,6 +240,7 @@ CATEGORY_RULES: tuple[CategoryRule, ...] = (
                 "campgrounds",
             }
         ),
+        none_of=frozenset({"rest stops"}),
     ),
     CategoryRule("restaurant", frozenset({"restaurants"})),
     CategoryRule(
@@ -268,6 +275,39 @@ CATEGORY_RULES: tuple[CategoryRule, ...] = (
                 "local flavor",
                 "wineries",
                 "breweries",
+                "escape games",
+                "bowling",
+                "trampoline parks",
+                "playgrounds",
+                "skating rinks",
+                "golf",
+                "mini golf",
+                "boating",
+                "jet skis",
+                "water parks",
+                "arcades",
+                "haunted houses",
+                "festivals",
+            }
+        ),
+        none_of=frozenset(
+            {
+                "fashion",
+                "shoe stores",
+                "sports wear",
+                "dance wear",
+                "tattoo",
+                "piercing",
+                "hair salons",
+                "psychics",
+                "supernatural readings",
+                "brewing supplies",
+                "airport shuttles",
+                "taxis",
+                "buses",
+                "photography stores & services",
+                "wholesale stores",
+                "sporting goods",
             }
         ),
     ),
@@ -299,11 +339,31 @@ def split_categories(raw: object) -> list[str]:
     return [c.strip() for c in items if c.strip()]
 
 
-def classify(categories: list[str], rules: tuple[CategoryRule, ...] = CATEGORY_RULES) -> str | None:
-    """POI type of a business from its categories (first matching rule), or None when none matches."""
+#: A lodging word in a business name (a hotel's restaurant tagged "Hotels" has none).
+LODGING_NAME_RE = re.compile(
+    r"\b(?:hotels?|inns?|suites|resorts?|lodges?|motels?|hostels?|b ?& ?b|bed and breakfast|guest ?house|"
+    r"mansions?|marriott|hilton|hyatt|sheraton|westin|doubletree|courtyard|residence|plaza)\b",
+    re.IGNORECASE,
+)
+
+
+def classify(
+    categories: list[str], rules: tuple[CategoryRule, ...] = CATEGORY_RULES, *, name: str | None = None
+) -> str | None:
+    """POI type of a business from its categories (first matching rule), or None when none matches.
+
+    With ``name``, a restaurant inside a hotel (module docstring) is a restaurant, not a hotel."""
     lowered = {c.lower() for c in categories}
     for rule in rules:
         if lowered & rule.any_of and not lowered & rule.none_of:
+            if (
+                rule.poi_type == "hotel"
+                and name is not None
+                and "restaurants" in lowered
+                and lowered & rule.any_of == {"hotels"}
+                and not LODGING_NAME_RE.search(name)
+            ):
+                return "restaurant"
             return rule.poi_type
     return None
 
@@ -352,7 +412,7 @@ def business_to_poi(obj: dict[str, Any]) -> POI | None:
     if obj.get("business_id") is not None:  # a corrupt id is reported whatever the categories
         _require_string_ids(obj, "business_id")
     categories = split_categories(obj.get("categories"))
-    poi_type = classify(categories)
+    poi_type = classify(categories, name=str(obj.get("name") or ""))
     if poi_type is None:
         return None
     missing = [k for k in ("business_id", "name", "latitude", "longitude", "stars") if obj.get(k) is None]
