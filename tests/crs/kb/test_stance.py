@@ -240,3 +240,17 @@ def test_a_tampered_stance_table_fails_the_hash_check(tmp_path: Path) -> None:
         )
     with pytest.raises(KBIntegrityError, match="content hash mismatch"):
         load_kb(path)
+
+
+def test_a_negative_zero_score_survives_the_store(tmp_path: Path) -> None:
+    """SQLite reads a stored -0.0 back as 0.0; the hash must not tell them apart (regression: a real
+    yelp_dense KB failed its own hash check)."""
+    kb = generate_demo_kb(0, n_per_type=10, reviews_per_poi=3)
+    stances = {rid: list(ss) for rid, ss in kb.stances.items()}
+    rid = next(iter(stances))
+    s = stances[rid][0]
+    stances[rid][0] = SentenceStance(s.review_id, s.start, s.end, s.aspects, s.polarity, -0.0)
+    other = KnowledgeBase(kb.pois.values(), kb.reviews.values(), name=kb.name)
+    other.set_stances(stances, kb.stance_model or "")
+    loaded = load_kb(save_kb(other, tmp_path / "kb.sqlite"))
+    assert loaded.content_hash == other.content_hash

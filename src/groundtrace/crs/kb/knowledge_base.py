@@ -124,7 +124,7 @@ class KnowledgeBase:
                 digest.update(_canonical(self.reviews[rid].model_dump(mode="json")))
             digest.update(_canonical({"stance_model": self.stance_model or ""}))
             for rid in sorted(stances):
-                rows = [[s.start, s.end, list(s.aspects), s.polarity, s.score] for s in stances[rid]]
+                rows = [[s.start, s.end, list(s.aspects), s.polarity, s.score + 0.0] for s in stances[rid]]
                 digest.update(_canonical([rid, sorted(rows)]))
             self._hash = digest.hexdigest()
         return self._hash

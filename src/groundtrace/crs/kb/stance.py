@@ -306,6 +306,12 @@ def make_model(name: str, reviews: Iterable[Review] = ()) -> PolarityModel:
     )
 
 
+def _score(score: float) -> float:
+    """The stored score: rounded to 4 decimals, ``-0.0`` as ``0.0`` (SQLite stores an integral REAL as an
+    integer, so a stored ``-0.0`` reads back as ``0.0`` and would change the KB's content hash)."""
+    return round(score, 4) + 0.0
+
+
 def annotate(
     reviews: Iterable[Review], model: PolarityModel | None = None
 ) -> dict[str, list[SentenceStance]]:
@@ -326,7 +332,7 @@ def annotate(
     out: dict[str, list[SentenceStance]] = {r.review_id: [] for r in reviews}
     for (review_id, start, end, text), (polarity, score) in zip(spans, predictions, strict=True):
         out[review_id].append(
-            SentenceStance(review_id, start, end, sentence_aspects(text), polarity, round(score, 4))
+            SentenceStance(review_id, start, end, sentence_aspects(text), polarity, _score(score))
         )
     return out
 
