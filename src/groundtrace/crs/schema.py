@@ -13,6 +13,13 @@ Conventions
   the numbering deterministically (see ``groundtrace.crs.kb.knowledge_base.open_review_refs``).
 * Recommendation turns (system turns whose act is ``recommend`` or ``compare``) carry their gold labels
   in ``Turn.gold``: the gold POI, the multi-reference pool and the open-set pool.
+* Itinerary dialogues span several POI types (a hotel, then dinner near it, then a sight): their
+  ``Dialogue.legs`` say, per leg, from which turn on it applies, its POI type, its own closed pool of
+  candidates and the anchor its distance constraints use (the previous leg's pick). Read the values of a
+  turn with :meth:`Dialogue.poi_type_at`, :meth:`Dialogue.candidates_at` and :meth:`Dialogue.anchor_at`;
+  for a dialogue without legs they are ``poi_type``, ``candidates`` and ``anchor``. An itinerary's
+  dialogue-level ``poi_type``/``candidates``/``anchor`` are those of its first leg, and its
+  ``review_refs`` number the reviews of every leg's pool (leg by leg).
 """
 
 from __future__ import annotations
@@ -175,6 +182,18 @@ class Turn(_Record):
     gold: TurnGold | None = None
 
 
+class Leg(_Record):
+    """One leg of an itinerary dialogue: from turn ``first_turn`` on (until the next leg's first turn)
+    the user looks for a ``poi_type`` POI among ``candidates``; distances are measured from ``anchor``."""
+
+    poi_type: PoiType
+    first_turn: int = Field(ge=0, description="Index of the leg's first turn (a user request).")
+    candidates: list[str] = Field(description="The leg's closed candidate pool (8 POI ids).")
+    anchor: Anchor | None = Field(
+        default=None, description="Where the leg's distances are measured from (the previous leg's pick)."
+    )
+
+
 class Dialogue(_Record):
     """One TRACE-CRS dialogue."""
 
@@ -195,7 +214,41 @@ class Dialogue(_Record):
     kb_hash: str = ""
     realiser: str = "template"
     seed: int | None = None
+    legs: list[Leg] = Field(
+        default_factory=list,
+        description="Itinerary dialogues only: one leg per POI type asked for, in turn order (the first "
+        "starts at turn 0); empty for a single-type dialogue.",
+    )
 
     def recommendation_turns(self) -> list[Turn]:
         """System turns that carry gold labels, in order."""
         return [t for t in self.turns if t.role == "system" and t.gold is not None]
+
+    def leg_at(self, turn_index: int) -> Leg | None:
+        """The leg turn ``turn_index`` belongs to (the last leg starting at or before it); None without
+        legs."""
+        leg = None
+        for candidate in self.legs:
+            if candidate.first_turn <= turn_index:
+                leg = candidate
+        return leg if leg is not None else (self.legs[0] if self.legs else None)
+
+    def poi_type_at(self, turn_index: int) -> str:
+        """The POI type asked for at turn ``turn_index``."""
+        leg = self.leg_at(turn_index)
+        return leg.poi_type if leg is not None else self.poi_type
+
+    def candidates_at(self, turn_index: int) -> list[str]:
+        """The closed candidate pool of turn ``turn_index``."""
+        leg = self.leg_at(turn_index)
+        return leg.candidates if leg is not None else self.candidates
+
+    def anchor_at(self, turn_index: int) -> Anchor | None:
+        """The anchor distances are measured from at turn ``turn_index``."""
+        leg = self.leg_at(turn_index)
+        return leg.anchor if leg is not None else self.anchor
+
+    def all_candidates(self) -> list[str]:
+        """Every closed candidate of the dialogue (all legs' pools, first seen first)."""
+        pools = [leg.candidates for leg in self.legs] or [self.candidates]
+        return list(dict.fromkeys(p for pool in pools for p in pool))

@@ -36,8 +36,9 @@ class DatasetFormatError(ValueError):
 
 
 def dialogue_line(dialogue: Dialogue) -> str:
-    """The canonical one-line serialisation of a dialogue (with the trailing newline)."""
-    return dialogue.model_dump_json() + "\n"
+    """The canonical one-line serialisation of a dialogue (with the trailing newline). ``legs`` is written
+    only for itinerary dialogues (an empty list is left out, so single-type lines are unchanged)."""
+    return dialogue.model_dump_json(exclude=None if dialogue.legs else {"legs"}) + "\n"
 
 
 class DialogueReader:
