@@ -100,6 +100,7 @@ class TemplateSet:
         self._templates: dict[str, CategoryTemplate] = {}
         self._exact: dict[str, str] = {}
         self._keyed: dict[str, str] = {}
+        self._resolved: dict[str, tuple[CategoryTemplate | None, str]] = {}  # resolve() per category text
         for template in templates:
             if template.category in self._templates:
                 raise TemplateError(f"two templates for category {template.category!r}")
@@ -159,7 +160,14 @@ class TemplateSet:
         return self._templates[best[2]] if best else None
 
     def resolve(self, category: str) -> tuple[CategoryTemplate | None, str]:
-        """``(template, how)`` where ``how`` is exact / alias / path / keyword / none (for reports)."""
+        """``(template, how)`` where ``how`` is exact / alias / path / keyword / none (for reports).
+        Memoised per category text (the set never changes; a catalog repeats a few hundred categories)."""
+        found = self._resolved.get(category)
+        if found is None:
+            found = self._resolved[category] = self._resolve(category)
+        return found
+
+    def _resolve(self, category: str) -> tuple[CategoryTemplate | None, str]:
         if not category or not category.strip():
             return None, "none"
         hit = self._direct(category)

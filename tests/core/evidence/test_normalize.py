@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import math
 import re
 
+import pint
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,10 +13,12 @@ from groundtrace.core.evidence.normalize import (
     abbreviations,
     expand_abbreviation,
     load_abbreviations,
+    magnitude_in,
     normalize_value,
     numbers_close,
     parse_bool,
     parse_quantity,
+    parse_unit,
     values_equal,
 )
 
@@ -266,3 +270,50 @@ def test_unit_conversion_round_trip(x: float, units: tuple[str, str]) -> None:
         UREG.Quantity(x, UREG.Unit({"fl oz": "fluid_ounce", "L": "liter"}.get(src, src))).to(dst).magnitude
     )
     assert float(converted.split()[0]) == pytest.approx(expected, rel=1e-3, abs=1e-9)
+
+
+_UNITS = [
+    "g",
+    "kg",
+    "oz",
+    "lb",
+    "mg",
+    "ml",
+    "L",
+    "fl oz",
+    "gal",
+    "in",
+    "cm",
+    "mm",
+    "ft",
+    "W",
+    "kW",
+    "V",
+    "mAh",
+    "Wh",
+]
+_UNITS += ["Hz", "GHz", "GB", "TB", "percent", "piece", "degC", "degF", "kelvin", "count"]
+
+
+@settings(max_examples=300)
+@given(
+    magnitude=st.one_of(
+        st.floats(allow_nan=False, allow_infinity=False, width=64), st.integers(-(10**6), 10**6)
+    ),
+    source=st.sampled_from(_UNITS),
+    target=st.sampled_from(_UNITS),
+)
+def test_magnitude_in_is_bit_identical_to_pint(magnitude: float, source: str, target: str) -> None:
+    """The cached-factor conversion equals ``float(q.to(unit).magnitude)`` exactly (offset units such as
+    degC go through pint), and is None exactly where pint raises a dimensionality / offset error."""
+    src, dst = parse_unit(source), parse_unit(target)
+    assert src is not None and dst is not None
+    q = UREG.Quantity(magnitude, src)
+    try:
+        expected: float | None = float(q.to(dst).magnitude)
+    except (pint.DimensionalityError, pint.OffsetUnitCalculusError):
+        expected = None
+    got = magnitude_in(q, dst)
+    assert got == expected or (
+        got is not None and expected is not None and math.isnan(got) and math.isnan(expected)
+    )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import re
 
-from groundtrace.catalog.scout.sentences import sentence_spans
+from groundtrace.catalog.scout.sentences import ascii_fold, sentence_spans
 
 # who a model-addressed sentence talks to: "the assistant", "the AI", "any LLM" ("AI-powered" is no addressee)
 _ADDRESSEE = (
@@ -92,6 +92,61 @@ _MULTILINGUAL = re.compile(
 _BOT_ROLE_PREFIX = re.compile(r"^\W{0,3}(?:system|assistant|user|developer|human)\s*:", re.IGNORECASE)
 
 
+# -- exact prefilters: literals that every match of a pattern contains -------------------------------------
+# Both patterns try dozens of alternatives at every character, so most of the cost is spent on text that
+# holds no cue at all. Each alternative of a pattern needs one of its literals below (lowercase, whitespace
+# runs as one space), so text whose :func:`_cue_text` contains none of them cannot match and is skipped;
+# any other text gets the full pattern, so the spans are exactly those without the prefilter.
+# ``tests/catalog/test_injection_prefilter.py`` checks this on strings generated from the patterns.
+def _suffixed(words: tuple[str, ...], ends: tuple[str, ...]) -> tuple[str, ...]:
+    """``word + [s] + [space] + end`` for every word and end (``bot:``, ``bots ,``)."""
+    return tuple(w + p + sp + e for w in words for p in ("", "s") for sp in ("", " ") for e in ends)
+
+
+_ADDRESSEE_WORDS = (
+    *("ai", "a.i.", "assistant", "model", "language", "llm", "chatbot", "bot", "gpt", "chatgpt", "agent"),
+)
+_ROLE_WORDS = ("system", "assistant", "user", "developer", "human", "ai", "chatbot", "llm", "gpt")
+_STRICT_WORDS = ("bot", "crawler", "scraper", "spider", "extractor", "llm", "gpt", "scout", "judge")
+_INSTRUCTION_CUES = (
+    # ignore ... previous; new/system ... instructions/prompt/message
+    *("ignore", "disregard", "forget", "override", "bypass", "instruction", "prompt", "message"),
+    *("you are", "from now on"),  # you are (now) ...; from now on, you
+    *(" " + w for w in _ADDRESSEE_WORDS),  # as an AI; note to the assistant; to the AI reading; Dear AI
+    *(f"{d} {o}" for d in ("this", "the") for o in ("product", "item", "sku", "attribute", "listing")),
+    *("respond ", "reply ", "answer ", "output "),  # respond with ...
+    *(f"{w}{sp}:" for w in _ROLE_WORDS for sp in ("", " ")),  # role prefix
+    *("im_start", "im_end", "endoftext", "<system", "<|system"),  # chat tokens
+    *("inst]", "system]", "assistant]", "user]", "sys>>", "system>", "assistant>", "user>", "##"),
+)  # fmt: skip
+_MULTILINGUAL_CUES = (
+    # ignore ... instructions (the Cyrillic words need non-ASCII text)
+    *("ignor", "disregard", "forget", "override", "bypass", "vergiss", "vergessen", "missachte", "oubli"),
+    *("olvid", "dimentic", "esque", "negeer", "vergeet"),
+    *("markiere", "kennzeichne", "marque", "marca", "tiquet", "segna", "markeer"),  # mark this product
+    # a bot / AI addressed: "... bot:", "Dear assistant,", "catalog AI:"
+    *_suffixed(_STRICT_WORDS, (":", ",")),
+    *_suffixed(("ai", "a.i.", "assistant", "model", "agent", "ki", "ia"), (":", ",")),
+    *(f"{w}{sp}:" for w in ("instruction", "instructions", "rules", "directive", "directives", "command",
+                           "commands", "anweisungen", "consigne", "consignes", "instrucciones")
+      for sp in ("", " ")),  # "Instructions:" opening a sentence
+    *("<<", ">>", "[[", "]]"),  # <<<END DATA>>> (the look-alike brackets need non-ASCII text)
+    *(f"{w}{sp}>" for w in ("data", "untrusted", "evidence", "document", "context") for sp in ("", " ")),
+    *(f"end {o}{w}" for o in ("", "of ") for w in ("data", "untrusted", "evidence", "document")),
+)  # fmt: skip
+
+
+def _cue_text(text: str) -> str:
+    """``text`` as the prefilters read it: :func:`~groundtrace.catalog.scout.sentences.ascii_fold`
+    (lowercase, with the non-ASCII letters ``re.IGNORECASE`` equates with ASCII ones mapped), every
+    whitespace run (``str.split``, the ``\\s`` of ``re``) one space."""
+    return " ".join(ascii_fold(text).split())
+
+
+def _may_hold(cue_text: str, cues: tuple[str, ...]) -> bool:
+    return any(cue in cue_text for cue in cues)
+
+
 def injection_matches(text: str) -> list[tuple[int, int]]:
     """Character spans of every injection cue in ``text`` (a match may cross a sentence break)."""
     return list(_matches(text))
@@ -101,9 +156,13 @@ def injection_matches(text: str) -> list[tuple[int, int]]:
 def _matches(text: str) -> tuple[tuple[int, int], ...]:
     """One linear scan per distinct text: the engines and both judges ask about the same Documents many
     times (per attribute, per candidate), so the answer is cached."""
-    spans = [m.span() for m in _MULTILINGUAL.finditer(text)]
+    # a non-ASCII text may hold the Chinese / Cyrillic / look-alike bracket cues: always scanned
+    scan = not text.isascii() or _may_hold(_cue_text(text), _MULTILINGUAL_CUES)
+    spans = [m.span() for m in _MULTILINGUAL.finditer(text)] if scan else []
     for s, e in sentence_spans(text):
         sentence = text[s:e]
+        if not _may_hold(_cue_text(sentence), _INSTRUCTION_CUES):
+            continue
         m = _INSTRUCTION.search(sentence)
         if m:
             spans.append((s + m.start(), s + m.end()))

@@ -51,13 +51,16 @@ from groundtrace.catalog.scout.lexicons import (
 from groundtrace.catalog.scout.quantities import Qty, accepts, convert, dimension_units, fmt, quantities
 from groundtrace.catalog.scout.sentences import (
     ABBREVIATIONS,
+    ascii_fold,
     first_sentence,
     is_value_text,
     kv_lines,
     mask_spans,
+    may_match,
     negated,
     norm_key,
     overlaps,
+    phrase_literal,
     phrase_re,
     sentence_spans,
 )
@@ -136,6 +139,23 @@ class _Ctx:
     sentences: list[tuple[int, int]]
     masked: bool = False  # some instruction-like text was blanked
     _starts: list[int] | None = field(default=None, repr=False)
+    _folded: str | None = field(default=None, repr=False)
+    _fields: tuple[tuple[str, str, str, int, int, int], ...] | None = field(default=None, repr=False)
+
+    @property
+    def folded(self) -> str:
+        """:func:`ascii_fold` of :attr:`text` (same offsets), for the :func:`may_match` prefilter."""
+        if self._folded is None:
+            self._folded = ascii_fold(self.text)
+        return self._folded
+
+    @property
+    def fields(self) -> tuple[tuple[str, str, str, int, int, int], ...]:
+        """``(norm_key(key), key, value, line_start, line_end, value_start)`` of every :func:`kv_lines`
+        line of :attr:`text`, parsed once (every attribute reads them)."""
+        if self._fields is None:
+            self._fields = tuple((norm_key(k), k, *rest) for k, *rest in kv_lines(self.text))
+        return self._fields
 
     def sentence_of(self, start: int, end: int) -> tuple[int, int]:
         """The first sentence holding ``start`` (stretched to ``end``), else ``(start, end)``: a binary
@@ -324,8 +344,8 @@ class LexiconEngine:
     def _explicit(self, spec: AttributeSpec, ctx: _Ctx) -> list[Finding]:
         keys = attribute_keys(spec)
         out: list[Finding] = []
-        for key, raw, start, end, vstart in kv_lines(ctx.text):
-            if norm_key(key) not in keys:
+        for nkey, _key, raw, start, end, vstart in ctx.fields:
+            if nkey not in keys:
                 continue
             raw = first_sentence(raw)  # "Brand: Mt. Olive" stays whole (abbreviation-aware)
             end = vstart + len(raw)
@@ -334,7 +354,7 @@ class LexiconEngine:
                     self._finding(spec, ctx, value, (start, end), Q_EXPLICIT, True, quote_span=(start, end))
                 )
         if spec.type == "enum":  # "Gluten Free: Yes" names a label of a label attribute
-            for key, raw, start, end, _vs in kv_lines(ctx.text):
+            for _nkey, key, raw, start, end, _vs in ctx.fields:
                 labels = map_to_vocab(key, spec.allowed_values)
                 if labels and parse_bool(raw) is True:
                     out.extend(
@@ -380,10 +400,12 @@ class LexiconEngine:
     def _mentions(self, spec: AttributeSpec, ctx: _Ctx, vocab: list[str]) -> list[Finding]:
         if not vocab:
             return []
+        folded = ctx.folded
         hits = [
             (value, m.start(), m.end())
-            for value, pattern in _vocab_patterns(tuple(vocab))
-            for m in pattern.finditer(ctx.text)
+            for value, phrase, literal in _vocab_phrases(tuple(vocab))
+            if literal is None or literal in folded
+            for m in phrase_re(phrase).finditer(ctx.text)
         ]
         hits = drop_contained(hits)
         keys = attribute_keys(spec)
@@ -420,12 +442,17 @@ class LexiconEngine:
     def _bool(self, spec: AttributeSpec, ctx: _Ctx) -> list[Finding]:
         default_pos = tuple(dict.fromkeys([spec.name.lower(), spec.slug.replace("_", " ")]))
         pos, neg = BOOL_CUES.get(spec.slug, (default_pos, ()))  # generic bools: negators flip the name
-        neg_hits = [(m.start(), m.end()) for p in neg for m in phrase_re(p).finditer(ctx.text)]
+        folded = ctx.folded
+        neg_hits = [
+            (m.start(), m.end()) for p in neg if may_match(p, folded) for m in phrase_re(p).finditer(ctx.text)
+        ]
         out = []
         for start, end in neg_hits:
             out.append(self._finding(spec, ctx, "false", (start, end), Q_NAMED))
         seen: set[tuple[int, int]] = set()
         for phrase in pos:
+            if not may_match(phrase, folded):
+                continue
             for m in phrase_re(phrase).finditer(ctx.text):
                 span = m.span()
                 if (
@@ -455,7 +482,7 @@ class LexiconEngine:
         siblings = [
             a for a in attributes if a.slug != spec.slug and a.type == "number" and dimension_units(a)
         ]
-        explicit = [(s, e) for k, _v, s, e, _vs in kv_lines(ctx.text) if norm_key(k) in keys]
+        explicit = [(s, e) for nk, _k, _v, s, e, _vs in ctx.fields if nk in keys]
         for q in quantities(ctx.text):
             value = accepts(spec, q)
             if value is None:
@@ -583,11 +610,12 @@ def _trim(text: str, span: tuple[int, int]) -> tuple[int, int]:
 
 
 @lru_cache(maxsize=1024)
-def _vocab_patterns(vocab: tuple[str, ...]) -> tuple[tuple[str, re.Pattern[str]], ...]:
-    """``(value, compiled phrase)`` for every surface phrase of every vocabulary value, in order; a value
-    that is no value text is left out (a "-" would match the empty string everywhere)."""
+def _vocab_phrases(vocab: tuple[str, ...]) -> tuple[tuple[str, str, str | None], ...]:
+    """``(value, phrase, its phrase_literal)`` for every surface phrase of every vocabulary value, in order;
+    a value that is no value text is left out (a "-" would match the empty string everywhere). A phrase is
+    compiled (:func:`phrase_re`) only when some text passes its literal prefilter."""
     return tuple(
-        (value, phrase_re(phrase))
+        (value, phrase, phrase_literal(phrase))
         for value in vocab
         if is_value_text(value, placeholders=False)
         for phrase in value_phrases(value)

@@ -113,15 +113,15 @@ def convert(raw: str, target: str) -> float | None:
     """Magnitude of the quantity text ``raw`` in ``target`` units (``core.normalize.parse_quantity``;
     None when unparseable, dimensionless or of another dimension). Pure, so cached: pint parsing is the
     offline engine's hottest path and catalogs repeat the same few quantities."""
-    from groundtrace.core.evidence.normalize import is_unitless, parse_quantity, parse_unit
+    from groundtrace.core.evidence.normalize import is_unitless, magnitude_in, parse_quantity, parse_unit
 
     q = parse_quantity(re.sub(r"\s*%$", " percent", raw.strip()))
     unit = parse_unit(target)
     if q is None or unit is None or is_unitless(q):
         return None
     try:
-        return float(q.to(unit).magnitude)
-    except Exception:  # noqa: BLE001 - pint DimensionalityError and friends: incompatible units
+        return magnitude_in(q, unit)
+    except Exception:  # noqa: BLE001 - pint errors beyond DimensionalityError: incompatible units
         return None
 
 

@@ -132,6 +132,41 @@ def overlaps(span: tuple[int, int], spans: Iterable[tuple[int, int]]) -> bool:
     return any(span[0] < e and s < span[1] for s, e in spans)
 
 
+#: The non-ASCII characters that ``re.IGNORECASE`` matches with an ASCII letter (Python's simple case
+#: folding and its special cases: dotted/dotless i, long s, Kelvin sign), each mapped to that letter
+#: lowered (``tests/catalog/scout/test_sentences.py`` checks the table against ``re`` over all of Unicode).
+_ASCII_CASE_TWINS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+
+
+def ascii_fold(text: str) -> str:
+    """``text`` lowered, with :data:`_ASCII_CASE_TWINS` mapped first: same length and offsets as ``text``
+    (U+0130 is the one character whose ``lower()`` is longer, and it is mapped before). Contract: for an
+    ASCII literal ``lit``, ``re.search(re.escape(lit), text, re.IGNORECASE)`` implies
+    ``lit.lower() in ascii_fold(text)`` — the exact prefilter of :func:`phrase_literal`."""
+    if not text.isascii():
+        text = text.translate(_ASCII_CASE_TWINS)
+    return text.lower()
+
+
+@lru_cache(maxsize=8192)
+def phrase_literal(phrase: str) -> str | None:
+    """The longest part of ``phrase`` (split as :func:`phrase_pattern` splits it) when it is ASCII, lowered:
+    every match of :func:`phrase_re` contains it case-insensitively, so ``phrase_literal(p) not in
+    ascii_fold(text)`` proves that ``phrase_re(p)`` finds nothing in ``text`` (a cheap exact prefilter).
+    None when that part is not ASCII (no prefilter)."""
+    parts = [p for p in re.split(r"[\s_\-]+", phrase.strip()) if p]
+    if not parts:
+        return None
+    longest = max(parts, key=len)
+    return longest.lower() if longest.isascii() else None
+
+
+def may_match(phrase: str, folded: str) -> bool:
+    """False only when ``phrase_re(phrase)`` cannot match the text whose :func:`ascii_fold` is ``folded``."""
+    literal = phrase_literal(phrase)
+    return literal is None or literal in folded
+
+
 @lru_cache(maxsize=8192)
 def phrase_re(phrase: str) -> re.Pattern[str]:
     """Compiled, case-insensitive :func:`phrase_pattern` (cached: lexicons are matched per document)."""
