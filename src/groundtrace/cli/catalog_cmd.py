@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -198,7 +199,23 @@ def evaluate_cmd(
     run: list[str] = typer.Option(
         None, "--run", help="--db: a run name or id (repeatable; default: every run)."
     ),
-    html_out: Path = typer.Option(None, "--html", help="--db: also write an HTML report here."),
+    html_out: Path = typer.Option(
+        None,
+        "--html",
+        dir_okay=False,
+        help="Also write an HTML report here: the headline (coverage at --target-precision), the "
+        "precision/coverage plot over θ, per-attribute θ for the policy and the error table with examples "
+        "(--db: the store report).",
+    ),
+    markdown_out: Path = typer.Option(
+        None,
+        "--markdown",
+        dir_okay=False,
+        help="--results: also write the report as Markdown here (the plot beside it as <name>.svg).",
+    ),
+    target: float = typer.Option(
+        0.95, "--target-precision", min=0.5, max=1.0, help="Precision of the headline 'coverage at P'."
+    ),
     gold: Path = typer.Option(
         ..., "--gold", exists=True, dir_okay=False, help="GoldLabel JSONL (import output)."
     ),
@@ -222,7 +239,8 @@ def evaluate_cmd(
     ),
     json_out: Path = typer.Option(None, "--json", help="Also write the full report as JSON here."),
 ) -> None:
-    """Score results against gold: accuracy, coverage, judge-supported rate, publish coverage, agreement."""
+    """Score results against gold: coverage at the target precision (headline) and the θ that gives it,
+    accuracy, coverage, judge-supported rate, publish coverage, agreement, the error table."""
     from groundtrace.catalog.evaluation.scoring import evaluate
     from groundtrace.catalog.importers.base import read_jsonl_models
     from groundtrace.catalog.model import SKU, AttributeResult, GoldLabel
@@ -234,6 +252,8 @@ def evaluate_cmd(
         raise typer.BadParameter(
             "give exactly one of --results FILE or --db URL", param_hint="--results/--db"
         )
+    if db is not None and markdown_out is not None:
+        raise typer.BadParameter("--markdown is written for --results only", param_hint="--markdown")
     if db is not None:
         from groundtrace.cli.catalog_store_cmd import evaluate_store_cmd
 
@@ -253,7 +273,14 @@ def evaluate_cmd(
         template_set = load_templates(templates)
     except TemplateError as exc:
         raise typer.BadParameter(str(exc), param_hint="--templates") from exc
-    report = evaluate(result_rows, gold_rows, templates=template_set, categories=categories, scope=scope)  # type: ignore[arg-type]
+    report = evaluate(
+        result_rows,
+        gold_rows,
+        templates=template_set,
+        categories=categories,
+        scope=scope,  # type: ignore[arg-type]
+        target_precision=target,
+    )
     report.issues = [str(i) for i in issues] + report.issues
     if json_out is not None:  # written first: the report survives whatever happens while printing
         json_out.parent.mkdir(parents=True, exist_ok=True)
@@ -261,5 +288,34 @@ def evaluate_cmd(
     from groundtrace.catalog.evaluation.report import print_report
 
     print_report(report)
+    for path in _write_documents(report, html_out, markdown_out):
+        typer.echo(f"wrote {path}")
     if json_out is not None:
         typer.echo(f"wrote {json_out}")
+
+
+def _write_documents(report: Any, html_out: Path | None, markdown_out: Path | None) -> list[Path]:
+    """The HTML and Markdown reports (with the plot: inline SVG, resp. ``<name>.svg`` beside the file)."""
+    if html_out is None and markdown_out is None:
+        return []
+    from groundtrace.catalog.evaluation.plots import curves_svg
+    from groundtrace.catalog.evaluation.render import markdown, to_html
+
+    counts = {a: g.metrics["coverage_gold"].denominator for a, g in report.per_attribute.items()}
+    svg = curves_svg(report.thresholds, counts) if report.thresholds is not None else None
+    written = []
+    if html_out is not None:
+        html_out.parent.mkdir(parents=True, exist_ok=True)
+        html_out.write_text(to_html(report, svg), encoding="utf-8")
+        written.append(html_out)
+    if markdown_out is not None:
+        markdown_out.parent.mkdir(parents=True, exist_ok=True)
+        plot = None
+        if svg is not None:
+            plot_path = markdown_out.with_suffix(".svg")
+            plot_path.write_text(svg, encoding="utf-8")
+            written.append(plot_path)
+            plot = plot_path.name
+        markdown_out.write_text(markdown(report, plot), encoding="utf-8")
+        written.append(markdown_out)
+    return written

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from groundtrace.catalog.model import AttributeSpec, GoldLabel
 from groundtrace.catalog.scout.lexicons import map_to_vocab
 from groundtrace.catalog.scout.quantities import unit_key
+from groundtrace.catalog.templates import TemplateSet
 from groundtrace.core.evidence.normalize import normalize_value, parse_quantity, values_equal
 
 Equal = Callable[[str, str], bool]
@@ -227,3 +228,27 @@ def set_counts(predicted: str | list[str] | None, gold: GoldLabel, equal: Equal)
     hit_p = sum(any(equal(p, g) for g in wanted) for p in preds)
     hit_g = sum(any(equal(p, g) for p in preds) for g in wanted)
     return hit_p, len(preds), hit_g, len(wanted)
+
+
+def spec_of(templates: TemplateSet | None, category: str, attribute: str) -> AttributeSpec | None:
+    """The template spec of ``attribute`` in the template ``category`` routes to (None: unknown)."""
+    template = templates.for_category(category) if templates is not None else None
+    return next((a for a in template.attributes if a.slug == attribute), None) if template else None
+
+
+def correct_for(templates: TemplateSet | None) -> Callable[[str, GoldLabel, str], bool]:
+    """``correct(value, gold, category)`` as :func:`~groundtrace.catalog.evaluation.scoring.evaluate`
+    judges a pair — the comparator a learned model is calibrated with (``catalog train --templates``), so
+    its θ is picked for the precision the evaluation measures. Comparators are cached per (category,
+    attribute)."""
+    cache: dict[tuple[str, str], Equal] = {}
+
+    def correct(value: str, gold: GoldLabel, category: str) -> bool:
+        if gold.not_applicable or gold.value in (None, []):
+            return False
+        key = (category, gold.attribute)
+        if key not in cache:
+            cache[key] = equal_for(spec_of(templates, category, gold.attribute))
+        return value_matches(value, gold, cache[key])
+
+    return correct

@@ -50,6 +50,14 @@ class PairOutcome:
     action: str | None
     #: list gold only: (predicted items matching gold, predicted items, gold items matched, gold items)
     set_counts: tuple[int, int, int, int] | None = None
+    #: the candidate's confidence when extracted (the curve over θ, :mod:`.curves`)
+    confidence: float | None = None
+    #: what the error table shows (:mod:`.errors`): predicted value, gold value, first quote (all
+    #: untrusted catalog text), and whether the gold value occurs in the SKU text (``GoldLabel.in_text``)
+    predicted: str | None = None
+    gold_value: str | None = None
+    quote: str | None = None
+    in_text: bool | None = None
 
     @property
     def judged(self) -> bool:

@@ -29,6 +29,24 @@ def print_report(report: EvaluationReport, console: Any = None) -> None:
     for name, value in report.overall.metrics.items():
         overall.add_row(name, pct(value), METRICS.get(name).formula)
     console.print(overall)
+    th = report.thresholds
+    if th is not None:
+        from groundtrace.catalog.evaluation.render import headline_text
+
+        console.print(
+            Text(f"coverage at {th.target:.0%} precision: {headline_text(th.overall)}", style="bold"),
+            highlight=False,
+        )
+        console.print(
+            Text(f"written values: {headline_text(th.overall_written, 'written')}"), highlight=False
+        )
+    if report.errors is not None:
+        from groundtrace.catalog.evaluation.errors import KIND_TITLES
+
+        console.print(
+            "outcomes: " + ", ".join(f"{KIND_TITLES[k]}={n}" for k, n in report.errors.counts.items()),
+            highlight=False,
+        )
     console.print("counts: " + ", ".join(f"{k}={v}" for k, v in report.counts.items()))
     console.print(
         "verdicts (extracted): "

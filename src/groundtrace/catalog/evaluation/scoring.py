@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from groundtrace.catalog.evaluation.curves import ThresholdReport, threshold_report
+from groundtrace.catalog.evaluation.errors import ErrorTable, error_table
 from groundtrace.catalog.evaluation.matching import Equal, equal_for, set_counts, value_matches
 from groundtrace.catalog.evaluation.metrics import METRICS, GoldKind, MetricValue, PairOutcome, metric_order
 from groundtrace.catalog.model import AttributeResult, CandidateStatus, GoldLabel
@@ -46,6 +48,10 @@ class EvaluationReport(BaseModel):
     per_category: dict[str, GroupReport]
     per_attribute: dict[str, GroupReport]
     issues: list[str] = Field(default_factory=list)
+    thresholds: ThresholdReport | None = Field(
+        default=None, description="Precision/coverage over θ and coverage at the target precision."
+    )
+    errors: ErrorTable | None = Field(default=None, description="Outcome kinds with examples.")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
@@ -55,6 +61,26 @@ class EvaluationReport(BaseModel):
 def _extracted(result: AttributeResult) -> bool:
     candidate = result.candidate
     return candidate.status == CandidateStatus.EXTRACTED and candidate.value is not None
+
+
+def _text(value: str | list[str] | None) -> str | None:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else ", ".join(str(v) for v in value)
+
+
+def _shown(result: AttributeResult | None, label: GoldLabel | None, extracted: bool) -> dict[str, Any]:
+    """The :class:`PairOutcome` fields the curve and the error table read (confidence, values, quote)."""
+    out: dict[str, Any] = {}
+    if label is not None:
+        out["gold_value"] = _text(label.value)
+        out["in_text"] = label.in_text
+    if result is not None and extracted:
+        out["confidence"] = result.candidate.confidence
+        out["predicted"] = _text(result.candidate.value)
+        if result.candidate.evidence:
+            out["quote"] = result.candidate.evidence[0].quote[:300]
+    return out
 
 
 def build_outcomes(
@@ -120,6 +146,7 @@ def build_outcomes(
                 verdict=result.verdict.verdict.value if result else None,
                 action=result.decision.action.value if result else None,
                 set_counts=counts_set,
+                **_shown(result, label, extracted),
             )
         )
         counts["pairs"] += 1
@@ -151,8 +178,11 @@ def evaluate(
     templates: TemplateSet | None = None,
     categories: Mapping[str, str] | None = None,
     scope: Literal["union", "results"] = "union",
+    target_precision: float = 0.95,
 ) -> EvaluationReport:
-    """Score ``results`` against ``gold`` overall, per category and per attribute (see module docstring).
+    """Score ``results`` against ``gold`` overall, per category and per attribute (see module docstring),
+    with the precision/coverage curves over θ and coverage at ``target_precision``
+    (:mod:`.curves`) and the error table (:mod:`.errors`).
 
     ``equal`` overrides the comparator for every pair; by default each pair uses :func:`equal_for` with the
     attribute's spec from ``templates`` (routed by the pair's category), or the untyped comparator.
@@ -191,4 +221,6 @@ def evaluate(
         per_category={k: summarise(v) for k, v in sorted(per_category.items())},
         per_attribute={k: summarise(v) for k, v in sorted(per_attribute.items())},
         issues=issues,
+        thresholds=threshold_report(outcomes, target_precision),
+        errors=error_table(outcomes),
     )
