@@ -19,6 +19,7 @@ from groundtrace.core.evidence.normalize import (
     parse_bool,
     parse_quantity,
     parse_unit,
+    same_dimension,
     values_equal,
 )
 
@@ -317,3 +318,14 @@ def test_magnitude_in_is_bit_identical_to_pint(magnitude: float, source: str, ta
     assert got == expected or (
         got is not None and expected is not None and math.isnan(got) and math.isnan(expected)
     )
+
+
+@pytest.mark.parametrize("source", _UNITS)
+def test_same_dimension_equals_pint(source: str) -> None:
+    src = parse_unit(source)
+    assert src is not None
+    q = UREG.Quantity(2.5, src)
+    for target in _UNITS:
+        dst = parse_unit(target)
+        assert dst is not None
+        assert same_dimension(q, dst) == (q.dimensionality == (1 * dst).dimensionality), (source, target)

@@ -80,7 +80,13 @@ from groundtrace.catalog.scout.lexicons import value_phrases
 from groundtrace.catalog.scout.reconcile import same_value
 from groundtrace.catalog.scout.sentences import overlaps
 from groundtrace.catalog.sources.base import SearchProvider, SourceError
-from groundtrace.core.evidence.normalize import is_unitless, parse_bool, parse_quantity, parse_unit
+from groundtrace.core.evidence.normalize import (
+    is_unitless,
+    parse_bool,
+    parse_quantity,
+    parse_unit,
+    same_dimension,
+)
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, locate_quote, normalize_text
 
 log = logging.getLogger(__name__)
@@ -187,11 +193,7 @@ def check_schema(candidate: Candidate, spec: AttributeSpec) -> tuple[str, Failur
             if qty is None:
                 return f"{item!r} is not a number", FailureType.SCHEMA_MALFORMED
             target = parse_unit(spec.unit) if spec.unit else None
-            if (
-                target is not None
-                and not is_unitless(qty)
-                and qty.dimensionality != (1 * target).dimensionality
-            ):
+            if target is not None and not is_unitless(qty) and not same_dimension(qty, target):
                 return f"{item!r} is not expressible in {spec.unit}", FailureType.SCHEMA_MALFORMED
     return None
 
@@ -248,6 +250,21 @@ def literal_support(item: str, quote: str, spec: AttributeSpec) -> float:
     return best
 
 
+_TEMPLATE_CONTEXT: dict[int, tuple[CategoryTemplate, list[AttributeSpec], tuple[str, ...]]] = {}
+
+
+def _template_context(template: CategoryTemplate) -> tuple[list[AttributeSpec], tuple[str, ...]]:
+    """``(attributes, their slugs)`` of a template, built once per template object (checked by identity,
+    so a template created later at a reused id gets its own entry; templates are never changed in place)."""
+    entry = _TEMPLATE_CONTEXT.get(id(template))
+    if entry is None or entry[0] is not template:
+        if len(_TEMPLATE_CONTEXT) >= 512:
+            _TEMPLATE_CONTEXT.clear()
+        attrs = list(template.attributes)
+        entry = _TEMPLATE_CONTEXT[id(template)] = (template, attrs, tuple(a.slug for a in attrs))
+    return entry[1], entry[2]
+
+
 class Supporter:
     """Does stored evidence state a value? The offline extractor (cached per Document) plus literal match."""
 
@@ -262,17 +279,17 @@ class Supporter:
         self.sku, self.spec, self.template = sku, spec, template
         self.extractor = extractor or LexiconEngine()
         self.parsed = parsed if parsed is not None else ParsedEvidence()
-        self._cache: dict[str, list[Any]] = {}
+        self._cache: dict[tuple[str, str], list[Any]] = {}
 
     def findings(self, doc: Document) -> list[Any]:
         """The extractor's findings for this attribute in ``doc`` — read from the SKU's
         :class:`ParsedEvidence` (what the offline Scout already extracted) when the extractor is the plain
         offline engine, else ``extractor.extract(sku, [spec], [doc])``; equal either way."""
-        key = doc.source_ref + "\x00" + str(hash(doc.text))
+        key = (doc.source_ref, doc.text)
         if key not in self._cache:
-            attrs = list(self.template.attributes)
+            attrs, context_key = _template_context(self.template)
             if type(self.extractor) is LexiconEngine:
-                found = self.extractor.findings_in(self.spec, doc, attrs, self.parsed)
+                found = self.extractor.findings_in(self.spec, doc, attrs, self.parsed, context_key)
             else:
                 found = self.extractor.extract(
                     self.sku, [self.spec], [doc], template_attributes=attrs

@@ -30,7 +30,13 @@ from groundtrace.catalog.model import AttributeSpec, Document
 from groundtrace.catalog.scout.lexicons import BOOL_CUES, KEY_ALIASES, value_phrases
 from groundtrace.catalog.scout.reconcile import same_value
 from groundtrace.catalog.scout.sentences import phrase_re, sentence_spans
-from groundtrace.core.evidence.normalize import is_unitless, parse_bool, parse_quantity, parse_unit
+from groundtrace.core.evidence.normalize import (
+    is_unitless,
+    parse_bool,
+    parse_quantity,
+    parse_unit,
+    same_dimension,
+)
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, locate_quote
 
 Statement = Literal["stated", "negated", "hedged", "no_cue", "absent"]
@@ -84,7 +90,7 @@ def _value_positions(item: str, sentence: str, spec: AttributeSpec) -> list[int]
             qty = parse_quantity(m.group(0))
             if qty is None:
                 continue
-            if target is not None and (is_unitless(qty) or qty.dimensionality != (1 * target).dimensionality):
+            if target is not None and (is_unitless(qty) or not same_dimension(qty, target)):
                 continue  # a bare number or another dimension does not state "16 oz"
             if same_value(item, m.group(0), spec):
                 out.append(m.start())

@@ -124,9 +124,11 @@ class ScoutResult(_Model):
     def parsed_evidence(self) -> ParsedEvidence:
         """This SKU's parsed Documents and offline extractions (filled by an offline Scout, reused by the
         Judge instead of re-extracting; created empty on first use). Not serialised."""
-        if self._parsed is None:
-            self._parsed = ParsedEvidence()
-        return self._parsed
+        private = self.__pydantic_private__  # read directly: pydantic's __getattr__ costs microseconds
+        parsed = private.get("_parsed") if private is not None else None
+        if parsed is None:
+            parsed = self._parsed = ParsedEvidence()
+        return parsed
 
     def document(self, source_ref: str) -> Document | None:
         """The stored Document a piece of evidence points to (``None`` when unknown)."""

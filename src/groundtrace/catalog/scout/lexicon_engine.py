@@ -300,11 +300,17 @@ class LexiconEngine:
         return EngineOutput(findings=_dedupe(findings), flags={k: v for k, v in flags.items() if v})
 
     def findings_in(
-        self, spec: AttributeSpec, doc: Document, context: list[AttributeSpec], parsed: ParsedEvidence
+        self,
+        spec: AttributeSpec,
+        doc: Document,
+        context: list[AttributeSpec],
+        parsed: ParsedEvidence,
+        context_key: tuple[str, ...] | None = None,
     ) -> list[Finding]:
         """``extract(sku, [spec], [doc], template_attributes=context).findings``, read from ``parsed``
-        (the Judge's way to reuse what the Scout already extracted for this SKU)."""
-        return _dedupe(parsed.findings(self, spec, parsed.context(doc), context))
+        (the Judge's way to reuse what the Scout already extracted for this SKU); ``context_key`` as in
+        :meth:`ParsedEvidence.findings`."""
+        return _dedupe(parsed.findings(self, spec, parsed.context(doc), context, context_key))
 
     # -- dispatch -----------------------------------------------------------------------------------
     def extract_one(self, spec: AttributeSpec, ctx: _Ctx, attributes: list[AttributeSpec]) -> list[Finding]:

@@ -308,6 +308,17 @@ def _in_unit(quantity: pint.Quantity, unit: pint.Unit) -> float | None:
     return magnitude_in(quantity, unit)
 
 
+def same_dimension(quantity: pint.Quantity, unit: pint.Unit) -> bool:
+    """``quantity.dimensionality == (1 * unit).dimensionality``, cached per (units, unit) pair: it
+    depends on the units only, and pint builds a Quantity and walks the unit tree on every call."""
+    return _same_dimension(quantity._units, unit)
+
+
+@lru_cache(maxsize=4096)
+def _same_dimension(units: Any, unit: pint.Unit) -> bool:
+    return bool(UREG.Quantity(1, units).dimensionality == (1 * unit).dimensionality)
+
+
 _NOT_CONVERTIBLE = object()
 
 

@@ -467,7 +467,13 @@ def _exact_span(q: str, norm: NormalizedText) -> tuple[int, int]:
 
 def locate_quote(quote: str, source: str) -> QuoteMatch:
     """Best match of ``quote`` in ``source``: score in [0, 1] (module docstring) and the matched span of
-    the original ``source``; ``QuoteMatch(0.0, 0, 0)`` when the score is 0."""
+    the original ``source``; ``QuoteMatch(0.0, 0, 0)`` when the score is 0. Cached for the last 4096
+    pairs (the judges locate the same quote in the same Document several times per candidate)."""
+    return _locate_quote(quote, source)
+
+
+@lru_cache(maxsize=4096)
+def _locate_quote(quote: str, source: str) -> QuoteMatch:
     q = normalize_text(quote)
     score, a, b = _match(q, source)
     if score <= 0.0:
