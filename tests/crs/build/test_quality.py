@@ -28,11 +28,13 @@ def built(kb: KnowledgeBase):
 def test_every_recommendation_is_above_the_floors_of_its_pool(kb: KnowledgeBase, built) -> None:
     dialogues: list[Dialogue] = built[0]
     quality = QualityIndex(kb, EvidenceIndex(kb, max_reviews_per_poi=10))
+    assert any(d.legs for d in dialogues)  # itinerary legs are held to their own type's floors
     for d in dialogues:
-        star_floor, share_floor = quality.floors(d.city, d.poi_type)
-        assert star_floor >= 3.0 and share_floor >= 0.3
         for t in d.recommendation_turns():
+            star_floor, share_floor = quality.floors(d.city, d.poi_type_at(t.index))
+            assert star_floor >= 3.0 and share_floor >= 0.3
             poi = kb.poi(t.gold.gold_poi)
+            assert poi.poi_type == d.poi_type_at(t.index)
             assert poi.stars >= star_floor
             assert quality.evidence.positive_share(poi.poi_id) >= share_floor
 

@@ -301,6 +301,11 @@ def _t_quote_uncovered(d, kb):
     _rec(d).quote_spans = []
 
 
+def _t_itinerary_legs(d, kb):
+    """The second leg starts at a system turn."""
+    d.legs[1].first_turn += 1
+
+
 def _t_tier(d, kb):
     d.difficulty = "Easy" if d.difficulty != "Easy" else "Expert"
 
@@ -352,7 +357,10 @@ TAMPERS: dict[str, tuple[Callable[[Dialogue, KnowledgeBase], None], bool]] = {
     "quote-uncovered": (_t_quote_uncovered, False),
     "tier": (_t_tier, False),
     "features": (_t_features, False),
+    "itinerary-legs": (_t_itinerary_legs, False),
 }
+#: tampers applied to an itinerary dialogue (the others use a single-type one)
+ITINERARY_TAMPERS = {"itinerary-legs"}
 
 #: rules about files, lines and redacted releases: exercised by tests/crs/dataset/test_validate.py
 FILE_LEVEL = {"json", "schema", "model", "duplicate-id", "manifest", "redacted", "placeholder"}
@@ -367,7 +375,11 @@ def test_every_rule_is_exercised() -> None:
 @pytest.mark.parametrize("name", sorted(TAMPERS))
 def test_qc_and_validate_report_the_same_code(built: list[Dialogue], kb: KnowledgeBase, name: str) -> None:
     tamper, needs_rejection = TAMPERS[name]
-    base = next(d for d in built if d.has_rejection) if needs_rejection else built[3]
+    single = [d for d in built if not d.legs]
+    if name in ITINERARY_TAMPERS:
+        base = next(d for d in built if d.legs)
+    else:
+        base = next(d for d in single if d.has_rejection) if needs_rejection else single[3]
     assert qc_check(base, kb) == []
     assert [p for p in validate_check(base, kb, tiered=True) if p.severity == "error"] == []
     d = base.model_copy(deep=True)

@@ -88,9 +88,10 @@ def test_rejected_pois_go_last(demo) -> None:
         turns = {t.index: t for t in d.turns}
         for turn, inp in system_inputs(d, demo.kb, "closed"):
             rejected |= {p for i in range(turn.index) for p in turns[i].rejected}
-            if rejected:
+            here = rejected & {c.poi_id for c in inp.candidates}  # an itinerary's later legs have other pools
+            if here:
                 ranking = system.respond(inp).ranking
-                assert set(ranking[-len(rejected) :]) == rejected
+                assert set(ranking[-len(here) :]) == here
                 seen += 1
     assert seen > 0
 

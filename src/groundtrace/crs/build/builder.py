@@ -3,7 +3,11 @@
 For dialogue ``i`` of a build with seed ``S``:
 
 1. persona, 2. pools, 3. plan (``groundtrace.crs.build.planner``) with ``random.Random(f"{S}:{i}:{a}:{p}")``
-   for QC attempt ``a`` and planning try ``p`` (an infeasible draw moves to the next ``p``);
+   for QC attempt ``a`` and planning try ``p`` (an infeasible draw moves to the next ``p``); a dialogue is
+   a multi-type itinerary (``groundtrace.crs.build.itinerary``) when
+   ``random.Random(f"{S}:{i}:itinerary").random() < itinerary_share`` and the KB has a city with full pools
+   of two or more types — its first half of the planning tries plan an itinerary, the rest (if those all
+   fail) a single-type dialogue;
    realise it (template or LLM); 4. QC (``groundtrace.crs.build.qc``): on failure retry with ``a + 1`` up to
    ``max_attempts``, then drop; every failed attempt is counted by rule; 5. tiers
    (``groundtrace.crs.dataset.tiers``).
@@ -35,6 +39,7 @@ from pydantic import BaseModel, Field
 from groundtrace import __version__
 from groundtrace.core.registry import Registry
 from groundtrace.crs.build.coverage import coverage_stats
+from groundtrace.crs.build.itinerary import itinerary_cities, plan_itinerary
 from groundtrace.crs.build.planner import PlanConfig, PlanContext, PlanningError, plan_dialogue
 from groundtrace.crs.build.qc import QC_RULES, check_dialogue
 from groundtrace.crs.build.realise import Realiser, TemplateRealiser
@@ -316,7 +321,17 @@ def build_dialogues(
         else:
             out.append(o.dialogue)
     _fill_stats(report, out, qc_fail, dropped)
-    report.coverage = coverage_stats(out, kb, ctx.personas, config.plan.open_min)
+    reason = ""
+    if not itinerary_cities(ctx):
+        reason = (
+            f"no city of the KB has {config.plan.pool_size}+ POIs of two types (pools per city and type: "
+            + ", ".join(
+                f"{c} {'/'.join(str(len(kb.pois_in(c, t))) for t in ('restaurant', 'hotel', 'attraction'))}"
+                for c in kb.cities()[:8]
+            )
+            + " restaurant/hotel/attraction)"
+        )
+    report.coverage = coverage_stats(out, kb, ctx.personas, config.plan.open_min, reason)
     client = getattr(real, "client", None)
     if client is not None and hasattr(client, "usage"):
         report.llm_usage = client.usage().model_dump()
@@ -341,13 +356,19 @@ def _build_one(
     kb = ctx.kb
     dialogue_id = f"trace-s{seed}-{i:06d}"
     o = _Outcome()
+    itinerary = random.Random(f"{seed}:{i}:itinerary").random() < config.plan.itinerary_share and bool(
+        itinerary_cities(ctx)
+    )
     for attempt in range(config.max_attempts):
         o.attempts += 1
         plan = None
         for p in range(config.max_plan_tries):
             rng = random.Random(f"{seed}:{i}:{attempt}:{p}")
+            planner = (
+                plan_itinerary if itinerary and p < max(1, config.max_plan_tries // 2) else plan_dialogue
+            )
             try:
-                plan = plan_dialogue(ctx, dialogue_id, rng, with_rejection=rejection, seed=seed)
+                plan = planner(ctx, dialogue_id, rng, with_rejection=rejection, seed=seed)
                 break
             except PlanningError:
                 o.planning_failures += 1
@@ -371,15 +392,17 @@ def _build_one(
             o.qc_reasons.extend(reasons)
             o.drop_reason = reasons[0]
             continue
-        final = dialogue.recommendation_turns()[-1].gold
+        last = dialogue.recommendation_turns()[-1]
+        final = last.gold
         assert final is not None
-        ok = ctx.sat_all(plan.city, plan.poi_type, final.active_constraints, dialogue.anchor)
-        home = ctx.ids(plan.city, plan.poi_type)
+        anchor = dialogue.anchor_at(last.index)
+        poi_type = dialogue.poi_type_at(last.index)
+        ok = ctx.sat_all(plan.city, poi_type, final.active_constraints, anchor)
+        home = ctx.ids(plan.city, poi_type)
         n_open = sum(  # a widened pool's POIs of other cities/types are checked one by one
             1
             for pid in final.open_pool
-            if pid in ok
-            or (pid not in home and satisfies_all(kb.poi(pid), final.active_constraints, dialogue.anchor))
+            if pid in ok or (pid not in home and satisfies_all(kb.poi(pid), final.active_constraints, anchor))
         )
         assign_tier(dialogue, kb, n_open_satisfying=n_open)
         if fallbacks is not None:

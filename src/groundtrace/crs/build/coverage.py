@@ -1,8 +1,11 @@
 """What a build covers, for ``build_report.json``: types and cities, persona-constraint use, near misses,
 open-pool sizes (and why one falls short), and the stance of the quoted evidence.
 
+* ``types`` — dialogues by POI type (an itinerary counts under its first leg's type);
+  ``leg_types`` — legs by POI type (a single-type dialogue is one leg): the type mix of what is asked;
+  ``itinerary`` — itinerary dialogues, their leg sequences and the cities that can host one;
 * ``persona_constraint_share`` — share of dialogues in which the user states at least one of the typical
-  constraints of their persona archetype for the dialogue's POI type (same kind and value);
+  constraints of their persona archetype for the POI type of the turn (same kind and value);
 * ``near_miss_share`` — share of dialogues whose closed pool holds a POI violating exactly one of the
   final constraints (``groundtrace.crs.build.quality``);
 * ``open_pools`` — over recommendation turns: smallest size, turns widened beyond the city × type (with
@@ -31,18 +34,23 @@ def _uses_persona_constraint(d: Dialogue, personas: dict[str, Persona]) -> bool:
     persona = personas.get(d.persona_id)
     if persona is None:
         return False
-    own = {(c.kind, str(c.value)) for c in persona.constraints_for(d.poi_type)}
-    return any((c.kind, str(c.value)) in own for t in d.turns for c in t.constraints_added)
+    for t in d.turns:
+        own = {(c.kind, str(c.value)) for c in persona.constraints_for(d.poi_type_at(t.index))}
+        if any((c.kind, str(c.value)) in own for c in t.constraints_added):
+            return True
+    return False
 
 
 def _has_near_miss(d: Dialogue, kb: KnowledgeBase) -> bool:
-    final = d.recommendation_turns()[-1].gold
+    last = d.recommendation_turns()[-1]
+    final = last.gold
     if final is None or not final.active_constraints:
         return False
-    for pid in d.candidates:
+    anchor = d.anchor_at(last.index)
+    for pid in d.candidates_at(last.index):
         poi = kb.pois.get(pid)
         if poi is not None:
-            misses = sum(not satisfies(poi, c, d.anchor) for c in final.active_constraints)
+            misses = sum(not satisfies(poi, c, anchor) for c in final.active_constraints)
             if misses == 1:
                 return True
     return False
@@ -57,7 +65,7 @@ def _open_pools(dialogues: list[Dialogue], kb: KnowledgeBase, open_min: int) -> 
             pool = [kb.pois[p] for p in t.gold.open_pool if p in kb.pois]
             sizes.append(len(t.gold.open_pool))
             other_city += any(p.city != d.city for p in pool)
-            other_type += any(p.poi_type != d.poi_type for p in pool)
+            other_type += any(p.poi_type != d.poi_type_at(t.index) for p in pool)
             below += len(t.gold.open_pool) < open_min
     out: dict[str, Any] = {
         "turns": len(sizes),
@@ -85,7 +93,11 @@ def _quotes(dialogues: Iterable[Dialogue], kb: KnowledgeBase) -> dict[str, int]:
 
 
 def coverage_stats(
-    dialogues: list[Dialogue], kb: KnowledgeBase, personas: Iterable[Persona], open_min: int
+    dialogues: list[Dialogue],
+    kb: KnowledgeBase,
+    personas: Iterable[Persona],
+    open_min: int,
+    itinerary_reason: str = "",
 ) -> dict[str, Any]:
     """The coverage block of the build report (see the module docstring)."""
     if not dialogues:
@@ -95,8 +107,20 @@ def coverage_stats(
     for d in dialogues:
         city_types[d.city][d.poi_type] += 1
     n = len(dialogues)
+    legs = Counter(leg.poi_type for d in dialogues for leg in d.legs)
+    legs.update(d.poi_type for d in dialogues if not d.legs)
+    itineraries = [d for d in dialogues if d.legs]
+    sequences = Counter(" > ".join(leg.poi_type for leg in d.legs) for d in itineraries)
     return {
         "types": dict(sorted(Counter(d.poi_type for d in dialogues).items())),
+        "leg_types": dict(sorted(legs.items())),
+        "itinerary": {
+            "dialogues": len(itineraries),
+            "share": round(len(itineraries) / n, 4),
+            "sequences": dict(sorted(sequences.items())),
+            "cities": sorted({d.city for d in itineraries}),
+            **({"why_none": itinerary_reason} if not itineraries and itinerary_reason else {}),
+        },
         "city_types": {c: dict(sorted(t.items())) for c, t in sorted(city_types.items())},
         "persona_constraint_share": round(sum(_uses_persona_constraint(d, by_id) for d in dialogues) / n, 4),
         "near_miss_share": round(sum(_has_near_miss(d, kb) for d in dialogues) / n, 4),

@@ -145,7 +145,7 @@ def turn_request(plan: DialoguePlan, tp: TurnPlan, draft: str, history: list[Tur
     pois = [*tp.recommended, *tp.rejected, *tp.about]
     return {
         "city": plan.city,
-        "poi_type": plan.poi_type,
+        "poi_type": tp.poi_type or plan.poi_type,
         "persona": plan.persona.description,
         "speaker": tp.role,
         "act": tp.act,

@@ -41,6 +41,7 @@ from groundtrace.crs.schema import (
     Anchor,
     Constraint,
     Dialogue,
+    Leg,
     QuoteSpan,
     ReviewRef,
     Turn,
@@ -72,6 +73,9 @@ class PlanConfig:
         0.5  # P(a compare turn quotes a negative sentence about the older POI as a warning)
     )
     max_reviews_per_poi: int | None = 10
+    #: P(a dialogue is a multi-type itinerary) when the KB has a city with full pools of 2+ types
+    #: (groundtrace.crs.build.itinerary); drawn per dialogue from its own seeded stream
+    itinerary_share: float = 0.2
 
 
 @dataclass
@@ -92,6 +96,8 @@ class TurnPlan:
     ask_kinds: list[str] = field(default_factory=list)
     extra: bool = False
     more: bool = False
+    poi_type: str = ""  # itinerary legs: the type this turn is about ("" = the dialogue's)
+    after: list[str] = field(default_factory=list)  # itinerary: the earlier legs' picks, in order
 
     def to_turn(self, index: int, text: str, tags: list[str], spans: list[QuoteSpan]) -> Turn:
         return Turn(
@@ -126,6 +132,7 @@ class DialoguePlan:
     middle: str
     final_constraints: list[Constraint]
     seed: int | None = None
+    legs: list[Leg] = field(default_factory=list)  # itinerary dialogues (groundtrace.crs.build.itinerary)
 
     def to_dialogue(self, turns: list[Turn], *, realiser: str) -> Dialogue:
         return Dialogue(
@@ -142,6 +149,7 @@ class DialoguePlan:
             kb_hash=self.kb.content_hash,
             realiser=realiser,
             seed=self.seed,
+            legs=[leg.model_copy() for leg in self.legs],
         )
 
 
@@ -447,6 +455,107 @@ def _require_persona_constraint(persona: Persona, poi_type: str, used: list[Cons
         raise PlanningError(f"no typical constraint of {persona.id} is usable here")
 
 
+class TurnMaker:
+    """Builds the system turns of one dialogue (or of one itinerary leg): gold labels, quotes, warnings.
+
+    ``quoted`` remembers every sentence quoted in the dialogue (fresh sentences are preferred); the rng
+    draws happen in call order, so a plan is deterministic for its rng. :meth:`set_pools` switches to the
+    closed and open pools of the next leg (``poi_type``/``anchor`` likewise, as attributes).
+    """
+
+    def __init__(
+        self,
+        ctx: PlanContext,
+        rng: random.Random,
+        tag_of: dict[str, str],
+        *,
+        city: str,
+        poi_type: str,
+        anchor: Anchor | None,
+    ) -> None:
+        self.ctx, self.rng, self.tag_of = ctx, rng, tag_of
+        self.city, self.poi_type, self.anchor = city, poi_type, anchor
+        self.quoted: set[tuple[str, int]] = set()
+        self.candidates: list[str] = []
+        self.open_pool: list[str] = []
+
+    def set_pools(self, candidates: list[str], open_pool: list[str]) -> None:
+        self.candidates, self.open_pool = candidates, open_pool
+
+    def quotes(self, poi_id: str, focus: list[Constraint], n: int) -> list[Quote]:
+        return choose_quotes(self.ctx.evidence, self.tag_of, poi_id, focus, n, self.quoted, self.rng)
+
+    def warning(self, poi_id: str, focus: list[Constraint]) -> list[Quote]:
+        """A negative sentence about ``poi_id`` quoted as a warning (with probability ``warning_share``)."""
+        if self.rng.random() >= self.ctx.config.warning_share:
+            return []
+        pool = [s for s in self.ctx.evidence.warnings(poi_id, focus) if s.review_id in self.tag_of]
+        if not pool:
+            return []
+        s = self.rng.choice(pool)
+        self.quoted.add((s.review_id, s.start))
+        return [Quote(self.tag_of[s.review_id], s, warning=True)]
+
+    def gold(self, main: str, active: list[Constraint]) -> TurnGold:
+        ok = self.ctx.sat_all(self.city, self.poi_type, active, self.anchor)
+        return TurnGold(
+            gold_poi=main,
+            multi_ref=sorted(p for p in self.candidates if p in ok and p != main),
+            open_pool=list(self.open_pool),
+            active_constraints=list(active),
+        )
+
+    def recommend(self, main: str, active: list[Constraint], focus: list[Constraint]) -> TurnPlan:
+        order_ = focus + [c for c in active if not any(_same(c, f) for f in focus)]
+        return TurnPlan(
+            "system",
+            "recommend",
+            recommended=[main],
+            gold=self.gold(main, active),
+            active=list(active),
+            quotes={main: self.quotes(main, order_, self.ctx.config.quotes_per_recommendation)},
+            poi_type=self.poi_type,
+        )
+
+    def compare(self, new: str, old: str, active: list[Constraint]) -> TurnPlan:
+        n = self.ctx.config.quotes_per_recommendation
+        return TurnPlan(
+            "system",
+            "compare",
+            recommended=[new, old],
+            gold=self.gold(new, active),
+            active=list(active),
+            quotes={
+                new: self.quotes(new, list(active), n),
+                old: self.warning(old, list(reversed(active))) or self.quotes(old, list(reversed(active)), 1),
+            },
+            poi_type=self.poi_type,
+        )
+
+    def detail(self, poi_id: str, final: list[Constraint]) -> list[TurnPlan]:
+        """``U ask_detail`` about ``poi_id`` and the ``S explain`` answering it: one sentence on a backed
+        final constraint (drawn), one more on another constraint when there is one."""
+        backed = [c for c in final if self.ctx.evidence.support(poi_id, c)]
+        focus = self.rng.choice(backed) if backed else None
+        explain_quotes = self.quotes(poi_id, [focus] if focus else [], 1)
+        others = [c for c in final if focus is None or not _same(c, focus)]
+        explain_quotes += choose_quotes(
+            self.ctx.evidence, self.tag_of, poi_id, others, 1, self.quoted, self.rng, fallback=False
+        )
+        aspect = aspect_word(focus) if focus else ""
+        return [
+            TurnPlan("user", "ask_detail", about=[poi_id], aspect=aspect, poi_type=self.poi_type),
+            TurnPlan(
+                "system",
+                "explain",
+                recommended=[poi_id],
+                quotes={poi_id: explain_quotes},
+                aspect=aspect,
+                poi_type=self.poi_type,
+            ),
+        ]
+
+
 def plan_dialogue(
     ctx: PlanContext, dialogue_id: str, rng: random.Random, *, with_rejection: bool, seed: int | None = None
 ) -> DialoguePlan:
@@ -511,54 +620,9 @@ def plan_dialogue(
     uses_distance = any(c.kind == "max_distance_km" for c in (*c0, *([refinement] if refinement else [])))
 
     # -- turns ---------------------------------------------------------------------------------------------
-    quoted: set[tuple[str, int]] = set()
-
-    def quotes(poi_id: str, focus: list[Constraint], n: int) -> list[Quote]:
-        return choose_quotes(ctx.evidence, tag_of, poi_id, focus, n, quoted, rng)
-
-    def warning(poi_id: str, focus: list[Constraint]) -> list[Quote]:
-        """A negative sentence about ``poi_id`` quoted as a warning (with probability ``warning_share``)."""
-        if rng.random() >= cfg.warning_share:
-            return []
-        pool = [s for s in ctx.evidence.warnings(poi_id, focus) if s.review_id in tag_of]
-        if not pool:
-            return []
-        s = rng.choice(pool)
-        quoted.add((s.review_id, s.start))
-        return [Quote(tag_of[s.review_id], s, warning=True)]
-
-    def gold(main: str, active: list[Constraint]) -> TurnGold:
-        ok = ctx.sat_all(city, poi_type, active, anchor)
-        return TurnGold(
-            gold_poi=main,
-            multi_ref=sorted(p for p in candidates if p in ok and p != main),
-            open_pool=list(open_pool),
-            active_constraints=list(active),
-        )
-
-    def recommend(main: str, active: list[Constraint], focus: list[Constraint]) -> TurnPlan:
-        order_ = focus + [c for c in active if not any(_same(c, f) for f in focus)]
-        return TurnPlan(
-            "system",
-            "recommend",
-            recommended=[main],
-            gold=gold(main, active),
-            active=list(active),
-            quotes={main: quotes(main, order_, cfg.quotes_per_recommendation)},
-        )
-
-    def compare(new: str, old: str, active: list[Constraint]) -> TurnPlan:
-        return TurnPlan(
-            "system",
-            "compare",
-            recommended=[new, old],
-            gold=gold(new, active),
-            active=list(active),
-            quotes={
-                new: quotes(new, list(active), cfg.quotes_per_recommendation),
-                old: warning(old, list(reversed(active))) or quotes(old, list(reversed(active)), 1),
-            },
-        )
+    maker = TurnMaker(ctx, rng, tag_of, city=city, poi_type=poi_type, anchor=anchor)
+    maker.set_pools(candidates, open_pool)
+    recommend, compare = maker.recommend, maker.compare
 
     turns: list[TurnPlan] = []
     if len(c0) >= 2 and rng.random() < cfg.clarify_share:
@@ -570,16 +634,7 @@ def plan_dialogue(
     turns.append(recommend(r1, c0, list(c0)))
     turns += _middle_turns(middle, (r1, r2, r3), c0, final, refinement, replaced, recommend, compare)
     if rng.random() < cfg.detail_share:
-        backed = [c for c in final if ctx.evidence.support(r3, c)]
-        focus = rng.choice(backed) if backed else None
-        explain_quotes = quotes(r3, [focus] if focus else [], 1)
-        others = [c for c in final if focus is None or not _same(c, focus)]
-        explain_quotes += choose_quotes(ctx.evidence, tag_of, r3, others, 1, quoted, rng, fallback=False)
-        aspect = aspect_word(focus) if focus else ""
-        turns.append(TurnPlan("user", "ask_detail", about=[r3], aspect=aspect))
-        turns.append(
-            TurnPlan("system", "explain", recommended=[r3], quotes={r3: explain_quotes}, aspect=aspect)
-        )
+        turns += maker.detail(r3, final)
     turns.append(TurnPlan("user", "accept", about=[r3]))
     turns.append(TurnPlan("system", "close", about=[r3]))
 

@@ -111,6 +111,18 @@ REQUEST_OPEN = (
     "Can you suggest a {noun} in {city}?",
     "We're visiting {city} and need a {noun}.",
 )
+#: The request opening the next leg of an itinerary ({prev}: the previous leg's pick).
+REQUEST_NEXT = (
+    "Great, {prev} it is. Now I need a {noun}: {labels}.",
+    "Perfect, I'll go with {prev}. Next, a {noun} — {labels}.",
+    "{prev} works for us. Could you also find a {noun}, {labels}?",
+    "Thanks, {prev} sounds right. What about a {noun}? Ideally {labels}.",
+)
+#: The final accept of an itinerary ({plan}: the earlier picks, {name}: the last one).
+ACCEPT_ITINERARY = (
+    "Perfect — {plan}, then {name}. That's the day sorted, thanks!",
+    "Great, {name} it is. So: {plan}, then {name}. Thank you!",
+)
 CLARIFY = (
     "Happy to help! Any preferences on {kinds}?",
     "Sure. What matters most to you — {kinds}?",
@@ -286,9 +298,9 @@ class TemplateRealiser:
     # The builder may already hold quotes appended by the system phrasers; they return the prefix ''.
     def _text(self, plan: DialoguePlan, tp: TurnPlan, builder: TextBuilder, rng: random.Random) -> str:
         kb = plan.kb
-        noun = rng.choice(TYPE_NOUN[plan.poi_type])
+        noun = rng.choice(TYPE_NOUN[tp.poi_type or plan.poi_type])
         labels = join_labels([c.label for c in tp.constraints_added])
-        name_of = {pid: kb.poi(pid).name for pid in (*tp.recommended, *tp.rejected, *tp.about)}
+        name_of = {pid: kb.poi(pid).name for pid in (*tp.recommended, *tp.rejected, *tp.about, *tp.after)}
         if tp.role == "user":
             return _user_text(plan, tp, rng, noun, labels, name_of)
         return _system_text(plan, tp, builder, rng, name_of)
@@ -303,6 +315,8 @@ def _user_text(
     if tp.more:
         return rng.choice(MORE)
     if act == "request":
+        if tp.after:
+            return rng.choice(REQUEST_NEXT).format(prev=name_of[tp.after[-1]], noun=noun, labels=labels)
         if tp.constraints_added:
             return rng.choice(REQUEST).format(city=plan.city, noun=noun, labels=labels)
         return rng.choice(REQUEST_OPEN).format(city=plan.city, noun=noun)
@@ -319,6 +333,9 @@ def _user_text(
         bank = ASK_DETAIL if tp.aspect else ASK_DETAIL_GENERIC
         return rng.choice(bank).format(name=name_of[tp.about[0]], aspect=tp.aspect)
     if act == "accept":
+        if tp.after:
+            earlier = join_labels([name_of[p] for p in tp.after])
+            return rng.choice(ACCEPT_ITINERARY).format(plan=earlier, name=name_of[tp.about[0]])
         return rng.choice(ACCEPT).format(name=name_of[tp.about[0]])
     raise ValueError(f"no template for user act {act!r}")
 

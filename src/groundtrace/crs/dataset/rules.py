@@ -262,6 +262,14 @@ OPEN_POOL_POI = Rule(
     needs_kb=True,
 )
 
+ITINERARY_LEGS = Rule(
+    "GT-G014",
+    "itinerary-legs",
+    "an itinerary's legs start at turn 0 with the dialogue's poi_type, candidates and anchor, then begin at "
+    "later user request turns in order, each with another POI type than the leg before",
+    "legs: {detail}",
+)
+
 # -- T: tags ----------------------------------------------------------------------------------------
 TAG_UNKNOWN = Rule(
     "GT-T001",

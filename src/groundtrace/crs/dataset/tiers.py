@@ -8,6 +8,10 @@ Features (stored in ``Dialogue.features``), all read from the final recommendati
 * ``n_open_satisfying`` — open-pool POIs satisfying them (informational, not scored);
 * ``n_turns`` — number of turns.
 
+An itinerary dialogue (``Dialogue.legs``) is measured on the final recommendation of its last leg (with
+that leg's anchor); ``n_turns`` counts every leg, so a three-leg itinerary usually earns the long-dialogue
+point.
+
 Points (documented formula)::
 
     points = min(3, max(0, n_constraints - 1))          # 1 constraint → 0 ... 4+ → 3
@@ -71,7 +75,8 @@ def dialogue_features(
             sum(
                 1
                 for pid in gold.open_pool
-                if pid in kb.pois and satisfies_all(kb.poi(pid), gold.active_constraints, d.anchor)
+                if pid in kb.pois
+                and satisfies_all(kb.poi(pid), gold.active_constraints, d.anchor_at(recs[-1].index))
             )
         )
     return features

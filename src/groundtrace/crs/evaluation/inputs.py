@@ -4,7 +4,10 @@ At each recommendation turn (a system turn with ``gold``) of each dialogue a sys
 :class:`SystemInput`: the gold history before the turn (role/act/text only), the candidate pool of the
 setting (closed: ``Dialogue.candidates``; open: the turn's ``gold.open_pool``) as cards, and those
 candidates' reviews under their ``[Rn]`` tags (closed: ``Dialogue.review_refs``; open:
-``groundtrace.crs.kb.knowledge_base.open_review_refs``).
+``groundtrace.crs.kb.knowledge_base.open_review_refs``). In an itinerary dialogue the closed pool,
+``poi_type`` and ``anchor`` are those of the turn's leg (``Dialogue.candidates_at`` / ``poi_type_at`` /
+``anchor_at``): the restaurant leg's system sees the restaurant pool and distances from the hotel picked
+before.
 
 Its answer is accepted by :func:`check_output` only when it is a valid :class:`SystemOutput` whose
 ranking names POIs of the pool; :func:`check_pools` applies the same pool check to a predictions file,
@@ -57,12 +60,13 @@ def system_inputs(
     dialogue: Dialogue, kb: KnowledgeBase, setting: Setting
 ) -> Iterator[tuple[Turn, SystemInput]]:
     """``(turn, SystemInput)`` for each recommendation turn of ``dialogue`` in order (module docstring)."""
-    anchor = dialogue.anchor.model_dump(mode="json") if dialogue.anchor is not None else None
     cards: dict[str, CandidateCard] = {}
     tagged: dict[tuple[str, ...], list[TaggedReview]] = {}  # per pool: every closed turn shares one list
     for turn in dialogue.recommendation_turns():
         assert turn.gold is not None
-        pool = list(dialogue.candidates) if setting == "closed" else list(turn.gold.open_pool)
+        where = dialogue.anchor_at(turn.index)
+        anchor = where.model_dump(mode="json") if where is not None else None
+        pool = list(dialogue.candidates_at(turn.index)) if setting == "closed" else list(turn.gold.open_pool)
         for pid in pool:
             if pid not in cards:
                 cards[pid] = candidate_card(kb, pid)
@@ -93,7 +97,7 @@ def system_inputs(
                 turn_index=turn.index,
                 setting=setting,
                 city=dialogue.city,
-                poi_type=dialogue.poi_type,
+                poi_type=dialogue.poi_type_at(turn.index),
                 anchor=anchor,
                 history=history,
                 candidates=[cards[p] for p in pool],
@@ -176,17 +180,17 @@ def check_pools(
     """``preds`` with the runner's pool check applied, and how many turns it made errored.
 
     A prediction of ``setting`` for a recommendation turn of ``dialogues`` whose ranking names a POI
-    outside that turn's pool (closed: ``Dialogue.candidates``; open: ``gold.open_pool``) becomes errored
+    outside that turn's pool (closed: ``Dialogue.candidates_at``; open: ``gold.open_pool``) becomes errored
     exactly as the runner (``runner.run_dialogue``) records it: ``error`` = ``"ValueError: invalid
     output: unknown POI id(s) ..."``, empty ranking and response (latency and usage are kept). Other
     predictions are unchanged.
     """
     pools: dict[tuple[str, int], set[str]] = {}
     for d in dialogues:
-        closed = set(d.candidates) if setting == "closed" else None
         for turn in d.recommendation_turns():
             assert turn.gold is not None
-            pools[(d.dialogue_id, turn.index)] = closed if closed is not None else set(turn.gold.open_pool)
+            pool = d.candidates_at(turn.index) if setting == "closed" else turn.gold.open_pool
+            pools[(d.dialogue_id, turn.index)] = set(pool)
     out: list[Prediction] = []
     errored = 0
     for p in preds:

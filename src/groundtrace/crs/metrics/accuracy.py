@@ -41,7 +41,7 @@ def _constraint_satisfaction(metric: Metric, ctx: TurnContext) -> float:
     poi = ctx.top1_poi
     if poi is None:
         return 0.0
-    return satisfaction_share(poi, ctx.gold.active_constraints, ctx.dialogue.anchor)
+    return satisfaction_share(poi, ctx.gold.active_constraints, ctx.anchor)
 
 
 RECALL = register(

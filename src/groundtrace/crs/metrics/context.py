@@ -29,7 +29,7 @@ from groundtrace.crs.metrics.support import (
     QuoteContext,
     analyse,
 )
-from groundtrace.crs.schema import POI, Dialogue, ReviewRef, Turn, TurnGold
+from groundtrace.crs.schema import POI, Anchor, Dialogue, ReviewRef, Turn, TurnGold
 from groundtrace.crs.systems.predictions import Prediction
 
 RECOMMENDED_K = 3
@@ -117,6 +117,12 @@ class TurnContext:
     @property
     def scorable(self) -> bool:
         return self.prediction is not None
+
+    @property
+    def anchor(self) -> Anchor | None:
+        """Where the turn's distances are measured from (its itinerary leg's anchor, else the
+        dialogue's)."""
+        return self.dialogue.anchor_at(self.turn.index)
 
     def memoised(self, key: str, compute: Callable[[TurnContext], float]) -> float:
         """``compute(self)``, computed once per turn and kept under ``key`` until :meth:`release`."""

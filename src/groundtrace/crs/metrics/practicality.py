@@ -18,9 +18,7 @@ def _has_price_constraint(ctx: TurnContext) -> bool:
 
 
 def _has_distance_constraint(ctx: TurnContext) -> bool:
-    return ctx.dialogue.anchor is not None and any(
-        c.kind == "max_distance_km" for c in ctx.gold.active_constraints
-    )
+    return ctx.anchor is not None and any(c.kind == "max_distance_km" for c in ctx.gold.active_constraints)
 
 
 def _spatial(metric: Metric, ctx: TurnContext) -> float | None:
@@ -44,7 +42,7 @@ def _price(metric: Metric, ctx: TurnContext) -> float | None:
 
 def _proximity(metric: Metric, ctx: TurnContext) -> float | None:
     constraints = [c for c in ctx.gold.active_constraints if c.kind == "max_distance_km"]
-    anchor = ctx.dialogue.anchor
+    anchor = ctx.anchor
     if not constraints or anchor is None:
         return None
     poi = ctx.top1_poi

@@ -23,7 +23,7 @@ from groundtrace.core.llm.base import LLMClient
 from groundtrace.crs.evaluation.inputs import candidate_card, check_output
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase, open_review_refs
 from groundtrace.crs.schema import Dialogue, TurnGold
-from groundtrace.crs.simulate.user import SimulatedUser
+from groundtrace.crs.simulate.user import SimulatedUser, final_index, final_leg_start
 from groundtrace.crs.systems.base import CRSSystem
 from groundtrace.crs.systems.predictions import HistoryTurn, Setting, SystemInput, TaggedReview
 
@@ -69,9 +69,12 @@ class Transcript:
 
 
 def pool_of(dialogue: Dialogue, kb: KnowledgeBase, setting: Setting) -> tuple[list[str], list[TaggedReview]]:
-    """The pool the system ranks (closed: the 8 candidates; open: the first turn's open pool), its reviews."""
-    turns = dialogue.recommendation_turns()
-    pool = list(dialogue.candidates)
+    """The pool the system ranks (closed: the 8 candidates; open: the first turn's open pool), its reviews.
+
+    An itinerary dialogue is simulated on its last leg: that leg's candidates and first open pool."""
+    start = final_leg_start(dialogue)
+    turns = [t for t in dialogue.recommendation_turns() if t.index >= start]
+    pool = list(dialogue.candidates_at(final_index(dialogue)))
     if setting == "open" and turns and turns[0].gold is not None and turns[0].gold.open_pool:
         pool = list(turns[0].gold.open_pool)
     refs = dialogue.review_refs if setting == "closed" else open_review_refs(kb, dialogue.review_refs, pool)
@@ -139,7 +142,7 @@ def simulate_dialogue(
     )
     opening = user.opening()
     t.turns.append(SimTurn(0, "user", opening.act, opening.text))
-    anchor = dialogue.anchor.model_dump(mode="json") if dialogue.anchor is not None else None
+    anchor = user.anchor.model_dump(mode="json") if user.anchor is not None else None
     pending_rejection = False
     for _ in range(max_turns):
         inp = SystemInput(
@@ -147,7 +150,7 @@ def simulate_dialogue(
             turn_index=len(t.turns),
             setting=setting,
             city=dialogue.city,
-            poi_type=dialogue.poi_type,
+            poi_type=dialogue.poi_type_at(final_index(dialogue)),
             anchor=anchor,
             history=[HistoryTurn(role=x.role, act=x.act, text=x.text) for x in t.turns],  # type: ignore[arg-type]
             candidates=cards,

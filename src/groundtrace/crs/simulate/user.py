@@ -2,8 +2,9 @@
 
 The user's *hidden constraints* are the active constraints of the dialogue's last recommendation turn
 (``gold.active_constraints``: what the user wants once every refinement is made). It opens with the
-dialogue's first user turn (its request, revealing that turn's constraints). Then, for each system
-answer, it reads the top-ranked POI and, with ``crs.kb.constraints.satisfies`` on the KB POI:
+dialogue's first user turn (its request, revealing that turn's constraints). An itinerary dialogue
+(``Dialogue.legs``) is simulated on its last leg: that leg's first user turn, pool and anchor. Then,
+for each system answer, it reads the top-ranked POI and, with ``crs.kb.constraints.satisfies`` on the KB POI:
 
 * a POI it already rejected → ``reject_and_refine`` "Not NAME again — I already turned it down. Something
   else, ideally LABEL?" (a *repeat*);
@@ -27,6 +28,19 @@ from groundtrace.core.llm.fence import data_block
 from groundtrace.crs.kb.constraints import satisfies
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.schema import Constraint, Dialogue
+
+
+def final_leg_start(dialogue: Dialogue) -> int:
+    """Index of the first turn of the leg the dialogue's last recommendation belongs to (0 without legs)."""
+    turns = dialogue.recommendation_turns()
+    leg = dialogue.leg_at(turns[-1].index) if turns else None
+    return leg.first_turn if leg is not None else 0
+
+
+def final_index(dialogue: Dialogue) -> int:
+    """Index of the dialogue's last recommendation turn (0 when it has none)."""
+    turns = dialogue.recommendation_turns()
+    return turns[-1].index if turns else 0
 
 
 def hidden_constraints(dialogue: Dialogue) -> list[Constraint]:
@@ -59,10 +73,13 @@ class SimulatedUser:
 
     def __post_init__(self) -> None:
         self.hidden = hidden_constraints(self.dialogue)
-        first = next((t for t in self.dialogue.turns if t.role == "user"), None)
+        start = final_leg_start(self.dialogue)
+        self.anchor = self.dialogue.anchor_at(final_index(self.dialogue))
+        first = next((t for t in self.dialogue.turns if t.role == "user" and t.index >= start), None)
         said = {(c.kind, str(c.value)) for c in (first.constraints_added if first else [])}
         self.revealed = [c for c in self.hidden if (c.kind, str(c.value)) in said]
-        self._opening = first.text if first else f"I need a {self.dialogue.poi_type} in {self.dialogue.city}."
+        poi_type = self.dialogue.poi_type_at(final_index(self.dialogue))
+        self._opening = first.text if first else f"I need a {poi_type} in {self.dialogue.city}."
 
     def opening(self) -> UserLine:
         return UserLine("request", self._opening)
@@ -72,7 +89,7 @@ class SimulatedUser:
         poi = self.kb.pois.get(poi_id)
         if poi is None:
             return list(self.hidden)
-        return [c for c in self.hidden if not satisfies(poi, c, self.dialogue.anchor)]
+        return [c for c in self.hidden if not satisfies(poi, c, self.anchor)]
 
     def satisfied(self, poi_id: str) -> bool:
         return not self.violated(poi_id)

@@ -9,7 +9,7 @@ KB references.
 from __future__ import annotations
 
 from groundtrace.crs.dataset.checks.context import CheckContext, Mode
-from groundtrace.crs.dataset.checks.gold import check_pools_and_gold
+from groundtrace.crs.dataset.checks.gold import check_legs, check_pools_and_gold
 from groundtrace.crs.dataset.checks.quotes import (
     check_quotes,
     check_spans,
@@ -57,6 +57,7 @@ def run_checks(
             check_quotes(ctx, turn, snippets)
             check_spans(ctx, turn, used)
             check_stance(ctx, turn, snippets)
+    check_legs(ctx)
     check_pools_and_gold(ctx)
     check_coverage(ctx)
     check_rejections(ctx)

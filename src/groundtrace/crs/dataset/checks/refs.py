@@ -25,6 +25,10 @@ def _ids(value: Any) -> list[str]:
 def _raw_ids(obj: dict[str, Any]) -> Iterator[tuple[int | None, str, str, str]]:
     """``(turn, kind, what, id)`` for each POI (kind "poi") and review ("review") id of raw JSON."""
     yield from ((None, "poi", "candidate", p) for p in _ids(obj.get("candidates")))
+    legs = obj.get("legs")
+    for leg in legs if isinstance(legs, list) else []:
+        if isinstance(leg, dict):
+            yield from ((None, "poi", "leg candidate", p) for p in _ids(leg.get("candidates")))
     turns = obj.get("turns")
     for pos, t in enumerate(turns if isinstance(turns, list) else []):
         if not isinstance(t, dict):
@@ -55,7 +59,7 @@ def _raw_refs(obj: dict[str, Any]) -> Iterator[tuple[str, Any, Any]]:
 
 def _dialogue_ids(d: Dialogue) -> Iterator[tuple[int | None, str, str, str]]:
     """:func:`_raw_ids` of a loaded dialogue, read from the models (no ``model_dump``)."""
-    yield from ((None, "poi", "candidate", p) for p in d.candidates)
+    yield from ((None, "poi", "candidate", p) for p in d.all_candidates())
     for t in d.turns:
         yield from ((t.index, "poi", "POI", p) for p in [*t.recommended, *t.rejected])
         if t.gold is not None:

@@ -75,7 +75,8 @@ def check_rejections(ctx: CheckContext) -> None:
         if ctx.kb is not None and t.constraints_added:
             for pid in t.rejected:
                 poi = ctx.kb.pois.get(pid)
-                if poi is not None and all(satisfies(poi, c, d.anchor) for c in t.constraints_added):
+                anchor = d.anchor_at(t.index)
+                if poi is not None and all(satisfies(poi, c, anchor) for c in t.constraints_added):
                     ctx.report(R.REJECTED_SATISFIES, t.index, poi=pid)
     rejected: set[str] = set()
     pending = False
