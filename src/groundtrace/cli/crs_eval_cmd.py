@@ -503,13 +503,65 @@ def report(
     html_turns: Annotated[
         int, typer.Option("--html-turns", min=0, help="Turns per run shown in the HTML report.")
     ] = 40,
+    sort_by: Annotated[
+        str | None,
+        typer.Option(
+            "--sort-by",
+            help="Metric the rows are sorted by, best first (any alias; default recall@1, open: "
+            "open_recall@1; a closed-set name is mapped to its open-set twin). Bounds stay at the ends.",
+        ),
+    ] = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline",
+            help="Label or system name every other run is tested against (default: the last-ranked run "
+            "that is not a bound).",
+        ),
+    ] = None,
+    all_pairs: Annotated[
+        bool,
+        typer.Option("--all-pairs", help="Test every two runs instead of each run against the baseline."),
+    ] = False,
+    test_bounds: Annotated[
+        bool,
+        typer.Option("--test-bounds", help="Include the bounds (oracle: upper, random: lower) in the tests."),
+    ] = False,
+    dialogue_pages: Annotated[
+        str,
+        typer.Option(
+            "--dialogue-pages",
+            help="Dialogue pages to write (dialogues/*.html): N = the dialogues of the turns shown in "
+            "report.html, at most N; 'all'; 0 = none.",
+        ),
+    ] = "50",
 ) -> None:
     """Leaderboard with bootstrap CIs, paired significance tests, breakdowns, plots and an HTML report."""
     from groundtrace.crs.report import build_report
 
+    if dialogue_pages != "all" and not dialogue_pages.isdigit():
+        raise typer.BadParameter("a number or 'all'", param_hint="--dialogue-pages")
+    if sort_by is not None:
+        from groundtrace.crs.metrics import MetricParseError, parse_metric
+
+        try:
+            parse_metric(sort_by)
+        except (LookupError, MetricParseError) as exc:
+            raise typer.BadParameter(str(exc).strip("'\""), param_hint="--sort-by") from None
     try:
         written = build_report(
-            runs, out, resamples=resamples, seed=seed, dataset=dataset, kb=kb, html_turns=html_turns
+            runs,
+            out,
+            resamples=resamples,
+            seed=seed,
+            dataset=dataset,
+            kb=kb,
+            html_turns=html_turns,
+            sort_by=sort_by,
+            baseline=baseline,
+            all_pairs=all_pairs,
+            test_bounds=test_bounds,
+            dialogue_pages=None if dialogue_pages == "all" else int(dialogue_pages),
         )
     except (ValueError, FileNotFoundError) as exc:
         raise typer.BadParameter(str(exc)) from None

@@ -59,6 +59,10 @@ def test_config_errors_name_the_file_line_and_a_suggestion(demo, tmp_path) -> No
     assert f"{metric}:4: metrics:" in _error(metric) and "cgs" in _error(metric)
     dup = _config(demo, tmp_path, "seeds: [1, 1]\nsystems: [random]\n")
     assert "listed twice: 1" in _error(dup)
+    base = _config(demo, tmp_path, "systems: [random, tfidf]\nreport:\n  baseline: tfidff\n")
+    assert f"{base}:6: report.baseline: 'tfidff' is not the label of a run (random, tfidf)" == _error(base)
+    sort = _config(demo, tmp_path, "systems: [random]\nreport: {sort_by: recal@1}\n")
+    assert f"{sort}:5: report.sort_by:" in _error(sort)
 
 
 def test_plan_seeds_only_seeded_systems_and_names_folders(demo, tmp_path) -> None:
@@ -118,7 +122,7 @@ def test_config_run_reproduces_direct_runs_and_the_leaderboard(demo, tmp_path) -
         seeds: [0, 3]
         metrics: [recall@1, mrr, cgs, rejection_recovery]
         systems: [random, tfidf]
-        report: {resamples: 20}
+        report: {resamples: 20, sort_by: mrr, baseline: random, test_bounds: true, dialogue_pages: 2}
         """,
     )
     result = CliRunner().invoke(app, ["crs", "run", "--config", str(path)])
@@ -145,6 +149,9 @@ def test_config_run_reproduces_direct_runs_and_the_leaderboard(demo, tmp_path) -
     assert info["run_config"]["content"]["seeds"] == [0, 3] and info["provenance"]["groundtrace"]
     board = json.loads((out / "leaderboard.json").read_text())
     assert {r["label"] for r in board["leaderboard"]} == {"random · seed 0", "random · seed 3", "tfidf"}
+    assert board["sort_by"] == {"closed": "mrr"} and board["test_bounds"] is True
+    assert board["baseline"]["closed"].startswith("random · seed")  # named by system: its first row
+    assert len(list((out / "dialogues").iterdir())) == 2
     again = CliRunner().invoke(
         app, ["crs", "leaderboard", "--config", str(path), "--out", str(tmp_path / "lb")]
     )

@@ -1,7 +1,8 @@
 """TRACE-CRS reports: leaderboards with bootstrap CIs, paired tests, breakdowns, plots, HTML, calibration.
 
 ``build_report(run_dirs, out)`` writes ``leaderboard.md``, ``leaderboard.csv``, ``leaderboard.tex``,
-``leaderboard.json``, ``axes_radar.{png,svg}``, ``axes_bar.{png,svg}`` and ``report.html`` into ``out``.
+``leaderboard.json``, ``axes_radar.{png,svg}``, ``axes_bar.{png,svg}``, ``report.html`` and
+``dialogues/*.html`` (one page per dialogue, :mod:`.dialogue_page`) into ``out``.
 Numbers: :mod:`.leaderboard` and :mod:`.stats`; renderers: :mod:`.render`, :mod:`.plots`, :mod:`.html`;
 human calibration: :mod:`.calibrate`.
 """
@@ -44,9 +45,21 @@ def build_report(
     knowledge_base=None,
     dialogues=None,
     html_turns: int = 40,
+    sort_by: str | None = None,
+    baseline: str | None = None,
+    all_pairs: bool = False,
+    test_bounds: bool = False,
+    dialogue_pages: int | None = 50,
 ) -> list[Path]:
-    """Compute and write every report artefact into ``out``; returns the written paths."""
-    from groundtrace.crs.report.html import render_html
+    """Compute and write every report artefact into ``out``; returns the written paths.
+
+    ``sort_by``, ``baseline``, ``all_pairs``, ``test_bounds``: :func:`.leaderboard.build`.
+    ``dialogue_pages``: how many dialogue pages (:mod:`.dialogue_page`) to write — the dialogues of the
+    turns ``report.html`` shows, in order, at most this many (``None``: every dialogue of the runs; 0:
+    none).
+    """
+    from groundtrace.crs.report.dialogue_page import write_dialogue_pages
+    from groundtrace.crs.report.html import render_html, select_turns
     from groundtrace.crs.report.plots import plot_axes
     from groundtrace.crs.report.render import csv_text, json_text, latex, markdown
 
@@ -54,7 +67,17 @@ def build_report(
         raise ValueError("no run folders given")
     runs = [load_run(p) for p in run_dirs]
     label_runs(runs)
-    report: Report = build(runs, resamples=resamples, seed=seed)
+    report: Report = build(
+        runs,
+        resamples=resamples,
+        seed=seed,
+        sort_by=sort_by,
+        baseline=baseline,
+        all_pairs=all_pairs,
+        test_bounds=test_bounds,
+    )
+    by_label = {(r.setting, r.label): r for r in runs}
+    runs = [by_label[(row.setting, row.label)] for row in report.rows]  # pages list runs in table order
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
@@ -72,16 +95,34 @@ def build_report(
         by_id, kb_obj = {d.dialogue_id: d for d in dialogues}, knowledge_base
     else:
         by_id, kb_obj = _evidence_sources(runs, dataset, kb, report.notes)
+    predictions = [r.predictions() for r in runs]
+    values = [
+        {(t["dialogue_id"], int(t["turn_index"])): t["values"] for t in r.scores["turns"]} for r in runs
+    ]
+    if dialogue_pages is None:
+        wanted = [d for r in runs for d in r.dialogue_ids()]
+    else:
+        shown = [
+            p.dialogue_id
+            for ps, v in zip(predictions, values, strict=True)
+            for p in select_turns(ps, v, html_turns)
+        ]
+        wanted = list(dict.fromkeys(shown))[:dialogue_pages]
+    per_turn = [
+        (r.label, r.setting, {(p.dialogue_id, p.turn_index): p for p in ps}, v)
+        for r, ps, v in zip(runs, predictions, values, strict=True)
+    ]
+    pages = write_dialogue_pages(out, wanted, by_id, per_turn, kb_obj) if wanted and by_id else {}
+    written += [out / href for href in pages.values()]
     page = render_html(
         report,
-        [(r.label, r.setting, r.predictions()) for r in runs],
+        [(r.label, r.setting, ps) for r, ps in zip(runs, predictions, strict=True)],
         by_id,
         kb_obj,
         plots,
         turns_per_run=html_turns,
-        turn_values=[
-            {(t["dialogue_id"], int(t["turn_index"])): t["values"] for t in r.scores["turns"]} for r in runs
-        ],
+        turn_values=values,
+        pages=pages,
     )
     (out / "report.html").write_text(page, encoding="utf-8")
     written.append(out / "report.html")

@@ -28,13 +28,21 @@ def compare(
     labels: Sequence[str] | None = None,
     resamples: int = 1000,
     seed: int = 0,
+    sort_by: str | None = None,
+    baseline: str | None = None,
+    all_pairs: bool = False,
+    test_bounds: bool = False,
 ) -> Report:
     """The report of ``tables``: per-run cells with bootstrap 95% CIs, paired tests between runs of the same
     setting (Holm-corrected), breakdowns and closed-vs-open rows — the numbers of ``crs report``.
 
     A run is labelled by its system name (``table.info["system"]``), or by ``labels[i]`` when given; a
     repeated system name gets ``(run-N)`` appended. ``seed`` fixes the resampling (same seed, same
-    numbers). Returns a :class:`Report` (``to_dict()``, ``to_markdown()``, ``to_latex()``, ``to_csv()``).
+    numbers). Rows are sorted by ``sort_by`` (default R@1) with the oracle (upper bound) first and
+    ``random`` (lower bound) last; each run is tested against ``baseline`` (default: the last-ranked run
+    that is not a bound) on the main-table metrics, or every pair with ``all_pairs``; bounds take part only
+    with ``test_bounds`` (:func:`~.leaderboard.build`). Returns a :class:`Report` (``to_dict()``,
+    ``to_markdown()``, ``to_latex()``, ``to_csv()``).
     """
     if not tables:
         raise ValueError("compare needs at least one ScoreTable")
@@ -45,4 +53,12 @@ def compare(
         for run, label in zip(runs, labels, strict=True):
             run.info["system"] = label
     label_runs(runs)
-    return build(runs, resamples=resamples, seed=seed)
+    return build(
+        runs,
+        resamples=resamples,
+        seed=seed,
+        sort_by=sort_by,
+        baseline=baseline,
+        all_pairs=all_pairs,
+        test_bounds=test_bounds,
+    )

@@ -22,7 +22,7 @@ suggestions. Example (``docs/crs-evaluation.md`` documents each key)::
       - system: http://127.0.0.1:8000/respond
         label: my-crs                # required for an HTTP system: reports name runs by label
         args: {timeout_s: 30}
-    report: {resamples: 1000, seed: 0}
+    report: {resamples: 1000, seed: 0, sort_by: recall@1, baseline: tfidf}
 """
 
 from __future__ import annotations
@@ -83,6 +83,23 @@ class ReportOptions(_Strict):
     resamples: int = Field(default=1000, ge=10)
     seed: int = 0
     html_turns: int = Field(default=40, ge=0)
+    sort_by: str | None = None
+    baseline: str | None = None
+    all_pairs: bool = False
+    test_bounds: bool = False
+    dialogue_pages: int | Literal["all"] = Field(default=50)
+
+    @field_validator("sort_by")
+    @classmethod
+    def _known_metric(cls, value: str | None) -> str | None:
+        from groundtrace.crs.metrics import parse_metric
+
+        if value is None:
+            return None
+        try:
+            return str(parse_metric(value))
+        except (LookupError, ValueError) as exc:
+            raise ValueError(str(exc).strip("'\"")) from None
 
 
 class RunConfig(_Strict):

@@ -133,6 +133,10 @@ def plan_runs(loaded: LoadedConfig) -> list[PlannedRun]:
                         folder += "_"
                     folders.add(folder)
                     planned.append(PlannedRun(label, spec, dict(entry.args), setting, split, seed, folder, i))
+    baseline = cfg.report.baseline
+    if baseline is not None and all(baseline not in (p.label, p.system) for p in planned):
+        labels = ", ".join(dict.fromkeys(p.label for p in planned))
+        raise loaded.error(f"{baseline!r} is not the label of a run ({labels})", "report", "baseline")
     return planned
 
 
@@ -249,5 +253,10 @@ def run_experiment(
             knowledge_base=knowledge,
             dialogues=list(data[split]),
             html_turns=cfg.report.html_turns,
+            sort_by=cfg.report.sort_by,
+            baseline=cfg.report.baseline,
+            all_pairs=cfg.report.all_pairs,
+            test_bounds=cfg.report.test_bounds,
+            dialogue_pages=None if cfg.report.dialogue_pages == "all" else cfg.report.dialogue_pages,
         )
     return result

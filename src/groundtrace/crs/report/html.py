@@ -25,8 +25,8 @@ from markupsafe import Markup
 from groundtrace.core.evidence.citations import find_tags, parse_citations
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, locate_quote
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase, open_review_refs
-from groundtrace.crs.report.leaderboard import HEADLINE, Report, all_metrics
-from groundtrace.crs.report.render import fmt
+from groundtrace.crs.report.leaderboard import HEADLINE, MAIN, Report, all_metrics
+from groundtrace.crs.report.render import fmt, row_name, sort_line
 from groundtrace.crs.schema import Dialogue, ReviewRef
 from groundtrace.crs.systems.predictions import Prediction
 
@@ -160,14 +160,55 @@ def _usage(usage: Mapping[str, float]) -> dict[str, str] | None:
     }
 
 
+#: column heads of the compact main table (the metric's name is the cell's title)
+SHORT_NAMES = {
+    "recall@1": "R@1",
+    "mrr": "MRR",
+    "open_recall@1": "R@1",
+    "open_mrr": "MRR",
+    "cgs": "CGS",
+    "evidence_support": "evidence support",
+    "rejection_recovery": "recovery",
+}
+
+
+def _main_rows(report: Report, setting: str, metrics: list[str]) -> list[dict[str, Any]]:
+    """Rows of the compact main table: letter, label, role, cells (value, superscript, CI), usage."""
+    out = []
+    for r in report.setting_rows(setting):
+        cells = []
+        for m in metrics:
+            c = r.cells.get(m)
+            if c is None:
+                cells.append({"missing": True, "why": r.unavailable.get(m)})
+                continue
+            ci = f"[{fmt(c.ci_low)}, {fmt(c.ci_high)}]" if c.ci_low is not None else ""
+            cells.append(
+                {"missing": False, "value": fmt(c.value), "sup": "".join(r.beats.get(m, [])), "ci": ci}
+            )
+        role = row_name(r)[len(r.label) :].strip(" ()")
+        out.append(
+            {
+                "letter": r.letter,
+                "label": r.label,
+                "role": role,
+                "cls": "bound" if r.bound else "baseline" if r.baseline else "",
+                "cells": cells,
+                "usage": _usage(r.usage),
+            }
+        )
+    return out
+
+
 def _settings(report: Report) -> list[dict[str, Any]]:
-    """Per setting: the headline table and every metric (rows) by run (columns)."""
+    """Per setting: the compact main table, the headline table and every metric (rows) by run (columns)."""
     from groundtrace.crs.metrics import parse_metric
 
     out = []
     for setting in report.settings():
-        rows = [r for r in report.rows if r.setting == setting]
+        rows = report.setting_rows(setting)
         metrics = [m for m in HEADLINE[setting] if any(m in r.cells for r in rows)]
+        main = [m for m in MAIN[setting] if any(m in r.cells or m in r.unavailable for r in rows)]
         every = []
         for m in all_metrics(report, setting):
             spec = parse_metric(m)
@@ -183,6 +224,10 @@ def _settings(report: Report) -> list[dict[str, Any]]:
             {
                 "name": setting,
                 "title": setting.capitalize(),
+                "sort_line": sort_line(report, setting),
+                "main_metrics": [{"name": m, "short": SHORT_NAMES.get(m, m)} for m in main],
+                "main_rows": _main_rows(report, setting, main),
+                "n_tests": len(report.tests_of(setting)),
                 "metrics": metrics,
                 "rows": [
                     {
@@ -225,7 +270,16 @@ def _inline_svg(path: Path) -> str:
 
 
 TurnValues = Mapping[tuple[str, int], Mapping[str, float | None]]
-SHOWN_METRICS = ("recall@1", "open_recall@1", "gs", "cd", "pc", "cgs", "hallucinated_attribute_rate")
+SHOWN_METRICS = (
+    "recall@1",
+    "open_recall@1",
+    "gs",
+    "cd",
+    "pc",
+    "cgs",
+    "evidence_support",
+    "hallucinated_attribute_rate",
+)
 
 
 def select_turns(preds: list[Prediction], values: TurnValues | None, limit: int) -> list[Prediction]:
@@ -259,6 +313,7 @@ def _turn_view(
     kb: KnowledgeBase | None,
     values: TurnValues | None,
     open_refs: dict[tuple[str, tuple[str, ...]], dict[str, ReviewRef]],
+    pages: Mapping[str, str],
 ) -> dict[str, Any]:
     """What the page shows of one turn: ids, top-3, gold, scores, the user's turn, the evidence view."""
     dialogue = dialogues.get(p.dialogue_id)
@@ -269,6 +324,7 @@ def _turn_view(
         turn = next((t for t in dialogue.turns if t.index == p.turn_index), None)
     view: dict[str, Any] = {
         "dialogue_id": p.dialogue_id,
+        "page": f"{pages[p.dialogue_id]}#turn-{p.turn_index}" if p.dialogue_id in pages else "",
         "turn_index": p.turn_index,
         "top3": ", ".join(p.ranking[:3]),
         "gold": turn.gold.gold_poi if turn is not None and turn.gold is not None else "",
@@ -302,10 +358,12 @@ def render_html(
     *,
     turns_per_run: int = 40,
     turn_values: list[TurnValues] | None = None,
+    pages: Mapping[str, str] | None = None,
 ) -> str:
     """The report page; ``runs`` = (label, setting, predictions), ``turn_values[i]`` the per-turn metric
     values of run i (picks the turns shown, :func:`select_turns`). Evidence links need ``dialogues`` and
-    ``kb``."""
+    ``kb``; ``pages`` maps a dialogue id to its page (:mod:`.dialogue_page`), linked from each turn."""
+    pages = pages or {}
     open_refs: dict[tuple[str, tuple[str, ...]], dict[str, ReviewRef]] = {}
     run_views = []
     for r_index, (label, setting, preds) in enumerate(runs):
@@ -318,7 +376,9 @@ def render_html(
                 "shown": len(shown),
                 "total": len(preds),
                 "selection_note": values is not None and len(shown) < len(preds),
-                "turns": [_turn_view(p, r_index, setting, dialogues, kb, values, open_refs) for p in shown],
+                "turns": [
+                    _turn_view(p, r_index, setting, dialogues, kb, values, open_refs, pages) for p in shown
+                ],
             }
         )
     page = (
@@ -330,6 +390,7 @@ def render_html(
             notes=report.notes,
             svgs=[Markup(_inline_svg(p)) for p in plots if p.suffix == ".svg"],
             evidence_available=kb is not None and bool(dialogues),
+            dialogue_pages=[{"dialogue_id": d, "href": h} for d, h in pages.items()],
             runs=run_views,
         )
     )

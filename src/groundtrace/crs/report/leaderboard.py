@@ -1,5 +1,20 @@
 """The numbers of a report: leaderboard cells with bootstrap CIs, paired tests, breakdowns, axis scores.
 
+Rows and tests (:func:`build`):
+
+* **Order.** Per setting, rows are sorted by one metric (``sort_by``; default :data:`DEFAULT_SORT`,
+  ``recall@1`` closed and ``open_recall@1`` open; a closed-set name is mapped to its open-set twin and back,
+  :data:`TWINS`), best first in the metric's own direction, rows without a value last, ties by label.
+  **Bounds** come outside that order: an *upper bound* (the ``oracle``, or any run with ``needs_gold``:
+  it reads the gold) first, a *lower bound* (``random``: chance) last; they are marked in every table.
+* **Significance** (:func:`comparisons`): by default each other run is compared with **one baseline**
+  (``baseline``: a label or system name; default the last-ranked run that is not a bound, i.e. the weakest
+  real system), only on the main-table metrics :data:`MAIN`, and bounds are left out (``test_bounds``
+  puts them in); ``all_pairs`` compares every two runs instead. Holm–Bonferroni runs over exactly the
+  tests made, so fewer tests keep more power. Rows are lettered ``a, b, …`` in table order (ranx's
+  convention); a cell carries the letters of the runs it is significantly *better* than on that metric
+  (``p_holm < alpha``, default 0.05, in the metric's direction) — :attr:`RunRow.beats`.
+
 Axis score (radar and bar plots): the mean over the axis's metrics present in a run of a value mapped to
 [0, 1] with 1 best — ``v`` for higher-is-better metrics, ``1 − v`` for the lower-is-better rates
 (hallucinated-attribute rate, rejected-repeat rate), ``1 / v`` for turns-to-first-correct (T2R ≥ 1).
@@ -24,6 +39,8 @@ HEADLINE: dict[str, tuple[str, ...]] = {
         "ndcg@3",
         "gs",
         "cgs",
+        "evidence_support",
+        "constraint_evidence",
         "citation_validity",
         "rejection_recovery",
         "task_success",
@@ -35,12 +52,31 @@ HEADLINE: dict[str, tuple[str, ...]] = {
         "open_mrr",
         "gs",
         "cgs",
+        "evidence_support",
+        "constraint_evidence",
         "citation_validity",
         "rejection_recovery",
         "task_success",
         "t2r",
     ),
 }
+#: the compact main table: accuracy (two), grounding (CGS and evidence support, which separates
+#: extractive systems whose CGS is ~1.0), recovery; latency and cost are added by the renderers
+MAIN: dict[str, tuple[str, ...]] = {
+    "closed": ("recall@1", "mrr", "cgs", "evidence_support", "rejection_recovery"),
+    "open": ("open_recall@1", "open_mrr", "cgs", "evidence_support", "rejection_recovery"),
+}
+DEFAULT_SORT = {"closed": "recall@1", "open": "open_recall@1"}
+#: closed-set metric ↔ its open-set twin (for ``sort_by``)
+TWINS = {
+    "recall@1": "open_recall@1",
+    "recall@3": "open_recall@3",
+    "recall@5": "open_recall@5",
+    "recall@10": "open_recall@10",
+    "mrr": "open_mrr",
+}
+UPPER, LOWER = "upper", "lower"
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
 TIER_ORDER = ("Easy", "Medium", "Hard", "Expert")
 AXIS_NAMES = ("accuracy", "grounding", "recovery", "practicality")
 
@@ -68,6 +104,14 @@ class RunRow:
     n_turns: int
     unavailable: dict[str, str] = field(default_factory=dict)  # metric -> reason (e.g. NLI without a scorer)
     usage: dict[str, float] = field(default_factory=dict)  # latency mean/p95 (s), tokens and USD per run
+    bound: str | None = None  # "upper" (reads the gold), "lower" (chance) or None
+    letter: str = ""  # ranx-style row letter (rows taking part in the tests), "" otherwise
+    baseline: bool = False  # the run the others are tested against
+    beats: dict[str, list[str]] = field(default_factory=dict)  # metric -> letters of runs it is better than
+
+    @property
+    def tested(self) -> bool:
+        return bool(self.letter)
 
 
 @dataclass
@@ -81,14 +125,31 @@ class Report:
     notes: list[str] = field(default_factory=list)
     resamples: int = 1000
     seed: int = 0
+    sort_by: dict[str, str] = field(default_factory=dict)  # setting -> metric the rows are sorted by
+    baseline: dict[str, str | None] = field(default_factory=dict)  # setting -> its label; None: all pairs
+    all_pairs: bool = False
+    alpha: float = 0.05
+    test_bounds: bool = False
 
     def settings(self) -> list[str]:
         return [s for s in ("closed", "open") if any(r.setting == s for r in self.rows)]
+
+    def setting_rows(self, setting: str) -> list[RunRow]:
+        """The rows of ``setting`` in table order (upper bounds, sorted runs, lower bounds)."""
+        return [r for r in self.rows if r.setting == setting]
+
+    def tests_of(self, setting: str) -> list[PairedTest]:
+        return [t for t in self.tests if t.setting == setting]
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "resamples": self.resamples,
             "seed": self.seed,
+            "sort_by": self.sort_by,
+            "baseline": self.baseline,
+            "all_pairs": self.all_pairs,
+            "test_bounds": self.test_bounds,
+            "alpha": self.alpha,
             "notes": self.notes,
             "leaderboard": [asdict(r) for r in self.rows],
             "tests": [asdict(t) for t in self.tests],
@@ -174,7 +235,47 @@ def _row(run: RunData, resamples: int, seed: int) -> RunRow:
         n_turns=int(run.scores.get("n_turns", 0)),
         unavailable=unavailable_metrics(run),
         usage=run_usage(run),
+        bound=bound_of(run),
     )
+
+
+def bound_of(run: RunData) -> str | None:
+    """``"upper"`` for a run that reads the gold (``needs_gold`` in ``run.json``, or the ``oracle``),
+    ``"lower"`` for ``random`` (chance), else ``None``."""
+    if run.info.get("needs_gold") or run.system == "oracle":
+        return UPPER
+    if run.system == "random":
+        return LOWER
+    return None
+
+
+def sort_metric(setting: str, requested: str | None, available: set[str]) -> str | None:
+    """The metric rows of ``setting`` are sorted by: ``requested`` (any alias; mapped to its closed/open
+    twin when that is what the setting has), else :data:`DEFAULT_SORT`; ``None`` when no run has it."""
+    from groundtrace.crs.metrics import parse_metric
+
+    wanted = str(parse_metric(requested)) if requested else DEFAULT_SORT[setting]
+    twin = {**TWINS, **{v: k for k, v in TWINS.items()}}.get(wanted)
+    for name in (wanted, twin):
+        if name is not None and name in available:
+            return name
+    return None
+
+
+def order_rows(rows: list[RunRow], metric: str | None) -> list[RunRow]:
+    """Upper bounds, then the other rows best first on ``metric`` (no value last, ties by label), then
+    lower bounds (module docstring)."""
+    from groundtrace.crs.metrics import parse_metric
+
+    sign = -1.0 if metric is None or parse_metric(metric).higher_is_better else 1.0
+
+    def key(row: RunRow) -> tuple[int, int, float, str]:
+        cell = row.cells.get(metric) if metric else None
+        value = cell.value if cell is not None else None
+        group = 0 if row.bound == UPPER else 2 if row.bound == LOWER else 1
+        return (group, value is None, sign * value if value is not None else 0.0, row.label)
+
+    return sorted(rows, key=key)
 
 
 def run_usage(run: RunData) -> dict[str, float]:
@@ -232,29 +333,89 @@ def _aligned(a: RunData, b: RunData, metric: str) -> tuple[np.ndarray, np.ndarra
     return xs, ys, dkeys
 
 
-def paired_tests(runs: list[RunData], resamples: int, seed: int, notes: list[str]) -> list[PairedTest]:
-    """Every pair of runs of one setting and dataset, on every metric both have; Holm-adjusted."""
+def comparisons(
+    rows: list[RunRow],
+    *,
+    baseline: str | None = None,
+    all_pairs: bool = False,
+    test_bounds: bool = False,
+) -> tuple[list[tuple[RunRow, RunRow]], RunRow | None]:
+    """The pairs of rows (of one setting, in table order) to test, and the baseline row (None for all
+    pairs); rows taking part get their letter. ``baseline`` names a row by label or system name;
+    ``ValueError`` when it names none of ``rows`` (module docstring)."""
+    pool = [r for r in rows if test_bounds or r.bound is None]
+    named: RunRow | None = None
+    if baseline is not None:
+        named = next((r for r in rows if r.label == baseline), None) or next(
+            (r for r in rows if r.system == baseline), None
+        )
+        if named is None:
+            names = ", ".join(r.label for r in rows)
+            raise ValueError(f"baseline {baseline!r} is not a run of the {rows[0].setting} set ({names})")
+    base: RunRow | None = None
+    if not all_pairs and (pool or named is not None):
+        if named is not None:
+            base = named
+            if all(r is not base for r in pool):  # a bound named as the baseline takes part
+                pool.append(base)
+        else:
+            base = pool[-1]  # the last-ranked run that is not a bound
+    chosen = {id(r) for r in pool}
+    members = [r for r in rows if id(r) in chosen]  # table order
+    for i, row in enumerate(members):
+        row.letter = LETTERS[i] if i < len(LETTERS) else f"z{i - len(LETTERS) + 1}"
+    if base is None:
+        return list(itertools.combinations(members, 2)), None
+    base.baseline = True
+    position = {id(r): i for i, r in enumerate(members)}
+    pairs = [
+        (base, r) if position[id(base)] < position[id(r)] else (r, base) for r in members if r is not base
+    ]
+    return pairs, base
+
+
+def paired_tests(
+    runs: dict[str, RunData],
+    pairs: list[tuple[RunRow, RunRow]],
+    resamples: int,
+    seed: int,
+    notes: list[str],
+    metrics: tuple[str, ...] | None = None,
+) -> list[PairedTest]:
+    """The paired tests of ``pairs`` (rows of one setting; ``runs`` by label) on every metric of
+    ``metrics`` (default: every metric) both runs have. Runs on different datasets are not compared (a
+    note says so). Holm adjustment is left to the caller (it spans the whole report)."""
     tests: list[PairedTest] = []
-    for a, b in itertools.combinations(runs, 2):
-        if a.setting != b.setting:
-            continue
+    for ra, rb in pairs:
+        a, b = runs[ra.label], runs[rb.label]
         if a.info.get("dataset_hash") != b.info.get("dataset_hash"):
             notes.append(f"{a.label} and {b.label} ({a.setting}) ran on different datasets: not compared")
             continue
-        for k, metric in enumerate(m for m in a.metrics if m in b.metrics):
+        shared = [m for m in a.metrics if m in b.metrics and (metrics is None or m in metrics)]
+        for metric in shared:
+            k = a.metrics.index(metric)
             xs, ys, groups = _aligned(a, b, metric)
             rng = np.random.default_rng([seed, 1, k])
             tests.append(paired_test(a.setting, metric, a.label, b.label, xs, ys, rng, resamples, groups))
-    for t, p in zip(tests, holm([t.p_permutation for t in tests]), strict=True):
-        t.p_holm = p
-    if tests:
-        notes.append(
-            f"{len(tests)} paired tests; p_holm is the Holm–Bonferroni adjustment of the permutation "
-            "p-values over all of them (multiple comparisons). Signs are flipped per dialogue (turns of a "
-            "dialogue are not independent); Wilcoxon p-values use the same per-dialogue differences and "
-            "are unadjusted."
-        )
     return tests
+
+
+def mark_winners(rows: list[RunRow], tests: list[PairedTest], alpha: float) -> None:
+    """Give each row the letters of the rows it is significantly better than (``p_holm < alpha``, in the
+    metric's direction) — the superscripts of the tables."""
+    from groundtrace.crs.metrics import parse_metric
+
+    by_label = {(r.setting, r.label): r for r in rows}
+    for t in tests:
+        if t.p_holm >= alpha or not t.mean_diff:
+            continue
+        a, b = by_label[(t.setting, t.a)], by_label[(t.setting, t.b)]
+        a_better = (t.mean_diff > 0) == parse_metric(t.metric).higher_is_better
+        winner, loser = (a, b) if a_better else (b, a)
+        winner.beats.setdefault(t.metric, []).append(loser.letter)
+    for row in rows:
+        for metric, letters in row.beats.items():
+            row.beats[metric] = sorted(set(letters), key=lambda x: (len(x), x))
 
 
 def _group_value(values: dict[str, list[float]], dialogue_ids: list[str]) -> float | None:
@@ -312,9 +473,71 @@ def closed_vs_open(rows: list[RunRow]) -> list[dict[str, Any]]:
     return out
 
 
-def build(runs: list[RunData], *, resamples: int = 1000, seed: int = 0) -> Report:
-    """Compute the report numbers for labelled ``runs``."""
+def build(
+    runs: list[RunData],
+    *,
+    resamples: int = 1000,
+    seed: int = 0,
+    sort_by: str | None = None,
+    baseline: str | None = None,
+    all_pairs: bool = False,
+    test_bounds: bool = False,
+    alpha: float = 0.05,
+) -> Report:
+    """Compute the report numbers for labelled ``runs`` (module docstring: order, bounds, tests).
+
+    ``ValueError`` when ``baseline`` names no run of a setting that has runs to compare.
+    """
     notes: list[str] = []
     rows = [_row(r, resamples, seed) for r in runs]
-    tests = paired_tests(runs, resamples, seed, notes)
-    return Report(rows, tests, breakdowns(runs, notes), closed_vs_open(rows), notes, resamples, seed)
+    by_label = {(r.setting, r.label): r for r in runs}
+    ordered: list[RunRow] = []
+    tests: list[PairedTest] = []
+    order: dict[str, str] = {}
+    bases: dict[str, str | None] = {}
+    for setting in ("closed", "open"):
+        mine = [r for r in rows if r.setting == setting]
+        if not mine:
+            continue
+        metric = sort_metric(setting, sort_by, {m for r in mine for m in r.cells})
+        if metric is None:
+            notes.append(f"{setting} set: no run has {sort_by or DEFAULT_SORT[setting]}; rows are not sorted")
+        else:
+            order[setting] = metric
+        mine = order_rows(mine, metric)
+        ordered += mine
+        here = baseline
+        elsewhere = baseline is not None and all(baseline not in (r.label, r.system) for r in mine)
+        if elsewhere and any(baseline in (r.label, r.system) for r in rows):  # the other setting's only
+            notes.append(f"{setting} set: no run {baseline!r}; tested against the default baseline")
+            here = None
+        pairs, base = comparisons(mine, baseline=here, all_pairs=all_pairs, test_bounds=test_bounds)
+        bases[setting] = base.label if base is not None else None
+        runs_here = {label: run for (s, label), run in by_label.items() if s == setting}
+        tests += paired_tests(runs_here, pairs, resamples, seed, notes, MAIN[setting])
+    for t, p in zip(tests, holm([t.p_permutation for t in tests]), strict=True):
+        t.p_holm = p
+    mark_winners(ordered, tests, alpha)
+    if tests:
+        against = "every two runs" if all_pairs else "each run and the baseline"
+        notes.append(
+            f"{len(tests)} paired tests ({against}, main-table metrics"
+            f"{'' if test_bounds else ', bounds left out'}); p_holm is the Holm–Bonferroni adjustment of "
+            "the permutation p-values over all of them (multiple comparisons). Signs are flipped per "
+            "dialogue (turns of a dialogue are not independent); Wilcoxon p-values use the same "
+            "per-dialogue differences and are unadjusted."
+        )
+    return Report(
+        ordered,
+        tests,
+        breakdowns(runs, notes),
+        closed_vs_open(ordered),
+        notes,
+        resamples,
+        seed,
+        sort_by=order,
+        baseline=bases,
+        all_pairs=all_pairs,
+        alpha=alpha,
+        test_bounds=test_bounds,
+    )

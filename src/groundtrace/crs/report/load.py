@@ -171,11 +171,22 @@ def _read_object(file: Path, model: type[BaseModel]) -> dict[str, Any]:
     return _validated(file, _read_json(file), model)
 
 
+def default_label(run: RunData) -> str:
+    """``run.json["label"]`` (``--label``); else the system name — except for an HTTP system, whose name is
+    its URL: then the run folder's name (tables name systems, not endpoints)."""
+    from groundtrace.crs.systems.http import is_url
+
+    label = run.info.get("label")
+    if label:
+        return str(label)
+    return run.path.name if is_url(run.system) else run.system
+
+
 def label_runs(runs: list[RunData]) -> None:
-    """Give each run a unique label: ``run.json["label"]`` (``--label``) or else the system name, plus the
-    folder name when a name repeats in a setting."""
+    """Give each run a unique label (:func:`default_label`), plus the folder name when a name repeats in
+    a setting."""
     seen: dict[tuple[str, str], int] = {}
-    names = [str(run.info.get("label") or run.system) for run in runs]
+    names = [default_label(run) for run in runs]
     for run, name in zip(runs, names, strict=True):
         seen[(name, run.setting)] = seen.get((name, run.setting), 0) + 1
     for run, name in zip(runs, names, strict=True):

@@ -1,4 +1,12 @@
-"""Leaderboard renderers: Markdown, CSV (long format), LaTeX (booktabs) and JSON."""
+"""Leaderboard renderers: Markdown, CSV (long format), LaTeX (booktabs) and JSON.
+
+Per setting, the **main table** holds the metrics of :data:`~.leaderboard.MAIN` (accuracy, grounding,
+recovery) with latency and cost, rows in report order (:mod:`.leaderboard`: upper bounds, sorted runs,
+lower bounds), each cell ``value`` with its 95% CI and, ranx-style, the letters of the runs it is
+significantly better than (Markdown: Unicode superscripts ``0.300ᵇ``; LaTeX ``0.300$^{b}$``). The wide
+tables (every headline metric, every metric, the tests, breakdowns) follow, folded in ``<details>`` in
+Markdown.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +14,11 @@ import csv
 import io
 import json
 
-from groundtrace.crs.report.leaderboard import HEADLINE, Report, all_metrics
+from groundtrace.crs.report.leaderboard import HEADLINE, LOWER, MAIN, UPPER, Report, RunRow, all_metrics
+
+#: ranx's superscript letters (``q`` has no Unicode superscript; ranx's stand-in is kept)
+SUPERSCRIPT = dict(zip("abcdefghijklmnopqrstuvwxyz", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ۹ʳˢᵗᵘᵛʷˣʸᶻ", strict=True))
+BOUND_NOTE = {UPPER: "upper bound", LOWER: "lower bound"}
 
 
 def fmt(value: float | None, digits: int = 3) -> str:
@@ -42,17 +54,77 @@ def _md_escape(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def superscript(letters: list[str]) -> str:
+    """ranx-style superscript of row letters for text tables (``^(aa)`` for letters past ``z``)."""
+    return "".join(SUPERSCRIPT.get(x, f"^({x})") for x in letters)
+
+
+def row_name(row: RunRow) -> str:
+    """The label with its role: ``oracle (upper bound)``, ``tfidf (baseline)``."""
+    role = BOUND_NOTE.get(row.bound or "") or ("baseline" if row.baseline else "")
+    return f"{row.label} ({role})" if role else row.label
+
+
+def sort_line(report: Report, setting: str) -> str:
+    """How the rows are ordered and what the superscripts mean, in one paragraph."""
+    metric = report.sort_by.get(setting)
+    order = f"Sorted by {metric}, best first" if metric else "Not sorted (no run has the sort metric)"
+    bounds = "bounds (upper: reads the gold; lower: chance) at the ends" + (
+        ", tested too" if report.test_bounds else ", not tested"
+    )
+    tested = [r for r in report.setting_rows(setting) if r.tested]
+    if not report.tests_of(setting):
+        return f"{order}; {bounds}. No significance test in this setting (fewer than two runs to compare)."
+    base = report.baseline.get(setting)
+    against = (
+        "every two lettered runs"
+        if base is None
+        else f"each lettered run against the baseline {base} ({next(r.letter for r in tested if r.baseline)})"
+    )
+    return (
+        f"{order}; {bounds}. Superscripts: significantly better than the run of that letter on that column "
+        f"(sign-flip permutation test per dialogue, Holm-adjusted over the {len(report.tests)} tests of "
+        f"this report, p < {report.alpha:g}); tested: {against}."
+    )
+
+
+def _main_cell(row: RunRow, metric: str) -> str:
+    cell = row.cells.get(metric)
+    if cell is None:
+        return "unavailable" if metric in row.unavailable else "—"
+    text = fmt(cell.value) + superscript(row.beats.get(metric, []))
+    return text if cell.ci_low is None else f"{text} [{fmt(cell.ci_low)}, {fmt(cell.ci_high)}]"
+
+
+def _main_markdown(report: Report, setting: str) -> list[str]:
+    rows = report.setting_rows(setting)
+    metrics = [m for m in MAIN[setting] if any(m in r.cells or m in r.unavailable for r in rows)]
+    lines = [
+        sort_line(report, setting),
+        "",
+        "| # | system | " + " | ".join(metrics) + " | latency (s) | cost (USD) |",
+        "|---|---|" + "---|" * len(metrics) + "---|---|",
+    ]
+    for r in rows:
+        cells = " | ".join(_main_cell(r, m) for m in metrics)
+        latency = f"{r.usage['latency_mean_s']:.4f}" if r.usage else "—"
+        cost = f"{r.usage['cost_usd']:.4f}" if r.usage else "—"
+        lines.append(f"| {r.letter} | {_md_escape(row_name(r))} | {cells} | {latency} | {cost} |")
+    return lines
+
+
 def markdown(report: Report) -> str:
-    """Leaderboards per setting (headline metrics, then all metrics; value [95% CI]), tests, breakdowns
-    and notes."""
+    """Per setting the main table (module docstring), then — folded — every headline metric and every
+    metric (value [95% CI]); then tests, breakdowns and notes."""
     from groundtrace.crs.metrics import parse_metric
 
     lines = ["# TRACE-CRS leaderboard", ""]
     for setting in report.settings():
-        rows = [r for r in report.rows if r.setting == setting]
+        rows = report.setting_rows(setting)
         metrics = [m for m in HEADLINE[setting] if any(m in r.cells for r in rows)]
+        lines += [f"## {setting.capitalize()} set", "", *_main_markdown(report, setting), ""]
         lines += [
-            f"## {setting.capitalize()} set",
+            "<details><summary>Headline metrics, usage and unscorable turns</summary>",
             "",
             "| system | "
             + " | ".join(metrics)
@@ -72,6 +144,10 @@ def markdown(report: Report) -> str:
                 f"seed {report.seed}]. t2r: lower is better."
             ),
             "",
+            "</details>",
+            "",
+            "<details><summary>All metrics</summary>",
+            "",
             f"### All metrics, {setting} set",
             "",
             "| metric | axis | better | " + " | ".join(_md_escape(r.label) for r in rows) + " |",
@@ -84,9 +160,15 @@ def markdown(report: Report) -> str:
             lines.append(f"| {m} | {spec.axis} | {arrow} | {cells} |")
         unavailable = sorted({f"{m}: {why}" for r in rows for m, why in r.unavailable.items()})
         lines += [""] + [f"Unavailable (not 0) — {u}." for u in unavailable] + ([""] if unavailable else [])
+        lines += ["</details>", ""]
     if report.tests:
         lines += [
             "## Paired significance tests",
+            "",
+            (
+                f"{len(report.tests)} tests ({'all pairs' if report.all_pairs else 'against the baseline'}; "
+                f"main-table metrics). Significant: p Holm < {report.alpha:g}."
+            ),
             "",
             (
                 "| setting | metric | A | B | units | dialogues | mean A | mean B | Δ "
@@ -185,58 +267,94 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in text)
 
 
+def _latex_cell(row: RunRow, metric: str, best: float | None, tested_letters: str) -> str:
+    """``value`` (bold when ``best``), ranx superscript + phantom letters, ± half the CI width."""
+    c = row.cells.get(metric)
+    if c is None or c.value is None:
+        return "--"
+    text = f"{c.value:.3f}"
+    if best is not None and c.value == best:
+        text = rf"\textbf{{{text}}}"
+    letters = "".join(row.beats.get(metric, []))
+    if tested_letters:  # ranx: the letters not shown are phantoms, so the columns stay aligned
+        phantom = "".join(x for x in tested_letters if x not in letters)
+        text += rf"$^{{{letters}}}$" if letters else ""
+        text += rf"\hphantom{{$^{{{phantom}}}$}}" if phantom else ""
+    if c.ci_low is not None and c.ci_high is not None:
+        text += rf"{{\scriptsize$\pm${(c.ci_high - c.ci_low) / 2:.3f}}}"
+    return text
+
+
 def latex(report: Report) -> str:
-    """One booktabs table per setting: headline metrics, value with ± half CI width; best value in bold."""
+    """One booktabs table per setting: the main-table metrics (module docstring) with latency and cost,
+    ``#`` letters and ranx-style superscripts, bounds in italics between rules, the best value among the
+    other runs in bold, ± half the CI width."""
     from groundtrace.crs.metrics import parse_metric
 
-    parts: list[str] = []
+    parts: list[str] = [
+        "% TRACE-CRS leaderboard (groundtrace crs report).",
+        r"% Needs \usepackage{booktabs} in the preamble (\toprule, \midrule, \bottomrule).",
+    ]
     for setting in report.settings():
-        rows = [r for r in report.rows if r.setting == setting]
-        metrics = [m for m in HEADLINE[setting] if any(m in r.cells for r in rows)]
+        rows = report.setting_rows(setting)
+        metrics = [m for m in MAIN[setting] if any(m in r.cells for r in rows)]
         best: dict[str, float] = {}
+        contenders = [r for r in rows if r.bound is None] or rows  # bounds compete only among themselves
         for m in metrics:
-            vals = [r.cells[m].value for r in rows if m in r.cells and r.cells[m].value is not None]
-            if vals:
-                best[m] = max(vals) if parse_metric(m).higher_is_better else min(vals)
+            vals = [r.cells[m].value for r in contenders if m in r.cells]
+            present = [v for v in vals if v is not None]
+            if present and len(rows) > 1:
+                best[m] = max(present) if parse_metric(m).higher_is_better else min(present)
+        letters = "".join(r.letter for r in rows if r.tested)
         head = " & ".join(latex_escape(m) for m in metrics)
-        body = []
-        for r in rows:
-            cells = []
-            for m in metrics:
-                c = r.cells.get(m)
-                if c is None or c.value is None:
-                    cells.append("--")
-                    continue
-                text = f"{c.value:.3f}"
-                if c.value == best.get(m) and len(rows) > 1:
-                    text = rf"\textbf{{{text}}}"
-                if c.ci_low is not None and c.ci_high is not None:
-                    text += rf"{{\scriptsize$\pm${(c.ci_high - c.ci_low) / 2:.3f}}}"
-                cells.append(text)
-            body.append(latex_escape(r.label) + " & " + " & ".join(cells) + r" \\")
+        body: list[str] = []
+        for i, r in enumerate(rows):
+            if i and (r.bound != rows[i - 1].bound):
+                body.append(r"\midrule")
+            name = latex_escape(row_name(r))
+            name = rf"\textit{{{name}}}" if r.bound else name
+            bold = any(r is c for c in contenders)
+            cells = [_latex_cell(r, m, best.get(m) if bold else None, letters) for m in metrics]
+            usage = ["--", "--"]
+            if r.usage:
+                usage = [f"{r.usage['latency_mean_s']:.4f}", f"{r.usage['cost_usd']:.4f}"]
+            body.append(" & ".join([r.letter or "--", name, *cells, *usage]) + r" \\")
+        tests = report.tests_of(setting)
+        base = report.baseline.get(setting)
+        against = "all pairs" if base is None else f"against {latex_escape(base)}"
+        stars = (
+            " Superscripts: significantly better than the system of that letter (sign-flip permutation test "
+            rf"per dialogue, Holm-corrected, $p < {report.alpha:g}$; {against}"
+            + ("" if report.test_bounds else "; bounds not tested")
+            + ")."
+            if tests
+            else ""
+        )
+        sort = report.sort_by.get(setting)
+        order = f"sorted by {latex_escape(sort)}" if sort else "unsorted"
         parts.append(
             "\n".join(
                 [
                     r"\begin{table}[t]",
                     r"\centering",
                     r"\small",
-                    rf"\begin{{tabular}}{{l{'r' * len(metrics)}}}",
+                    rf"\begin{{tabular}}{{cl{'r' * len(metrics)}rr}}",
                     r"\toprule",
-                    rf"System & {head} \\",
+                    rf"\# & System & {head} & Latency (s) & Cost (USD) \\",
                     r"\midrule",
                     *body,
                     r"\bottomrule",
                     r"\end{tabular}",
                     (
-                        rf"\caption{{TRACE-CRS {setting}-set results (± half-width of the bootstrap 95\% CI, "
-                        rf"{report.resamples} resamples).}}"
+                        rf"\caption{{TRACE-CRS {setting}-set results, {order} (± half-width of the bootstrap "
+                        rf"95\% CI, {report.resamples} resamples; best non-bound value in bold).{stars}}}"
                     ),
                     rf"\label{{tab:trace-crs-{setting}}}",
                     r"\end{table}",
                 ]
             )
         )
-    return "\n\n".join(parts) + "\n"
+    return "\n".join(parts[:2]) + "\n\n" + "\n\n".join(parts[2:]) + "\n"
 
 
 def json_text(report: Report) -> str:
