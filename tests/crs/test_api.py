@@ -124,7 +124,7 @@ def test_compare_gives_the_numbers_of_crs_report(demo, tmp_path) -> None:
         line.rsplit(",", 1)[0] for line in disk_csv
     ]  # the same rows but for the last column (the run folder)
     relabelled = crs.compare(tables, labels=["a", "b"], resamples=50)
-    assert [r.label for r in relabelled.rows] == ["a", "b"]
+    assert [(r.label, r.bound) for r in relabelled.rows] == [("b", "upper"), ("a", "lower")]  # oracle first
     with pytest.raises(ValueError, match="at least one"):
         crs.compare([])
 
