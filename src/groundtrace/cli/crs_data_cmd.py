@@ -1,4 +1,5 @@
-"""``groundtrace crs validate|export|hydrate|schema``: check, release (redacted) and restore dataset files."""
+"""``groundtrace crs validate|export|hydrate|schema|migrate``: check, release (redacted), restore and
+upgrade dataset files."""
 
 from __future__ import annotations
 
@@ -81,6 +82,34 @@ def schema(
     from groundtrace.crs.dataset.files import write_json_schema
 
     typer.echo(f"wrote {write_json_schema(out)}")
+
+
+@crs_app.command("migrate")
+def migrate(
+    dataset: Path = typer.Argument(..., help="Dataset folder or JSONL file in any readable format version."),
+    out: Path = typer.Option(..., "--out", help="Folder for the dataset in the current format."),
+) -> None:
+    """Rewrite a dataset in the current format (v1 files are read by migrating each line)."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    from groundtrace.crs.dataset.files import migrate_dataset
+    from groundtrace.crs.schema import SCHEMA_VERSION
+
+    console = Console()
+    try:
+        report = migrate_dataset(dataset, out)
+    except (FileNotFoundError, ValueError) as exc:
+        print_error(exc)
+        raise typer.Exit(2) from None
+    old = ", ".join(f"{n} line(s) of format {v}" for v, n in sorted(report.old_versions.items()))
+    for name, n in report.files.items():
+        console.print(f"{escape(name)}: {n} dialogue(s)")
+    console.print(f"wrote {escape(str(out))} in format {SCHEMA_VERSION} ({old or 'no old lines'})")
+    for error in report.errors:
+        console.print(f"  [yellow]{escape(str(error))}[/yellow]", soft_wrap=True)
+    if report.errors:
+        raise typer.Exit(1)
 
 
 @crs_app.command("export")

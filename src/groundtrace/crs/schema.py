@@ -1,8 +1,27 @@
-"""TRACE-CRS records: POIs, reviews, constraints, turns and dialogues (dataset format v1).
+"""TRACE-CRS records: POIs, reviews, constraints, turns and dialogues (dataset format v2).
 
 These models are the contract between the knowledge base, the dataset builder, the runner and the
 metrics. Files are JSONL, one :class:`Dialogue` per line; ``groundtrace crs validate`` checks them against
 the JSON Schema generated from these models plus the KB.
+
+Format v2: one JSON type per field
+----------------------------------
+Every field of a dataset line has one JSON type across records, so column-typed readers (Hugging Face
+``datasets``, pyarrow, pandas) infer one type per column. In memory the models stay convenient; the
+conversion happens at the model boundary (validators and serializers):
+
+* ``Constraint.value`` is ``str | int | float | bool`` in memory and written as a string plus
+  ``value_type`` (``"str"``, ``"int"``, ``"float"``, ``"bool"``): ``{"kind": "price_max", "value": "2",
+  "value_type": "int", "label": "..."}`` (:func:`encode_value` / :func:`decode_value`).
+* ``Dialogue.review_refs`` is a ``dict`` tag → :class:`ReviewRef` in memory and written as a list of
+  ``{"tag", "review_id", "poi_id"}`` records in tag order; ``Dialogue.features`` is a ``dict`` name → float
+  in memory and written as a list of ``{"name", "value"}`` records.
+
+Reading: JSON input (``model_validate_json``) must be in the v2 form; Python input (``model_validate`` of a
+``dict``, keyword construction) also takes the in-memory forms, which are the v1 forms — so a v1 line
+(``schema_version`` ``"1.0"``) loads through ``model_validate`` and is *migrated on read*: its
+``schema_version`` becomes :data:`SCHEMA_VERSION` and it is written back in the v2 form. A major version
+above 2 is refused with a clear message.
 
 Conventions
 -----------
@@ -24,11 +43,25 @@ Conventions
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import math
+import re
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    WithJsonSchema,
+    field_serializer,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "2.0"
+#: The dataset format versions this code reads (1.0 is migrated on read).
+READABLE_VERSIONS: tuple[str, ...] = ("1.0", "2.0")
 
 PoiType = Literal["restaurant", "hotel", "attraction"]
 POI_TYPES: tuple[str, ...] = ("restaurant", "hotel", "attraction")
@@ -107,12 +140,98 @@ class Review(_Record):
     date: str | None = None
 
 
+ConstraintValue = str | int | float | bool
+ValueType = Literal["str", "int", "float", "bool"]
+VALUE_TYPES: tuple[str, ...] = ("str", "int", "float", "bool")
+#: What a written ``value`` looks like for each ``value_type`` (``str``: any string).
+VALUE_PATTERNS: dict[str, str] = {
+    "int": r"^-?[0-9]+$",
+    "float": r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$",
+    "bool": r"^(true|false)$",
+}
+_VALUE_RES = {t: re.compile(p) for t, p in VALUE_PATTERNS.items()}
+
+
+def encode_value(value: ConstraintValue) -> tuple[str, str]:
+    """``(text, value_type)`` of a constraint value: ints in decimal, floats by ``repr`` (shortest
+    round-trip form, e.g. ``"4.0"``), booleans as ``"true"``/``"false"``."""
+    if isinstance(value, bool):
+        return ("true" if value else "false"), "bool"
+    if isinstance(value, int):
+        return str(value), "int"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"constraint value {value!r} is not finite")
+        return repr(value), "float"
+    if isinstance(value, str):
+        return value, "str"
+    raise TypeError(f"constraint value must be str, int, float or bool, got {type(value).__name__}")
+
+
+def decode_value(text: object, value_type: object) -> ConstraintValue:
+    """Inverse of :func:`encode_value`; ``ValueError`` when ``text`` is not of ``value_type``."""
+    if not isinstance(text, str):  # ValueError, not TypeError: pydantic reports only ValueErrors
+        raise ValueError(f"a written constraint value is a string, got {type(text).__name__}")  # noqa: TRY004
+    if value_type == "str":
+        return text
+    if not isinstance(value_type, str) or value_type not in _VALUE_RES:
+        raise ValueError(f"value_type must be one of {', '.join(VALUE_TYPES)}, got {value_type!r}")
+    if not _VALUE_RES[value_type].match(text):
+        raise ValueError(f"{text!r} is not a {value_type} value")
+    if value_type == "bool":
+        return text == "true"
+    return int(text) if value_type == "int" else float(text)
+
+
+def _constraint_wire_schema(schema: dict[str, Any]) -> None:
+    """The JSON Schema of a written constraint: ``value`` a string, ``value_type`` naming its type."""
+    props = schema["properties"]
+    props["value"] = {
+        "type": "string",
+        "title": "Value",
+        "description": "The value as text; its type is value_type.",
+    }
+    props["value_type"] = {"enum": list(VALUE_TYPES), "type": "string", "title": "Value Type"}
+    schema["properties"] = {k: props[k] for k in ("kind", "value", "value_type", "label")}
+    schema["required"] = ["kind", "value", "value_type", "label"]
+    schema["allOf"] = [
+        {
+            "if": {"properties": {"value_type": {"const": t}}},
+            "then": {"properties": {"value": {"pattern": p}}},
+        }
+        for t, p in VALUE_PATTERNS.items()
+    ]
+
+
 class Constraint(_Record):
-    """One user preference a POI can satisfy or violate (see :data:`ConstraintKind`)."""
+    """One user preference a POI can satisfy or violate (see :data:`ConstraintKind`).
+
+    ``value`` is typed in memory; a file stores it as a string plus ``value_type`` (module docstring).
+    """
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_constraint_wire_schema)
 
     kind: ConstraintKind
     value: str | int | float | bool
     label: str = Field(description="How the user phrased it, e.g. 'somewhere quiet'.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_value(cls, data: Any, info: ValidationInfo) -> Any:
+        if isinstance(data, dict) and "value_type" in data:
+            data = dict(data)
+            data["value"] = decode_value(data.get("value"), data.pop("value_type"))
+        elif isinstance(data, dict) and info.mode == "json":
+            raise ValueError(
+                "value_type is missing (format v2 writes a constraint value as text + value_type)"
+            )
+        return data
+
+    @model_serializer(mode="wrap")
+    def _write_value(self, handler: Any) -> dict[str, Any]:
+        out = handler(self)
+        text, value_type = encode_value(self.value)
+        return {"kind": out["kind"], "value": text, "value_type": value_type, "label": out["label"]}
 
 
 class Anchor(_Record):
@@ -128,6 +247,21 @@ class ReviewRef(_Record):
 
     review_id: str
     poi_id: str
+
+
+class TaggedReviewRef(_Record):
+    """A ``review_refs`` entry as written: the tag and what it points to."""
+
+    tag: str
+    review_id: str
+    poi_id: str
+
+
+class Feature(_Record):
+    """A ``features`` entry as written: a measured feature's name and value."""
+
+    name: str
+    value: float = Field(allow_inf_nan=False)
 
 
 class QuoteSpan(_Record):
@@ -194,6 +328,49 @@ class Leg(_Record):
     )
 
 
+def _record_list_schema(model: type[BaseModel], description: str) -> WithJsonSchema:
+    """The JSON Schema of a mapping written as a list of ``model`` records."""
+    item = model.model_json_schema()
+    item.pop("title", None)
+    return WithJsonSchema({"type": "array", "items": item, "description": description})
+
+
+ReviewRefs = Annotated[
+    dict[str, ReviewRef],
+    _record_list_schema(TaggedReviewRef, "Tag 'Rn' -> review, in tag order; tags are distinct."),
+]
+Features = Annotated[
+    dict[str, float],
+    _record_list_schema(Feature, "Measured features behind the tier; names are distinct."),
+]
+
+
+def _records_to_dict(
+    value: Any, info: ValidationInfo, key: str, field: str, unwrap: str | None = None
+) -> Any:
+    """A written list of records → ``{record[key]: rest of the record}`` (``rest[unwrap]`` when given).
+
+    The in-memory ``dict`` form is taken from Python input only: JSON input must be in the v2 form.
+    """
+    if isinstance(value, list):
+        out: dict[str, Any] = {}
+        for item in value:
+            if not isinstance(item, dict) or not isinstance(item.get(key), str):
+                raise ValueError(f"each {field} entry is an object with a string {key!r}")  # noqa: TRY004
+            rest = {k: v for k, v in item.items() if k != key}
+            if unwrap is not None:
+                if set(rest) != {unwrap}:
+                    raise ValueError(f"a {field} entry has exactly the keys {key!r} and {unwrap!r}")
+                rest = rest[unwrap]
+            if item[key] in out:
+                raise ValueError(f"{field}: {key} {item[key]!r} appears twice")
+            out[item[key]] = rest
+        return out
+    if isinstance(value, dict) and info.mode == "json":
+        raise ValueError(f"{field} is written as a list of records in format v2, not an object")
+    return value
+
+
 class Dialogue(_Record):
     """One TRACE-CRS dialogue."""
 
@@ -206,10 +383,10 @@ class Dialogue(_Record):
     persona: str = Field(description="One-line persona description.")
     anchor: Anchor | None = None
     difficulty: Literal["Easy", "Medium", "Hard", "Expert"] = "Easy"
-    features: dict[str, float] = Field(default_factory=dict, description="Measured features behind the tier.")
+    features: Features = Field(default_factory=dict)
     has_rejection: bool = False
     candidates: list[str] = Field(description="The closed candidate pool (8 POI ids).")
-    review_refs: dict[str, ReviewRef] = Field(default_factory=dict, description="Tag 'Rn' -> review.")
+    review_refs: ReviewRefs = Field(default_factory=dict)
     turns: list[Turn]
     kb_hash: str = ""
     realiser: str = "template"
@@ -219,6 +396,41 @@ class Dialogue(_Record):
         description="Itinerary dialogues only: one leg per POI type asked for, in turn order (the first "
         "starts at turn 0); empty for a single-type dialogue.",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate(cls, data: Any) -> Any:
+        """Refuse a format this code cannot read; a v1 line is read as the current version."""
+        if isinstance(data, dict) and "schema_version" in data:
+            version = data["schema_version"]
+            if isinstance(version, str) and version != SCHEMA_VERSION:
+                major = version.partition(".")[0]
+                if version not in READABLE_VERSIONS and major != SCHEMA_VERSION.partition(".")[0]:
+                    raise ValueError(
+                        f"dataset format {version} is not supported (this groundtrace reads "
+                        f"{', '.join(READABLE_VERSIONS)}): upgrade groundtrace"
+                    )
+                if major == "1":
+                    data = {**data, "schema_version": SCHEMA_VERSION}
+        return data
+
+    @field_validator("review_refs", mode="before")
+    @classmethod
+    def _read_refs(cls, value: Any, info: ValidationInfo) -> Any:
+        return _records_to_dict(value, info, "tag", "review_refs")
+
+    @field_validator("features", mode="before")
+    @classmethod
+    def _read_features(cls, value: Any, info: ValidationInfo) -> Any:
+        return _records_to_dict(value, info, "name", "features", unwrap="value")
+
+    @field_serializer("review_refs")
+    def _write_refs(self, refs: dict[str, ReviewRef]) -> list[dict[str, str]]:
+        return [{"tag": tag, "review_id": ref.review_id, "poi_id": ref.poi_id} for tag, ref in refs.items()]
+
+    @field_serializer("features")
+    def _write_features(self, features: dict[str, float]) -> list[dict[str, Any]]:
+        return [{"name": name, "value": value} for name, value in features.items()]
 
     def recommendation_turns(self) -> list[Turn]:
         """System turns that carry gold labels, in order."""

@@ -16,6 +16,7 @@ from groundtrace.crs.build.builder import (
 )
 from groundtrace.crs.dataset.files import read_dataset
 from groundtrace.crs.kb.demo import generate_demo_kb
+from groundtrace.crs.schema import SCHEMA_VERSION
 
 FILES = ("train.jsonl", "validation.jsonl", "test.jsonl", "schema.json", "manifest.json", "build_report.json")
 
@@ -39,7 +40,7 @@ def test_manifest_report_and_splits(kb, tmp_path) -> None:
     report = build_dataset(kb, 60, 3, tmp_path)
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert manifest["kb_name"] == kb.name and manifest["kb_hash"] == kb.content_hash
-    assert manifest["seed"] == 3 and manifest["schema_version"] == "1.0"
+    assert manifest["seed"] == 3 and manifest["schema_version"] == SCHEMA_VERSION
     assert manifest["counts"]["total"] == report.built == 60
     data = read_dataset(tmp_path)
     assert not data.errors

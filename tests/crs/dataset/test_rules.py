@@ -363,7 +363,8 @@ TAMPERS: dict[str, tuple[Callable[[Dialogue, KnowledgeBase], None], bool]] = {
 ITINERARY_TAMPERS = {"itinerary-legs"}
 
 #: rules about files, lines and redacted releases: exercised by tests/crs/dataset/test_validate.py
-FILE_LEVEL = {"json", "schema", "model", "duplicate-id", "manifest", "redacted", "placeholder"}
+#: (old-format: by tests/crs/dataset/test_format_v2.py)
+FILE_LEVEL = {"json", "schema", "model", "duplicate-id", "manifest", "old-format", "redacted", "placeholder"}
 FILE_LEVEL |= {"placeholder-missing"}
 
 

@@ -474,8 +474,7 @@ def test_schema_invalid_line_still_gets_duplicate_and_kb_reference_checks(
     obj = json.loads(d.model_dump_json())
     obj["difficulty"] = "Impossible"  # a schema error
     obj["candidates"][0] = "ghost-poi"
-    first_tag = next(iter(obj["review_refs"]))
-    obj["review_refs"][first_tag]["review_id"] = "rv-nope"
+    obj["review_refs"][0]["review_id"] = "rv-nope"  # format v2: a list of {tag, review_id, poi_id}
     obj["turns"][1]["recommended"] = ["ghost-2"]
     path = tmp_path / "raw.jsonl"
     path.write_text(d.model_dump_json() + "\n" + json.dumps(obj) + "\n", encoding="utf-8")

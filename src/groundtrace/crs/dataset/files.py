@@ -36,9 +36,10 @@ class DatasetFormatError(ValueError):
 
 
 def dialogue_line(dialogue: Dialogue) -> str:
-    """The canonical one-line serialisation of a dialogue (with the trailing newline). ``legs`` is written
-    only for itinerary dialogues (an empty list is left out, so single-type lines are unchanged)."""
-    return dialogue.model_dump_json(exclude=None if dialogue.legs else {"legs"}) + "\n"
+    """The canonical one-line serialisation of a dialogue (with the trailing newline). Every field is
+    written, ``legs`` too (an empty list for a single-type dialogue): format v2 gives every record the
+    same fields, so column-typed readers see one type per column."""
+    return dialogue.model_dump_json() + "\n"
 
 
 class DialogueReader:
@@ -189,6 +190,47 @@ def _read_manifest(path: Path) -> tuple[dict[str, Any], LineError | None]:
             file=str(path), line=0, message=f"expected a JSON object, got {type(value).__name__}"
         )
     return value, None
+
+
+class MigrationReport(BaseModel):
+    """What :func:`migrate_dataset` wrote: dialogues per split file, old versions seen, skipped lines."""
+
+    files: dict[str, int]
+    old_versions: dict[str, int]
+    errors: list[LineError]
+
+
+def migrate_dataset(source: Path | str, out_dir: Path | str) -> MigrationReport:
+    """Rewrite a dataset (any readable format version) in the current format into ``out_dir``.
+
+    Each split file is read (old lines are migrated on read, see :mod:`groundtrace.crs.schema`) and written
+    canonically; ``manifest.json`` is copied with its ``schema_version`` set to the current one. Bad lines
+    are skipped and reported; the rest is written.
+    """
+    source, out_dir = Path(source), Path(out_dir)
+    folder = source if source.is_dir() else source.parent
+    if folder.resolve() == out_dir.resolve():
+        raise ValueError(f"{out_dir}: the output folder must differ from the input folder")
+    files: dict[str, int] = {}
+    old: dict[str, int] = {}
+    errors: list[LineError] = []
+    for file in dataset_files(source):
+        for _, obj, _error in iter_jsonl(file):
+            version = obj.get("schema_version") if isinstance(obj, dict) else None
+            if isinstance(version, str) and version != SCHEMA_VERSION:
+                old[version] = old.get(version, 0) + 1
+        reader = read_dialogues(file)
+        files[file.name] = write_dialogues(out_dir / file.name, reader)
+        errors.extend(reader.errors)
+    manifest_path = folder / MANIFEST
+    if manifest_path.is_file():
+        manifest, problem = _read_manifest(manifest_path)
+        if problem is not None:
+            errors.append(problem)
+        else:
+            manifest["schema_version"] = SCHEMA_VERSION
+            (out_dir / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return MigrationReport(files=files, old_versions=old, errors=errors)
 
 
 def dialogue_json_schema() -> dict[str, Any]:

@@ -3,6 +3,10 @@
 :func:`read_line` tries the fast path first (:func:`strict_parse`); when it fails, the line is checked
 with ``json`` and then the JSON Schema (:func:`groundtrace.crs.dataset.files.dialogue_json_schema`), which
 explains what is wrong, and finally loaded with pydantic's lax mode.
+
+A line of an older format (``schema_version`` ``1.x``, see :mod:`groundtrace.crs.schema`) is migrated
+first: loaded by the model, which reads v1, and checked as its current-format serialisation
+(``Line.old_version`` says so; the validator reports one ``GT-F006`` notice per file).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from groundtrace.core.files.validation import validation_message
 from groundtrace.crs.dataset import rules as R
 from groundtrace.crs.dataset.files import dialogue_json_schema
 from groundtrace.crs.dataset.rules import Finding
-from groundtrace.crs.schema import Dialogue
+from groundtrace.crs.schema import SCHEMA_VERSION, Dialogue
 
 
 @lru_cache(maxsize=1)
@@ -51,6 +55,7 @@ class Line:
     obj: Any = None
     dialogue_id: str | None = None
     findings: list[Finding] = field(default_factory=list)
+    old_version: str | None = None
 
 
 def _finding(rule: R.Rule, turn: int | None = None, **fields: Any) -> Finding:
@@ -78,6 +83,9 @@ def read_line(raw: bytes) -> Line:
         return Line(None, findings=[_finding(R.JSON, error=exc)])
     did = obj.get("dialogue_id") if isinstance(obj, dict) else None
     did = did if isinstance(did, str) else None
+    old = old_version(obj)
+    if old is not None:
+        return _migrated_line(obj, did, old)
     errors = schema_findings(obj)
     if errors:
         return Line(None, obj, did, errors)
@@ -86,3 +94,23 @@ def read_line(raw: bytes) -> Line:
     except ValidationError as exc:
         error = validation_message(exc, model=Dialogue, limit=5)
         return Line(None, obj, did, [_finding(R.MODEL, error=error)])
+
+
+def old_version(obj: Any) -> str | None:
+    """The ``schema_version`` of a line in an older, readable format (``1.x``), else None."""
+    version = obj.get("schema_version") if isinstance(obj, dict) else None
+    if isinstance(version, str) and version != SCHEMA_VERSION and version.partition(".")[0] == "1":
+        return version
+    return None
+
+
+def _migrated_line(obj: dict[str, Any], did: str | None, version: str) -> Line:
+    """An old-format line: loaded by the model (which migrates it), then checked as it is now written."""
+    try:
+        dialogue = Dialogue.model_validate(obj)
+    except ValidationError as exc:
+        error = f"format {version} line: {validation_message(exc, model=Dialogue, limit=5)}"
+        return Line(None, obj, did, [_finding(R.MODEL, error=error)], old_version=version)
+    current = dialogue.model_dump(mode="json")
+    errors = schema_findings(current)
+    return Line(None if errors else dialogue, current, did, errors, old_version=version)

@@ -104,6 +104,15 @@ MANIFEST = Rule(
     severity="warning",
     builder=None,
 )
+OLD_FORMAT = Rule(
+    "GT-F006",
+    "old-format",
+    "(notice) a file holds lines of an older dataset format, read by migrating them to the current one",
+    "{n} line(s) in dataset format {version}: checked as migrated to {current}; rewrite the files with "
+    "`groundtrace crs migrate`",
+    severity="warning",
+    builder=None,
+)
 
 # -- S: turn structure ------------------------------------------------------------------------------
 TURN_INDEX = Rule(

@@ -32,7 +32,7 @@ from groundtrace.crs.dataset.problems import Problem, placed, problem
 from groundtrace.crs.dataset.release import SIDECAR
 from groundtrace.crs.dataset.rules import PoolLimits
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
-from groundtrace.crs.schema import Dialogue
+from groundtrace.crs.schema import SCHEMA_VERSION, Dialogue
 
 
 def check_dialogue(
@@ -92,11 +92,14 @@ def validate_file(
     seen = seen_ids if seen_ids is not None else {}
     file = str(path)
     redacted = 0
+    old: dict[str, int] = {}
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
             if not raw.strip():
                 continue
             read = read_line(raw)
+            if read.old_version is not None:
+                old[read.old_version] = old.get(read.old_version, 0) + 1
             problems.extend(placed(f, file, number, read.dialogue_id) for f in read.findings)
             if read.dialogue_id is not None:
                 problems.extend(_duplicate(read.dialogue_id, file, number, seen))
@@ -114,6 +117,9 @@ def validate_file(
             )
     if redacted:
         problems.append(_redacted_notice(file, redacted, release, kb is not None))
+    for version, n in sorted(old.items()):
+        message = R.OLD_FORMAT.template.format(n=n, version=version, current=SCHEMA_VERSION)
+        problems.append(problem(R.OLD_FORMAT, message, file))
     return problems
 
 

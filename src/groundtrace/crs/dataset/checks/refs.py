@@ -51,10 +51,11 @@ def _raw_ids(obj: dict[str, Any]) -> Iterator[tuple[int | None, str, str, str]]:
 
 
 def _raw_refs(obj: dict[str, Any]) -> Iterator[tuple[str, Any, Any]]:
+    """``(tag, poi_id, review_id)`` of the written ``review_refs`` records (format v2: a list)."""
     refs = obj.get("review_refs")
-    for tag, ref in refs.items() if isinstance(refs, dict) else []:
-        if isinstance(ref, dict):
-            yield tag, ref.get("poi_id"), ref.get("review_id")
+    for ref in refs if isinstance(refs, list) else []:
+        if isinstance(ref, dict) and isinstance(ref.get("tag"), str):
+            yield ref["tag"], ref.get("poi_id"), ref.get("review_id")
 
 
 def _dialogue_ids(d: Dialogue) -> Iterator[tuple[int | None, str, str, str]]:
