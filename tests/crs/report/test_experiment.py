@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from typer.testing import CliRunner
@@ -21,6 +22,12 @@ from tests.crs.report.demo_data import make_demo
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     return make_demo(tmp_path_factory.mktemp("experiment"), n_dialogues=12)
+
+
+@pytest.fixture
+def paths(tmp_path):
+    """Where a dataset and a KB would be: the config checks below stop before anything is read."""
+    return SimpleNamespace(dataset=tmp_path / "ds", kb_path=tmp_path / "kb.sqlite")
 
 
 def _write(folder: Path, text: str, name: str = "run.yaml") -> Path:
@@ -40,34 +47,34 @@ def _error(path: Path) -> str:
     return str(info.value)
 
 
-def test_config_errors_name_the_file_line_and_a_suggestion(demo, tmp_path) -> None:
-    bad_key = _config(demo, tmp_path, "setings: [closed]\nsystems: [random]\n")
+def test_config_errors_name_the_file_line_and_a_suggestion(paths, tmp_path) -> None:
+    bad_key = _config(paths, tmp_path, "setings: [closed]\nsystems: [random]\n")
     assert f"{bad_key}:4: setings: unknown key (did you mean 'settings'?)" in _error(bad_key)
-    typo = _config(demo, tmp_path, "systems:\n  - random\n  - system: tfidff\n")
+    typo = _config(paths, tmp_path, "systems:\n  - random\n  - system: tfidff\n")
     message = _error(typo)
     assert f"{typo}:6:" in message and "systems.1.system" in message and "tfidf" in message
-    url = _config(demo, tmp_path, "systems:\n  - system: http://127.0.0.1:9/respond\n")
+    url = _config(paths, tmp_path, "systems:\n  - system: http://127.0.0.1:9/respond\n")
     assert "needs a label" in _error(url) and f"{url}:5:" in _error(url)
     args = _config(
-        demo, tmp_path, "systems:\n  - random\n  - system: random\n    label: r2\n    args: {alpha: 1}\n"
+        paths, tmp_path, "systems:\n  - random\n  - system: random\n    label: r2\n    args: {alpha: 1}\n"
     )
     message = _error(args)
     assert f"{args}:6: systems.1: system 'random' takes no option 'alpha' (accepts: seed)" == message
-    twice = _config(demo, tmp_path, "systems: [random, tfidf, random]\n")
+    twice = _config(paths, tmp_path, "systems: [random, tfidf, random]\n")
     assert f"{twice}:4: systems.2: label 'random' used twice (first: systems.0)" == _error(twice)
-    metric = _config(demo, tmp_path, "metrics: [recall@1, cgss]\nsystems: [random]\n")
+    metric = _config(paths, tmp_path, "metrics: [recall@1, cgss]\nsystems: [random]\n")
     assert f"{metric}:4: metrics:" in _error(metric) and "cgs" in _error(metric)
-    dup = _config(demo, tmp_path, "seeds: [1, 1]\nsystems: [random]\n")
+    dup = _config(paths, tmp_path, "seeds: [1, 1]\nsystems: [random]\n")
     assert "listed twice: 1" in _error(dup)
-    base = _config(demo, tmp_path, "systems: [random, tfidf]\nreport:\n  baseline: tfidff\n")
+    base = _config(paths, tmp_path, "systems: [random, tfidf]\nreport:\n  baseline: tfidff\n")
     assert f"{base}:6: report.baseline: 'tfidff' is not the label of a run (random, tfidf)" == _error(base)
-    sort = _config(demo, tmp_path, "systems: [random]\nreport: {sort_by: recal@1}\n")
+    sort = _config(paths, tmp_path, "systems: [random]\nreport: {sort_by: recal@1}\n")
     assert f"{sort}:5: report.sort_by:" in _error(sort)
 
 
-def test_plan_seeds_only_seeded_systems_and_names_folders(demo, tmp_path) -> None:
+def test_plan_seeds_only_seeded_systems_and_names_folders(paths, tmp_path) -> None:
     path = _config(
-        demo,
+        paths,
         tmp_path,
         """
         settings: [closed, open]
@@ -94,8 +101,8 @@ def test_plan_seeds_only_seeded_systems_and_names_folders(demo, tmp_path) -> Non
     ]
 
 
-def test_cli_refuses_options_the_config_sets_and_bad_files(demo, tmp_path) -> None:
-    path = _config(demo, tmp_path, "systems: [random]\n")
+def test_cli_refuses_options_the_config_sets_and_bad_files(paths, tmp_path) -> None:
+    path = _config(paths, tmp_path, "systems: [random]\n")
     runner = CliRunner()
     both = runner.invoke(app, ["crs", "run", "--config", str(path), "--system", "tfidf"])
     assert both.exit_code == 2 and "--system is set in the config file" in both.output
@@ -221,12 +228,12 @@ def test_log_mlflow_writes_params_metrics_and_artifacts_to_a_local_store(demo, t
 
 
 def test_log_mlflow_without_the_extra_is_a_usage_error_with_the_install_hint(
-    demo, tmp_path, monkeypatch
+    paths, tmp_path, monkeypatch
 ) -> None:
     import sys
 
     monkeypatch.setitem(sys.modules, "mlflow", None)  # import mlflow raises ImportError
-    path = _config(demo, tmp_path, "out: r\nsystems: [random]\n")
+    path = _config(paths, tmp_path, "out: r\nsystems: [random]\n")
     result = CliRunner().invoke(app, ["crs", "run", "--config", str(path), "--log", "mlflow"])
     assert result.exit_code == 2 and "pip install 'groundtrace[tracking]'" in result.output
     assert not (tmp_path / "r").exists()  # refused before any work

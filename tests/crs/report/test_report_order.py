@@ -81,13 +81,14 @@ def test_rows_are_sorted_with_the_bounds_at_the_ends_and_tested_against_the_weak
     assert report.sort_by == {"closed": "recall@1"}
 
 
+@pytest.mark.slow  # scipy's Wilcoxon with tied differences (n <= 13) permutes: ~0.5 s a test
 def test_all_pairs_named_baseline_and_tested_bounds() -> None:
-    rows = _rows(build(_runs(), resamples=200, all_pairs=True))
+    rows = _rows(build(_runs(), resamples=50, all_pairs=True))
     assert rows["strong"].beats["recall@1"] == ["b", "c"] and rows["mid"].beats["recall@1"] == ["c"]
-    named = build(_runs(), resamples=200, baseline="strong")
+    named = build(_runs(), resamples=50, baseline="strong")
     assert {(t.a, t.b) for t in named.tests} == {("strong", "mid"), ("strong", "weak")}
     assert _rows(named)["strong"].beats["recall@1"] == ["b", "c"]  # the baseline's own wins are marked
-    bounds = build(_runs(), resamples=200, test_bounds=True)
+    bounds = build(_runs(), resamples=50, test_bounds=True)
     assert [r.letter for r in bounds.rows] == ["a", "b", "c", "d", "e"] and bounds.baseline == {
         "closed": "random"
     }
@@ -102,6 +103,7 @@ def test_all_pairs_named_baseline_and_tested_bounds() -> None:
     assert any("open set: no run 'strong'" in n for n in mixed.notes)
 
 
+@pytest.mark.slow  # scipy's Wilcoxon with tied differences (n <= 13) permutes: ~0.5 s a test
 def test_sort_by_another_metric_and_its_open_twin() -> None:
     report = build(_runs("open"), resamples=50, sort_by="recall@1")
     assert report.sort_by == {"open": "open_recall@1"}  # the closed-set name maps to its open twin
@@ -110,6 +112,7 @@ def test_sort_by_another_metric_and_its_open_twin() -> None:
     assert [r.label for r in ties.rows] == ["oracle", "mid", "strong", "weak", "random"]
 
 
+@pytest.mark.slow  # scipy's Wilcoxon with tied differences (n <= 13) permutes: ~0.5 s a test
 def test_markdown_and_latex_carry_ranx_superscripts_and_roles() -> None:
     report = build(_runs(), resamples=200)
     md = markdown(report)
