@@ -141,6 +141,35 @@ class _Ctx:
     _starts: list[int] | None = field(default=None, repr=False)
     _folded: str | None = field(default=None, repr=False)
     _fields: tuple[tuple[str, str, str, int, int, int], ...] | None = field(default=None, repr=False)
+    _memo: dict[tuple[object, ...], object] = field(default_factory=dict, repr=False)
+
+    @property
+    def quantities(self) -> list[Qty]:
+        """:func:`quantities` of :attr:`text`, parsed once (every number attribute reads them)."""
+        found = self._memo.get(("quantities",))
+        if found is None:
+            found = self._memo[("quantities",)] = quantities(self.text)
+        return found  # type: ignore[return-value]
+
+    def names(self, s: int, e: int, spec: AttributeSpec) -> bool:
+        """Does the sentence ``text[s:e]`` name ``spec`` (a phrase of :func:`attribute_keys`)? Memoised per
+        sentence and attribute name."""
+        key = ("names", s, e, spec.slug, spec.name)
+        found = self._memo.get(key)
+        if found is None:
+            sentence = self.text[s:e]
+            found = self._memo[key] = any(phrase_re(k).search(sentence) for k in attribute_keys(spec))
+        return found  # type: ignore[return-value]
+
+    def not_product_quantity(self, s: int, e: int) -> bool:
+        """Is ``text[s:e]`` a serving/nutrition or ingredients sentence (its quantities are not the
+        product's)? Memoised per sentence."""
+        key = ("serving", s, e)
+        found = self._memo.get(key)
+        if found is None:
+            sentence = self.text[s:e]
+            found = self._memo[key] = bool(_SERVING.search(sentence) or _INGREDIENTS.match(sentence))
+        return found  # type: ignore[return-value]
 
     @property
     def folded(self) -> str:
@@ -414,7 +443,6 @@ class LexiconEngine:
             for m in phrase_re(phrase).finditer(ctx.text)
         ]
         hits = drop_contained(hits)
-        keys = attribute_keys(spec)
         out = []
         # per sentence once (a long description holds hundreds of hits in one sentence)
         checked: dict[tuple[int, int], tuple[bool, bool]] = {}
@@ -425,7 +453,7 @@ class LexiconEngine:
                 skip = bool(_INGREDIENTS.match(sentence)) or bool(
                     spec.safety_critical and _TRACE.search(sentence)
                 )
-                checked[(s, e)] = (skip, not skip and any(phrase_re(k).search(sentence) for k in keys))
+                checked[(s, e)] = (skip, not skip and ctx.names(s, e, spec))
             skip, named = checked[(s, e)]
             if skip or negated(ctx.text, start):
                 continue
@@ -489,7 +517,7 @@ class LexiconEngine:
             a for a in attributes if a.slug != spec.slug and a.type == "number" and dimension_units(a)
         ]
         explicit = [(s, e) for nk, _k, _v, s, e, _vs in ctx.fields if nk in keys]
-        for q in quantities(ctx.text):
+        for q in ctx.quantities:
             value = accepts(spec, q)
             if value is None:
                 continue
@@ -533,12 +561,11 @@ class LexiconEngine:
         if any(s <= q.start < e for s, e in explicit):
             return None  # already taken as an explicit field
         s, e = ctx.sentence_of(q.start, q.end)
-        sentence = ctx.text[s:e]
-        if _SERVING.search(sentence) or _INGREDIENTS.match(sentence):
+        if ctx.not_product_quantity(s, e):
             return None  # serving sizes and nutrition rows are not the product's quantity
-        if q.unit in ("megabyte", "gigabyte", "terabyte") and _CPU.search(sentence):
+        if q.unit in ("megabyte", "gigabyte", "terabyte") and _CPU.search(ctx.text[s:e]):
             return None  # "2.0GHz/6-core/18MB": a processor cache, not storage capacity
-        if any(phrase_re(k).search(sentence) for k in keys):
+        if ctx.names(s, e, spec):  # a phrase of ``keys``
             return Q_NAMED
         if spec.slug in _AXES:
             return None  # a bare length is no width/depth/height/length without its word or "A x B" chain

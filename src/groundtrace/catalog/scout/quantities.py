@@ -168,15 +168,32 @@ def dimension_units(spec: AttributeSpec) -> list[str]:
     """Target units a number attribute accepts: its unit, or its recommended unit symbols."""
     if spec.unit:
         return [spec.unit]
-    return [u for u in spec.recommended_values if unit_key(u) is not None]
+    return list(_unit_symbols(tuple(spec.recommended_values)))
+
+
+@lru_cache(maxsize=1024)
+def _unit_symbols(values: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(u for u in values if unit_key(u) is not None)
 
 
 def accepts(spec: AttributeSpec, qty: Qty) -> str | None:
-    """The value string of ``qty`` for ``spec`` (converted to its unit), or None when incompatible."""
+    """The value string of ``qty`` for ``spec`` (converted to its unit), or None when incompatible.
+    Cached per (quantity, unit or recommended units): every number attribute of a template asks it about
+    every quantity of a Document, once for itself and once per sibling attribute."""
     if spec.unit:
-        converted = convert(qty.raw, spec.unit)
-        return None if converted is None else f"{fmt(converted)} {spec.unit}"
-    for unit in dimension_units(spec):
-        if convert(qty.raw, unit) is not None:
-            return f"{fmt(qty.value)} {_DISPLAY.get(qty.unit, qty.unit)}"
+        return _accepts_in(qty.raw, spec.unit)
+    return _accepts_any(qty.raw, qty.value, qty.unit, tuple(spec.recommended_values))
+
+
+@lru_cache(maxsize=16384)
+def _accepts_in(raw: str, unit: str) -> str | None:
+    converted = convert(raw, unit)
+    return None if converted is None else f"{fmt(converted)} {unit}"
+
+
+@lru_cache(maxsize=16384)
+def _accepts_any(raw: str, value: float, qty_unit: str, recommended: tuple[str, ...]) -> str | None:
+    for unit in _unit_symbols(recommended):
+        if convert(raw, unit) is not None:
+            return f"{fmt(value)} {_DISPLAY.get(qty_unit, qty_unit)}"
     return None

@@ -453,6 +453,7 @@ _INNER_JOINER_RE = re.compile(r"(?<=\w)[-_‐](?=\w)")
 _EDGE = " .,;:!?\"'()[]{}"
 
 
+@lru_cache(maxsize=16384)
 def _normalize_string(text: str) -> str:
     """NFKC + casefold (:func:`_fold`), unify quotes/dashes, space between a number and its unit (``60hz`` →
     ``60 hz``), word-inner hyphens/underscores → space, abbreviations expanded, whitespace collapsed, edge
@@ -468,6 +469,7 @@ def _enum_key(text: str) -> str:
     return _normalize_string(text).replace(" ", "")
 
 
+@lru_cache(maxsize=8192)
 def _normalize_number(value: str, unit: str | None) -> str | None:
     quantity = parse_quantity(value)
     if quantity is None:
@@ -536,7 +538,13 @@ def values_equal(a: str, b: str, kind: ValueKind = "string", unit: str | None = 
     values are whole quantities with units (``"12 oz"``, ``"340 g"``) they compare as ``number``, else
     their canonical strings must be equal. Whenever either side cannot be parsed as its kind, the
     canonical strings are compared instead, so the relation stays reflexive (and it is symmetric).
+    Cached (pure; the engine and both judges compare the same few values thousands of times).
     """
+    return _values_equal(a, b, kind, unit)
+
+
+@lru_cache(maxsize=16384)
+def _values_equal(a: str, b: str, kind: ValueKind, unit: str | None) -> bool:
     if kind in ("number", "string"):
         qa, qb = parse_quantity(a), parse_quantity(b)
         both = qa is not None and qb is not None
