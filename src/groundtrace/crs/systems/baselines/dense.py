@@ -6,6 +6,7 @@ from typing import Any
 
 from groundtrace.crs.systems.toolkit.base import RankingSystem, Turn
 from groundtrace.crs.systems.toolkit.dense import Encoder
+from groundtrace.crs.systems.toolkit.documents import document_key
 
 
 class DenseSystem(RankingSystem):
@@ -47,7 +48,8 @@ def dense_scores(encoder: Encoder, turn: Turn, negative_weight: float) -> dict[s
     """The dense score of every pool id (class docstring); cached on the turn."""
     key = f"dense:{negative_weight}"
     if key not in turn.cache:
-        docs = encoder.encode([turn.document(p) for p in turn.pool])
+        keys = [document_key(turn.cards[p], turn.reviews.get(p, [])) for p in turn.pool]
+        docs = encoder.documents(keys, lambda i: turn.document(turn.pool[i]))
         queries = [turn.query or turn.inp.poi_type]
         neg = turn.state.negative_text.strip()
         q = encoder.encode([*queries, neg] if neg else queries)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from groundtrace.crs.build.evidence import NEGATION_RE, aspect_pattern
-from groundtrace.crs.systems.reference import quotable_sentences
+from groundtrace.crs.build.evidence import aspect_pattern
 from groundtrace.crs.systems.toolkit.base import RankingSystem, Turn
 from groundtrace.crs.systems.toolkit.scoring import popularity_score
 
@@ -51,11 +50,10 @@ def sparse_scores(system: RankingSystem, turn: Turn, negative_weight: float) -> 
     """``sim(doc, positive) − negative_weight · sim(doc, negative)`` over the pool (cached per turn)."""
     key = f"sparse:{negative_weight}"
     if key not in turn.cache:
-        pos = system.index.scores(turn.pool, turn.document, turn.query)
+        docs = turn.doc_vectors()
+        pos = turn.memo.index.scores(docs, turn.query)
         if negative_weight and turn.state.negative_text.strip():
-            pos = pos - negative_weight * system.index.scores(
-                turn.pool, turn.document, turn.state.negative_text
-            )
+            pos = pos - negative_weight * turn.memo.index.scores(docs, turn.state.negative_text)
         turn.cache[key] = dict(zip(turn.pool, pos.tolist(), strict=True))
     return turn.cache[key]
 
@@ -83,20 +81,12 @@ class AspectSystem(RankingSystem):
 
     def score(self, turn: Turn) -> dict[str, float]:
         out: dict[str, float] = {}
+        cons = [c for c in turn.state.constraints if aspect_pattern(c.kind, c.value) is not None]
         for card in turn.inp.candidates:
-            sentences = quotable_sentences(turn.reviews.get(card.poi_id, []), card.poi_id)
+            view = turn.view(card.poi_id)
             total = card.stars * 1e-3
-            for c in turn.state.constraints:
-                pattern = aspect_pattern(c.kind, c.value)
-                if pattern is None:
-                    continue
-                pos = neg = 0
-                for s in sentences:
-                    if pattern.search(s.text):
-                        if s.polarity < 0 or NEGATION_RE.search(s.text):
-                            neg += 1
-                        else:
-                            pos += 1
+            for c in cons:
+                pos, neg = view.aspect_counts(c)
                 total += self.weight(c.kind) * (pos - neg) / (1 + pos + neg)
             out[card.poi_id] = total
         return out

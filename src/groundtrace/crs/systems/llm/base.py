@@ -43,6 +43,7 @@ from groundtrace.core.llm.fence import data_block
 from groundtrace.crs.systems.base import CRSSystem, SystemReply, TurnUsage
 from groundtrace.crs.systems.predictions import CandidateCard, SystemInput, SystemOutput
 from groundtrace.crs.systems.toolkit.base import RankingSystem, Turn
+from groundtrace.crs.systems.toolkit.memo import Memo
 from groundtrace.crs.systems.toolkit.scoring import rank_by
 from groundtrace.crs.systems.toolkit.state import track_state
 
@@ -176,6 +177,7 @@ class LLMSystem(CRSSystem):
         self._client = client
         self._encoder = encoder
         self._ranker: RankingSystem | None = None
+        self.memo = Memo()  # shared with the prefilter: sentences and term vectors computed once
 
     def config(self) -> dict[str, Any]:
         return {
@@ -208,6 +210,7 @@ class LLMSystem(CRSSystem):
                 from groundtrace.crs.systems.baselines.lexical import TfidfSystem
 
                 self._ranker = TfidfSystem()
+            self._ranker.memo = self.memo
         return self._ranker
 
     def shortlist(self, turn: Turn) -> Shortlist:
@@ -249,7 +252,7 @@ class LLMSystem(CRSSystem):
         return response
 
     def respond(self, inp: SystemInput) -> SystemReply:
-        turn = Turn(inp, track_state(inp))
+        turn = Turn(inp, track_state(inp), self.memo)
         shortlist = self.shortlist(turn)
         completions: list[Completion] = []
         answer = self.ask(self.user_prompt(turn, shortlist), completions)

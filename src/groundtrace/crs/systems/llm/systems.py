@@ -27,9 +27,8 @@ from groundtrace.crs.systems.llm.base import (
     usage_of,
 )
 from groundtrace.crs.systems.predictions import SystemInput, SystemOutput
-from groundtrace.crs.systems.reference import TaggedSentence, quotable_sentences
+from groundtrace.crs.systems.reference import TaggedSentence
 from groundtrace.crs.systems.toolkit.base import Turn, move_rejected_last
-from groundtrace.crs.systems.toolkit.sparse import SparseIndex
 from groundtrace.crs.systems.toolkit.state import parse_constraints, track_state
 from groundtrace.crs.systems.toolkit.structured import anchor_of, constraint_match
 
@@ -79,14 +78,14 @@ class LLMZeroShotSystem(LLMSystem):
         return fill(self.template, **blocks)
 
 
-def retrieve_snippets(
-    turn: Turn, pid: str, k: int, index: SparseIndex, query: str | None = None
-) -> list[TaggedSentence]:
+def retrieve_snippets(turn: Turn, pid: str, k: int, query: str | None = None) -> list[TaggedSentence]:
     """The ``k`` review sentences of ``pid`` most similar (TF-IDF) to the user's positive text."""
-    sentences = quotable_sentences(turn.reviews.get(pid, []), pid)
+    sentences = turn.sentences(pid)
     if not sentences or k <= 0:
         return []
-    sims = index.scores_texts([s.text for s in sentences], query if query is not None else turn.query)
+    sims = turn.memo.index.scores_texts(
+        [s.text for s in sentences], query if query is not None else turn.query
+    )
     order = sorted(range(len(sentences)), key=lambda i: (-sims[i], i))
     return [sentences[i] for i in order[:k]]
 
@@ -121,7 +120,6 @@ class RagCitationSystem(LLMSystem):
     def __init__(self, *, snippets: int = 2, **kw: Any) -> None:
         super().__init__(**kw)
         self.snippets = snippets
-        self.index = SparseIndex()
 
     def config(self) -> dict[str, Any]:
         return {**super().config(), "snippets": self.snippets}
@@ -132,7 +130,7 @@ class RagCitationSystem(LLMSystem):
             turn.cache[key] = [
                 (k, s)
                 for k, pid in shortlist.keys.items()
-                for s in retrieve_snippets(turn, pid, self.snippets, self.index)
+                for s in retrieve_snippets(turn, pid, self.snippets)
             ]
         return turn.cache[key]
 
@@ -163,7 +161,7 @@ def aspect_summary(turn: Turn, pid: str, aspects: dict[str, re.Pattern[str]]) ->
     A sentence matching the aspect counts negative when its stored stance is negative or it carries a
     negation cue, else positive; the example (provenance) is the first positive one, else the first.
     """
-    sentences = quotable_sentences(turn.reviews.get(pid, []), pid)
+    sentences = turn.sentences(pid)
     out = []
     for name, pattern in aspects.items():
         hits = [s for s in sentences if pattern.search(s.text)]
@@ -233,7 +231,7 @@ class LLMDSTSystem(LLMSystem):
         return done.parsed
 
     def respond(self, inp: SystemInput) -> SystemReply:
-        turn = Turn(inp, track_state(inp))
+        turn = Turn(inp, track_state(inp), self.memo)
         shortlist = self.shortlist(turn)
         completions: list[Completion] = []
         state = self.track(turn, shortlist, completions)

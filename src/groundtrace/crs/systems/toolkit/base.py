@@ -18,20 +18,23 @@ from typing import Any
 
 from groundtrace.crs.systems.base import CRSSystem
 from groundtrace.crs.systems.predictions import CandidateCard, SystemInput, SystemOutput, TaggedReview
-from groundtrace.crs.systems.reference import render_response
+from groundtrace.crs.systems.reference import TaggedSentence, render_response
 from groundtrace.crs.systems.toolkit.citing import select_quotes, verify_quotes
 from groundtrace.crs.systems.toolkit.documents import poi_document, reviews_by_poi
+from groundtrace.crs.systems.toolkit.memo import Memo, PoiView
 from groundtrace.crs.systems.toolkit.scoring import rank_by
-from groundtrace.crs.systems.toolkit.sparse import SparseIndex
+from groundtrace.crs.systems.toolkit.sparse import SparseIndex, TermVector
 from groundtrace.crs.systems.toolkit.state import DialogueState, track_state
 
 
 @dataclass
 class Turn:
-    """One turn as the toolkit sees it: the input, the tracked state and per-turn lookups."""
+    """One turn as the toolkit sees it: the input, the tracked state, the system's :class:`~.memo.Memo`
+    (results per review/text, kept across turns) and per-turn lookups."""
 
     inp: SystemInput
     state: DialogueState
+    memo: Memo = field(default_factory=Memo)
     cache: dict[str, Any] = field(default_factory=dict)
 
     @cached_property
@@ -48,6 +51,22 @@ class Turn:
 
     def document(self, poi_id: str) -> str:
         return poi_document(self.cards[poi_id], self.reviews.get(poi_id, []))
+
+    def view(self, poi_id: str) -> PoiView:
+        """The memo's :class:`~.memo.PoiView` of ``poi_id`` with this turn's tagged reviews."""
+        views = self.cache.setdefault("views", {})
+        hit = views.get(poi_id)
+        if hit is None:
+            hit = views[poi_id] = self.memo.poi(self.cards[poi_id], self.reviews.get(poi_id, []))
+        return hit
+
+    def doc_vectors(self) -> list[TermVector]:
+        """The pool's POI-document term vectors (pool order), each built once per run."""
+        return [self.view(p).vector for p in self.pool]
+
+    def sentences(self, poi_id: str) -> list[TaggedSentence]:
+        """The quotable sentences of ``poi_id``'s tagged reviews under this turn's tags, in input order."""
+        return self.view(poi_id).tagged(self.reviews.get(poi_id, []))
 
     @property
     def query(self) -> str:
@@ -68,7 +87,11 @@ class RankingSystem(CRSSystem):
         if max_quotes < 0:
             raise ValueError("max_quotes must be >= 0")
         self.max_quotes = max_quotes
-        self.index = SparseIndex()
+        self.memo = Memo()
+
+    @property
+    def index(self) -> SparseIndex:
+        return self.memo.index
 
     def config(self) -> dict[str, Any]:
         return {"max_quotes": self.max_quotes}
@@ -87,11 +110,11 @@ class RankingSystem(CRSSystem):
             return "I have no candidate to recommend."
         top = ranking[0]
         quotes = select_quotes(
+            turn.view(top),
             turn.reviews.get(top, []),
-            top,
             turn.state.constraints,
             turn.query,
-            self.index,
+            turn.memo,
             k=self.max_quotes,
             stance_aware=self.stance_aware,
         )
@@ -99,6 +122,6 @@ class RankingSystem(CRSSystem):
         return render_response(turn.cards.get(top), top, quotes)
 
     def respond(self, inp: SystemInput) -> SystemOutput:
-        turn = Turn(inp, track_state(inp))
+        turn = Turn(inp, track_state(inp), self.memo)
         ranking = self.rank(turn)
         return SystemOutput(ranking=ranking, response=self.answer(turn, ranking))

@@ -7,6 +7,8 @@ review sentences of 12+ characters) of the recommended POI's tagged reviews:
    (``crs.build.evidence.supports``: lexicon match, no negation cue);
 2. then the unused sentences most similar to the query (TF-IDF, :class:`~.sparse.SparseIndex`).
 
+Sentences, their term vectors and the support tests come from the system's :class:`~.memo.Memo`.
+
 With ``stance_aware`` only sentences whose stored polarity is not negative are candidates, positive ones
 first — a complaint is never quoted as praise. :func:`verify_quotes` is the verification pass: a quote is
 kept only when ``core.evidence.quotes.quote_score(quote, review) >= GROUNDED_THRESHOLD`` against the review
@@ -16,41 +18,48 @@ cue for the constraint it is quoted for.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, quote_score
-from groundtrace.crs.build.evidence import NEGATION_RE, supports
+from groundtrace.crs.build.evidence import NEGATION_RE
 from groundtrace.crs.schema import Constraint
 from groundtrace.crs.systems.predictions import TaggedReview
-from groundtrace.crs.systems.reference import TaggedSentence, quotable_sentences
-from groundtrace.crs.systems.toolkit.sparse import SparseIndex
+from groundtrace.crs.systems.reference import TaggedSentence
+from groundtrace.crs.systems.toolkit.memo import Memo, PoiView
 
 
 def select_quotes(
-    reviews: list[TaggedReview],
-    poi_id: str,
+    view: PoiView,
+    reviews: Sequence[TaggedReview],
     constraints: list[Constraint],
     query: str,
-    index: SparseIndex,
+    memo: Memo,
     *,
     k: int = 2,
     stance_aware: bool = False,
 ) -> list[TaggedSentence]:
-    """Up to ``k`` sentences of ``poi_id``'s reviews to quote (module docstring), in selection order."""
-    sentences = quotable_sentences(reviews, poi_id)
-    if stance_aware:
-        sentences = sorted((s for s in sentences if s.polarity >= 0), key=lambda s: -s.polarity)
-    chosen: list[TaggedSentence] = []
+    """Up to ``k`` quotable sentences of the recommended POI (``view``, with this turn's tagged
+    ``reviews``) to quote (module docstring), in selection order."""
+    if k <= 0 or not view.sentences:
+        return []
+    order = view.stance_order if stance_aware else range(len(view.sentences))
+    sent = view.sentences
+    chosen: list[int] = []
+    taken: set[tuple[int, str, int]] = set()  # a sentence repeated in one review is one quote
     for c in constraints:
         if len(chosen) >= k:
             break
-        hit = next((s for s in sentences if s not in chosen and supports(s.text, c)), None)
+        support = view.supporting(c)
+        hit = next((i for i in order if i in support and sent[i] not in taken), None)
         if hit is not None:
             chosen.append(hit)
-    rest = [s for s in sentences if s not in chosen]
+            taken.add(sent[hit])
+    rest = [i for i in order if sent[i] not in taken]
     if len(chosen) < k and rest:
-        sims = index.scores_texts([s.text for s in rest], query)
-        order = sorted(range(len(rest)), key=lambda i: (-sims[i], i))
-        chosen += [rest[i] for i in order[: k - len(chosen)]]
-    return chosen
+        sims = memo.index.scores_texts([sent[i][1] for i in rest], query)
+        ranked = sorted(range(len(rest)), key=lambda j: (-sims[j], j))
+        chosen += [rest[j] for j in ranked[: k - len(chosen)]]
+    return view.tagged(reviews, chosen)
 
 
 def verify_quotes(

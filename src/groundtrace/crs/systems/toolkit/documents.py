@@ -38,8 +38,22 @@ def reviews_by_poi(reviews: list[TaggedReview]) -> dict[str, list[TaggedReview]]
     return out
 
 
+def card_header(card: CandidateCard) -> str:
+    """``name · categories · attribute words`` (one line each) — the card's part of its POI document."""
+    return "\n".join(p for p in (card.name, " ".join(card.categories), attribute_words(card)) if p)
+
+
+def document_parts(card: CandidateCard, reviews: list[TaggedReview]) -> list[str]:
+    """The parts of a POI document: the card header, then each tagged review's text (input order)."""
+    return [p for p in (card_header(card), *(r.text for r in reviews)) if p]
+
+
+def document_key(card: CandidateCard, reviews: list[TaggedReview]) -> tuple[str, ...]:
+    """What a POI document is built from: the POI id and its tagged reviews' ids (a cache key within one
+    KB; the card is the KB's, the texts are the reviews')."""
+    return (card.poi_id, *(r.review_id for r in reviews))
+
+
 def poi_document(card: CandidateCard, reviews: list[TaggedReview]) -> str:
     """``name · categories · attribute words · review texts`` — the text a sparse/dense retriever indexes."""
-    parts = [card.name, " ".join(card.categories), attribute_words(card)]
-    parts += [r.text for r in reviews]
-    return "\n".join(p for p in parts if p)
+    return "\n".join(document_parts(card, reviews))

@@ -69,8 +69,9 @@ _GENERIC_CATEGORIES = {
 
 
 @lru_cache(maxsize=1)
-def phrase_lexicon() -> tuple[tuple[re.Pattern[str], Constraint], ...]:
-    """Persona constraint labels as case-insensitive whole-phrase patterns, longest first."""
+def phrase_lexicon() -> tuple[tuple[re.Pattern[str], Constraint, str], ...]:
+    """Persona constraint labels as case-insensitive whole-phrase patterns, longest first, each with the
+    lower-cased literal text before its first ``{anchor}`` (a cheap necessary condition of a match)."""
     from groundtrace.crs.build.personas import bundled_personas
 
     seen: dict[str, Constraint] = {}
@@ -79,8 +80,9 @@ def phrase_lexicon() -> tuple[tuple[re.Pattern[str], Constraint], ...]:
             seen.setdefault(c.label.lower(), Constraint(kind=c.kind, value=c.value, label=c.label))
     out = []
     for label in sorted(seen, key=len, reverse=True):
-        body = r".{1,60}?".join(re.escape(part) for part in label.split("{anchor}"))
-        out.append((re.compile(rf"(?<!\w){body}(?!\w)", re.IGNORECASE), seen[label]))
+        parts = label.split("{anchor}")
+        body = r".{1,60}?".join(re.escape(part) for part in parts)
+        out.append((re.compile(rf"(?<!\w){body}(?!\w)", re.IGNORECASE), seen[label], parts[0]))
     return tuple(out)
 
 
@@ -89,31 +91,46 @@ def category_words(cards: list[CandidateCard]) -> dict[str, str]:
     out: dict[str, str] = {}
     for card in cards:
         for cat in card.categories:
-            if cat.lower() in _GENERIC_CATEGORIES:
-                continue
-            word = re.split(r"[^a-z]+", cat.lower().strip())[0]
-            word = word[:-1] if word.endswith("s") and len(word) > 4 else word
-            if len(word) >= 3:
+            word = _category_word(cat)
+            if word is not None:
                 out.setdefault(cat, word)
     return out
 
 
+@lru_cache(maxsize=8192)
+def _category_word(cat: str) -> str | None:
+    if cat.lower() in _GENERIC_CATEGORIES:
+        return None
+    word = re.split(r"[^a-z]+", cat.lower().strip())[0]
+    word = word[:-1] if word.endswith("s") and len(word) > 4 else word
+    return word if len(word) >= 3 else None
+
+
 def parse_constraints(text: str, cards: list[CandidateCard] | None = None) -> list[Constraint]:
     """Constraints stated in ``text`` (module docstring); one per (kind, value), phrase matches first."""
-    kind = "cuisine" if any(c.poi_type == "restaurant" for c in cards or []) else "category"
-    words = tuple(sorted(category_words(cards or []).items()))
-    return list(_parse(text, words, kind))
+    return list(_parse(text, *_parse_context(cards or [])))
 
 
-@lru_cache(maxsize=4096)
+def _parse_context(cards: list[CandidateCard]) -> tuple[tuple[tuple[str, str], ...], str]:
+    """The pool's part of the parser: its category words and the kind they parse to."""
+    kind = "cuisine" if any(c.poi_type == "restaurant" for c in cards) else "category"
+    return tuple(sorted(category_words(cards).items())), kind
+
+
+@lru_cache(maxsize=65536)
 def _parse(text: str, words: tuple[tuple[str, str], ...], cat_kind: str) -> tuple[Constraint, ...]:
     found: dict[tuple[str, str], Constraint] = {}
     rest = text
-    for pattern, c in phrase_lexicon():
+    # for ASCII text, a case-insensitive match implies the lower-cased literal head occurs in it
+    low = text.lower() if text.isascii() else None
+    for pattern, c, head in phrase_lexicon():
+        if low is not None and head not in low:
+            continue
         m = pattern.search(rest)
         if m:
             found.setdefault((c.kind, str(c.value)), c)
             rest = rest[: m.start()] + " " + rest[m.end() :]
+            low = rest.lower() if low is not None else None
     for pattern, kind, value in _KEYWORDS:
         m = pattern.search(rest)
         if m and not any(k == kind for k, _ in found):
@@ -160,6 +177,7 @@ def track_state(inp: SystemInput) -> DialogueState:
     active: dict[tuple[str, str], Constraint] = {}
     positive: list[str] = []
     negative: list[str] = []
+    context = _parse_context(inp.candidates)
     for turn in inp.history:
         if turn.role != "user":
             continue
@@ -171,14 +189,14 @@ def track_state(inp: SystemInput) -> DialogueState:
             for name in (c.name for c in inp.candidates if c.name and c.name.lower() in neg.lower()):
                 neg = re.sub(re.escape(name), " ", neg, flags=re.IGNORECASE)
             negative.append(neg)
-            for c in parse_constraints(neg, inp.candidates):
+            for c in _parse(neg, *context):
                 if active.pop((c.kind, str(c.value)), None) is not None:
                     state.dropped.append(c)
             text = pos
         elif turn.act in ("ask_comparison", "ask_detail", "accept"):
             continue  # names a POI, states no preference
         positive.append(text)
-        for c in parse_constraints(text, inp.candidates):
+        for c in _parse(text, *context):
             active[(c.kind, str(c.value))] = c
     state.constraints = list(active.values())
     state.positive_text = " ".join(positive)
