@@ -106,13 +106,16 @@ def main(argv: list[str] | None = None) -> int:
         "quotes": quote_stats(dialogues, kb),
         "turns_per_dialogue": round(statistics.mean(len(d.turns) for d in dialogues), 2) if dialogues else 0,
         "types": dict(Counter(d.poi_type for d in dialogues)),
+        "leg_types": report.coverage.get("leg_types", {}),
+        "itinerary": report.coverage.get("itinerary", {}),
         "systems": systems_scores(dialogues, kb),
         **extra,
     }
     result["kb"].pop("content_hash", None)
     print(json.dumps(result, indent=2, ensure_ascii=False))
     for d in dialogues[: args.show]:
-        print(f"\n--- {d.dialogue_id} ({d.city}, {d.poi_type}, persona {d.persona_id}, {d.difficulty})")
+        legs = " > ".join(leg.poi_type for leg in d.legs) or d.poi_type
+        print(f"\n--- {d.dialogue_id} ({d.city}, {legs}, persona {d.persona_id}, {d.difficulty})")
         for t in d.turns:
             print(f"{t.role.upper():6} [{t.act}] {t.text}")
     return 0

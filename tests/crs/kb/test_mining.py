@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
-from groundtrace.crs.kb.mining import EVIDENCE_KEY, fill_from_reviews, mining_agreement
+from groundtrace.crs.kb.mining import EVIDENCE_KEY, fill_from_reviews, mine_poi, mining_agreement
 from groundtrace.crs.kb.stance import SentenceStance, split_sentences
 from groundtrace.crs.kb.yelp import CATEGORY_RULES, classify, split_categories
 from groundtrace.crs.schema import POI, Review
@@ -54,10 +54,11 @@ def test_absent_attributes_are_filled_with_their_evidence() -> None:
     p1 = filled.poi("P1")
     assert p1.attributes["outdoor_seating"] is True
     assert p1.attributes["parking"] is False  # "no parking" / "not available": against, from 2 reviews
-    assert p1.price_level == 1  # 3 cheap sentences, 0 pricey
+    assert p1.price_level is None  # 3 cheap sentences, but text is not trusted with the price level
+    assert mine_poi(kb, kb.poi("P1"))[1] == 1  # what the text rule would say: measured, never filled
     evidence = p1.attributes[EVIDENCE_KEY]
     assert evidence["outdoor_seating"] == ["a:0-24", "b:0-26"]
-    assert set(evidence) == {"outdoor_seating", "parking", "price_level"}
+    assert set(evidence) == {"outdoor_seating", "parking"}
     # Yelp's own values win and are not marked as mined
     p2 = filled.poi("P2")
     assert (
@@ -65,7 +66,7 @@ def test_absent_attributes_are_filled_with_their_evidence() -> None:
         and p2.price_level == 3
         and EVIDENCE_KEY not in p2.attributes
     )
-    assert report["filled"] == {"outdoor_seating": 1, "parking": 1, "price_level": 1}
+    assert report["filled"] == {"outdoor_seating": 1, "parking": 1}
     assert filled.stances == kb.stances
 
 
@@ -78,6 +79,7 @@ def test_agreement_compares_mined_values_with_yelp_where_known() -> None:
     assert agreement["noise"] == {"n": 1, "accuracy": 1.0}  # mined quiet, Yelp quiet
     assert agreement["outdoor_seating"] == {"n": 1, "accuracy": 0.0}  # mined True, Yelp False
     assert agreement["price_level"]["n"] == 1 and agreement["price_level"]["accuracy"] == 0.0  # 2 vs 3
+    assert agreement["price_level"]["confident"] == {"n": 0, "accuracy": None}  # the rule said 2
 
 
 def test_one_review_is_not_enough() -> None:
