@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from groundtrace.crs.build.evidence import split_sentences, supports
+from groundtrace.crs.build.evidence import quotable, split_sentences, supports
 from groundtrace.crs.schema import Constraint
 
 
@@ -32,3 +33,46 @@ def test_negated_sentences_never_support(neg: str, word: str) -> None:
     c = Constraint(kind=kind, value=value, label=word)
     assert supports(f"It is {word} here.", c)
     assert not supports(f"It is {neg} {word} here.", c)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Would it be a hard fix?",  # a question means nothing out of context
+        "The Vegan dillema.",  # a title, not a sentence
+        "The drinks:\nCocktails and wines are all $7.",  # runs over a line break
+        "For $20, you can easily have dinner and a couple beers (check their specials!",  # cut in a bracket
+    ],
+)
+def test_sentences_that_do_not_read_alone_are_not_quotable(text: str) -> None:
+    assert not quotable(text)
+    assert quotable("Cute little place with plenty of parking.")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "constraint"),
+    [  # real yelp_dense sentences the old lexicon took as support
+        ("I prefer the hole in the wall places a heck of a lot more.", ("amenity", "parking")),
+        ("Will continue to go here and explore their menu.", ("amenity", "takeout")),
+        ("My family is from Louisiana and the red beans are great.", ("amenity", "good_for_kids")),
+        ("We went as a walk in and the hostess told us it was a 2 hr wait!", ("max_distance_km", 2.0)),
+        (
+            "One customer loudly had a blue-tooth conversation, so everybody listened.",
+            ("noise_max", "average"),
+        ),
+    ],
+)
+def test_look_alike_words_do_not_support_a_constraint(sentence: str, constraint: tuple) -> None:
+    kind, value = constraint
+    assert not supports(sentence, Constraint(kind=kind, value=value, label="x"))
+
+
+def test_the_tightened_lexicon_still_reads_plain_evidence() -> None:
+    for sentence, kind, value in [
+        ("Parking was easy with a free lot next door.", "amenity", "parking"),
+        ("We grabbed food to go for a picnic.", "amenity", "takeout"),
+        ("A great place for families with young children.", "amenity", "good_for_kids"),
+        ("Walking distance from the waterfront.", "max_distance_km", 2.0),
+        ("Quiet enough to hold a conversation.", "noise_max", "average"),
+    ]:
+        assert supports(sentence, Constraint(kind=kind, value=value, label="x")), sentence

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
-from groundtrace.crs.kb.stance import SENTENCE_RE, split_sentences
+from groundtrace.crs.kb.stance import COMPLAINT_RE, SENTENCE_RE, split_sentences
 from groundtrace.crs.schema import Constraint, ReviewRef
 
 __all__ = ["SENTENCE_RE", "split_sentences"]  # re-exported: one sentence splitter for the KB and the quotes
@@ -37,6 +37,8 @@ NEGATION_RE = re.compile(
     re.IGNORECASE,
 )
 MIN_QUOTE_CHARS = 12
+MIN_QUOTE_WORDS = 4
+MAX_QUOTE_CHARS = 300
 #: A supporting sentence comes from a review rated at least this (see the module docstring).
 SUPPORT_MIN_STARS = 3.0
 
@@ -97,17 +99,17 @@ _AMBIENCE_WORDS = {
 _AMENITY_WORDS = {
     "wifi": r"(?:free|fast|reliable)\W+wi-?fi|wi-?fi\W+(?:is|was|that)\W+(?:free|fast)|wi-?fi, free",
     "wheelchair_accessible": r"wheelchair|ramp|step-free|accessible",
-    "good_for_kids": r"\bkids?\b|children|family|families|high chairs?|toddler",
+    "good_for_kids": r"\bkids?\b|children|family[- ]friendly|families with|high chairs?|toddler|stroller",
     "good_for_groups": r"\bgroups?\b|large party|big tables?",
     "outdoor_seating": r"patio|outdoor|terrace|outside",
     "takes_reservations": r"reservations?|book ahead|reserve",
     "dogs_allowed": r"\bdogs?\b|\bpup\b|pets?\b",
-    "parking": r"parking|garage|valet|\blot\b",
+    "parking": r"parking|garage|valet|\b(?:free|small|big|large|own|private|their|the) lot\b",
     "bike_parking": r"bike",
     "has_tv": r"\btvs?\b|screens|the game",
     "happy_hour": r"happy hour",
     "delivery": r"deliver",
-    "takeout": r"takeout|take-out|to go\b",
+    "takeout": r"takeout|take-out|take out|to-go|carry-?out|\b(?:food|order|coffee|lunch|meal)s? to go\b",
     "accepts_credit_cards": r"credit cards?|card payment",
     "by_appointment_only": r"by appointment",
 }
@@ -122,7 +124,10 @@ _MEAL_WORDS = {
 _CHEAP = r"cheap|affordable|inexpensive|bargain|budget|good value|great value|fair prices?|reasonably priced"
 _PRICEY = r"pricey|expensive|splurge|high-end prices|upscale"
 _PRAISE = r"outstanding|excellent|fantastic|highlight|amazing|loved|best|superb|wonderful|perfect"
-_NEAR = r"walk|central|close to|nearby|location"
+_NEAR = (
+    r"walk(?:ing|able)? distance|walkable|within walking|(?:an? |short |easy |quick )walk (?:from|to|away)|"
+    r"central|close to|nearby|location"
+)
 
 
 def _compile(words: str) -> re.Pattern[str]:
@@ -175,9 +180,36 @@ def aspect_pattern(kind: str, value: object) -> re.Pattern[str] | None:
     return pattern
 
 
+def quotable(text: str) -> bool:
+    """Whether a review sentence reads well as a quote on its own: :data:`MIN_QUOTE_CHARS` to
+    :data:`MAX_QUOTE_CHARS` characters and >= :data:`MIN_QUOTE_WORDS` words, on one line, no double quote,
+    balanced parentheses, and not a question ("Would it be a hard fix?" means nothing out of context)."""
+    return (
+        MIN_QUOTE_CHARS <= len(text) <= MAX_QUOTE_CHARS
+        and len(text.split()) >= MIN_QUOTE_WORDS
+        and '"' not in text
+        and "\n" not in text
+        and text.count("(") == text.count(")")
+        and not text.rstrip().endswith("?")
+    )
+
+
+#: Words that contradict a quiet/average noise constraint: such a sentence never supports it
+#: ("... loudly had a blue-tooth conversation" mentions conversation but complains about noise).
+LOUD_RE = re.compile(
+    r"\b(?:loud(?:ly|er|est)?|noisy|deafening|blaring|shout\w*|yell\w*|can'?t hear)", re.IGNORECASE
+)
+
+
 def supports(sentence: str, constraint: Constraint) -> bool:
     """True when ``sentence`` expresses ``constraint`` (lexicon match and no negation cue)."""
     pattern = aspect_pattern(constraint.kind, constraint.value)
+    if (
+        constraint.kind == "noise_max"
+        and str(constraint.value) in ("quiet", "average")
+        and LOUD_RE.search(sentence) is not None
+    ):
+        return False
     return (
         pattern is not None and pattern.search(sentence) is not None and NEGATION_RE.search(sentence) is None
     )
@@ -220,7 +252,7 @@ class EvidenceIndex:
         return refs
 
     def sentences(self, poi_id: str) -> list[Sentence]:
-        """Quotable sentences (>= :data:`MIN_QUOTE_CHARS` chars, no double quote) of the POI's reviews."""
+        """Quotable sentences of the POI's reviews (:func:`quotable`)."""
         cached = self._sentences.get(poi_id)
         if cached is None:
             cached = []
@@ -229,7 +261,7 @@ class EvidenceIndex:
                 polarity = {s.start: s.polarity for s in stances.get(review.review_id, ())}
                 for start, end in split_sentences(review.text):
                     text = review.text[start:end]
-                    if len(text) >= MIN_QUOTE_CHARS and '"' not in text:
+                    if quotable(text):
                         cached.append(
                             Sentence(
                                 review.review_id,
@@ -267,9 +299,15 @@ class EvidenceIndex:
         return [s for s in self.sentences(poi_id) if s.polarity > 0 and s.stars >= SUPPORT_MIN_STARS]
 
     def warnings(self, poi_id: str, focus: list[Constraint]) -> list[Sentence]:
-        """Negative sentences of ``poi_id`` on the aspect of a ``focus`` constraint (lexicon match,
-        negation allowed), else any negative sentence of it."""
-        negative = [s for s in self.sentences(poi_id) if s.polarity < 0]
+        """Negative sentences of ``poi_id`` that read as a complaint on their own — a complaint cue
+        (``kb.stance.COMPLAINT_RE``) or a review rated <= 3 — on the aspect of a ``focus`` constraint
+        (lexicon match, negation allowed), else any such sentence of it. (A stored negative stance alone
+        is not enough: "You simply can't buy something like this in the store." is praise.)"""
+        negative = [
+            s
+            for s in self.sentences(poi_id)
+            if s.polarity < 0 and (s.stars <= 3 or COMPLAINT_RE.search(s.text) is not None)
+        ]
         for c in focus:
             pattern = aspect_pattern(c.kind, c.value)
             hits = [s for s in negative if pattern is not None and pattern.search(s.text)]

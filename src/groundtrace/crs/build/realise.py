@@ -129,7 +129,11 @@ CLARIFY = (
     "Glad to help. Could you tell me about {kinds}?",
 )
 PROVIDE = ("Yes — {labels}.", "Good question: {labels}, please.", "Sure, {labels}.", "Let's say {labels}.")
-EXTRA_PREF = ("One more thing: {labels}.", "Oh, and it should be {labels}.", "Also, {labels} would be great.")
+EXTRA_PREF = (
+    "One more thing: {labels}.",
+    "Oh, and one more thing: {labels}, please.",
+    "Also, if possible: {labels}.",
+)
 RECOMMEND_OPEN = (
     "I'd recommend {name}.",
     "You might like {name}.",
@@ -200,15 +204,23 @@ REJECT = (
 PRICE_SIGNS = {1: "$", 2: "$$", 3: "$$$", 4: "$$$$"}
 
 
+#: Yelp parent or side categories that say nothing on a POI card ("Philadelphia · Event Planning &
+#: Services" for a bakery); the card shows the first category not listed here.
+CARD_SKIP = frozenset(
+    {
+        "Restaurants", "Hotels & Travel", "Arts & Entertainment", "Active Life", "Hotels", "Food",
+        "Nightlife", "Event Planning & Services", "Venues & Event Spaces", "Caterers", "Beer",
+        "Wine & Spirits", "Shopping", "Local Services", "Party & Event Planning", "Local Flavor",
+        "Specialty Food", "Bars",
+    }
+)  # fmt: skip
+
+
 def poi_card(poi: POI) -> str:
     """``"Lumen Bay · Sushi Bars · $$$ · 4.5★"`` (the paper's POI card style)."""
     kind = next(
-        (
-            c
-            for c in poi.categories
-            if c not in ("Restaurants", "Hotels & Travel", "Arts & Entertainment", "Active Life", "Hotels")
-        ),
-        poi.categories[-1] if poi.categories else poi.poi_type,
+        (c for c in poi.categories if c not in CARD_SKIP),
+        next((c for c in poi.categories if c not in ("Restaurants", "Food", "Hotels")), poi.poi_type),
     )
     parts = [poi.city, kind]
     if poi.price_level:

@@ -56,7 +56,7 @@ from typing import Protocol
 
 from groundtrace.crs.schema import Review
 
-STANCE_VERSION = "stance-2"
+STANCE_VERSION = "stance-3"
 DEFAULT_MODEL = "contextual"
 
 SENTENCE_RE = re.compile(r"[^\s.!?)\]}][^.!?]*[.!?]+")
@@ -239,11 +239,12 @@ COMPLAINT_RE = re.compile(
     r"rude|unprofessional|unfriendly|ignored|forgot|forgotten|hurried|rushed|nowhere to be found|annoy\w*|"
     r"(?:wasn't|weren't|was not|were not) (?:offered|told|informed|greeted|acknowledged)|"
     r"no (?:one|apology|explanation)|wrong order|got (?:it|the order) wrong|spill\w*|leak\w*|"
-    r"slow|took forever|long (?:line|wait)s?|had to (?:ask|wait|flag|move)|"
+    r"slow|took forever|long (?:line|wait)s?|had to (?:ask|wait|flag|move)|hectic|chaotic|"
+    r"\d+ ?(?:hrs?|hours?|mins?|minutes?) wait|"
     r"(?:waited|wait(?:ing)?) (?:for )?(?:over |about |almost |another )?"
     r"(?:\d+|an?|one|two|twenty|thirty|forty|45) ?(?:mins?|minutes|hours?|hrs?)|"
     r"overpriced|over-priced|charged|"
-    r"noisy|cramped|dirty|filthy|gross|"
+    r"noisy|loud(?:ly|er)?|cramped|dirty|filthy|gross|odou?r|stink\w*|smell(?:ed|s)? (?:bad|like)|"
     r"poor(?:ly)?|bad|worse|"
     r"too (?!good\b|cute\b|bad\b|many (?:good|great))\w+|"
     r"a (?:bit|tad|little|touch) (?:too |on the )?(?:high|pricey|expensive|salty|sweet|dry|bland|greasy|slow|"
