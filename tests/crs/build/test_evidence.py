@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from groundtrace.crs.build.evidence import quotable, split_sentences, supports
+from groundtrace.crs.build.evidence import Sentence, quotable, reads_as_complaint, split_sentences, supports
 from groundtrace.crs.schema import Constraint
 
 
@@ -76,3 +76,23 @@ def test_the_tightened_lexicon_still_reads_plain_evidence() -> None:
         ("Quiet enough to hold a conversation.", "noise_max", "average"),
     ]:
         assert supports(sentence, Constraint(kind=kind, value=value, label="x")), sentence
+
+
+def _sentence(text: str, polarity: int, score: float, stars: float) -> Sentence:
+    return Sentence("r", "p", 0, len(text), text, polarity, stars, score)
+
+
+@pytest.mark.parametrize(
+    ("text", "polarity", "score", "stars", "warning"),
+    [
+        ("The food was mediocre and the eggs were rubbery.", -1, -0.2, 4, True),  # a complaint cue
+        ("We waited and waited for our order.", -1, -0.45, 4, True),  # clearly negative
+        ("Stopped in for lunch with my daughter while in town.", -1, -0.15, 2, True),  # a 2-star review
+        ("Stopped in for lunch with my daughter while in town.", -1, -0.15, 3, False),  # just a fact
+        ("You simply can't buy something like this in the store.", -1, -0.12, 5, False),  # praise
+        ("Staff was delightful, what would've been a dull night was great.", -1, 0.3, 5, False),
+        ("The fries were great.", 1, 0.6, 1, False),
+    ],
+)
+def test_only_sentences_that_read_as_complaints_are_warnings(text, polarity, score, stars, warning) -> None:
+    assert reads_as_complaint(_sentence(text, polarity, score, stars)) is warning

@@ -390,3 +390,17 @@ def test_llm_turn_citing_a_complaint_in_support_is_rejected(ctx) -> None:
             assert turn.cited_tags == [tag]
             return
     pytest.skip("no recommendation citing a review with a negative sentence in 200 plans")
+
+
+def test_a_card_states_the_distance_to_the_anchor_of_an_active_distance_constraint() -> None:
+    from groundtrace.crs.build.planner import TurnPlan
+    from groundtrace.crs.build.realise import card_of
+    from groundtrace.crs.schema import POI, Anchor, Constraint
+
+    poi = POI(poi_id="p", name="Cafe", city="Tampa", poi_type="restaurant", lat=27.95, lon=-82.46, stars=4.0,
+              review_count=5, categories=["Event Planning & Services", "Cafes"])  # fmt: skip
+    hotel = Anchor(name="Hotel One", lat=27.959, lon=-82.46)  # 1.0 km north
+    near = Constraint(kind="max_distance_km", value=2.0, label="near Hotel One")
+    with_distance = TurnPlan("system", "recommend", active=[near], anchor=hotel)
+    assert card_of(poi, with_distance) == "Tampa · Cafes · 4★ · 1.0 km from Hotel One"
+    assert card_of(poi, TurnPlan("system", "recommend", anchor=hotel)) == "Tampa · Cafes · 4★"

@@ -105,7 +105,7 @@ _AMENITY_WORDS = {
     "takes_reservations": r"reservations?|book ahead|reserve",
     "dogs_allowed": r"\bdogs?\b|\bpup\b|pets?\b",
     "parking": r"parking|garage|valet|\b(?:free|small|big|large|own|private|their|the) lot\b",
-    "bike_parking": r"bike",
+    "bike_parking": r"bike (?:racks?|parking|corral)|(?:lock|park)(?:ed)? (?:up )?(?:my|our|your|the) bikes?",
     "has_tv": r"\btvs?\b|screens|the game",
     "happy_hour": r"happy hour",
     "delivery": r"deliver",
@@ -126,7 +126,8 @@ _PRICEY = r"pricey|expensive|splurge|high-end prices|upscale"
 _PRAISE = r"outstanding|excellent|fantastic|highlight|amazing|loved|best|superb|wonderful|perfect"
 _NEAR = (
     r"walk(?:ing|able)? distance|walkable|within walking|(?:an? |short |easy |quick )walk (?:from|to|away)|"
-    r"central|close to|nearby|location"
+    r"central(?:ly)? located|central location|(?:great|good|perfect|convenient|prime) location|"
+    r"close to (?:the |downtown|everything|our hotel)"
 )
 
 
@@ -201,6 +202,18 @@ LOUD_RE = re.compile(
 )
 
 
+def reads_as_complaint(s: Sentence) -> bool:
+    """A sentence the builder may quote as a *warning*: stored stance negative with a negative score
+    (<= -0.1), and either a complaint cue (``kb.stance.COMPLAINT_RE``), a clearly negative score (<= -0.3)
+    or a 1-2-star review. A stored negative stance alone is not enough: the model errs towards negative
+    (praise such as "You simply can't buy something like this in the store." or "Staff was delightful,
+    turning what would've been a boring evening into a memorable one." must not be cited as a warning, nor
+    a plain "Stopped in for lunch with my daughter." of a 3-star review)."""
+    if s.polarity >= 0 or s.score > -0.1:
+        return False
+    return s.score <= -0.3 or s.stars <= 2 or COMPLAINT_RE.search(s.text) is not None
+
+
 def supports(sentence: str, constraint: Constraint) -> bool:
     """True when ``sentence`` expresses ``constraint`` (lexicon match and no negation cue)."""
     pattern = aspect_pattern(constraint.kind, constraint.value)
@@ -227,6 +240,7 @@ class Sentence:
     text: str
     polarity: int = 0
     stars: float = 0.0
+    score: float = 0.0
 
 
 class EvidenceIndex:
@@ -258,7 +272,7 @@ class EvidenceIndex:
             cached = []
             stances = self.kb.stances
             for review in self.reviews(poi_id):
-                polarity = {s.start: s.polarity for s in stances.get(review.review_id, ())}
+                stance = {s.start: s for s in stances.get(review.review_id, ())}
                 for start, end in split_sentences(review.text):
                     text = review.text[start:end]
                     if quotable(text):
@@ -269,8 +283,9 @@ class EvidenceIndex:
                                 start,
                                 end,
                                 text,
-                                polarity.get(start, 0),
+                                stance[start].polarity if start in stance else 0,
                                 review.stars,
+                                stance[start].score if start in stance else 0.0,
                             )
                         )
             self._sentences[poi_id] = cached
@@ -299,15 +314,9 @@ class EvidenceIndex:
         return [s for s in self.sentences(poi_id) if s.polarity > 0 and s.stars >= SUPPORT_MIN_STARS]
 
     def warnings(self, poi_id: str, focus: list[Constraint]) -> list[Sentence]:
-        """Negative sentences of ``poi_id`` that read as a complaint on their own — a complaint cue
-        (``kb.stance.COMPLAINT_RE``) or a review rated <= 3 — on the aspect of a ``focus`` constraint
-        (lexicon match, negation allowed), else any such sentence of it. (A stored negative stance alone
-        is not enough: "You simply can't buy something like this in the store." is praise.)"""
-        negative = [
-            s
-            for s in self.sentences(poi_id)
-            if s.polarity < 0 and (s.stars <= 3 or COMPLAINT_RE.search(s.text) is not None)
-        ]
+        """Sentences of ``poi_id`` that read as a complaint on their own (:func:`reads_as_complaint`) on
+        the aspect of a ``focus`` constraint (lexicon match, negation allowed), else any such sentence."""
+        negative = [s for s in self.sentences(poi_id) if reads_as_complaint(s)]
         for c in focus:
             pattern = aspect_pattern(c.kind, c.value)
             hits = [s for s in negative if pattern is not None and pattern.search(s.text)]

@@ -8,8 +8,11 @@ something to see"). Shape::
     leg 1   U request [C1]            → S recommend A1 → U ask_comparison → S compare [A2, A1]
     leg 2   U request [near A2 + C2]  → S recommend B1
             (a dialogue with a rejection: U reject_and_refine B1 (+c) → S recommend B2)
-    leg 3   U request [near B + C3]   → S recommend C1   (U ask_detail → S explain)
+    leg 3   U request [near B + C3]   → S recommend C1
             U accept → S close
+
+(10 turns, 12 with the rejection: no detail question — a day plan is long enough, and it keeps the
+build's mean near the paper's 10.5 turns.)
 
 Each leg has its own closed pool of ``pool_size`` candidates of its type (built like a single-type
 dialogue's: the recommended POIs, extra satisfiers, near misses, stratified violators), its own open pool
@@ -234,7 +237,7 @@ def plan_itinerary(
         raise PlanningError(f"no typical constraint of {persona.id} is usable here")
     refs, tag_of = number_reviews(ctx.evidence, [p for leg in legs for p in leg.candidates])
     maker = TurnMaker(ctx, rng, tag_of, city=city, poi_type=types[0], anchor=None)
-    turns, leg_records = _turns(ctx, rng, maker, legs)
+    turns, leg_records = _turns(maker, legs)
     first = legs[0]
     return DialoguePlan(
         kb=ctx.kb,
@@ -255,9 +258,7 @@ def plan_itinerary(
     )
 
 
-def _turns(
-    ctx: PlanContext, rng: random.Random, maker: TurnMaker, legs: list[_Leg]
-) -> tuple[list[TurnPlan], list[Leg]]:
+def _turns(maker: TurnMaker, legs: list[_Leg]) -> tuple[list[TurnPlan], list[Leg]]:
     """The turns of every leg (module docstring) and the :class:`Leg` records."""
     turns: list[TurnPlan] = []
     records: list[Leg] = []
@@ -304,8 +305,6 @@ def _turns(
             turns.append(maker.recommend(leg.picks[-1], leg.final, [leg.refinement]))
         picks.append(leg.picks[-1])
     last = picks[-1]
-    if rng.random() < ctx.config.detail_share:
-        turns += maker.detail(last, legs[-1].final)
     turns.append(TurnPlan("user", "accept", about=[last], after=picks[:-1], poi_type=legs[-1].poi_type))
     turns.append(TurnPlan("system", "close", about=[last], poi_type=legs[-1].poi_type))
     return turns, records

@@ -38,7 +38,7 @@ from groundtrace.core.llm.base import LLMClient, LLMError
 from groundtrace.core.llm.retry import RetriesExhaustedError
 from groundtrace.crs.build.evidence import MIN_QUOTE_CHARS
 from groundtrace.crs.build.planner import DialoguePlan, TurnPlan
-from groundtrace.crs.build.realise import TemplateRealiser, poi_card
+from groundtrace.crs.build.realise import TemplateRealiser, card_of
 from groundtrace.crs.dataset.checks.quotes import CITING_ACTS
 from groundtrace.crs.dataset.stance import is_warning
 from groundtrace.crs.dataset.text import quoted_snippets, text_tags
@@ -149,7 +149,7 @@ def turn_request(plan: DialoguePlan, tp: TurnPlan, draft: str, history: list[Tur
         "persona": plan.persona.description,
         "speaker": tp.role,
         "act": tp.act,
-        "pois": [{"name": kb.poi(p).name, "card": poi_card(kb.poi(p))} for p in dict.fromkeys(pois)],
+        "pois": [{"name": kb.poi(p).name, "card": card_of(kb.poi(p), tp)} for p in dict.fromkeys(pois)],
         "constraints_added": [c.label for c in tp.constraints_added],
         "rejected": [kb.poi(p).name for p in tp.rejected],
         "active_constraints": [c.label for c in tp.active],

@@ -97,6 +97,7 @@ class TurnPlan:
     extra: bool = False
     more: bool = False
     poi_type: str = ""  # itinerary legs: the type this turn is about ("" = the dialogue's)
+    anchor: Anchor | None = None  # system turns: where the turn's distance constraint is measured from
     after: list[str] = field(default_factory=list)  # itinerary: the earlier legs' picks, in order
 
     def to_turn(self, index: int, text: str, tags: list[str], spans: list[QuoteSpan]) -> Turn:
@@ -515,6 +516,7 @@ class TurnMaker:
             active=list(active),
             quotes={main: self.quotes(main, order_, self.ctx.config.quotes_per_recommendation)},
             poi_type=self.poi_type,
+            anchor=self.anchor,
         )
 
     def compare(self, new: str, old: str, active: list[Constraint]) -> TurnPlan:
@@ -530,6 +532,7 @@ class TurnMaker:
                 old: self.warning(old, list(reversed(active))) or self.quotes(old, list(reversed(active)), 1),
             },
             poi_type=self.poi_type,
+            anchor=self.anchor,
         )
 
     def detail(self, poi_id: str, final: list[Constraint]) -> list[TurnPlan]:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from groundtrace.crs.build.evidence import Sentence
 from groundtrace.crs.build.pools import main_category
+from groundtrace.crs.kb.geo import haversine_km
 from groundtrace.crs.schema import POI, Constraint, Dialogue, QuoteSpan, Turn
 
 if TYPE_CHECKING:
@@ -229,6 +230,16 @@ def poi_card(poi: POI) -> str:
     return " · ".join(parts)
 
 
+def card_of(poi: POI, tp: TurnPlan) -> str:
+    """:func:`poi_card`, plus the distance to the turn's anchor when a distance constraint is active
+    ("… · 4★ · 0.8 km from Hotel Monaco"): the KB states it, reviews rarely do."""
+    card = poi_card(poi)
+    if tp.anchor is not None and any(c.kind == "max_distance_km" for c in tp.active):
+        km = haversine_km(tp.anchor.lat, tp.anchor.lon, poi.lat, poi.lon)
+        card += f" · {km:.1f} km from {tp.anchor.name}"
+    return card
+
+
 def join_labels(labels: list[str]) -> str:
     """ "a", "a and b", "a, b and c"."""
     if not labels:
@@ -387,14 +398,14 @@ def _system_text(
         main = kb.poi(tp.recommended[0])
         builder.add(rng.choice(RECOMMEND_OPEN).format(name=main.name))
         render_quotes(builder, tp.quotes.get(main.poi_id, []), rng)
-        builder.add(rng.choice(CARD_TAIL).format(card=poi_card(main)))  # the card sits next to a tag
+        builder.add(rng.choice(CARD_TAIL).format(card=card_of(main, tp)))  # the card sits next to a tag
         return ""
     if act == "compare":
         new, old = kb.poi(tp.recommended[0]), kb.poi(tp.recommended[1])
         builder.add(rng.choice(COMPARE).format(new=new.name, old=old.name))
         builder.add(f"For {new.name}:")
         render_quotes(builder, tp.quotes.get(new.poi_id, []), rng)
-        builder.add(rng.choice(CARD_TAIL).format(card=poi_card(new)))
+        builder.add(rng.choice(CARD_TAIL).format(card=card_of(new, tp)))
         old_quotes = tp.quotes.get(old.poi_id, [])
         if old_quotes:
             builder.add(f" For {old.name}:")
