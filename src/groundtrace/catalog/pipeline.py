@@ -37,7 +37,7 @@ import logging
 import math
 import os
 import time
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -520,18 +520,15 @@ def _review_sources(scout: Any, results: list[AttributeResult]) -> dict[str, str
 
 
 def _tally(summary: EnrichSummary, results: list[AttributeResult]) -> None:
-    verdicts = Counter(summary.verdicts)
-    failures = Counter(summary.failure_types)
-    actions = Counter(summary.actions)
-    statuses = Counter(summary.statuses)
+    """Add ``results`` to the summary's counts (in place: one SKU at a time, so no copies per SKU)."""
+    verdicts, failures = summary.verdicts, summary.failure_types
+    actions, statuses = summary.actions, summary.statuses
     for r in results:
-        verdicts[r.verdict.verdict.value] += 1
+        verdicts[r.verdict.verdict.value] = verdicts.get(r.verdict.verdict.value, 0) + 1
         if r.verdict.failure_type is not None:
-            failures[r.verdict.failure_type.value] += 1
-        actions[r.decision.action.value] += 1
-        statuses[r.candidate.status.value] += 1
-    summary.verdicts, summary.failure_types = dict(verdicts), dict(failures)
-    summary.actions, summary.statuses = dict(actions), dict(statuses)
+            failures[r.verdict.failure_type.value] = failures.get(r.verdict.failure_type.value, 0) + 1
+        actions[r.decision.action.value] = actions.get(r.decision.action.value, 0) + 1
+        statuses[r.candidate.status.value] = statuses.get(r.candidate.status.value, 0) + 1
     summary.results_total += len(results)
 
 
