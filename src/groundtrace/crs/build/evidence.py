@@ -183,10 +183,12 @@ def aspect_pattern(kind: str, value: object) -> re.Pattern[str] | None:
 
 def quotable(text: str) -> bool:
     """Whether a review sentence reads well as a quote on its own: :data:`MIN_QUOTE_CHARS` to
-    :data:`MAX_QUOTE_CHARS` characters and >= :data:`MIN_QUOTE_WORDS` words, on one line, no double quote,
-    balanced parentheses, and not a question ("Would it be a hard fix?" means nothing out of context)."""
+    :data:`MAX_QUOTE_CHARS` characters and >= :data:`MIN_QUOTE_WORDS` words, on one line, starting with a
+    letter or digit (not ", and affordable prices ..." or "- Even with ..."), no double quote, balanced
+    parentheses, and not a question ("Would it be a hard fix?" means nothing out of context)."""
     return (
         MIN_QUOTE_CHARS <= len(text) <= MAX_QUOTE_CHARS
+        and text[0].isalnum()
         and len(text.split()) >= MIN_QUOTE_WORDS
         and '"' not in text
         and "\n" not in text
