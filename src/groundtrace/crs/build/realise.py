@@ -101,23 +101,23 @@ TYPE_NOUN = {
     "attraction": ("attraction", "place to visit", "thing to see"),
 }
 REQUEST = (
-    "Hi! I'm in {city} and looking for a {noun}: {labels}.",
-    "Can you suggest a {noun} in {city}? Ideally {labels}.",
-    "Hello, I need a {noun} in {city}, {labels}.",
+    "Hi! I'm in {city} and looking for {a_noun}: {labels}.",
+    "Can you suggest {a_noun} in {city}? Ideally {labels}.",
+    "Hello, I need {a_noun} in {city}, {labels}.",
     "We're visiting {city}. Any {noun} you'd recommend? Ideally {labels}.",
     "Looking for a good {noun} around {city} — {labels}.",
 )
 REQUEST_OPEN = (
-    "Hi! I'm in {city} and looking for a {noun}.",
-    "Can you suggest a {noun} in {city}?",
-    "We're visiting {city} and need a {noun}.",
+    "Hi! I'm in {city} and looking for {a_noun}.",
+    "Can you suggest {a_noun} in {city}?",
+    "We're visiting {city} and need {a_noun}.",
 )
 #: The request opening the next leg of an itinerary ({prev}: the previous leg's pick).
 REQUEST_NEXT = (
-    "Great, {prev} it is. Now I need a {noun}: {labels}.",
-    "Perfect, I'll go with {prev}. Next, a {noun} — {labels}.",
-    "{prev} works for us. Could you also find a {noun}, {labels}?",
-    "Thanks, {prev} sounds right. What about a {noun}? Ideally {labels}.",
+    "Great, {prev} it is. Now I need {a_noun}: {labels}.",
+    "Perfect, I'll go with {prev}. Next, {a_noun} — {labels}.",
+    "{prev} works for us. Could you also find {a_noun}, {labels}?",
+    "Thanks, {prev} sounds right. What about {a_noun}? Ideally {labels}.",
 )
 #: The final accept of an itinerary ({plan}: the earlier picks, {name}: the last one).
 ACCEPT_ITINERARY = (
@@ -221,7 +221,7 @@ def poi_card(poi: POI) -> str:
     """``"Lumen Bay · Sushi Bars · $$$ · 4.5★"`` (the paper's POI card style)."""
     kind = next(
         (c for c in poi.categories if c not in CARD_SKIP),
-        next((c for c in poi.categories if c not in ("Restaurants", "Food", "Hotels")), poi.poi_type),
+        poi.categories[-1] if poi.categories else poi.poi_type,
     )
     parts = [poi.city, kind]
     if poi.price_level:
@@ -238,6 +238,11 @@ def card_of(poi: POI, tp: TurnPlan) -> str:
         km = haversine_km(tp.anchor.lat, tp.anchor.lon, poi.lat, poi.lon)
         card += f" · {km:.1f} km from {tp.anchor.name}"
     return card
+
+
+def with_article(noun: str) -> str:
+    """ "a restaurant", "an attraction"."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
 def join_labels(labels: list[str]) -> str:
@@ -339,10 +344,14 @@ def _user_text(
         return rng.choice(MORE)
     if act == "request":
         if tp.after:
-            return rng.choice(REQUEST_NEXT).format(prev=name_of[tp.after[-1]], noun=noun, labels=labels)
+            return rng.choice(REQUEST_NEXT).format(
+                prev=name_of[tp.after[-1]], noun=noun, a_noun=with_article(noun), labels=labels
+            )
         if tp.constraints_added:
-            return rng.choice(REQUEST).format(city=plan.city, noun=noun, labels=labels)
-        return rng.choice(REQUEST_OPEN).format(city=plan.city, noun=noun)
+            return rng.choice(REQUEST).format(
+                city=plan.city, noun=noun, a_noun=with_article(noun), labels=labels
+            )
+        return rng.choice(REQUEST_OPEN).format(city=plan.city, noun=noun, a_noun=with_article(noun))
     if act == "provide_preference":
         bank = EXTRA_PREF if tp.extra else PROVIDE
         return rng.choice(bank).format(labels=labels)

@@ -487,7 +487,7 @@ ATTIRE = {
 AMBIENCE = {
     "romantic": (
         "Candlelit and romantic, perfect for a date night.",
-        "A romantic spot, we got a corner table for two.",
+        "A romantic spot, just right for the two of us.",
     ),
     "intimate": (
         "Cozy, intimate room with only a handful of tables.",
