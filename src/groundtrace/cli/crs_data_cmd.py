@@ -1,5 +1,5 @@
-"""``groundtrace crs validate|export|hydrate|schema|migrate``: check, release (redacted), restore and
-upgrade dataset files."""
+"""``groundtrace crs validate|export|import-release|hydrate|schema|migrate``: check, release (redacted),
+restore and upgrade dataset files."""
 
 from __future__ import annotations
 
@@ -117,21 +117,65 @@ def export(
     dataset: Path = typer.Argument(..., help="Dataset folder or JSONL file to release."),
     out: Path = typer.Option(..., "--out", help="Release folder to write."),
     kb: Path = typer.Option(..., "--kb", help="KB the dataset was built on (review texts for redaction)."),
+    fmt: str = typer.Option(
+        "groundtrace",
+        "--format",
+        help="'groundtrace': split files with ⟦Q:…⟧ placeholders + redaction.json (crs hydrate); "
+        "'trace-release': the public release layout (data/*.jsonl.gz with [Q:N], knowledge_base/, card; "
+        "crs import-release).",
+    ),
     redact: bool = typer.Option(
         True, "--redact/--no-redact", help="Replace quoted review text by placeholders (Yelp terms)."
     ),
 ) -> None:
-    """Write a release: redacted dialogues + redaction.json + schema + KB ids (never review text)."""
+    """Write a release without review text, and its dataset card (README.md)."""
+    if fmt not in ("groundtrace", "trace-release"):
+        raise typer.BadParameter(
+            f"unknown format {fmt!r}: 'groundtrace' or 'trace-release'", param_hint="--format"
+        )
+    knowledge = _load_kb_or_exit(kb)
+    assert knowledge is not None
+    if fmt == "trace-release":
+        if not redact:
+            raise typer.BadParameter("a trace-release is always redacted", param_hint="--no-redact")
+        _export_trace_release(dataset, out, knowledge)
+    else:
+        _export_groundtrace(dataset, out, knowledge, redact)
+
+
+def _export_trace_release(dataset: Path, out: Path, knowledge) -> None:
     from rich.console import Console
     from rich.markup import escape
 
+    from groundtrace.crs.dataset.trace_release import export_release
+
+    console = Console()
+    try:
+        report = export_release(dataset, knowledge, out)
+    except (FileNotFoundError, ValueError) as exc:
+        print_error(exc)
+        raise typer.Exit(2) from None
+    splits = ", ".join(f"{s} {n}" for s, n in report.splits.items())
+    console.print(
+        f"wrote the release layout to {escape(str(out))}: {splits} dialogue(s), {report.quotes} quote(s) "
+        f"({report.near_verbatim} near-verbatim), {report.pois} POIs, {report.reviews} reviews (no text)"
+    )
+    for p in report.problems:
+        console.print(f"  {escape(str(p))}", soft_wrap=True)
+    if any("left out" in p.message for p in report.problems):
+        raise typer.Exit(1)
+
+
+def _export_groundtrace(dataset: Path, out: Path, knowledge, redact: bool) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+
+    from groundtrace.crs.dataset.card import write_export_card
     from groundtrace.crs.dataset.files import MANIFEST, read_dataset, write_dialogues, write_json_schema
     from groundtrace.crs.dataset.placeholders import RedactionError
     from groundtrace.crs.dataset.release import kb_id_export, redact_dataset
 
     console = Console()
-    knowledge = _load_kb_or_exit(kb)
-    assert knowledge is not None
     if redact:
         try:
             report = redact_dataset(dataset, out, {rid: r.text for rid, r in knowledge.reviews.items()})
@@ -144,7 +188,11 @@ def export(
             f"quote(s), {report.near_verbatim} near-verbatim"
         )
     else:
-        data = read_dataset(dataset)
+        try:
+            data = read_dataset(dataset)
+        except FileNotFoundError as exc:
+            print_error(exc)
+            raise typer.Exit(2) from None
         out.mkdir(parents=True, exist_ok=True)
         for split, dialogues in data.splits.items():
             write_dialogues(out / f"{split}.jsonl", dialogues)
@@ -159,10 +207,64 @@ def export(
         {rid: r.poi_id for rid, r in knowledge.reviews.items()}, knowledge.pois, knowledge.content_hash
     )
     (out / "kb_ids.json").write_text(json.dumps(ids, indent=1) + "\n", encoding="utf-8")
+    write_export_card(out, knowledge, redacted=redact)
     for p in problems:
         console.print(f"  {escape(str(p))}", soft_wrap=True)
     console.print(f"wrote {escape(str(out))}")
     if any("left out" in p.message for p in problems):
+        raise typer.Exit(1)
+
+
+@crs_app.command("import-release")
+def import_release_cmd(
+    release: Path = typer.Argument(
+        ..., help="A release folder (data/*.jsonl.gz, knowledge_base/*.jsonl.gz)."
+    ),
+    yelp_dir: Path = typer.Option(
+        None, "--yelp-dir", help="Your Yelp Open Dataset folder (yelp_academic_dataset_review.json is read)."
+    ),
+    yelp_reviews: Path = typer.Option(
+        None, "--yelp-reviews", help="Your Yelp review file itself (instead of --yelp-dir)."
+    ),
+    out: Path = typer.Option(..., "--out", help="Dataset folder to write (split files, kb.sqlite, card)."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress by bytes read."),
+) -> None:
+    """Hydrate a public release from your Yelp reviews into a dataset folder with its KB (kb.sqlite).
+
+    Exits 1 (the rest still written) when a line, review or quote could not be restored: each is listed
+    as file:line."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    from groundtrace.cli.progress import track
+    from groundtrace.crs.kb.yelp import REVIEW_FILE
+
+    console = Console()
+    if (yelp_dir is None) == (yelp_reviews is None):
+        raise typer.BadParameter("give --yelp-dir or --yelp-reviews (one of them)", param_hint="--yelp-dir")
+    review_file = yelp_reviews if yelp_reviews is not None else yelp_dir / REVIEW_FILE
+    if not review_file.is_file():
+        print_error(f"{review_file} not found" + (" (expected in --yelp-dir)" if yelp_dir else ""))
+        raise typer.Exit(2)
+    from groundtrace.crs.dataset.trace_release import import_release
+
+    try:
+        size = review_file.stat().st_size
+        with track("crs import-release reviews", total=size, unit="bytes", disable=not progress) as bar:
+            report = import_release(release, review_file, out, on_bytes=lambda n: bar.update(advance=n))
+    except (FileNotFoundError, ValueError) as exc:
+        print_error(exc)
+        raise typer.Exit(2) from None
+    splits = ", ".join(f"{s} {n}" for s, n in report.splits.items())
+    same = {True: "identical to the released one", False: "DIFFERS from the released one", None: "not stated"}
+    console.print(
+        f"wrote {escape(str(out))}: {splits} dialogue(s); KB {report.pois} POIs, {report.reviews} reviews "
+        f"(content hash {report.kb_hash[:12]}…, {same[report.kb_identical]}) in kb.sqlite"
+    )
+    for p in report.problems:
+        console.print(f"  [yellow]{escape(str(p))}[/yellow]", soft_wrap=True)
+    if report.problems:
+        console.print(f"[red]{len(report.problems)} problem(s); see above[/red]")
         raise typer.Exit(1)
 
 

@@ -43,6 +43,7 @@ from groundtrace.crs.build.itinerary import itinerary_cities, plan_itinerary
 from groundtrace.crs.build.planner import PlanConfig, PlanContext, PlanningError, plan_dialogue
 from groundtrace.crs.build.qc import QC_RULES, check_dialogue
 from groundtrace.crs.build.realise import Realiser, TemplateRealiser
+from groundtrace.crs.dataset.card import write_build_card
 from groundtrace.crs.dataset.files import write_dialogues, write_json_schema
 from groundtrace.crs.dataset.tiers import TIERS, assign_tier
 from groundtrace.crs.kb.constraints import satisfies_all
@@ -477,6 +478,7 @@ def build_dataset(
         json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8"
     )
     (out / "build_report.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    write_build_card(out, kb, manifest)  # README.md + knowledge_base/*.jsonl: the Hugging Face configs
     return report
 
 

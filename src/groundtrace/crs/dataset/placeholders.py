@@ -83,3 +83,54 @@ def placeholder_text(p: Placeholder) -> str:
     """The placeholder string of ``p``."""
     suffix = "" if p.edit is None else f"~{p.edit}"
     return f"{OPEN}Q:{p.review_id}:{p.start}-{p.end}{suffix}{CLOSE}"
+
+
+# -- the public release's grammar: ``[Q:N]`` ------------------------------------------------------------
+
+#: ``[Q:N]`` stands for quote span N (1-based) of the same turn; a literal ``[Q:`` is written ``[Q:=``.
+RELEASE_GRAMMAR = (
+    "[Q:N] = quote span N (1-based) of the turn's quote_spans; a literal '[Q:' is written '[Q:='"
+)
+RELEASE_MARK = "[Q:"
+_RELEASE_PLACEHOLDER = re.compile(r"\[Q:([1-9][0-9]*)\]")
+
+
+def escape_release(text: str) -> str:
+    """Escape every literal ``[Q:`` of ``text`` as ``[Q:=`` (so it cannot read as a placeholder)."""
+    return text.replace(RELEASE_MARK, RELEASE_MARK + "=")
+
+
+def release_placeholder(n: int) -> str:
+    """The placeholder of quote span ``n`` (1-based)."""
+    return f"{RELEASE_MARK}{n}]"
+
+
+def split_release(text: str) -> list[str | int]:
+    """Parse a release text into literal strings and span numbers (1-based); inverse of the writer.
+
+    Scanning left to right, ``[Q:=`` is a literal ``[Q:``, ``[Q:<digits>]`` a placeholder, and any other
+    ``[Q:`` is an error (:class:`RedactionError`)."""
+    parts: list[str | int] = []
+    buf: list[str] = []
+    i = 0
+    while True:
+        j = text.find(RELEASE_MARK, i)
+        if j < 0:
+            buf.append(text[i:])
+            break
+        buf.append(text[i:j])
+        if text.startswith(RELEASE_MARK + "=", j):
+            buf.append(RELEASE_MARK)
+            i = j + len(RELEASE_MARK) + 1
+            continue
+        match = _RELEASE_PLACEHOLDER.match(text, j)
+        if match is None:
+            raise RedactionError(f"malformed placeholder at character {j}: {text[j : j + 20]!r}")
+        if any(buf):
+            parts.append("".join(buf))
+        buf = []
+        parts.append(int(match.group(1)))
+        i = match.end()
+    if any(buf):
+        parts.append("".join(buf))
+    return parts

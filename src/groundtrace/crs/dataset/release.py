@@ -106,13 +106,13 @@ class Redactor:
         self.quotes = 0
         self.near_verbatim = 0
 
-    def redact_turn(self, turn: Turn, extra_spans: Iterable[QuoteSpan] = ()) -> str:
-        """The redacted text of ``turn``: its ``quote_spans`` (plus ``extra_spans``) become placeholders."""
+    def resolve_spans(self, turn: Turn, spans: Iterable[QuoteSpan]) -> list[tuple[QuoteSpan, str, str]]:
+        """``(span, review slice, quote)`` for each span in text order, after checking that the spans do not
+        overlap, lie inside the turn text and inside a known review (:class:`RedactionError` otherwise)."""
         text = turn.text
-        spans = sorted([*turn.quote_spans, *extra_spans], key=lambda s: (s.start, s.end))
-        out: list[str] = []
+        out: list[tuple[QuoteSpan, str, str]] = []
         pos = 0
-        for span in spans:
+        for span in sorted(spans, key=lambda s: (s.start, s.end)):
             if not (pos <= span.start < span.end <= len(text)):
                 raise RedactionError(
                     f"turn {turn.index}: quote span {span.start}-{span.end} overlaps another or lies "
@@ -128,8 +128,16 @@ class Redactor:
                     f"turn {turn.index}: review span {span.review_start}-{span.review_end} outside review "
                     f"{span.review_id!r} (length {len(review)})"
                 )
-            source = review[span.review_start : span.review_end]
-            quote = text[span.start : span.end]
+            out.append((span, review[span.review_start : span.review_end], text[span.start : span.end]))
+            pos = span.end
+        return out
+
+    def redact_turn(self, turn: Turn, extra_spans: Iterable[QuoteSpan] = ()) -> str:
+        """The redacted text of ``turn``: its ``quote_spans`` (plus ``extra_spans``) become placeholders."""
+        text = turn.text
+        out: list[str] = []
+        pos = 0
+        for span, source, quote in self.resolve_spans(turn, [*turn.quote_spans, *extra_spans]):
             placeholder = Placeholder(review_id=span.review_id, start=span.review_start, end=span.review_end)
             if quote != source:
                 self.edits.append(edit_script(source, quote))
