@@ -121,8 +121,8 @@ def export(
         "groundtrace",
         "--format",
         help="'groundtrace': split files with ⟦Q:…⟧ placeholders + redaction.json (crs hydrate); "
-        "'trace-release': the public release layout (data/*.jsonl.gz with [Q:N], knowledge_base/, card; "
-        "crs import-release).",
+        "'trace-release': the public release layout (gzipped data/ splits with numbered Q:N quote "
+        "placeholders, knowledge_base/, card; crs import-release).",
     ),
     redact: bool = typer.Option(
         True, "--redact/--no-redact", help="Replace quoted review text by placeholders (Yelp terms)."
