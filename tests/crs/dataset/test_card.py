@@ -42,6 +42,7 @@ def test_features_follow_the_schema_and_refuse_columns_without_one_type() -> Non
         hf_features(Mixed.model_json_schema())
 
 
+@pytest.mark.slow
 def test_the_build_card_names_its_configs_and_licence(demo_release: tuple[Path, Path, Path]) -> None:
     built, release, _ = demo_release
     meta = front_matter(built / "README.md")
@@ -65,6 +66,7 @@ def test_the_build_card_names_its_configs_and_licence(demo_release: tuple[Path, 
     assert {"name": "added", "dtype": "bool"} in edits
 
 
+@pytest.mark.slow
 def test_a_yelp_card_splits_the_licence(tmp_path: Path, demo_release: tuple[Path, Path, Path]) -> None:
     from groundtrace.crs.kb.store import load_kb
 

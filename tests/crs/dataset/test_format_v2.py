@@ -71,15 +71,13 @@ def unstable(types: dict[str, set[str]]) -> dict[str, set[str]]:
 
 
 @pytest.fixture(scope="module")
-def built_lines(tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
-    from groundtrace.crs.build.builder import build_dataset
-    from groundtrace.crs.kb.demo import generate_demo_kb
-
-    out = tmp_path_factory.mktemp("v2") / "ds"
-    build_dataset(generate_demo_kb(0, n_per_type=12, reviews_per_poi=4), 40, 3, out)
+def built_lines(demo_release: tuple[Path, Path, Path]) -> list[Any]:
+    """Every line of the shared 40-dialogue demo build (tests/crs/dataset/conftest.py), parsed."""
+    out = demo_release[0]
     return [json.loads(line) for f in sorted(out.glob("*.jsonl")) for line in f.read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_every_field_of_a_built_dataset_has_one_json_type(built_lines: list[Any]) -> None:
     types = column_types(built_lines)
     assert unstable(types) == {}
@@ -102,6 +100,7 @@ def test_v1_lines_had_unstable_types_and_a_key_per_tag() -> None:
     assert ".review_refs.R1.review_id" in types
 
 
+@pytest.mark.slow
 def test_the_json_schema_describes_the_written_lines(built_lines: list[Any]) -> None:
     validator = Draft202012Validator(dialogue_json_schema())
     assert [list(validator.iter_errors(line)) for line in built_lines[:5]] == [[]] * 5

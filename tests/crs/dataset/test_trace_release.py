@@ -168,6 +168,7 @@ def test_export_then_import_release_gives_identical_scores(
         assert imported == original
 
 
+@pytest.mark.slow
 def test_bad_input_is_reported_by_file_and_line_and_the_rest_is_imported(
     demo_release: tuple[Path, Path, Path], tmp_path: Path
 ) -> None:
@@ -215,6 +216,7 @@ def test_bad_input_is_reported_by_file_and_line_and_the_rest_is_imported(
     assert list(read_dialogues(tmp_path / "out" / "test.jsonl")) == []
 
 
+@pytest.mark.slow
 def test_a_changed_review_is_reported_at_its_yelp_line(
     demo_release: tuple[Path, Path, Path], tmp_path: Path
 ) -> None:
@@ -230,6 +232,7 @@ def test_a_changed_review_is_reported_at_its_yelp_line(
     assert report.kb_identical is False
 
 
+@pytest.mark.slow
 def test_cli_usage_errors(demo_release: tuple[Path, Path, Path], tmp_path: Path) -> None:
     ds, rel, yelp = demo_release
     both = runner.invoke(app, ["crs", "import-release", str(rel), "--out", str(tmp_path / "o")])
@@ -248,6 +251,7 @@ def test_cli_usage_errors(demo_release: tuple[Path, Path, Path], tmp_path: Path)
     assert fmt.exit_code == 2 and "unknown format 'zip'" in fmt.output
 
 
+@pytest.mark.slow
 def test_release_files_are_reproducible(demo_release: tuple[Path, Path, Path], tmp_path: Path) -> None:
     ds, rel, _ = demo_release
     export_release(ds, load_kb(ds.parent / "kb.sqlite"), tmp_path / "again")
