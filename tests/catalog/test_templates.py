@@ -33,8 +33,33 @@ def builtin() -> TemplateSet:
     return load_templates()
 
 
-def test_builtin_templates_cover_the_four_seed_categories(builtin: TemplateSet) -> None:
-    assert builtin.categories() == ["alcohol", "electronics", "grocery", "home"]
+def test_builtin_templates_cover_the_seed_and_dataset_categories(builtin: TemplateSet) -> None:
+    assert builtin.categories() == [
+        "alcohol",
+        "apparel",
+        "electronics",
+        "grocery",
+        "health_household",
+        "home",
+        "jewelry",
+        "musical_instruments",
+        "office",
+        "sports_outdoors",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("folder", "file"),
+    [("oa_mine", "validation.jsonl"), ("ae_110k", "validation.jsonl"), ("wdc_pave", "train_large.jsonl")],
+)
+def test_every_category_of_the_public_datasets_routes_to_a_builtin_template(
+    builtin: TemplateSet, folder: str, file: str
+) -> None:
+    import json
+
+    path = shared_path("catalog", folder, file)
+    categories = {json.loads(line)["category"] for line in path.read_text(encoding="utf-8").splitlines()}
+    assert categories and {c for c in categories if builtin.for_category(c) is None} == set()
 
 
 def test_grocery_safety_attributes(builtin: TemplateSet) -> None:
@@ -77,7 +102,16 @@ def test_other_builtin_attributes(builtin: TemplateSet) -> None:
         ("Grocery > Wine", "alcohol", "path"),  # leaf first
         ("Computers And Accessories", "electronics", "alias"),
         ("Electronics / Batteries", "electronics", "path"),
-        ("Jewelry", None, "none"),
+        ("Jewelry", "jewelry", "alias"),
+        ("Office Products", "office", "alias"),
+        ("Vitamin", "health_household", "keyword"),
+        ("Laundry Detergent", "health_household", "keyword"),
+        ("Shoes", "apparel", "keyword"),
+        ("Lure", "sports_outdoors", "keyword"),
+        ("Guitar", "musical_instruments", "keyword"),
+        ("Grocery > Sea bass", "grocery", "path"),  # no "bass" keyword: a fish is no guitar
+        ("Grocery > Rice paper", "grocery", "path"),  # nor "paper" (office)
+        ("Pet Supplies", None, "none"),
         ("", None, "none"),
     ],
 )
@@ -215,8 +249,29 @@ def test_cli_list_and_show() -> None:
     assert "dietary_labels" in result.output
     shown = runner.invoke(app, ["catalog", "templates", "show", "Grocery & Gourmet Food > Coffee"])
     assert shown.exit_code == 0 and "-> grocery (path)" in shown.output
-    missing = runner.invoke(app, ["catalog", "templates", "show", "Jewelry"])
+    missing = runner.invoke(app, ["catalog", "templates", "show", "Pet Supplies"])
     assert missing.exit_code == 1
+
+
+def test_cli_coverage_names_categories_without_a_template(tmp_path: Path) -> None:
+    from groundtrace.catalog.model import SKU
+
+    skus = tmp_path / "skus.jsonl"
+    rows = [
+        SKU(sku_id=f"s{i}", title="t", category=c) for i, c in enumerate(["Coffee", "Coffee", "[b]Pets[/b]"])
+    ]
+    skus.write_text("".join(r.model_dump_json() + "\n" for r in rows), encoding="utf-8")
+    shown = runner.invoke(app, ["catalog", "templates", "coverage", str(skus)])
+    assert shown.exit_code == 1 and "1 without a template" in shown.output and "[b]Pets[/b]" in shown.output
+    data = runner.invoke(app, ["catalog", "templates", "coverage", str(skus), "--json"])
+    parsed = __import__("json").loads(data.output)
+    assert parsed["skus_without_template"] == 1
+    assert parsed["categories"][0] == {
+        "category": "Coffee",
+        "skus": 2,
+        "template": "grocery",
+        "how": "keyword",
+    }
 
 
 def test_cli_bad_template_dir_is_a_usage_error(tmp_path) -> None:

@@ -81,6 +81,11 @@ class AttributeSpec(_Model):
     multi_valued: bool = False
     safety_critical: bool = Field(default=False, description="Allergens, dietary labels: WRITE only on PASS.")
     image_friendly: bool = Field(default=False, description="Material, certifications, package print.")
+    title_prefix: bool = Field(
+        default=False,
+        description="Values usually open the product title (a brand): the offline engine reads a "
+        "recommended value at the start of the title as stated (templates from gold set it per category).",
+    )
 
 
 class CategoryTemplate(_Model):

@@ -80,6 +80,53 @@ def templates_show(
     typer.echo(dump_template(template))
 
 
+@templates_app.command("coverage")
+def templates_coverage(
+    skus: Path = typer.Argument(..., exists=True, dir_okay=False, help="skus.jsonl (from `catalog import`)."),
+    directory: Path = typer.Option(
+        None, "--dir", help="Template directory (default: the built-in templates)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """Which template each category of a SKU file routes to (and how), and which categories have none
+    (their SKUs get no attributes). Exit 1 when some SKUs have no template."""
+    from collections import Counter
+
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from groundtrace.catalog.importers.base import read_jsonl_models
+    from groundtrace.catalog.model import SKU
+    from groundtrace.catalog.templates import TemplateError, load_templates
+
+    try:
+        templates = load_templates(directory)
+    except TemplateError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--dir") from exc
+    rows, issues = read_jsonl_models(skus, SKU)
+    for issue in issues:
+        typer.echo(str(issue), err=True)
+    counts = Counter(s.category for s in rows)
+    routed = []
+    for category, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        template, how = templates.resolve(category)
+        routed.append({"category": category, "skus": n, "template": template.category if template else None,
+                       "how": how})  # fmt: skip
+    missing = sum(r["skus"] for r in routed if r["template"] is None)
+    if as_json:
+        typer.echo(json.dumps({"categories": routed, "skus_without_template": missing}, indent=2))
+    else:
+        table = Table(title=f"{len(routed)} categories, {len(rows)} SKUs, {missing} without a template")
+        for column in ("category", "SKUs", "template", "how"):
+            table.add_column(column)
+        for r in routed:  # category names are catalog data: never markup
+            table.add_row(escape(r["category"]), str(r["skus"]), escape(r["template"] or "-"), r["how"])
+        Console(width=200).print(table)
+    if missing:
+        raise typer.Exit(1)
+
+
 def _write_templates(templates: list, out: Path, made_by: str) -> None:
     """One ``<slug>.yaml`` per template in ``out``, each headed by how it was made; one line per file."""
     from groundtrace.catalog.importers.base import slugify

@@ -15,13 +15,17 @@ quote that is an exact substring of the Document text at ``span``.
   ``dishwasher_safe`` ← "dishwasher safe" / "hand wash only" → false ...) plus the attribute's own
   name; a negated cue ("not dishwasher safe", "non-organic", "batteries not included") gives false.
 * **number+unit** — quantities (number + unit token) converted to the template unit; in a sentence that
-  names the attribute → 0.85; a bare quantity → 0.6 only when no other number attribute of the template
-  shares its dimension and the sentence is not about servings/nutrition. Unit-less numbers (pack
-  counts) come only from explicit fields and pack patterns ("6-pack", "pack of 6", "6 x 12 oz"); a
-  count ("72 Count", "16 capsules") is the net content when the attribute's definition allows counts
-  and the document states no mass/volume. Dimensions: ``31-1/2"L x 16-1/4"W x 36"H``, ``18" wide``,
-  ``12" deep`` name their axis (W/D/H/L, wide/deep/high/tall/long) → width/depth/height/length at 0.85.
-* **string** — the attribute's recommended vocabulary in free text (0.75) or an explicit field (1.0).
+  names the attribute → 0.85; a bare quantity → 0.6 (also in a title: "Folgers Classic Roast, 11.3 oz",
+  "HP 146-GB SAS drive"; blocked at the default θ) only when no other number attribute of the template
+  shares its dimension and the sentence is not about servings/nutrition. Unit-less numbers (pack counts)
+  come only from explicit fields and pack patterns ("6-pack", "pack of 6", "6 x 12 oz", "25/Pack",
+  "4Pcs/Lot"); a count ("72 Count", "16 capsules") is the net content when the attribute's definition
+  allows counts and the document states no mass/volume (a unit-less attribute whose definition says it
+  is a count takes counts only). Dimensions: ``31-1/2"L x 16-1/4"W x 36"H``, ``18" wide``, ``12" deep``
+  name their axis (W/D/H/L, wide/deep/high/tall/long) → width/depth/height/length at 0.85.
+* **string** — the attribute's recommended vocabulary in free text (0.75) or an explicit field (1.0); for
+  an attribute marked ``title_prefix`` (a brand, learned per category by ``templates from-gold``) a
+  vocabulary value opening the product title → 0.85.
 * **multi-valued, safety-critical** (allergens, dietary labels) — allergens only from explicit
   statements ("Contains: milk, soy", "Allergens: ..."), split into items mapped to the allowed set.
   **"May contain" / "processed in a facility that also ..." statements are traces, never allergens**:
@@ -85,7 +89,9 @@ _INGREDIENTS = re.compile(r"^\s*ingredients?\b", re.IGNORECASE)
 _SERVING = re.compile(r"serving|\bper\b|calorie|nutrition|daily value|\bdv\b|each|amount", re.IGNORECASE)
 _PACK = re.compile(
     r"\b(?:pack|case|box|set|bundle)\s+of\s+(?P<a>\d+)\b|\b(?P<b>\d+)\s*[-\s]?\s*(?:pack|pk)\b"
-    r"|\b(?P<c>\d+)\s*[x×]\s*\d+(?:\.\d+)?\s*(?:fl\.?\s*oz|oz|g|ml|l|cans?|bottles?)\b",
+    r"|\b(?P<c>\d+)\s*[x×]\s*\d+(?:\.\d+)?\s*(?:fl\.?\s*oz|oz|g|ml|l|cans?|bottles?)\b"
+    r"|(?<![\d,.])(?P<d>\d{1,3}(?:,\d{3})+|\d+)\s*/\s*(?:pack|pk|case|box|bx|ctn|carton|bag|set)\b"  # 25/Pack
+    r"|\b(?P<e>\d+)\s*pcs?\s*/\s*(?:lot|pack|set|bag)\b",  # "4Pcs/Lot"
     re.IGNORECASE,
 )
 _NUM = r"\d+(?:\.\d+)?(?:[- ]\d+/\d+)?|\d+/\d+"
@@ -457,6 +463,8 @@ class LexiconEngine:
             skip, named = checked[(s, e)]
             if skip or negated(ctx.text, start):
                 continue
+            if spec.title_prefix and start <= 4 and _starts_title(ctx, start):
+                named = True  # "Mt. Olive Kosher Dills": a known brand opening the title states the brand
             surface = re.sub(r"[\s_-]+", " ", ctx.text[start:end].lower())
             if surface in AMBIGUOUS_WORDS and not named:
                 continue
@@ -533,15 +541,22 @@ class LexiconEngine:
 
     def _pack_counts(self, spec: AttributeSpec, ctx: _Ctx) -> list[Finding]:
         """Unit-less numbers: piece counts (``"12-piece set"``) or pack counts (``"6-pack"``, ``"pack of
-        6"``, ``"6 x 12 oz"``) for an attribute whose slug names pieces, packs or counts."""
+        6"``, ``"6 x 12 oz"``, ``"25/Pack"``, ``"4Pcs/Lot"``) for an attribute whose slug names pieces,
+        packs or counts; counts (``"60 Count"``, ``"120 capsules"``) for another unit-less number whose
+        definition says it is a count (a net content typed from count gold, ``catalog templates
+        from-gold``)."""
         if "piece" in spec.slug:
             pattern = _PIECES
         elif "pack" in spec.slug or "count" in spec.slug:
             pattern = _PACK
+        elif "count" in spec.definition.lower():
+            pattern = _COUNT
         else:
             return []
         return [
-            self._finding(spec, ctx, fmt(float(next(g for g in m.groups() if g))), m.span(), Q_NAMED)
+            self._finding(
+                spec, ctx, fmt(float(next(g for g in m.groups() if g).replace(",", ""))), m.span(), Q_NAMED
+            )
             for m in pattern.finditer(ctx.text)
         ]
 
@@ -555,7 +570,8 @@ class LexiconEngine:
         explicit: list[tuple[int, int]],
     ) -> float | None:
         """Quality of the free-text quantity ``q`` for ``spec``: ``Q_NAMED`` when its sentence names the
-        attribute, ``Q_BARE`` for a bare quantity no sibling attribute could take, None when skipped
+        attribute, ``Q_BARE`` for a bare quantity no sibling attribute could take (also in the title: on the
+        WDC-PAVE train part a bare title quantity was the gold value 12 times in 22), None when skipped
         (inside an explicit field of the attribute, a serving/nutrition/ingredients sentence, a processor
         cache size, a bare length for an axis attribute, or a dimension shared with a sibling)."""
         if any(s <= q.start < e for s, e in explicit):
@@ -653,6 +669,11 @@ def _vocab_phrases(vocab: tuple[str, ...]) -> tuple[tuple[str, str, str | None],
         if is_value_text(value, placeholders=False)
         for phrase in value_phrases(value)
     )
+
+
+def _starts_title(ctx: _Ctx, start: int) -> bool:
+    """True when ``start`` opens the catalog title (only blanks, quotes or an opening bracket before it)."""
+    return ctx.doc.metadata.get("field") == "title" and not ctx.text[:start].strip(" \t\"'([")
 
 
 def _is_kv_key_position(text: str, start: int) -> bool:
