@@ -163,6 +163,8 @@ class BuildReport(BaseModel):
         quotes = cov.get("quotes", {})
         return [
             ("types", ", ".join(f"{k} {v}" for k, v in cov.get("types", {}).items())),
+            ("legs by type", ", ".join(f"{k} {v}" for k, v in cov.get("leg_types", {}).items())),
+            ("itineraries", _itinerary_row(cov.get("itinerary", {}))),
             ("persona-constraint use", f"{cov.get('persona_constraint_share', 0):.3f}"),
             ("pools with a near miss", f"{cov.get('near_miss_share', 0):.3f}"),
             (
@@ -245,6 +247,14 @@ class BuildReport(BaseModel):
         for label, value in self.summary_rows():
             table.add_row(escape(label), escape(value))
         (console or Console()).print(table)
+
+
+def _itinerary_row(it: dict[str, Any]) -> str:
+    if not it.get("dialogues"):
+        return f"none ({it['why_none']})" if it.get("why_none") else "none"
+    return f"{it['dialogues']} ({it.get('share', 0):.1%}): " + ", ".join(
+        f"{k} {v}" for k, v in it.get("sequences", {}).items()
+    )
 
 
 def split_of(dialogue_id: str) -> str:
