@@ -168,7 +168,8 @@ def test_plugin_system_runs_with_system_args(demo, tmp_path, monkeypatch: pytest
     preds = read_predictions(out / PREDICTIONS_FILE).predictions
     by_id = {d.dialogue_id: d for d in demo.dialogues}
     assert preds and all(p.response == "Go there." and p.error is None for p in preds)
-    assert all(p.ranking == by_id[p.dialogue_id].candidates[::-1] for p in preds)
+    # the pool a system sees is its turn's leg pool (itinerary dialogues have one per leg)
+    assert all(p.ranking == by_id[p.dialogue_id].candidates_at(p.turn_index)[::-1] for p in preds)
 
 
 def test_unknown_metric_is_a_usage_error(demo, tmp_path) -> None:
