@@ -22,7 +22,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from groundtrace.crs.build.builder import build_dataset
     from groundtrace.crs.evaluation.evaluate import evaluate
-    from groundtrace.crs.evaluation.loading import DialogueList, load_dataset, load_kb
+    from groundtrace.crs.evaluation.loading import (
+        DialogueList,
+        RecordList,
+        load_dataset,
+        load_kb,
+        load_records,
+    )
     from groundtrace.crs.evaluation.score import ScoreTable
     from groundtrace.crs.metrics.base import METRICS, Metric, parse_metric, parse_metrics
     from groundtrace.crs.metrics.defaults import DEFAULT_METRICS
@@ -36,6 +42,8 @@ _EXPORTS: dict[str, str] = {
     "build_dataset": "groundtrace.crs.build.builder",
     "load_dataset": "groundtrace.crs.evaluation.loading",
     "DialogueList": "groundtrace.crs.evaluation.loading",
+    "load_records": "groundtrace.crs.evaluation.loading",
+    "RecordList": "groundtrace.crs.evaluation.loading",
     "evaluate": "groundtrace.crs.evaluation.evaluate",
     "ScoreTable": "groundtrace.crs.evaluation.score",
     "compare": "groundtrace.crs.report.compare",
@@ -62,6 +70,7 @@ __all__ = [
     "DialogueList",
     "Metric",
     "Prediction",
+    "RecordList",
     "Report",
     "ScoreTable",
     "SystemInput",
@@ -73,6 +82,7 @@ __all__ = [
     "evaluate",
     "load_dataset",
     "load_kb",
+    "load_records",
     "parse_metric",
     "parse_metrics",
 ]

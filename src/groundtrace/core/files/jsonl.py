@@ -86,19 +86,15 @@ def _bounded_lines(handle: BinaryIO, limit: int) -> Iterator[tuple[bytes | None,
         yield None, size
 
 
-def iter_jsonl(
+def iter_lines(
     path: str | os.PathLike[str],
     *,
     max_line_bytes: int = MAX_LINE_BYTES,
-    max_depth: int = MAX_JSON_DEPTH,
-    objects_only: bool = False,
-    prefilter: Callable[[bytes], bool] | None = None,
     on_bytes: Callable[[int], None] | None = None,
-) -> Iterator[tuple[int, Any, LineError | None]]:
-    """``(line, value, None)`` per good line, ``(line, None, LineError)`` per bad one (module docstring).
-
-    ``prefilter(raw) -> False`` skips a line unparsed (never reported); ``on_bytes(n)`` is called with the
-    bytes consumed, about every MiB, for a progress bar."""
+) -> Iterator[tuple[int, bytes | None, LineError | None]]:
+    """The raw lines :func:`iter_jsonl` parses: ``(line, raw, None)`` per non-blank line (its ``\\n``
+    kept, a UTF-8 byte-order mark opening the file dropped) and ``(line, None, LineError)`` per line over
+    ``max_line_bytes``. For readers with their own decoder; :func:`decode_line` is this module's."""
     name = str(path)
     pending = 0
     with open(path, "rb") as handle:
@@ -113,18 +109,44 @@ def iter_jsonl(
                 continue
             if number == 1 and raw.startswith(BOM):
                 raw = raw[len(BOM) :]
-            if not raw.strip() or (prefilter is not None and not prefilter(raw)):
-                continue
-            value, problem = _decode(raw, max_depth, objects_only)
-            if problem is not None:
-                yield number, None, LineError(file=name, line=number, message=problem)
-            else:
-                yield number, value, None
+            if raw.strip():
+                yield number, raw, None
     if on_bytes is not None and pending:
         on_bytes(pending)
 
 
-def _decode(raw: bytes, max_depth: int, objects_only: bool) -> tuple[Any, str | None]:
+def iter_jsonl(
+    path: str | os.PathLike[str],
+    *,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    max_depth: int = MAX_JSON_DEPTH,
+    objects_only: bool = False,
+    prefilter: Callable[[bytes], bool] | None = None,
+    on_bytes: Callable[[int], None] | None = None,
+) -> Iterator[tuple[int, Any, LineError | None]]:
+    """``(line, value, None)`` per good line, ``(line, None, LineError)`` per bad one (module docstring).
+
+    ``prefilter(raw) -> False`` skips a line unparsed (never reported); ``on_bytes(n)`` is called with the
+    bytes consumed, about every MiB, for a progress bar."""
+    name = str(path)
+    for number, raw, error in iter_lines(path, max_line_bytes=max_line_bytes, on_bytes=on_bytes):
+        if raw is None:
+            yield number, None, error
+            continue
+        if prefilter is not None and not prefilter(raw):
+            continue
+        value, problem = decode_line(raw, max_depth=max_depth, objects_only=objects_only)
+        if problem is not None:
+            yield number, None, LineError(file=name, line=number, message=problem)
+        else:
+            yield number, value, None
+
+
+def decode_line(
+    raw: bytes, *, max_depth: int = MAX_JSON_DEPTH, objects_only: bool = False
+) -> tuple[Any, str | None]:
+    """``(value, None)`` for one good JSONL line, ``(None, message)`` for a bad one (module docstring:
+    UTF-8, depth, JSON, ``objects_only``); the line's ``\\r\\n`` / ``\\n`` is ignored."""
     try:
         text = raw.decode("utf-8")  # explicit: json.loads(bytes) guesses UTF-16 from \xff\xfe
     except UnicodeDecodeError as exc:

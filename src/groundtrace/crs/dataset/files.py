@@ -163,13 +163,13 @@ def read_dataset(dir_or_file: Path | str, *, strict: bool = False) -> Dataset:
     # a single split file reads the manifest next to it (the dataset folder it came from)
     manifest_path = path / MANIFEST if path.is_dir() else path.with_name(MANIFEST)
     if manifest_path is not None and manifest_path.is_file():
-        manifest, problem = _read_manifest(manifest_path)
+        manifest, problem = read_manifest(manifest_path)
         if problem is not None:
             errors.append(problem)
     return Dataset(splits=splits, manifest=manifest, errors=errors)
 
 
-def _read_manifest(path: Path) -> tuple[dict[str, Any], LineError | None]:
+def read_manifest(path: Path) -> tuple[dict[str, Any], LineError | None]:
     """The manifest object, or ``({}, LineError)`` when the file is not a JSON object."""
 
     def refuse(name: str) -> float:
@@ -224,7 +224,7 @@ def migrate_dataset(source: Path | str, out_dir: Path | str) -> MigrationReport:
         errors.extend(reader.errors)
     manifest_path = folder / MANIFEST
     if manifest_path.is_file():
-        manifest, problem = _read_manifest(manifest_path)
+        manifest, problem = read_manifest(manifest_path)
         if problem is not None:
             errors.append(problem)
         else:

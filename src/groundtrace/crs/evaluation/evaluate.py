@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from groundtrace.crs.evaluation.loading import DialogueList, load_dataset, resolve_kb
+from groundtrace.crs.evaluation.lean import AnyDialogue
+from groundtrace.crs.evaluation.loading import DialogueList, RecordList, load_records, resolve_kb
 from groundtrace.crs.evaluation.run_files import RUN_FORMAT, dialogue_meta, now_iso, run_key, scorer_name
 from groundtrace.crs.evaluation.runner import (
     SystemPool,
@@ -23,18 +24,17 @@ from groundtrace.crs.evaluation.runner import (
 from groundtrace.crs.evaluation.score import ScoreTable, score_predictions
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.metrics.base import Metric, parse_metrics
-from groundtrace.crs.schema import Dialogue
 from groundtrace.crs.systems.factory import SystemLike, system_factory
 from groundtrace.crs.systems.predictions import Prediction
 
 
-def _dialogues(dataset: Path | str | Sequence[Dialogue], split: str) -> list[Dialogue]:
+def _dialogues(dataset: Path | str | Sequence[AnyDialogue], split: str) -> Sequence[AnyDialogue]:
     if isinstance(dataset, str | Path):
-        return load_dataset(dataset, split)
-    return dataset if isinstance(dataset, DialogueList) else list(dataset)
+        return load_records(dataset, split)
+    return dataset if isinstance(dataset, DialogueList | RecordList) else list(dataset)
 
 
-def _kb(kb: KnowledgeBase | str | Path | None, dialogues: Sequence[Dialogue]) -> KnowledgeBase:
+def _kb(kb: KnowledgeBase | str | Path | None, dialogues: Sequence[AnyDialogue]) -> KnowledgeBase:
     """The KB to score against; its content hash must be the one the dialogues were built on."""
     manifest = getattr(dialogues, "manifest", {})
     if kb is None:
@@ -59,7 +59,7 @@ def _entailment(entailment: Any) -> Any:
 
 def evaluate(
     system: SystemLike,
-    dataset: Path | str | Sequence[Dialogue],
+    dataset: Path | str | Sequence[AnyDialogue],
     kb: KnowledgeBase | str | Path | None = None,
     setting: str = "closed",
     metrics: str | Iterable[str | Metric] | None = None,

@@ -24,8 +24,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from groundtrace.core.files.validation import validation_message
+from groundtrace.crs.evaluation.lean import AnyDialogue, AnyTurn
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase, open_review_refs
-from groundtrace.crs.schema import Dialogue, Turn
 from groundtrace.crs.systems.base import SystemReply, TurnUsage
 from groundtrace.crs.systems.predictions import (
     CandidateCard,
@@ -57,8 +57,8 @@ def candidate_card(kb: KnowledgeBase, poi_id: str) -> CandidateCard:
 
 
 def system_inputs(
-    dialogue: Dialogue, kb: KnowledgeBase, setting: Setting
-) -> Iterator[tuple[Turn, SystemInput]]:
+    dialogue: AnyDialogue, kb: KnowledgeBase, setting: Setting
+) -> Iterator[tuple[AnyTurn, SystemInput]]:
     """``(turn, SystemInput)`` for each recommendation turn of ``dialogue`` in order (module docstring)."""
     cards: dict[str, CandidateCard] = {}
     tagged: dict[tuple[str, ...], list[TaggedReview]] = {}  # per pool: every closed turn shares one list
@@ -107,7 +107,7 @@ def system_inputs(
 
 
 def write_inputs(
-    dialogues: Sequence[Dialogue], kb: KnowledgeBase, setting: Setting, out: Path | str
+    dialogues: Sequence[AnyDialogue], kb: KnowledgeBase, setting: Setting, out: Path | str
 ) -> tuple[int, int]:
     """Write every :class:`SystemInput` of ``dialogues`` (in order) to ``out`` as JSONL; returns
     ``(dialogues, turns)`` written.
@@ -175,7 +175,7 @@ def pool_violation(ranking: Sequence[str], pool: Sequence[str] | set[str]) -> st
 
 
 def check_pools(
-    preds: Sequence[Prediction], dialogues: Sequence[Dialogue], setting: Setting
+    preds: Sequence[Prediction], dialogues: Sequence[AnyDialogue], setting: Setting
 ) -> tuple[list[Prediction], int]:
     """``preds`` with the runner's pool check applied, and how many turns it made errored.
 
@@ -186,11 +186,15 @@ def check_pools(
     predictions are unchanged.
     """
     pools: dict[tuple[str, int], set[str]] = {}
+    sets: dict[tuple[str, ...], set[str]] = {}  # one set per distinct pool (open pools repeat per dialogue)
     for d in dialogues:
         for turn in d.recommendation_turns():
             assert turn.gold is not None
-            pool = d.candidates_at(turn.index) if setting == "closed" else turn.gold.open_pool
-            pools[(d.dialogue_id, turn.index)] = set(pool)
+            pool = tuple(d.candidates_at(turn.index) if setting == "closed" else turn.gold.open_pool)
+            found = sets.get(pool)
+            if found is None:
+                found = sets[pool] = set(pool)
+            pools[(d.dialogue_id, turn.index)] = found
     out: list[Prediction] = []
     errored = 0
     for p in preds:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from groundtrace.crs.evaluation.inputs import check_pools
+from groundtrace.crs.evaluation.lean import AnyDialogue
 from groundtrace.crs.evaluation.provenance import provenance
 from groundtrace.crs.evaluation.run_files import (
     PREDICTIONS_FILE,
@@ -32,13 +33,12 @@ from groundtrace.crs.evaluation.run_files import (
 )
 from groundtrace.crs.evaluation.runner import RunResult, check_setting
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
-from groundtrace.crs.schema import Dialogue
 from groundtrace.crs.systems.predictions import Setting
 
 
 def score_file(
     predictions: Path | str,
-    dialogues: Sequence[Dialogue],
+    dialogues: Sequence[AnyDialogue],
     kb: KnowledgeBase,
     out: Path | str,
     *,

@@ -8,7 +8,9 @@ Layout of a run folder (``crs run`` / ``crs score`` / :meth:`ScoreTable.save`)
   The key is ``sha256`` of the canonical JSON of those parts; a folder holding another key is refused
   (:class:`RunKeyMismatchError`): one folder, one (dataset, system, config, setting, split).
 * ``predictions.jsonl`` — one :class:`Prediction` per line; all turns of a dialogue are appended in one
-  write, flushed and fsync'ed when the dialogue finishes, so a crash loses at most the dialogues in flight.
+  write and flushed when the dialogue finishes (:class:`PredictionLog`), so a crash of the process loses
+  at most the dialogues in flight; the file is ``fsync``'ed at most every second and at the end (an OS
+  crash or power loss loses at most that second).
 * Re-running with the same key skips dialogues whose every recommendation turn is in the file (with
   ``retry_errors`` also re-runs dialogues with an errored turn). A torn last line, or lines of dialogues
   to redo, are removed first (the file is rewritten atomically) — :func:`prepare_resume`.
@@ -22,18 +24,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 from pydantic import ValidationError
 
 from groundtrace.core.files.jsonl import iter_jsonl
 from groundtrace.core.files.validation import validation_message
-from groundtrace.crs.schema import Dialogue
+from groundtrace.crs.evaluation.lean import AnyDialogue, LeanDialogue
 from groundtrace.crs.systems.predictions import Prediction
 
 PREDICTIONS_FILE = "predictions.jsonl"
@@ -51,12 +54,24 @@ def _canonical(obj: object) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-def dataset_hash(dialogues: Sequence[Dialogue]) -> str:
-    """sha256 over the canonical line (``dataset_io.dialogue_line``) of each dialogue, in order."""
+def dataset_hash(dialogues: Sequence[AnyDialogue] | Sequence[LeanDialogue]) -> str:
+    """sha256 over the canonical line (``dataset.files.dialogue_line``) of each dialogue, in order.
+
+    A loaded split that knows its hash (``loading.RecordList.dataset_hash``, computed from the lines while
+    reading) gives it; lean records alone cannot (they do not keep every field): ``TypeError``.
+    """
     from groundtrace.crs.dataset.files import dialogue_line
 
+    known = getattr(dialogues, "dataset_hash", None)
+    if isinstance(known, str) and known:
+        return known
     digest = hashlib.sha256()
     for d in dialogues:
+        if isinstance(d, LeanDialogue):
+            raise TypeError(
+                "dataset_hash needs the dialogues as read (loading.load_records / load_dataset), "
+                "not lean records alone"
+            )
         digest.update(dialogue_line(d).encode("utf-8"))
     return digest.hexdigest()
 
@@ -107,12 +122,62 @@ def append_text(path: Path, text: str) -> None:
         os.fsync(fh.fileno())
 
 
-def prepare_resume(
-    path: Path, dialogues: Sequence[Dialogue], retry_errors: bool
-) -> tuple[set[str], list[str]]:
-    """Finished dialogue ids in ``path``; rewrites the file without torn lines and unfinished dialogues."""
+class PredictionLog:
+    """``predictions.jsonl`` open for appending during a run: each dialogue's lines in one write, flushed
+    at once (in the file as soon as the dialogue finishes: a killed process loses nothing written), and
+    ``fsync``'ed at most every ``sync_s`` seconds and on :meth:`close` (an OS crash or power loss loses at
+    most the last ``sync_s`` seconds). The file is opened (created) on the first append. A context
+    manager."""
+
+    def __init__(self, path: Path, sync_s: float = 1.0) -> None:
+        self.path = path
+        self.sync_s = sync_s
+        self._handle: Any = None
+        self._synced = time.monotonic()
+        self._dirty = False
+
+    def append(self, preds: Sequence[Prediction]) -> None:
+        if self._handle is None:
+            self._handle = self.path.open("a", encoding="utf-8")
+        self._handle.write(prediction_lines(preds))
+        self._handle.flush()
+        self._dirty = True
+        if time.monotonic() - self._synced >= self.sync_s:
+            self.sync()
+
+    def sync(self) -> None:
+        if self._dirty:
+            os.fsync(self._handle.fileno())
+            self._dirty = False
+        self._synced = time.monotonic()
+
+    def close(self) -> None:
+        if self._handle is not None and not self._handle.closed:
+            self.sync()
+            self._handle.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass
+class Resume:
+    """What a run folder's ``predictions.jsonl`` holds before a run (:func:`prepare_resume`): the finished
+    dialogues, the predictions kept in the file (file order) and the ``file:line`` messages of bad lines."""
+
+    done: set[str] = field(default_factory=set)
+    predictions: list[Prediction] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def prepare_resume(path: Path, dialogues: Sequence[AnyDialogue], retry_errors: bool) -> Resume:
+    """Finished dialogue ids in ``path`` and the predictions kept; rewrites the file without torn lines,
+    bad lines and unfinished dialogues (atomically), so that it holds exactly ``Resume.predictions``."""
     if not path.exists():
-        return set(), []
+        return Resume()
     raw = path.read_bytes()
     torn = not raw.endswith(b"\n") and bool(raw)
     file = read_predictions(path)
@@ -130,7 +195,7 @@ def prepare_resume(
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         tmp.write_text(prediction_lines(keep), encoding="utf-8")
         tmp.replace(path)
-    return done, file.errors
+    return Resume(done, keep, file.errors)
 
 
 def usage_summary(preds: Sequence[Prediction]) -> dict[str, Any]:
@@ -175,7 +240,7 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def dialogue_meta(d: Dialogue) -> dict[str, Any]:
+def dialogue_meta(d: AnyDialogue) -> dict[str, Any]:
     """What report breakdowns group by: city, POI type, tier, rejection, recommendation turns."""
     return {
         "city": d.city,
@@ -235,7 +300,7 @@ def error_sample(preds: Sequence[Prediction], limit: int = 20) -> list[dict[str,
 
 def write_scores(
     out: Path,
-    dialogues: Sequence[Dialogue],
+    dialogues: Sequence[AnyDialogue],
     preds: Sequence[Prediction],
     kb: Any,
     setting: str,

@@ -18,19 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from groundtrace.crs.evaluation.inputs import check_output, system_inputs
+from groundtrace.crs.evaluation.lean import AnyDialogue, AnyTurn, gold_model
 from groundtrace.crs.evaluation.provenance import provenance
 from groundtrace.crs.evaluation.run_files import (
     PREDICTIONS_FILE,
     RUN_FILE,
     RUN_FORMAT,
-    append_text,
+    PredictionLog,
     dataset_hash,
     error_sample,
     now_iso,
-    prediction_lines,
     prepare_resume,
     previous_run,
-    read_predictions,
     run_key,
     scorer_name,
     usage_summary,
@@ -38,7 +37,6 @@ from groundtrace.crs.evaluation.run_files import (
     write_scores,
 )
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
-from groundtrace.crs.schema import Dialogue, Turn
 from groundtrace.crs.systems.base import CRSSystem
 from groundtrace.crs.systems.predictions import Prediction, Setting, SystemInput
 
@@ -63,13 +61,16 @@ def check_setting(setting: str) -> None:
 # -- one turn, one dialogue ----------------------------------------------------------------------------
 
 
-def _ask(system: CRSSystem, dialogue: Dialogue, turn: Turn, inp: SystemInput, setting: Setting) -> Prediction:
+def _ask(
+    system: CRSSystem, dialogue: AnyDialogue, turn: AnyTurn, inp: SystemInput, setting: Setting
+) -> Prediction:
     """The system's answer to one turn as a :class:`Prediction` (``error`` set when it failed)."""
     pool = [c.poi_id for c in inp.candidates]
     where = {"dialogue_id": dialogue.dialogue_id, "turn_index": turn.index, "setting": setting}
+    gold = gold_model(turn.gold) if system.needs_gold and turn.gold is not None else None  # pydantic
     start = time.perf_counter()
     try:
-        raw = system.respond(inp, turn.gold) if system.needs_gold else system.respond(inp)  # type: ignore[call-arg]
+        raw = system.respond(inp, gold) if system.needs_gold else system.respond(inp)  # type: ignore[call-arg]
         latency = time.perf_counter() - start
         output, usage = check_output(raw, pool)
     except Exception as exc:  # noqa: BLE001 - any system failure makes the turn unscorable
@@ -90,7 +91,7 @@ def _ask(system: CRSSystem, dialogue: Dialogue, turn: Turn, inp: SystemInput, se
 
 
 def run_dialogue(
-    system: CRSSystem, dialogue: Dialogue, kb: KnowledgeBase, setting: Setting
+    system: CRSSystem, dialogue: AnyDialogue, kb: KnowledgeBase, setting: Setting
 ) -> list[Prediction]:
     """The system's :class:`Prediction` at each recommendation turn of ``dialogue`` (errors recorded)."""
     return [_ask(system, dialogue, turn, inp, setting) for turn, inp in system_inputs(dialogue, kb, setting)]
@@ -143,7 +144,7 @@ class SystemPool:
 
 def answer_dialogues(
     systems: SystemPool,
-    dialogues: Sequence[Dialogue],
+    dialogues: Sequence[AnyDialogue],
     kb: KnowledgeBase,
     setting: Setting,
     workers: int,
@@ -155,7 +156,7 @@ def answer_dialogues(
     are reported in completion order.
     """
 
-    def job(d: Dialogue) -> list[Prediction]:
+    def job(d: AnyDialogue) -> list[Prediction]:
         return run_dialogue(systems.get(), d, kb, setting)
 
     if workers <= 1:
@@ -178,7 +179,9 @@ def answer_dialogues(
                     pending.add(pool.submit(job, nxt))
 
 
-def run_parts(system: CRSSystem, dialogues: Sequence[Dialogue], setting: str, split: str) -> dict[str, Any]:
+def run_parts(
+    system: CRSSystem, dialogues: Sequence[AnyDialogue], setting: str, split: str
+) -> dict[str, Any]:
     """The parts of a run key: system name, config, dataset hash (of the whole split), setting, split."""
     return {
         "system": system.name or type(system).__name__,
@@ -215,7 +218,7 @@ def final_info(
 
 def run_system(
     system: SystemSpec,
-    dialogues: Sequence[Dialogue],
+    dialogues: Sequence[AnyDialogue],
     kb: KnowledgeBase,
     out: Path | str,
     *,
@@ -251,8 +254,8 @@ def run_system(
     previous = previous_run(out, key)
     selected = list(dialogues[:limit] if limit is not None else dialogues)
     pred_path = out / PREDICTIONS_FILE
-    done, bad_lines = prepare_resume(pred_path, selected, retry_errors)
-    todo = [d for d in selected if d.dialogue_id not in done]
+    resume = prepare_resume(pred_path, selected, retry_errors)
+    todo = [d for d in selected if d.dialogue_id not in resume.done]
     info: dict[str, Any] = {
         "format": RUN_FORMAT,
         "run_key": key,
@@ -278,23 +281,27 @@ def run_system(
     finished = [len(selected) - len(todo)]
     if progress is not None:
         progress(finished[0], len(selected))
+    answered: list[Prediction] = []
 
     def record(preds: list[Prediction]) -> None:
-        append_text(pred_path, prediction_lines(preds))
+        log.append(preds)
+        answered.extend(preds)
         finished[0] += 1
         if progress is not None:
             progress(finished[0], len(selected))
 
     t0 = time.perf_counter()
     try:
-        answer_dialogues(systems, todo, kb, setting, workers, record)
+        with PredictionLog(pred_path) as log:
+            answer_dialogues(systems, todo, kb, setting, workers, record)
     finally:
         systems.close()
     run_wall = time.perf_counter() - t0
 
+    # what the file now holds, without reading it back: the kept lines, then this run's, in file order
     selected_ids = {d.dialogue_id for d in selected}
-    recorded = read_predictions(pred_path).predictions if pred_path.exists() else []  # none: empty split
-    preds = [p for p in recorded if p.dialogue_id in selected_ids]
+    preds = [p for p in resume.predictions if p.dialogue_id in selected_ids] + answered
+    bad_lines = resume.errors
     s0 = time.perf_counter()
     table = write_scores(out, selected, preds, kb, setting, metrics, entailment)
     info.update(final_info(table, preds, len(selected), len(todo), len(bad_lines)))

@@ -7,13 +7,17 @@ Conventions shared by every metric (documented in docs/crs-metrics.md):
 * **Recommended set** — the first :data:`RECOMMENDED_K` (= 3) distinct ids of the ranking that exist in
   the KB: the POIs a response is taken to recommend or compare.
 * **Tag resolution** — a tag resolves through the dialogue's ``review_refs`` (closed setting) or through
-  ``groundtrace.crs.kb.knowledge_base.open_review_refs(kb, review_refs, gold.open_pool)`` (open setting).
+  ``groundtrace.crs.kb.knowledge_base.open_review_refs(kb, review_refs, gold.open_pool)`` (open setting;
+  :class:`OpenRefs` is that mapping, computed only as far as the tags asked for).
+
+The dialogue may be a pydantic :class:`~groundtrace.crs.schema.Dialogue` or any record with its
+attributes (``groundtrace.crs.evaluation.lean.LeanDialogue``): the views read attributes only.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from functools import cached_property
 
 from groundtrace.core.evidence.quotes import normalize_text
@@ -38,8 +42,80 @@ _QUOTE_MARKS = re.compile(r"[\"“”„«»]")
 _SPACES = re.compile(r"\s+")
 
 
+_TAG_NUMBER = re.compile(r"R([1-9][0-9]*)")
+
+
+class OpenRefs(Mapping[str, ReviewRef]):
+    """``open_review_refs(run.kb, base, pool)`` as a mapping whose extension is built lazily.
+
+    ``get(tag)`` / ``[tag]`` of a tag ``Rn`` with ``n > len(base)`` numbers the pool's reviews on only as
+    far as ``n`` (the rule of ``open_review_refs``: per POI of the pool in order, its first 5 reviews by
+    id that are not tagged yet); any other tag is a base tag. Iterating, ``len`` and the rest of the
+    ``Mapping`` API use the full ``open_review_refs`` result. Equal to it for every key, order included
+    (``tests/crs/metrics/test_open_refs.py``). A response cites a few tags; building the whole table for
+    each open pool (hundreds of refs) dominated open-setting scoring time and memory.
+    """
+
+    def __init__(self, run: RunState, base: Mapping[str, ReviewRef], pool: tuple[str, ...]) -> None:
+        self.run = run
+        self.base = base
+        self.pool = pool
+        self._extension: dict[str, ReviewRef] = {}
+        self._tagged: set[str] | None = None
+        self._n = len(base)
+        self._poi_index = 0
+        self._full: dict[str, ReviewRef] | None = None
+
+    def _extend_to(self, number: int) -> None:
+        """Number the pool's untagged reviews on until tag ``R{number}`` exists or the pool is used up."""
+        if self._tagged is None:
+            self._tagged = {ref.review_id for ref in self.base.values()}
+        tagged, run = self._tagged, self.run
+        while self._n < number and self._poi_index < len(self.pool):
+            poi_id = self.pool[self._poi_index]
+            self._poi_index += 1
+            for review_id in run.first_reviews(poi_id):
+                if review_id in tagged:
+                    continue
+                self._n += 1
+                self._extension[f"R{self._n}"] = run.review_ref(review_id, poi_id)
+                tagged.add(review_id)
+
+    def get(self, tag: str, default: ReviewRef | None = None) -> ReviewRef | None:  # type: ignore[override]
+        match = _TAG_NUMBER.fullmatch(tag) if isinstance(tag, str) else None
+        if match is not None and int(match.group(1)) > len(self.base):
+            self._extend_to(int(match.group(1)))
+            found = self._extension.get(tag)
+            if found is not None:
+                return found
+        return self.base.get(tag, default)
+
+    def __getitem__(self, tag: str) -> ReviewRef:
+        found = self.get(tag)
+        if found is None:
+            raise KeyError(tag)
+        return found
+
+    def __contains__(self, tag: object) -> bool:
+        return isinstance(tag, str) and self.get(tag) is not None
+
+    def _table(self) -> dict[str, ReviewRef]:
+        if self._full is None:
+            self._full = open_review_refs(self.run.kb, dict(self.base), list(self.pool))
+        return self._full
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+
 class RunState:
     """What is shared by all turns of one scoring run: the KB, the lexicon and the caches."""
+
+    #: reviews per POI that ``open_review_refs`` tags (its ``per_poi`` default)
+    OPEN_PER_POI = 5
 
     def __init__(self, kb: KnowledgeBase, lexicon: Lexicon, setting: str) -> None:
         self.kb = kb
@@ -48,6 +124,24 @@ class RunState:
         self.quote_cache: dict[tuple[str, str], float] = {}
         self._poi_review_terms: dict[str, frozenset[str]] = {}
         self.entailment: dict[tuple[str, str], float] | None = None
+        self._first_reviews: dict[str, tuple[str, ...]] = {}
+        self._refs: dict[tuple[str, str], ReviewRef] = {}
+
+    def first_reviews(self, poi_id: str) -> tuple[str, ...]:
+        """Ids of the first :attr:`OPEN_PER_POI` reviews of ``poi_id`` by id (cached)."""
+        found = self._first_reviews.get(poi_id)
+        if found is None:
+            reviews = self.kb.reviews_of(poi_id)[: self.OPEN_PER_POI]
+            found = self._first_reviews[poi_id] = tuple(r.review_id for r in reviews)
+        return found
+
+    def review_ref(self, review_id: str, poi_id: str) -> ReviewRef:
+        """One shared ``ReviewRef`` per (review, POI) of the run (never mutated)."""
+        key = (review_id, poi_id)
+        found = self._refs.get(key)
+        if found is None:
+            found = self._refs[key] = ReviewRef(review_id=review_id, poi_id=poi_id)
+        return found
 
     def quote_score(self, quote: str, review_id: str) -> float:
         """``quote_score(quote, review.text)``, cached per (quote, review_id) for the run."""
@@ -79,22 +173,26 @@ class RunState:
 
 
 class DialogueState:
-    """Per-dialogue lookups: the tag table of the setting (cached per open pool)."""
+    """Per-dialogue lookups: the tag table of the setting (cached per open pool until :meth:`release`)."""
 
     def __init__(self, dialogue: Dialogue, run: RunState) -> None:
         self.dialogue = dialogue
         self.run = run
-        self._open_refs: dict[tuple[str, ...], dict[str, ReviewRef]] = {}
+        self._open_refs: dict[tuple[str, ...], OpenRefs] = {}
 
-    def refs(self, gold: TurnGold) -> dict[str, ReviewRef]:
+    def refs(self, gold: TurnGold) -> Mapping[str, ReviewRef]:
         if self.run.setting != "open":
             return self.dialogue.review_refs
         key = tuple(gold.open_pool)
         refs = self._open_refs.get(key)
         if refs is None:
-            refs = open_review_refs(self.run.kb, self.dialogue.review_refs, list(key))
-            self._open_refs[key] = refs
+            refs = self._open_refs[key] = OpenRefs(self.run, self.dialogue.review_refs, key)
         return refs
+
+    def release(self) -> None:
+        """Drop the open-setting tag tables (recomputed if asked again): the scorer calls it once the
+        dialogue's turn values are known, so a run keeps no table of more than one dialogue."""
+        self._open_refs.clear()
 
 
 class TurnContext:
@@ -231,7 +329,7 @@ class TurnContext:
         return token_spans(self.response)
 
     @cached_property
-    def refs(self) -> dict[str, ReviewRef]:
+    def refs(self) -> Mapping[str, ReviewRef]:
         return self.dstate.refs(self.gold)
 
     def resolve(self, tag: str) -> ReviewRef | None:
