@@ -13,6 +13,41 @@ from groundtrace.cli.console import print_error
 _SKUS = typer.Option(..., "--skus", exists=True, dir_okay=False, help="skus.jsonl (from `catalog import`).")
 _GOLD = typer.Option(..., "--gold", exists=True, dir_okay=False, help="gold.jsonl of the same SKUs.")
 _TARGET = typer.Option(0.95, "--target-precision", min=0.5, max=1.0, help="Precision θ is picked for.")
+_TEMPLATES = typer.Option(
+    None,
+    "--templates",
+    file_okay=False,
+    exists=True,
+    help="Templates (e.g. from `templates from-gold`): a proposal counts right as `catalog evaluate` with "
+    "these templates would count it (typed: '12 oz' = '12 Ounce Bag'); default: equal after normalising.",
+)
+_ALLOCATION = typer.Option(
+    "pooled",
+    "--allocation",
+    help="pooled: one θ on the calibrated confidence for every attribute (most values at the target "
+    "precision overall); per-attribute: each attribute reaches the target on its own.",
+)
+
+
+def _correct(templates: Path | None):  # type: ignore[no-untyped-def]
+    """The calibration comparator: the evaluation's typed one with --templates, else exact."""
+    from groundtrace.catalog.scout.learned.train import exact_correct
+
+    if templates is None:
+        return exact_correct
+    from groundtrace.catalog.evaluation.matching import correct_for
+    from groundtrace.catalog.templates import TemplateError, load_templates
+
+    try:
+        return correct_for(load_templates(templates))
+    except TemplateError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--templates") from exc
+
+
+def _allocation(value: str) -> str:
+    if value not in ("pooled", "per-attribute"):
+        raise typer.BadParameter("must be 'pooled' or 'per-attribute'", param_hint="--allocation")
+    return value
 
 
 def _read(skus: Path, gold: Path) -> tuple[list, list]:
@@ -30,8 +65,8 @@ def _summary(model: object) -> None:
     calibration = getattr(model, "calibration", {})
     usable = {k: v for k, v in calibration.items() if v["theta"] <= 1.0}
     typer.echo(
-        f"attributes tagged: {len(getattr(model, 'attributes', []))}; calibrated θ reaches the target "
-        f"precision for {len(usable)} of {len(calibration)} (others are never proposed)"
+        f"attributes tagged: {len(getattr(model, 'attributes', []))}; θ ({getattr(model, 'allocation', '')}) "
+        f"reaches the target precision for {len(usable)} of {len(calibration)} (others are never proposed)"
     )
     for slug, row in sorted(usable.items()):
         typer.echo(
@@ -45,19 +80,35 @@ def train_cmd(
     skus: Path = _SKUS,
     gold: Path = _GOLD,
     out: Path = typer.Option(..., "--out", dir_okay=False, help="Model file to write (JSON, versioned)."),
+    folds: int = typer.Option(
+        5, "--folds", min=0, help="Cross-fitting folds for calibration (0 or 1: one --holdout split)."
+    ),
     holdout: float = typer.Option(
-        0.2, "--holdout", min=0.0, max=0.5, help="Share of the SKUs held out to calibrate θ."
+        0.2, "--holdout", min=0.0, max=0.5, help="With --folds 0: share of the SKUs held out to calibrate θ."
     ),
     target: float = _TARGET,
-    seed: int = typer.Option(13, "--seed", help="Seed of the held-out split."),
+    templates: Path = _TEMPLATES,
+    allocation: str = _ALLOCATION,
+    seed: int = typer.Option(13, "--seed", help="Seed of the folds / held-out split."),
 ) -> None:
-    """Train the learned extractor (CRF tagger + per-category lexicons) on a TRAIN split, θ per attribute
-    calibrated on a held-out part of it. Use it with `catalog enrich --engine learned --model FILE`."""
+    """Train the learned extractor (CRF tagger + per-category lexicons and gazetteers) on a TRAIN split;
+    confidences calibrated and θ picked on held-out proposals (cross-fitting). Use it with
+    `catalog enrich --engine learned --model FILE`."""
     from groundtrace.catalog.scout.learned.train import train_model
 
+    correct = _correct(templates)
     sku_rows, gold_rows = _read(skus, gold)
     try:
-        model = train_model(sku_rows, gold_rows, holdout=holdout, target=target, seed=seed)
+        model = train_model(
+            sku_rows,
+            gold_rows,
+            folds=folds,
+            holdout=holdout,
+            target=target,
+            seed=seed,
+            correct=correct,
+            allocation=_allocation(allocation),  # type: ignore[arg-type]
+        )
     except ValueError as exc:
         print_error(str(exc))
         raise typer.Exit(1) from exc
@@ -72,9 +123,11 @@ def calibrate_cmd(
     skus: Path = _SKUS,
     gold: Path = _GOLD,
     target: float = _TARGET,
+    templates: Path = _TEMPLATES,
+    allocation: str = _ALLOCATION,
     out: Path = typer.Option(None, "--out", dir_okay=False, help="Write here (default: --model in place)."),
 ) -> None:
-    """Re-pick θ per attribute on labelled SKUs the model was NOT trained on, for a target precision."""
+    """Re-fit the confidence curves and re-pick θ on labelled SKUs the model was NOT trained on."""
     from groundtrace.catalog.scout.learned.model import ModelFileError, load_model
     from groundtrace.catalog.scout.learned.train import calibrate
 
@@ -83,7 +136,8 @@ def calibrate_cmd(
     except ModelFileError as exc:
         print_error(str(exc))
         raise typer.Exit(2) from exc
+    correct = _correct(templates)
     sku_rows, gold_rows = _read(skus, gold)
-    model = calibrate(model, sku_rows, gold_rows, target)
+    model = calibrate(model, sku_rows, gold_rows, target, correct, _allocation(allocation))  # type: ignore[arg-type]
     model.save(out or model_path)
     _summary(model)

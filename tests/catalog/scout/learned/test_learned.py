@@ -1,5 +1,6 @@
-"""The learned engine: tokens/BIO round trip, threshold picking, a tiny model trained on fixture SKUs,
-model file versioning, and `catalog train` → `catalog enrich --engine learned --model` end to end."""
+"""The learned engine: tokens/BIO round trip, gazetteer marks, threshold picking, calibration curves and
+allocation, a tiny model trained on fixture SKUs, model file versioning (v1 still loads), one value per
+attribute, and `catalog train` → `catalog enrich --engine learned --model` end to end."""
 
 from __future__ import annotations
 
@@ -8,16 +9,18 @@ import random
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from groundtrace.catalog.model import SKU, GoldLabel
 from groundtrace.catalog.pipeline import EnrichConfig, build_components
+from groundtrace.catalog.scout.learned.calibration import NEVER, Curve, allocate, fit_curve, pick_threshold
 from groundtrace.catalog.scout.learned.engine import LearnedEngine
 from groundtrace.catalog.scout.learned.model import ModelFileError, load_model
-from groundtrace.catalog.scout.learned.tokens import bio_labels, decode, find_value, tokenize
-from groundtrace.catalog.scout.learned.train import NEVER, pick_threshold, train_model
+from groundtrace.catalog.scout.learned.predict import Proposal, select
+from groundtrace.catalog.scout.learned.tokens import Gazetteer, bio_labels, decode, find_value, tokenize
+from groundtrace.catalog.scout.learned.train import train_model
 from groundtrace.cli import app
 
 BRANDS = [
@@ -53,7 +56,7 @@ def _dataset(n: int, seed: int) -> tuple[list[SKU], list[GoldLabel]]:
 @pytest.fixture(scope="module")
 def model_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     skus, gold = _dataset(60, seed=1)
-    model = train_model(skus, gold, holdout=0.25, target=0.9, seed=3)
+    model = train_model(skus, gold, folds=3, target=0.9, seed=3)
     path = tmp_path_factory.mktemp("learned") / "coffee.model.json"
     model.save(path)
     return path
@@ -85,16 +88,89 @@ def test_pick_threshold_is_the_lowest_confidence_reaching_the_target() -> None:
 def test_trained_model_is_calibrated_and_round_trips(model_file: Path) -> None:
     model = load_model(model_file)
     assert {"brand", "roast_type"} <= set(model.attributes)
-    assert model.trained_on["heldout"] == 15 and model.target_precision == 0.9
+    assert model.trained_on == {"skus": 60, "folds": 3, "heldout": 60, "seed": 3}
+    assert model.target_precision == 0.9 and model.allocation == "pooled" and model.version == 2
     assert all(0.0 <= row["precision"] <= 1.0 for row in model.calibration.values())
     assert model.lexicons["coffee"]["brand"]["lavazza"].gold > 0
+    assert {"*|tagger", "brand|tagger"} <= set(model.curves)
+    assert len(set(model.thresholds.values())) == 1  # pooled: one θ for every attribute
+    for curve in model.curves.values():
+        assert curve.ys == sorted(curve.ys) and all(0.0 <= y <= 1.0 for y in curve.ys)
+
+
+def test_holdout_split_when_folds_are_off() -> None:
+    skus, gold = _dataset(40, seed=2)
+    model = train_model(skus, gold, folds=0, holdout=0.25, target=0.9, seed=3, allocation="per-attribute")
+    assert model.trained_on["folds"] == 1 and model.trained_on["heldout"] == 10
+    assert model.allocation == "per-attribute"
+
+
+def test_gazetteer_marks_known_values_as_whole_tokens() -> None:
+    gaz = Gazetteer({"brand": ["Mt. Hagen", "Peet's"], "roast_type": ["Dark Roast"]})
+    tokens = tokenize("Mt. Hagen Dark-Roast, like Peet's; Mt Hagenx")
+    marks = gaz.tags(tokens)
+    words = [(t.text, m) for t, m in zip(tokens, marks, strict=True) if m]
+    b, i, rb, ri = ["B:brand"], ["I:brand"], ["B:roast_type"], ["I:roast_type"]
+    assert words[:5] == [("Mt", b), (".", i), ("Hagen", i), ("Dark", rb), ("Roast", ri)]
+    assert words[5:] == [("Peet", b), ("'", i), ("s", i)]  # "Mt Hagenx" is no whole-token match
+    assert not Gazetteer({}) and Gazetteer({}).tags(tokens) == [[] for _ in tokens]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 1), st.booleans()), min_size=1, max_size=40), st.floats(0, 1))
+def test_fitted_curves_are_monotone_probabilities(points: list[tuple[float, bool]], prior: float) -> None:
+    curve = fit_curve(points, prior)
+    assert curve.ys == sorted(curve.ys) and all(0.0 <= y <= 1.0 for y in curve.ys)
+    xs = sorted({x for x, _ in points} | {0.0, 1.0})
+    values = [curve(x) for x in xs]
+    assert values == sorted(values)
+
+
+def test_curve_shrinks_toward_the_prior_with_few_points() -> None:
+    one = fit_curve([(0.9, True)], 0.5, strength=4.0)
+    assert 0.5 < one(0.9) < 1.0  # one right answer is no certainty
+    assert Curve(xs=[0.2, 0.8], ys=[0.1, 0.7])(0.5) == pytest.approx(0.4)
+    assert Curve(xs=[], ys=[])(0.42) == 0.42
+
+
+def test_allocate_pooled_and_per_attribute() -> None:
+    calibrated = {
+        "brand": [(0.99, True)] * 18 + [(0.9, True), (0.9, False)],
+        "flavor": [(0.8, True)] * 8 + [(0.7, False)] * 2,
+    }
+    pooled, default = allocate(calibrated, 0.9, "pooled")
+    assert pooled == {"brand": 0.7, "flavor": 0.7} and default == 0.7  # 27/30 right at θ = 0.7
+    per, _ = allocate(calibrated, 0.95, "per-attribute")
+    assert per == {"brand": 0.9, "flavor": 0.8}
+
+
+def test_select_keeps_one_value_per_attribute_with_its_support(model_file: Path) -> None:
+    model = load_model(model_file)
+    props = [
+        Proposal("brand", "Mt. Hagen", "title", 0, 9, 0.95, "tagger"),
+        Proposal("brand", "Hagen", "title", 4, 9, 0.60, "tagger"),
+        Proposal("brand", "mt hagen", "description", 3, 11, 0.50, "tagger"),
+    ]
+    chosen = select(model, props)["brand"]
+    assert [p.value for p, _c in chosen] == ["Mt. Hagen", "mt hagen"]  # "Hagen" (another value) is dropped
+    assert chosen[0][1] >= chosen[1][1]
+
+
+def test_version_1_model_files_still_load_with_raw_confidences(model_file: Path, tmp_path: Path) -> None:
+    data = json.loads(model_file.read_text())
+    for key in ("curves", "allocation"):
+        data.pop(key)
+    old = tmp_path / "v1.json"
+    old.write_text(json.dumps({**data, "version": 1}))
+    model = load_model(old)
+    assert model.curves == {} and model.confidence("brand", "tagger", 0.42) == 0.42
 
 
 def test_model_file_errors_are_one_line_with_the_file(model_file: Path, tmp_path: Path) -> None:
     data = json.loads(model_file.read_text())
     bad = tmp_path / "m.json"
     bad.write_text(json.dumps({**data, "version": 99}))
-    with pytest.raises(ModelFileError, match=r"m\.json:1: model version 99"):
+    with pytest.raises(ModelFileError, match=r"m\.json:1: model version 99, this version reads 1, 2"):
         load_model(bad)
     bad.write_text("{not json")
     with pytest.raises(ModelFileError, match=r"m\.json:1: not a learned-engine model"):
@@ -123,8 +199,19 @@ def test_learned_findings_carry_verbatim_quotes_and_respect_theta(model_file: Pa
         assert f.confidence is not None and f.confidence >= 0.5
     strict = loose.model_copy(update={"thresholds": {"brand": 1.01, "roast_type": 1.01}})
     assert LearnedEngine(strict).extract(sku, specs, catalog_documents(sku)).findings == []
+    # where the model proposes a brand, the rule engine's free-text mention ("Hagen") is replaced (it would
+    # make the candidate ambiguous); its explicit field stays
+    vocab = [AttributeSpec(slug="brand", name="Brand", recommended_values=["Hagen"]), specs[1]]
+    both = sku.model_copy(update={"description": "Brand: Hagen Foods\nA Hagen classic."})
+    rules = {f.value for f in engine.rules.extract(both, vocab, catalog_documents(both)).findings}
+    assert {"Hagen", "Hagen Foods"} <= rules
+    brand = [
+        f for f in engine.extract(both, vocab, catalog_documents(both)).findings if f.attribute == "brand"
+    ]
+    assert {(f.value, f.explicit) for f in brand} == {("Mt. Hagen", False), ("Hagen Foods", True)}
 
 
+@pytest.mark.slow  # trains two tiny models through the CLI
 def test_cli_train_then_enrich_with_the_learned_engine(tmp_path: Path) -> None:
     runner = CliRunner()
     skus, gold = _dataset(40, seed=5)
@@ -141,10 +228,27 @@ def test_cli_train_then_enrich_with_the_learned_engine(tmp_path: Path) -> None:
     r = runner.invoke(
         app,
         ["catalog", "train", "--skus", str(tmp_path / "skus.jsonl"), "--gold", str(tmp_path / "gold.jsonl"),
-         "--out", str(model), "--target-precision", "0.9"],
+         "--out", str(model), "--target-precision", "0.9", "--templates", str(tpl), "--folds", "3"],
     )  # fmt: skip
     assert r.exit_code == 0, r.output
-    assert "attributes tagged" in r.output and model.is_file()
+    assert "attributes tagged" in r.output and "(pooled)" in r.output and model.is_file()
+    held, held_gold = _dataset(20, seed=11)
+    (tmp_path / "held.jsonl").write_text("".join(s.model_dump_json() + "\n" for s in held))
+    (tmp_path / "held_gold.jsonl").write_text("".join(g.model_dump_json() + "\n" for g in held_gold))
+    recalibrated = tmp_path / "m2.json"
+    r = runner.invoke(
+        app,
+        ["catalog", "calibrate", "--model", str(model), "--skus", str(tmp_path / "held.jsonl"), "--gold",
+         str(tmp_path / "held_gold.jsonl"), "--allocation", "per-attribute", "--out", str(recalibrated)],
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert load_model(recalibrated).allocation == "per-attribute" and "(per-attribute)" in r.output
+    r = runner.invoke(
+        app,
+        ["catalog", "calibrate", "--model", str(model), "--skus", str(tmp_path / "held.jsonl"), "--gold",
+         str(tmp_path / "held_gold.jsonl"), "--allocation", "greedy"],
+    )  # fmt: skip
+    assert r.exit_code == 2 and "pooled" in r.output
     new, _ = _dataset(5, seed=9)
     (tmp_path / "new.jsonl").write_text("".join(s.model_dump_json() + "\n" for s in new))
     out = tmp_path / "res.jsonl"

@@ -1,6 +1,10 @@
 """The learned engine's model file: one JSON document (``FORMAT``, ``VERSION``) holding the per-category
-value lexicons, the calibrated thresholds and the CRF weights (crfsuite's binary model, base64), so a
-model is one small, versioned, self-contained file that loads offline without pickle.
+value lexicons, the calibration curves and thresholds, and the CRF weights (crfsuite's binary model,
+base64), so a model is one small, versioned, self-contained file that loads offline without pickle.
+
+Version 2 adds ``curves`` (raw score → estimated probability of being right, per attribute and proposal
+kind, :mod:`.calibration`); its thresholds are on that probability. A version-1 file (no curves: the
+confidence is the raw score, the thresholds too) still loads.
 """
 
 from __future__ import annotations
@@ -11,8 +15,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from groundtrace.catalog.scout.learned.calibration import Curve
+
 FORMAT = "groundtrace-learned-scout"
-VERSION = 1
+VERSION = 2
+READABLE_VERSIONS = (1, 2)
 
 
 class LexiconEntry(BaseModel):
@@ -43,8 +50,14 @@ class LearnedModel(BaseModel):
         default_factory=dict, description="category (lower case) → slug → norm_key(value) → entry."
     )
     thresholds: dict[str, float] = Field(
-        default_factory=dict, description="θ per slug: findings below it are not proposed."
+        default_factory=dict, description="θ per slug on the confidence: findings below it are not proposed."
     )
+    curves: dict[str, Curve] = Field(
+        default_factory=dict,
+        description="Calibration per '<slug>|<kind>' (kind: tagger, lexicon) and pooled '*|<kind>': raw "
+        "score → estimated probability of being right.",
+    )
+    allocation: str = Field(default="per-attribute", description="How θ was picked: pooled | per-attribute.")
     default_threshold: float = 0.5
     target_precision: float = 0.95
     calibration: dict[str, dict[str, float]] = Field(
@@ -58,6 +71,12 @@ class LearnedModel(BaseModel):
 
     def threshold(self, slug: str) -> float:
         return self.thresholds.get(slug, self.default_threshold)
+
+    def confidence(self, slug: str, kind: str, raw: float) -> float:
+        """The calibrated confidence of a raw score: the attribute's curve for this proposal kind, else the
+        pooled curve of the kind, else the raw score (version-1 models)."""
+        curve = self.curves.get(f"{slug}|{kind}") or self.curves.get(f"*|{kind}")
+        return raw if curve is None else curve(raw)
 
     def save(self, path: Path) -> None:
         Path(path).write_text(self.model_dump_json(indent=None), encoding="utf-8")
@@ -78,8 +97,11 @@ def load_model(path: Path) -> LearnedModel:
         raise ModelFileError(f"{path}:1: not a learned-engine model (not JSON: {exc})") from exc
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ModelFileError(f"{path}:1: not a learned-engine model (format is not {FORMAT!r})")
-    if data.get("version") != VERSION:
-        raise ModelFileError(f"{path}:1: model version {data.get('version')!r}, this version reads {VERSION}")
+    if data.get("version") not in READABLE_VERSIONS:
+        readable = ", ".join(map(str, READABLE_VERSIONS))
+        raise ModelFileError(
+            f"{path}:1: model version {data.get('version')!r}, this version reads {readable}"
+        )
     try:
         return LearnedModel.model_validate(data)
     except ValidationError as exc:

@@ -1,6 +1,8 @@
-"""Span proposals of a trained model for one SKU: CRF spans (confidence = the lowest token marginal of
-the span) and lexicon matches (confidence = the entry's training precision), best per (attribute, text
-span)."""
+"""Span proposals of a trained model for one SKU: CRF spans (raw score = the lowest token marginal of
+the span) and lexicon matches (raw score = the entry's training precision); :func:`select` turns raw
+scores into calibrated confidences (:meth:`LearnedModel.confidence`) and keeps, per attribute, the best
+value and the other proposals stating that same value (support from another field), so the engine never
+names two values of one attribute itself."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ from functools import lru_cache
 from typing import Any
 
 from groundtrace.catalog.scout.learned.model import LearnedModel
-from groundtrace.catalog.scout.learned.tokens import decode, features, tokenize
+from groundtrace.catalog.scout.learned.tokens import Gazetteer, decode, features, tokenize
+from groundtrace.catalog.scout.sentences import norm_key
 
 FIELDS = ("title", "description")
 
@@ -22,7 +25,7 @@ class Proposal:
     field: str  # "title" | "description"
     start: int
     end: int
-    confidence: float
+    confidence: float  # raw score of its kind (uncalibrated)
     how: str  # "tagger" | "lexicon"
 
 
@@ -37,20 +40,33 @@ def crfsuite() -> Any:
     return pycrfsuite
 
 
+def gazetteer_of(lexicons: dict[str, dict[str, dict[str, Any]]], category: str) -> Gazetteer:
+    """The gazetteer of one category: every lexicon value that was some training SKU's gold (``gold > 0``)."""
+    entries = lexicons.get(category.lower(), {})
+    return Gazetteer({slug: [e.value for e in es.values() if e.gold > 0] for slug, es in entries.items()})
+
+
 class Tagger:
-    """A crfsuite tagger opened on the model's weights (in memory)."""
+    """A crfsuite tagger opened on the model's weights (in memory), with the model's gazetteers."""
 
     def __init__(self, model: LearnedModel) -> None:
         self.model = model
         self._tagger = crfsuite().Tagger()
         self._weights = model.crf_bytes()  # crfsuite reads this buffer in place: keep it alive
         self._tagger.open_inmemory(self._weights)
+        self._gazetteers: dict[str, Gazetteer] = {}
+
+    def gazetteer(self, category: str) -> Gazetteer:
+        key = category.lower()
+        if key not in self._gazetteers:
+            self._gazetteers[key] = gazetteer_of(self.model.lexicons, key)
+        return self._gazetteers[key]
 
     def spans(self, text: str, category: str, field: str) -> list[Proposal]:
         tokens = tokenize(text)
         if not tokens:
             return []
-        self._tagger.set(features(tokens, category, field))
+        self._tagger.set(features(tokens, category, field, self.gazetteer(category)))
         labels = self._tagger.tag()
         out = []
         for slug, first, end in decode(labels):
@@ -67,7 +83,7 @@ def _word_re(value: str) -> re.Pattern[str]:
 
 
 def lexicon_spans(model: LearnedModel, text: str, category: str, field: str) -> list[Proposal]:
-    """Every lexicon value of ``category`` found in ``text`` as whole words, confidence = its precision."""
+    """Every lexicon value of ``category`` found in ``text`` as whole words, raw score = its precision."""
     out = []
     for slug, entries in model.lexicons.get(category.lower(), {}).items():
         for entry in entries.values():
@@ -80,17 +96,26 @@ def lexicon_spans(model: LearnedModel, text: str, category: str, field: str) -> 
 
 
 def propose(tagger: Tagger, sku_category: str, texts: dict[str, str]) -> list[Proposal]:
-    """Tagger and lexicon proposals over ``texts`` (field → text); for one attribute and one text span the
-    highest confidence wins."""
-    best: dict[tuple[str, str, int, int], Proposal] = {}
+    """Every tagger and lexicon proposal over ``texts`` (field → text), raw scores."""
+    found: list[Proposal] = []
     for field, text in texts.items():
         if not text or not text.strip():
             continue
-        found = tagger.spans(text, sku_category, field) + lexicon_spans(
-            tagger.model, text, sku_category, field
-        )
-        for p in found:
-            key = (p.attribute, field, p.start, p.end)
-            if key not in best or p.confidence > best[key].confidence:
-                best[key] = p
-    return list(best.values())
+        found += tagger.spans(text, sku_category, field)
+        found += lexicon_spans(tagger.model, text, sku_category, field)
+    return found
+
+
+def select(model: LearnedModel, proposals: list[Proposal]) -> dict[str, list[tuple[Proposal, float]]]:
+    """Per attribute: ``(proposal, calibrated confidence)`` of the best value (highest confidence; ties:
+    the first proposed) and of the other proposals stating the same value (``norm_key``), best first."""
+    scored: dict[str, list[tuple[Proposal, float]]] = {}
+    for p in proposals:
+        scored.setdefault(p.attribute, []).append((p, model.confidence(p.attribute, p.how, p.confidence)))
+    out = {}
+    for slug, items in scored.items():
+        best = max(items, key=lambda x: x[1])
+        key = norm_key(best[0].value)
+        same = [x for x in items if norm_key(x[0].value) == key]
+        out[slug] = sorted(same, key=lambda x: -x[1])
+    return out

@@ -10,6 +10,7 @@ elsewhere.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -44,12 +45,46 @@ def _word_features(word: str, prefix: str) -> dict[str, str | float]:
     return {f"{prefix}w": low, f"{prefix}shape": _shape(word), f"{prefix}suf3": low[-3:]}
 
 
-def features(tokens: list[Token], category: str, field: str) -> list[dict[str, str | float]]:
+class Gazetteer:
+    """Known values per attribute (one category's lexicon) as token sequences — lower case, ``-``/``/``/``_``
+    dropped, as :func:`find_value` matches them; :meth:`tags` marks where they occur in a token list."""
+
+    def __init__(self, values: Mapping[str, Iterable[str]]) -> None:
+        by_first: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+        for slug, vals in sorted(values.items()):
+            for value in vals:
+                words = tuple(t for t in _value_tokens(value) if t not in "-/_")
+                if words:
+                    by_first.setdefault(words[0], []).append((words, slug))
+        self._by_first = {k: sorted(set(v), key=lambda x: (-len(x[0]), x)) for k, v in by_first.items()}
+
+    def __bool__(self) -> bool:
+        return bool(self._by_first)
+
+    def tags(self, tokens: list[Token]) -> list[list[str]]:
+        """Per token, ``B:<slug>`` / ``I:<slug>`` for each known value of ``<slug>`` it starts / continues."""
+        out: list[list[str]] = [[] for _ in tokens]
+        words = [(i, t.text.lower()) for i, t in enumerate(tokens) if t.text not in "-/_"]
+        for k, (i, word) in enumerate(words):
+            for value, slug in self._by_first.get(word, ()):
+                n = len(value)
+                if tuple(w for _j, w in words[k : k + n]) == value:
+                    out[i].append(f"B:{slug}")
+                    for j, _w in words[k + 1 : k + n]:
+                        out[j].append(f"I:{slug}")
+        return out
+
+
+def features(
+    tokens: list[Token], category: str, field: str, gazetteer: Gazetteer | None = None
+) -> list[dict[str, str | float]]:
     """One feature dict per token: the word (lower case), its shape, prefix/suffix, case and digit flags,
-    position, the Document field (title/description), the category, and the words ±1 and ±2 around it."""
+    position, the Document field (title/description), the category, the words ±1 and ±2 around it, and
+    the ``gazetteer`` marks (known values of the category) on it."""
     cat = category.lower()
     out: list[dict[str, str | float]] = []
     n = len(tokens)
+    marks = gazetteer.tags(tokens) if gazetteer else [[] for _ in tokens]
     for i, tok in enumerate(tokens):
         word = tok.text
         f: dict[str, str | float] = {
@@ -74,6 +109,8 @@ def features(tokens: list[Token], category: str, field: str) -> list[dict[str, s
                     f[f"{d}:shape"] = _shape(tokens[j].text)
             else:
                 f[f"{d}:edge"] = 1.0
+        for mark in marks[i]:
+            f[f"gaz={mark}"] = 1.0
         out.append(f)
     return out
 
