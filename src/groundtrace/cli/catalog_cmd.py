@@ -178,8 +178,16 @@ def templates_from_gold_cmd(
         min=0,
         help="Observed values become recommended_values when there are at most this many.",
     ),
+    exclude_titles_of: Path = typer.Option(
+        None,
+        "--exclude-titles-of",
+        exists=True,
+        dir_okay=False,
+        help="skus.jsonl of the split you will evaluate on: train SKUs with one of its titles are left out "
+        "(the shared OA-Mine / AE-110K validation files are subsets of their train files).",
+    ),
 ) -> None:
-    """Build templates for schema-less datasets (OA-Mine, AE-110K) from a train split's gold attributes.
+    """Build typed templates for schema-less datasets (OA-Mine, AE-110K) from a train split's gold.
 
     Use only a train split: the templates must never see the values they are evaluated on.
     """
@@ -191,11 +199,29 @@ def templates_from_gold_cmd(
     gold_rows, gold_issues = read_jsonl_models(gold, GoldLabel)
     for issue in issues + gold_issues:
         typer.echo(str(issue), err=True)
+    sku_rows, gold_rows = exclude_titles(sku_rows, gold_rows, exclude_titles_of)
     templates = templates_from_gold(sku_rows, gold_rows, max_vocab=max_vocab)
     if not templates:
         print_error("no gold label names a SKU of --skus; nothing to build")
         raise typer.Exit(1)
     _write_templates(templates, out, f"`groundtrace catalog templates from-gold` from {gold.name}")
+
+
+def exclude_titles(sku_rows: list, gold_rows: list, held_out: Path | None) -> tuple[list, list]:
+    """``--exclude-titles-of``: drop the SKUs (and their gold) whose title occurs in ``held_out``; says how
+    many on stderr."""
+    if held_out is None:
+        return sku_rows, gold_rows
+    from groundtrace.catalog.importers.base import read_jsonl_models
+    from groundtrace.catalog.importers.train_templates import without_titles
+    from groundtrace.catalog.model import SKU
+
+    held, issues = read_jsonl_models(held_out, SKU)
+    for issue in issues:
+        typer.echo(str(issue), err=True)
+    kept, gold_kept, dropped = without_titles(sku_rows, gold_rows, held)
+    typer.echo(f"left out {dropped} of {len(sku_rows)} SKUs whose title is in {held_out}", err=True)
+    return kept, gold_kept
 
 
 @catalog_app.command("import")

@@ -90,14 +90,22 @@ def train_cmd(
     templates: Path = _TEMPLATES,
     allocation: str = _ALLOCATION,
     seed: int = typer.Option(13, "--seed", help="Seed of the folds / held-out split."),
+    exclude_titles_of: Path = typer.Option(
+        None,
+        "--exclude-titles-of",
+        exists=True,
+        dir_okay=False,
+        help="skus.jsonl of the split you will evaluate on: train SKUs with one of its titles are left out.",
+    ),
 ) -> None:
     """Train the learned extractor (CRF tagger + per-category lexicons and gazetteers) on a TRAIN split;
     confidences calibrated and θ picked on held-out proposals (cross-fitting). Use it with
     `catalog enrich --engine learned --model FILE`."""
     from groundtrace.catalog.scout.learned.train import train_model
+    from groundtrace.cli.catalog_cmd import exclude_titles
 
     correct = _correct(templates)
-    sku_rows, gold_rows = _read(skus, gold)
+    sku_rows, gold_rows = exclude_titles(*_read(skus, gold), exclude_titles_of)
     try:
         model = train_model(
             sku_rows,

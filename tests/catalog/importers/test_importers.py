@@ -508,3 +508,26 @@ def test_cli_import_reports_the_bad_line_and_exits_zero(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert f"{path}:4: error: {_BAD_MESSAGE}" in result.output
     assert "wdc-pave: 3 SKUs" in result.output
+
+
+def test_without_titles_drops_train_skus_that_share_a_title_with_the_evaluated_split(tmp_path: Path) -> None:
+    from groundtrace.catalog.importers.train_templates import without_titles
+
+    train = [SKU(sku_id="a", title="Folgers Classic Roast, 11.3 oz", category="Coffee"),
+             SKU(sku_id="b", title="Peet's Major Dickason's", category="Coffee")]  # fmt: skip
+    gold = [GoldLabel(sku_id="a", attribute="brand", value="Folgers"),
+            GoldLabel(sku_id="b", attribute="brand", value="Peet's")]  # fmt: skip
+    val = [SKU(sku_id="v", title="FOLGERS classic roast 11.3 oz.", category="Coffee")]
+    kept, kept_gold, dropped = without_titles(train, gold, val)
+    assert [s.sku_id for s in kept] == ["b"] and [g.sku_id for g in kept_gold] == ["b"] and dropped == 1
+    for name, rows in (("skus", train), ("gold", gold), ("val", val)):
+        (tmp_path / f"{name}.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in rows))
+    result = runner.invoke(
+        app,
+        ["catalog", "templates", "from-gold", "--skus", str(tmp_path / "skus.jsonl"), "--gold",
+         str(tmp_path / "gold.jsonl"), "--out", str(tmp_path / "tpl"), "--exclude-titles-of",
+         str(tmp_path / "val.jsonl")],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "left out 1 of 2 SKUs" in result.output
+    assert "Folgers" not in (tmp_path / "tpl" / "coffee.yaml").read_text()

@@ -205,3 +205,21 @@ def templates_from_gold(
         )
         for category, attrs in values.items()
     ]
+
+
+def title_key(title: str) -> str:
+    """A title compared case- and punctuation-insensitively (the split-overlap check)."""
+    return _norm(title)
+
+
+def without_titles(
+    skus: Iterable[SKU], gold: Iterable[GoldLabel], held_out: Iterable[SKU]
+) -> tuple[list[SKU], list[GoldLabel], int]:
+    """``(skus, gold, dropped)`` without the SKUs whose title (:func:`title_key`) is also a title of
+    ``held_out`` — the shared OA-Mine / AE-110K validation files are subsets of their train files, so
+    templates or models built from the whole train file would see the validation values."""
+    titles = {title_key(s.title) for s in held_out}
+    rows = list(skus)
+    kept = [s for s in rows if title_key(s.title) not in titles]
+    ids = {s.sku_id for s in kept}
+    return kept, [g for g in gold if g.sku_id in ids], len(rows) - len(kept)
