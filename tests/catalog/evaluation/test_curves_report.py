@@ -223,6 +223,7 @@ def test_curve_invariants(rows: list[tuple[float, str, bool]]) -> None:
         )
 
 
+@pytest.mark.slow  # renders the plot through the CLI
 def test_cli_writes_html_and_markdown(tmp_path: Path) -> None:
     results_path, gold_path = tmp_path / "results.jsonl", tmp_path / "gold.jsonl"
     results_path.write_text("".join(r.model_dump_json() + "\n" for r in RESULTS), encoding="utf-8")
