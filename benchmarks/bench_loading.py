@@ -39,7 +39,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_REF = "53a3d58"
+DEFAULT_REF = "e882f15"
 
 CHILD = r"""
 import json, os, resource, sys, time

@@ -15,9 +15,10 @@ the schema models (duck typing: a kernel written against ``Dialogue`` reads a ``
 * constraint: ``kind``, ``value`` (typed), ``label``; anchor: ``name``, ``lat``, ``lon``.
 
 Left out: persona, features, tier features, quote spans, cited tags, recommended ids, added constraints,
-realiser and seed. Id sequences are tuples and every id string is interned per load (a dataset names a
-few hundred POIs and a few thousand reviews across millions of references), so a 10k-dialogue split takes
-tens of MB instead of about a GB of pydantic models. The structs are ``msgspec.Struct`` classes
+realiser and seed. Id sequences are tuples and every string is interned per load (a dataset names a few
+hundred POIs and a few thousand reviews across millions of references; roles, acts, kinds, labels and
+many template turn texts repeat), so a 10k-dialogue split takes about a hundred MB instead of more than a
+GB of pydantic models. The structs are ``msgspec.Struct`` classes
 (``__slots__``, not tracked by the garbage collector: they never form cycles).
 
 :func:`lean_dialogue` converts a validated pydantic ``Dialogue``; the fast reader
@@ -160,12 +161,9 @@ class Interner:
 
     def ids(self, values: Sequence[str]) -> tuple[str, ...]:
         """``values`` as a tuple of interned strings; equal tuples are one object."""
-        key = tuple(values)
-        found = self._tuples.get(key)
-        if found is None:
-            strings = self._strings
-            found = self._tuples[key] = tuple([strings.setdefault(v, v) for v in key])
-        return found
+        strings = self._strings
+        interned = tuple([strings.setdefault(v, v) for v in values])  # the key holds interned strings only
+        return self._tuples.setdefault(interned, interned)
 
     def ref(self, review_id: str, poi_id: str) -> LeanRef:
         """The shared :class:`LeanRef` of ``(review_id, poi_id)`` (one per review id; a review named with
@@ -227,7 +225,9 @@ def lean_dialogue(d: Dialogue | Any, interner: Interner | None = None) -> LeanDi
         kb_hash=interner.string(d.kb_hash),
         anchor=lean_anchor(d.anchor),
         candidates=interner.ids(d.candidates),
-        review_refs={tag: interner.ref(ref.review_id, ref.poi_id) for tag, ref in d.review_refs.items()},
+        review_refs={
+            interner.string(tag): interner.ref(r.review_id, r.poi_id) for tag, r in d.review_refs.items()
+        },
         turns=tuple([lean_turn(t, interner) for t in d.turns]),
         legs=tuple([lean_leg(leg, interner) for leg in d.legs]),
     )

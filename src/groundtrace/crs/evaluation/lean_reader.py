@@ -190,10 +190,13 @@ def _lean_from_wire(w: WireDialogue, interner: Interner) -> LeanDialogue:
                 string(g.gold_poi),
                 ids(g.multi_ref),
                 ids(g.open_pool),
-                tuple([LeanConstraint(c.kind, _value(c), c.label) for c in g.active_constraints]),
+                tuple(
+                    [LeanConstraint(string(c.kind), _value(c), string(c.label)) for c in g.active_constraints]
+                ),
             )
-        turns.append(LeanTurn(t.index, t.role, t.act, t.text, ids(t.rejected) if t.rejected else (), gold))
-    refs = {r.tag: ref(r.review_id, r.poi_id) for r in w.review_refs}
+        rejected = ids(t.rejected) if t.rejected else ()
+        turns.append(LeanTurn(t.index, string(t.role), string(t.act), string(t.text), rejected, gold))
+    refs = {string(r.tag): ref(r.review_id, r.poi_id) for r in w.review_refs}
     names = {f.name for f in w.features}
     if len(refs) != len(w.review_refs) or len(names) != len(w.features):
         raise _NotCanonical  # a repeated tag or feature name: pydantic refuses the line
@@ -201,17 +204,19 @@ def _lean_from_wire(w: WireDialogue, interner: Interner) -> LeanDialogue:
         raise _NotCanonical
     return LeanDialogue(
         dialogue_id=w.dialogue_id,
-        split=w.split,
+        split=string(w.split),
         city=string(w.city),
-        poi_type=w.poi_type,
-        difficulty=w.difficulty,
+        poi_type=string(w.poi_type),
+        difficulty=string(w.difficulty),
         has_rejection=w.has_rejection,
         kb_hash=string(w.kb_hash),
         anchor=_anchor(w.anchor),
         candidates=ids(w.candidates),
         review_refs=refs,
         turns=tuple(turns),
-        legs=tuple([LeanLeg(x.poi_type, x.first_turn, ids(x.candidates), _anchor(x.anchor)) for x in w.legs]),
+        legs=tuple(
+            [LeanLeg(string(x.poi_type), x.first_turn, ids(x.candidates), _anchor(x.anchor)) for x in w.legs]
+        ),
     )
 
 

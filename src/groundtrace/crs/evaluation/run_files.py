@@ -223,15 +223,32 @@ def usage_summary(preds: Sequence[Prediction]) -> dict[str, Any]:
 def write_json(path: Path, data: object) -> None:
     """Write ``data`` as indented JSON atomically (a temporary file, then ``replace``).
 
-    NaN and infinities are refused (``ValueError`` naming the file): they are not JSON, and a ``NaN``
-    latency or score in ``run.json``/``scores.json`` would silently poison every mean computed from it.
+    NaN and infinities are refused (``ValueError`` naming the file; nothing is replaced): they are not
+    JSON, and a ``NaN`` latency or score in ``run.json``/``scores.json`` would silently poison every mean
+    computed from it. The text is ``json.dumps(data, indent=2, ensure_ascii=False)`` plus a newline,
+    written in pieces of about 1 MiB as it is encoded (a 10k-dialogue ``scores.json`` is ~25 MB of text
+    made of millions of small chunks: joined at once they took ~150 MB).
     """
-    try:
-        text = json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False, default=str, allow_nan=False)
-    except ValueError as exc:
-        raise ValueError(f"{path}: refusing to write a non-finite number (NaN/inf): {exc}") from None
+    encoder = json.JSONEncoder(indent=2, sort_keys=False, ensure_ascii=False, default=str, allow_nan=False)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text + "\n", encoding="utf-8")
+    try:
+        with tmp.open("w", encoding="utf-8") as handle:
+            pending: list[str] = []
+            size = 0
+            for chunk in encoder.iterencode(data):
+                pending.append(chunk)
+                size += len(chunk)
+                if size >= 1 << 20:
+                    handle.write("".join(pending))
+                    pending.clear()
+                    size = 0
+            handle.write("".join(pending) + "\n")
+    except ValueError as exc:
+        tmp.unlink(missing_ok=True)
+        raise ValueError(f"{path}: refusing to write a non-finite number (NaN/inf): {exc}") from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     tmp.replace(path)
 
 
