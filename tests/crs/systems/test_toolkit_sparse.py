@@ -78,6 +78,7 @@ def demo(tmp_path_factory):
     return make_demo(tmp_path_factory.mktemp("sparse"), n_dialogues=12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["tfidf", "aspect", "persona", "trace-hybrid"])
 def test_answers_do_not_depend_on_the_order_turns_come_in(name, demo) -> None:
     """Caches are keyed by content: answering the turns backwards gives the same answers, also when a

@@ -68,7 +68,7 @@ for _name, _path, _desc in (
     ),
     (
         "trace-hybrid",
-        "hybrid:TraceHybridSystem",
+        "trace_hybrid:TraceHybridSystem",
         "Ours: state + hybrid retrieval + hard filter + verified stance-aware quotes.",
     ),
 ):

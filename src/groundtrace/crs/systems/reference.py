@@ -38,16 +38,19 @@ class TaggedSentence:
 
 
 def quotable_sentences(reviews: list[TaggedReview], poi_id: str) -> list[TaggedSentence]:
-    """Sentences (>= MIN_QUOTE_CHARS characters, no double quote) of ``poi_id``'s reviews, in input order."""
+    """Sentences (>= MIN_QUOTE_CHARS characters, no double quote or bracket) of ``poi_id``'s reviews, in
+    input order. A sentence spanning a line break is quoted line by line (a claim, and so a quote, ends at
+    a line break), each line with the sentence's stored polarity."""
     out: list[TaggedSentence] = []
     for review in reviews:
         if review.poi_id != poi_id:
             continue
         polarity = {start: p for start, _end, p in review.stance}
         for start, end in split_sentences(review.text):
-            text = review.text[start:end].strip()
-            if len(text) >= MIN_QUOTE_CHARS and '"' not in text and "[" not in text:
-                out.append(TaggedSentence(review.tag, text, polarity.get(start, 0)))
+            for line in review.text[start:end].splitlines():
+                text = line.strip()
+                if len(text) >= MIN_QUOTE_CHARS and '"' not in text and "[" not in text:
+                    out.append(TaggedSentence(review.tag, text, polarity.get(start, 0)))
     return out
 
 

@@ -1,11 +1,12 @@
-"""``hybrid-rrf`` (reciprocal rank fusion of sparse, dense and structured) and ``trace-hybrid`` (ours)."""
+"""``hybrid-rrf``: reciprocal rank fusion of sparse, dense and structured rankings (the fusion
+``trace-hybrid`` builds on, :mod:`.trace_hybrid`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from groundtrace.crs.systems.baselines.dense import dense_scores
-from groundtrace.crs.systems.baselines.lexical import AspectSystem, sparse_scores
+from groundtrace.crs.systems.baselines.lexical import sparse_scores
 from groundtrace.crs.systems.toolkit.base import RankingSystem, Turn
 from groundtrace.crs.systems.toolkit.dense import DenseUnavailable, Encoder
 from groundtrace.crs.systems.toolkit.scoring import rank_by, rrf
@@ -69,41 +70,3 @@ class HybridRRFSystem(_Fused):
 
     def score(self, turn: Turn) -> dict[str, float]:
         return rrf(self.rankings(turn), self.rrf_k)
-
-
-class TraceHybridSystem(_Fused):
-    """Ours: dialogue state with rejection memory → hybrid retrieval (RRF of sparse, dense when
-    available, structured and aspect rankings) → hard constraint filtering (candidates meeting more of
-    the stated constraints always rank first: ``score = share met + stars_weight·stars/5 + fused/2``, the
-    last two < 0.09 < one constraint's share) → stance-aware
-    extractive citations (one supporting, non-negative sentence per constraint) → verification (quotes
-    not found in their review, negative or negated ones are dropped). Offline; no LLM step yet."""
-
-    stance_aware = True
-
-    def __init__(
-        self,
-        *,
-        dense: bool | str = "auto",
-        cache_dir: str | None = None,
-        rrf_k: int = 60,
-        max_quotes: int = 3,
-        stars_weight: float = 0.05,
-    ) -> None:
-        super().__init__(dense=dense, cache_dir=cache_dir, rrf_k=rrf_k, max_quotes=max_quotes)
-        self.stars_weight = stars_weight
-        self._aspect = AspectSystem()
-
-    def config(self) -> dict[str, Any]:
-        return {**super().config(), "stars_weight": self.stars_weight}
-
-    def score(self, turn: Turn) -> dict[str, float]:
-        rankings = [*self.rankings(turn), rank_by(self._aspect.score(turn), turn.pool)]
-        fused = rrf(rankings, self.rrf_k)
-        anchor = anchor_of(turn.inp.anchor)
-        return {
-            c.poi_id: constraint_match(c, turn.state.constraints, anchor)
-            + self.stars_weight * c.stars / 5
-            + 0.5 * fused[c.poi_id]
-            for c in turn.inp.candidates
-        }

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from groundtrace.crs.schema import Constraint
 from groundtrace.crs.systems.baselines.lexical import sparse_scores
 from groundtrace.crs.systems.toolkit.base import RankingSystem, Turn
 from groundtrace.crs.systems.toolkit.structured import anchor_of, card_satisfies, constraint_match
@@ -32,26 +34,55 @@ class KnowledgeSystem(RankingSystem):
         }
 
 
+@dataclass(frozen=True)
+class Archetype:
+    """A bundled persona as the ``persona`` system reads it: per POI type, its constraints (as
+    :class:`Constraint`) with weight ``priors[kind] · weight``; the overlap weights by (kind, value)."""
+
+    persona: Any
+    overlap: tuple[tuple[tuple[str, str], float], ...]
+    by_type: dict[str, tuple[tuple[Constraint, float], ...]]
+
+
 @lru_cache(maxsize=1)
-def _personas():
+def archetypes() -> tuple[Archetype, ...]:
+    """The bundled archetypes, converted once."""
     from groundtrace.crs.build.personas import bundled_personas
 
-    return bundled_personas()
+    out = []
+    for p in bundled_personas():
+        by_type = {
+            t: tuple(
+                (Constraint(kind=c.kind, value=c.value, label=c.label), p.priors.get(c.kind, 1.0) * c.weight)
+                for c in p.constraints
+                if c.types is None or t in c.types
+            )
+            for t in p.poi_types
+        }
+        overlap = tuple(((c.kind, str(c.value)), c.weight) for c in p.constraints)
+        out.append(Archetype(p, overlap, by_type))
+    return tuple(out)
 
 
-def infer_persona(turn: Turn):
+def infer_archetype(turn: Turn) -> Archetype | None:
     """The bundled archetype whose constraints best overlap the stated ones: ``Σ weight`` over its
     constraints whose (kind, value) was stated, among those asking about this POI type; first on ties;
     None when nothing overlaps."""
     stated = {(c.kind, str(c.value)) for c in turn.state.constraints}
     best, best_score = None, 0.0
-    for p in _personas():
-        if turn.inp.poi_type not in p.poi_types:
+    for a in archetypes():
+        if turn.inp.poi_type not in a.by_type:
             continue
-        s = sum(c.weight for c in p.constraints if (c.kind, str(c.value)) in stated)
+        s = sum(w for key, w in a.overlap if key in stated)
         if s > best_score:
-            best, best_score = p, s
+            best, best_score = a, s
     return best
+
+
+def infer_persona(turn: Turn):
+    """The inferred archetype's persona (:func:`infer_archetype`), or None."""
+    a = infer_archetype(turn)
+    return a.persona if a is not None else None
 
 
 class PersonaSystem(RankingSystem):
@@ -74,25 +105,14 @@ class PersonaSystem(RankingSystem):
 
     def score(self, turn: Turn) -> dict[str, float]:
         sparse = sparse_scores(self, turn, 0.5)
-        persona = infer_persona(turn)
-        if persona is None:
+        archetype = infer_archetype(turn)
+        if archetype is None:
             return sparse
         anchor = anchor_of(turn.inp.anchor)
-        cons = [c for c in persona.constraints if c.types is None or turn.inp.poi_type in c.types]
-        weights = [persona.priors.get(c.kind, 1.0) * c.weight for c in cons]
-        total = sum(weights) or 1.0
+        cons = archetype.by_type[turn.inp.poi_type]
+        total = sum(w for _c, w in cons) or 1.0
         out = {}
         for card in turn.inp.candidates:
-            met = sum(
-                w
-                for c, w in zip(cons, weights, strict=True)
-                if card_satisfies(card, _as_constraint(c), anchor)
-            )
+            met = sum(w for c, w in cons if card_satisfies(card, c, anchor))
             out[card.poi_id] = self.prior_weight * met / total + (1 - self.prior_weight) * sparse[card.poi_id]
         return out
-
-
-def _as_constraint(c):
-    from groundtrace.crs.schema import Constraint
-
-    return Constraint(kind=c.kind, value=c.value, label=c.label)

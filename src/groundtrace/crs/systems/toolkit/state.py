@@ -11,8 +11,12 @@ Constraint parser — two lexicons, both over the user's turns only:
 
 Rejections: in a ``reject_and_refine`` turn the candidates whose name occurs in the text are rejected
 (rejection memory: they stay rejected for the rest of the dialogue). The text before the refinement cue
-(``ideally``/``preferably``/``instead``) is the *negative* part: constraints parsed there are dropped from
-the active set, and its words form the negative query; the rest is positive.
+(:func:`split_rejection`: ``ideally``/``preferably``, or the clause before ``instead``/``rather``) is the
+*negative* part: constraints parsed there are dropped from the active set, and its words form the
+negative query; the rest is positive.
+
+Slots: a kind of :data:`SINGLE_VALUED` holds one value (a later turn's replaces it); an itinerary leg
+starts a new request (:func:`request_start`).
 """
 
 from __future__ import annotations
@@ -49,10 +53,22 @@ KEYWORD_RULES: tuple[tuple[str, str, str | int | float], ...] = (
     (r"\bdinner\b", "meal", "dinner"),
     (r"\blate[- ]night\b", "meal", "latenight"),
     (r"\bcocktails?|full bar\b", "alcohol", "full_bar"),
-    (r"\bwine|beer\b", "alcohol", "any"),
+    (r"\b(?:wines?|beers?)(?:\s+(?:or|and|&)\s+(?:wines?|beers?))?\b", "alcohol", "any"),
     (r"\bcheap|budget|affordable|inexpensive\b", "price_max", 2),
     (r"\bsplurge|high-end|luxur", "price_min", 3),
-    (r"\b(?:highly|well|top)[- ]rated\b|\bexcellent reviews\b", "min_stars", 4.0),
+    (
+        (
+            r"\b(?:highly|well|top|better|best)[- ]?(?:rated|reviewed)\b"
+            r"|\b(?:excellent|great|good|better|best|strong|glowing) reviews\b"
+        ),
+        "min_stars",
+        4.0,
+    ),
+)
+#: Kinds with one value at a time: a later turn's value replaces an earlier one ("$$ at most" after
+#: "under $$$"; another cuisine). Amenities, ambience and meals accumulate.
+SINGLE_VALUED = frozenset(
+    {"cuisine", "category", "price_max", "price_min", "noise_max", "min_stars", "max_distance_km", "alcohol"}
 )
 _KEYWORDS = tuple((re.compile(p, re.IGNORECASE), k, v) for p, k, v in KEYWORD_RULES)
 _PRICE_SIGNS = re.compile(r"(?:above|over|more than|under|below|max(?:imum)?|at most|up to)\s+(\${1,4})")
@@ -97,13 +113,26 @@ def category_words(cards: list[CandidateCard]) -> dict[str, str]:
     return out
 
 
+#: Last words that name the kind of place, not what it serves (``Sushi Bars`` is about sushi).
+_PLACE_WORDS = {"bar", "bars", "food", "restaurants", "shop", "shops", "house", "houses", "joints", "stands"}
+
+
 @lru_cache(maxsize=8192)
 def _category_word(cat: str) -> str | None:
+    """The phrase a user says for a category: its first part (before ``&``, ``/``, ``(``), without a
+    trailing place word, last word singular — ``Sushi Bars`` → ``sushi``, ``Hot Dogs`` → ``hot dog``,
+    ``Coffee & Tea`` → ``coffee``, ``American (New)`` → ``american``; None for a generic category."""
     if cat.lower() in _GENERIC_CATEGORIES:
         return None
-    word = re.split(r"[^a-z]+", cat.lower().strip())[0]
-    word = word[:-1] if word.endswith("s") and len(word) > 4 else word
-    return word if len(word) >= 3 else None
+    words = re.findall(r"[a-z]+", re.split(r"[&/(]", cat.lower())[0])
+    if len(words) > 1 and words[-1] in _PLACE_WORDS:
+        words = words[:-1]
+    if not words:
+        return None
+    last = words[-1]
+    words[-1] = last[:-1] if last.endswith("s") and len(last) > 4 else last
+    phrase = " ".join(words)
+    return phrase if len(phrase) >= 3 else None
 
 
 def parse_constraints(text: str, cards: list[CandidateCard] | None = None) -> list[Constraint]:
@@ -133,8 +162,10 @@ def _parse(text: str, words: tuple[tuple[str, str], ...], cat_kind: str) -> tupl
             low = rest.lower() if low is not None else None
     for pattern, kind, value in _KEYWORDS:
         m = pattern.search(rest)
-        if m and not any(k == kind for k, _ in found):
+        taken = (kind, str(value)) in found or (kind in SINGLE_VALUED and any(k == kind for k, _ in found))
+        if m and not taken:
             found[(kind, str(value))] = Constraint(kind=kind, value=value, label=m.group(0))  # type: ignore[arg-type]
+            rest = rest[: m.start()] + " " + rest[m.end() :]  # a word states one constraint
     m = _PRICE_SIGNS.search(rest)
     if m and not any(k == "price_max" for k, _ in found):
         found[("price_max", str(len(m.group(1))))] = Constraint(
@@ -148,7 +179,7 @@ def _parse(text: str, words: tuple[tuple[str, str], ...], cat_kind: str) -> tupl
     for cat, word in words:
         if (
             word in low
-            and re.search(rf"\b{re.escape(word)}", rest, re.IGNORECASE)
+            and re.search(rf"\b{re.escape(word)}(?:e?s)?\b", rest, re.IGNORECASE)
             and (cat_kind, cat) not in found
         ):
             found[(cat_kind, cat)] = Constraint(kind=cat_kind, value=cat, label=word)  # type: ignore[arg-type]
@@ -171,32 +202,78 @@ def _named(text: str, cards: list[CandidateCard]) -> set[str]:
     return {c.poi_id for c in cards if c.name and c.name.lower() in low}
 
 
+_WISH_CUE = re.compile(r"\b(?:ideally|preferably)\b", re.IGNORECASE)
+
+
+def split_rejection(text: str) -> tuple[str, str]:
+    """``(negative, positive)`` parts of a ``reject_and_refine`` text: split at the last ``ideally`` /
+    ``preferably`` (the wish follows it), else at the first ``instead`` / ``rather`` (the wish comes
+    just before: "Mediterranean instead?"; the clause holding it — after the last ``—``, ``;``, ``.``,
+    ``:`` or ``?`` — is positive), else all negative."""
+    wishes = list(_WISH_CUE.finditer(text))
+    if wishes:
+        return text[: wishes[-1].start()], text[wishes[-1].end() :]
+    cue = REFINE_CUE.search(text)
+    if cue is None:
+        return text, ""
+    head = text[: cue.start()]
+    cut = max(head.rfind(ch) for ch in "—;.:?")
+    return head[: cut + 1], head[cut + 1 :] + " " + text[cue.end() :]
+
+
+def request_start(inp: SystemInput) -> int:
+    """Index in ``inp.history`` where the current request starts (0: the whole history).
+
+    An itinerary leg ("Great, X it is. Now I need a place to eat ...") is measured from the previous
+    pick X, which is the turn's anchor: the last user turn naming the anchor *after a system turn named
+    it* (the system recommended it) opens the current request — what the user asked for an earlier leg
+    (another POI type) does not hold here. A landmark anchor the user introduces changes nothing.
+    """
+    name = str((inp.anchor or {}).get("name") or "").strip().lower()
+    if len(name) < 3:
+        return 0
+    start, system_named = 0, False
+    for i, turn in enumerate(inp.history):
+        said = name in turn.text.lower()
+        if turn.role == "system":
+            system_named = system_named or said
+        elif said and system_named:
+            start = i
+    return start
+
+
 def track_state(inp: SystemInput) -> DialogueState:
-    """The :class:`DialogueState` after the user turns of ``inp.history`` (module docstring)."""
+    """The :class:`DialogueState` after the user turns of ``inp.history`` (module docstring): from the
+    current request's start (:func:`request_start`), constraints accumulate turn by turn, a value of a
+    :data:`SINGLE_VALUED` kind replacing that kind's earlier values."""
     state = DialogueState()
     active: dict[tuple[str, str], Constraint] = {}
     positive: list[str] = []
     negative: list[str] = []
     context = _parse_context(inp.candidates)
-    for turn in inp.history:
+    first = request_start(inp)
+    for i, turn in enumerate(inp.history):
         if turn.role != "user":
             continue
         text = turn.text
         if turn.act == "reject_and_refine":
             state.rejected |= _named(text, inp.candidates)
-            cue = REFINE_CUE.search(text)
-            neg, pos = (text[: cue.start()], text[cue.end() :]) if cue else (text, "")
+            if i < first:
+                continue
+            neg, text = split_rejection(text)
             for name in (c.name for c in inp.candidates if c.name and c.name.lower() in neg.lower()):
                 neg = re.sub(re.escape(name), " ", neg, flags=re.IGNORECASE)
             negative.append(neg)
             for c in _parse(neg, *context):
                 if active.pop((c.kind, str(c.value)), None) is not None:
                     state.dropped.append(c)
-            text = pos
-        elif turn.act in ("ask_comparison", "ask_detail", "accept"):
-            continue  # names a POI, states no preference
+        elif turn.act in ("ask_comparison", "ask_detail", "accept") or i < first:
+            continue  # names a POI, states no preference (or belongs to an earlier request)
         positive.append(text)
-        for c in _parse(text, *context):
+        stated = _parse(text, *context)
+        replaced = {c.kind for c in stated if c.kind in SINGLE_VALUED}
+        active = {k: c for k, c in active.items() if c.kind not in replaced}
+        for c in stated:
             active[(c.kind, str(c.value))] = c
     state.constraints = list(active.values())
     state.positive_text = " ".join(positive)

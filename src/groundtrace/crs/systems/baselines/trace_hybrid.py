@@ -1,0 +1,233 @@
+"""``trace-hybrid`` (ours): state with rejection memory → hybrid retrieval → hard constraint filter →
+stance-aware extractive evidence → verification pass; optionally an LLM reranks the tied head and
+phrases the answer behind the same verification.
+
+Ranking — candidates are ordered lexicographically by
+
+1. ``met``: the share of the tracked constraints the card meets (``crs.kb.constraints.satisfies`` on
+   price, attributes, categories, distance) — the hard filter: meeting more always ranks first;
+2. ``backed``: the share of the review-addressable constraints (those with an aspect pattern, not the
+   card's stars/distance) that a non-negative sentence of the POI's shown reviews expresses
+   (``crs.build.evidence.supports``) — a recommendation must be citable;
+3. ``stars`` (the card's rating);
+4. ``fused``: reciprocal rank fusion of the sparse (TF-IDF), dense (MiniLM, when available), structured
+   and aspect rankings — what the retrievers say about the rest;
+
+then pool order; POIs the user rejected go last. (Chosen on validation splits of the demo and
+yelp_dense datasets among met → {backed, aspect, stars, positive share, TF-IDF} orders; see
+docs/crs-baselines.md.)
+
+Evidence — per tracked constraint with an aspect pattern (stated order), the supporting sentence of the
+recommended POI with the best stance (positive before neutral, never negative), shortest first (a short
+quote keeps its words near its tag); at most ``max_quotes``. No filler quotes: when no constraint has
+support, one positive sentence most similar to the user's request (TF-IDF), else none.
+
+Verification pass (every quote, whoever chose it): the quote must be found in the review its tag
+resolves to (``core.evidence.quotes.quote_score`` ≥ 0.80), that review must be the recommended POI's,
+its sentence's stored stance must be non-negative and carry no negation cue, and it must express the
+constraint it is quoted for (the fallback quote: positive stance).
+
+Optional LLM (``llm=SPEC``, :mod:`.trace_llm`): ``llm_rerank`` lets the model reorder the candidates
+tied at the top of the hard filter (never above one that meets more); ``llm_phrasing`` lets it write
+the reply around the verified quotes; a reply whose quotes do not pass the verification is cleaned
+(failed quotes and stray tags removed) and, if it no longer names the recommendation or cites nothing
+verified, replaced by the template answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, quote_score
+from groundtrace.crs.build.evidence import NEGATION_RE, aspect_pattern, supports
+from groundtrace.crs.build.quality import CARD_KINDS
+from groundtrace.crs.schema import Constraint
+from groundtrace.crs.systems.baselines.hybrid import _Fused
+from groundtrace.crs.systems.baselines.lexical import AspectSystem
+from groundtrace.crs.systems.predictions import SystemInput, SystemOutput, TaggedReview
+from groundtrace.crs.systems.reference import TaggedSentence, render_response
+from groundtrace.crs.systems.toolkit.base import Turn, move_rejected_last
+from groundtrace.crs.systems.toolkit.memo import PoiView
+from groundtrace.crs.systems.toolkit.scoring import rank_by, rrf
+from groundtrace.crs.systems.toolkit.state import track_state
+from groundtrace.crs.systems.toolkit.structured import anchor_of, constraint_match
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A quote chosen for an answer and the constraint it is quoted for (None: general praise)."""
+
+    sentence: TaggedSentence
+    constraint: Constraint | None
+
+
+def review_constraints(constraints: list[Constraint]) -> list[Constraint]:
+    """The constraints reviews can address: an aspect pattern, and not shown by the card."""
+    return [
+        c for c in constraints if c.kind not in CARD_KINDS and aspect_pattern(c.kind, c.value) is not None
+    ]
+
+
+def backed_share(view: PoiView, constraints: list[Constraint]) -> float:
+    """Share of ``constraints`` (review-addressable) with a supporting non-negative sentence (1.0: none)."""
+    if not constraints:
+        return 1.0
+    usable = set(view.stance_order)
+    return sum(bool(view.supporting(c) & usable) for c in constraints) / len(constraints)
+
+
+def select_evidence(
+    view: PoiView, reviews: list[TaggedReview], constraints: list[Constraint], query: str, memo: Any, k: int
+) -> list[Evidence]:
+    """The answer's quotes (module docstring, *Evidence*), in constraint order."""
+    if k <= 0 or not view.sentences:
+        return []
+    sent = view.sentences
+    usable = view.stance_order
+    chosen: list[Evidence] = []
+    taken: set[str] = set()
+    for c in constraints:
+        if len(chosen) >= k:
+            break
+        if aspect_pattern(c.kind, c.value) is None:
+            continue
+        support = view.supporting(c)
+        hits = [i for i in usable if i in support and sent[i][1] not in taken]
+        if not hits:
+            continue
+        best = min(hits, key=lambda i: (-sent[i][2], len(sent[i][1])))
+        taken.add(sent[best][1])
+        chosen.append(Evidence(view.tagged(reviews, [best])[0], c))
+    if chosen:
+        return chosen
+    positive = [i for i in usable if sent[i][2] > 0]
+    if not positive:
+        return []
+    sims = memo.index.scores_texts([sent[i][1] for i in positive], query)
+    best = min(range(len(positive)), key=lambda j: (-sims[j], len(sent[positive[j]][1]), j))
+    return [Evidence(view.tagged(reviews, [positive[best]])[0], None)]
+
+
+def verified(
+    quote: str, tag: str, reviews: dict[str, TaggedReview], poi_id: str, c: Constraint | None
+) -> bool:
+    """The verification pass for one quote (module docstring)."""
+    review = reviews.get(tag)
+    if review is None or review.poi_id != poi_id:
+        return False
+    if quote_score(quote, review.text) < GROUNDED_THRESHOLD:
+        return False
+    if NEGATION_RE.search(quote):
+        return False
+    polarity = _polarity(review, quote)
+    if polarity is None or polarity < 0:
+        return False
+    return supports(quote, c) if c is not None else polarity > 0
+
+
+def _polarity(review: TaggedReview, quote: str) -> int | None:
+    """The stored polarity of the review sentence containing the quote's start (None: not found)."""
+    at = review.text.find(quote.strip())
+    if at < 0:
+        at = review.text.lower().find(quote.strip().lower())
+    if at < 0:
+        return None
+    for start, end, polarity in review.stance:
+        if start <= at < end:
+            return polarity
+    return 0 if not review.stance else None
+
+
+class TraceHybridSystem(_Fused):
+    """Ours (module docstring). Options: ``dense`` ("auto"), ``rrf_k`` (60), ``cache_dir``, ``max_quotes``
+    (3); ``llm`` (SPEC, off by default), ``llm_rerank`` (true), ``llm_phrasing`` (true), ``llm_head`` (5:
+    tied candidates the model may reorder), ``max_tokens`` (300), ``llm_cache`` (true)."""
+
+    stance_aware = True
+
+    def __init__(
+        self,
+        *,
+        dense: bool | str = "auto",
+        cache_dir: str | None = None,
+        rrf_k: int = 60,
+        max_quotes: int = 3,
+        llm: str | None = None,
+        llm_rerank: bool = True,
+        llm_phrasing: bool = True,
+        llm_head: int = 5,
+        max_tokens: int = 300,
+        llm_cache: bool = True,
+        client: Any = None,
+    ) -> None:
+        super().__init__(dense=dense, cache_dir=cache_dir, rrf_k=rrf_k, max_quotes=max_quotes)
+        self._aspect = AspectSystem()
+        self.llm_spec = llm
+        self.llm = None
+        if llm is not None or client is not None:
+            from groundtrace.crs.systems.baselines.trace_llm import TraceLLM
+
+            self.llm = TraceLLM(
+                llm, client=client, rerank=llm_rerank, phrasing=llm_phrasing, head=llm_head,
+                max_tokens=max_tokens, cache=llm_cache,
+            )  # fmt: skip
+
+    @property
+    def thread_safe(self) -> bool:  # type: ignore[override]
+        return self.llm is None  # one local model per worker
+
+    def config(self) -> dict[str, Any]:
+        out = super().config()
+        if self.llm is not None:
+            out["llm"] = self.llm.config()
+        return out
+
+    def keys(self, turn: Turn) -> dict[str, tuple[float, float, float, float]]:
+        """``(met, backed, stars, fused)`` per candidate (module docstring, *Ranking*)."""
+        fused = rrf([*self.rankings(turn), rank_by(self._aspect.score(turn), turn.pool)], self.rrf_k)
+        anchor = anchor_of(turn.inp.anchor)
+        cons = turn.state.constraints
+        review_cons = review_constraints(cons)
+        return {
+            c.poi_id: (
+                constraint_match(c, cons, anchor),
+                backed_share(turn.view(c.poi_id), review_cons),
+                c.stars,
+                fused.get(c.poi_id, 0.0),
+            )
+            for c in turn.inp.candidates
+        }
+
+    def rank(self, turn: Turn) -> list[str]:
+        keys = self.keys(turn)
+        position = {p: i for i, p in enumerate(turn.pool)}
+        order = sorted(turn.pool, key=lambda p: (tuple(-x for x in keys[p]), position[p]))
+        return move_rejected_last(order, turn.state.rejected)
+
+    def score(self, turn: Turn) -> dict[str, float]:
+        """The rank as a score (``n − position``), for callers that fuse or prefilter with it."""
+        ranking = self.rank(turn)
+        return {p: float(len(ranking) - i) for i, p in enumerate(ranking)}
+
+    def evidence(self, turn: Turn, poi_id: str) -> list[Evidence]:
+        """The verified evidence of ``poi_id`` for this turn."""
+        reviews = turn.reviews.get(poi_id, [])
+        picked = select_evidence(
+            turn.view(poi_id), reviews, turn.state.constraints, turn.query, turn.memo, self.max_quotes
+        )
+        by_tag = {r.tag: r for r in reviews}
+        return [e for e in picked if verified(e.sentence.text, e.sentence.tag, by_tag, poi_id, e.constraint)]
+
+    def answer(self, turn: Turn, ranking: list[str]) -> str:
+        if not ranking:
+            return "I have no candidate to recommend."
+        top = ranking[0]
+        return render_response(turn.cards.get(top), top, [e.sentence for e in self.evidence(turn, top)])
+
+    def respond(self, inp: SystemInput) -> Any:
+        turn = Turn(inp, track_state(inp), self.memo)
+        ranking = self.rank(turn)
+        if self.llm is None or not ranking:
+            return SystemOutput(ranking=ranking, response=self.answer(turn, ranking))
+        return self.llm.respond(self, turn, ranking)
