@@ -264,3 +264,33 @@ def test_cgs_cd_below_saturation_scales_linearly(dialogues, kb):
         "cgs": 0.5,  # 1 × min(1, 0.025/0.05) × (0.5 + 0.5 × 1) = 0.5 (with 0.001 instead of 0.05: 1.0)
     }
     assert fast == pytest.approx(want) and ref == pytest.approx(want)
+
+
+def test_words_inside_an_anchor_name_are_no_mentions(dialogues, kb):
+    # 'Try Trattoria Roma, 0.4 km from Sushi Garden Hotel.' ranking P4 (Trattoria Roma: Italian, quiet).
+    # Mentions: "Trattoria" (italian, supported by P4's categories) and "Sushi" (japanese) — but "Sushi"
+    # sits inside the anchor's name, a reference point, not a claim about P4. Without an anchor of that
+    # name "Sushi" is a mention P4 does not support: HAR 1/2; with it, HAR 0/1 = 0.
+    from groundtrace.crs.metrics.lexicon import load_lexicon, outside_place_names
+    from groundtrace.crs.metrics.reference import reference_turn_values
+    from groundtrace.crs.schema import Anchor
+    from groundtrace.crs.systems.predictions import Prediction
+
+    response = "Try Trattoria Roma, 0.4 km from Sushi Garden Hotel."
+    found = load_lexicon().mentions(response)
+    assert [m.term for m in found] == ["italian", "japanese"]
+    assert [m.term for m in outside_place_names(found, response, ("sushi garden hotel",))] == ["italian"]
+    d1 = next(d for d in dialogues if d.dialogue_id == "d1")
+    turn = d1.recommendation_turns()[0]
+    pred = [Prediction(dialogue_id="d1", turn_index=turn.index, ranking=["P4"], response=response)]
+    metrics = ["hallucinated_attribute_rate", "pc"]
+    plain = score_predictions([d1.model_copy(update={"anchor": None})], pred, kb, metrics=metrics)
+    assert plain.turns[0].values["hallucinated_attribute_rate"] == pytest.approx(1 / 2)
+    anchored = d1.model_copy(update={"anchor": Anchor(name="Sushi Garden Hotel", lat=0.0, lon=0.0)})
+    table = score_predictions([anchored], pred, kb, metrics=metrics)
+    assert table.turns[0].values["hallucinated_attribute_rate"] == 0.0
+    assert table.turns[0].values["pc"] == 0.0  # one mention ("Trattoria"), no tag near it
+    ref = reference_turn_values(
+        response, ["P4"], d1.review_refs, kb, load_lexicon(), "", ("Sushi Garden Hotel",)
+    )
+    assert ref["hallucinated_attribute_rate"] == 0.0 and ref["pc"] == 0.0

@@ -23,7 +23,7 @@ def oracle():
     preds = []
     for d in dialogues:
         for t in d.recommendation_turns():
-            ranking = list(t.recommended) + [p for p in d.candidates if p not in t.recommended]
+            ranking = list(t.recommended) + [p for p in d.candidates_at(t.index) if p not in t.recommended]
             preds.append(
                 Prediction(dialogue_id=d.dialogue_id, turn_index=t.index, ranking=ranking, response=t.text)
             )

@@ -142,13 +142,21 @@ def test_fast_equals_reference(dialogues, kb):
         for d in gen_dialogues
         for t in d.recommendation_turns()
     }
+    places = {
+        d.dialogue_id: tuple(
+            dict.fromkeys(a.name for a in [d.anchor] + [leg.anchor for leg in d.legs] if a is not None)
+        )
+        for d in gen_dialogues
+    }
     grounded_seen = {True: 0, False: 0}
     shapes_seen = {"two quotes, one claim": 0, "single-quoted": 0, "negated": 0, "hedged": 0}
     compared = 0
     for rec in table.turns:
         pred = by_key[(rec.dialogue_id, rec.turn_index)]
         user = users[(rec.dialogue_id, rec.turn_index)]
-        expected = reference_turn_values(pred.response, pred.ranking, refs, kb, lexicon, user)
+        expected = reference_turn_values(
+            pred.response, pred.ranking, refs, kb, lexicon, user, places[rec.dialogue_id]
+        )
         for name in COMPARED:
             got, want = rec.values[name], expected[name]
             assert (got is None) == (want is None), (name, pred.response)

@@ -25,7 +25,7 @@ from groundtrace.core.evidence.tokens import token_spans
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase, open_review_refs
 from groundtrace.crs.metrics._evidence import Claim, QuotedCitation, TagGroup, find_claims, find_tag_groups
 from groundtrace.crs.metrics._evidence import quote_score as _quote_score
-from groundtrace.crs.metrics.lexicon import Lexicon, Mention
+from groundtrace.crs.metrics.lexicon import Lexicon, Mention, outside_place_names
 from groundtrace.crs.metrics.support import (
     MAX_QUOTES_PER_TURN,
     MAX_RESPONSE_CHARS,
@@ -180,6 +180,13 @@ class DialogueState:
         self.run = run
         self._open_refs: dict[tuple[str, ...], OpenRefs] = {}
 
+    @cached_property
+    def place_names(self) -> tuple[str, ...]:
+        """Names of the places the dialogue measures distances from (its anchor and every leg's
+        anchor): attribute words inside them are no mentions (``lexicon.outside_place_names``)."""
+        anchors = [self.dialogue.anchor] + [leg.anchor for leg in self.dialogue.legs]
+        return tuple(dict.fromkeys(a.name for a in anchors if a is not None and a.name))
+
     def refs(self, gold: TurnGold) -> Mapping[str, ReviewRef]:
         if self.run.setting != "open":
             return self.dialogue.review_refs
@@ -322,7 +329,9 @@ class TurnContext:
 
     @cached_property
     def mentions(self) -> list[Mention]:
-        return self.run.lexicon.mentions(self.response)
+        return outside_place_names(
+            self.run.lexicon.mentions(self.response), self.response, self.dstate.place_names
+        )
 
     @cached_property
     def token_spans(self) -> list[tuple[int, int]]:

@@ -329,6 +329,7 @@ HALLUCINATED = register(
             "S = recommended set ∪ POIs of the response's resolvable cited reviews, and p "
             "supports a term when\n"
             "a lexicon support rule holds on p's KB record or any KB review of p mentions the term.\n"
+            "Words inside the name of a dialogue anchor are no mentions.\n"
             "0.0 when there is no mention. Lower is better. Missing prediction: 1.0 (worst)."
         ),
     ),

@@ -3,7 +3,10 @@
 A *mention* is a non-overlapping, leftmost-longest, case-insensitive, word-bounded match of one of a
 term's surface patterns (``-`` and a space in a pattern also match each other and nothing, so "wi-fi"
 matches "wifi", "Wi Fi", "Wi-Fi"). A POI *supports* a term when one of the term's support rules holds on
-its KB record, or when any KB review of the POI mentions the term.
+its KB record, or when any KB review of the POI mentions the term. A match inside the name of a place the
+dialogue measures distances from (its anchor, an itinerary leg's anchor: "1.2 km from Golden Bed &
+Breakfast") is a reference to that place, not an attribute claim, and is no mention
+(:func:`outside_place_names`).
 """
 
 from __future__ import annotations
@@ -128,6 +131,31 @@ class Lexicon:
     def term_ids_in(self, text: str) -> frozenset[str]:
         """The set of terms mentioned in ``text``."""
         return frozenset(m.term for m in self.mentions(text))
+
+
+def place_name_spans(text: str, names: tuple[str, ...]) -> list[tuple[int, int]]:
+    """Character spans of every case-insensitive occurrence of each of ``names`` in ``text``."""
+    folded = text.lower()
+    spans: list[tuple[int, int]] = []
+    for name in names:
+        needle = name.lower()
+        if not needle:
+            continue
+        at = folded.find(needle)
+        while at >= 0:
+            spans.append((at, at + len(needle)))
+            at = folded.find(needle, at + 1)
+    return spans
+
+
+def outside_place_names(mentions: list[Mention], text: str, names: tuple[str, ...]) -> list[Mention]:
+    """The mentions that do not overlap an occurrence of a place name in ``text`` (see the module doc)."""
+    if not mentions or not names:
+        return mentions
+    spans = place_name_spans(text, names)
+    if not spans:
+        return mentions
+    return [m for m in mentions if not any(s < m.end and m.start < e for s, e in spans)]
 
 
 def _parse_rule(raw: Any, where: str) -> SupportRule:

@@ -370,10 +370,12 @@ def reference_turn_values(  # noqa: C901 -- one pass per metric in the order of 
     kb: KnowledgeBase,
     lexicon: Lexicon,
     user_text: str = "",
+    place_names: tuple[str, ...] = (),
 ) -> dict[str, float | None]:
     """Grounding (and spatial) values of one answered turn, by the definitions, without shortcuts.
 
-    ``user_text`` is the dialogue's user turns before this turn (a quote copied from it is no support).
+    ``user_text`` is the dialogue's user turns before this turn (a quote copied from it is no support);
+    ``place_names`` the names of the dialogue's anchors (lexicon matches inside them are no mentions).
     """
     ranked = list(dict.fromkeys(ranking))
     recommended = [p for p in ranked if p in kb.pois][:3]
@@ -407,6 +409,9 @@ def reference_turn_values(  # noqa: C901 -- one pass per metric in the order of 
 
     # PC
     mentions = reference_mentions(response, lexicon)
+    for name in place_names:  # a place named as a reference point makes no attribute claim
+        for hit in re.finditer(re.escape(name), response, re.IGNORECASE):
+            mentions = [m for m in mentions if not (hit.start() < m[2] and m[1] < hit.end())]
     if mentions:
         covered = 0
         for _term, ms, me in mentions:
