@@ -47,7 +47,7 @@ from typing import Any, NamedTuple, Self
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from groundtrace.catalog.identity import valid_gtin
-from groundtrace.catalog.model import SKU, Action, AttributeResult
+from groundtrace.catalog.model import SKU, Action, AttributeResult, CandidateStatus
 from groundtrace.catalog.policy import WritePolicy, load_policy
 from groundtrace.catalog.run_meta import check_or_record, run_fingerprint
 from groundtrace.catalog.templates import TemplateSet, load_templates
@@ -151,7 +151,12 @@ class EnrichSummary(BaseModel):
     lines_written: int = 0
     truncated_bytes: int = 0
     results_total: int = 0
-    verdicts: dict[str, int] = Field(default_factory=dict)
+    verdicts: dict[str, int] = Field(default_factory=dict, description="Verdict counts over every result.")
+    verdicts_extracted: dict[str, int] = Field(
+        default_factory=dict,
+        description="Verdict counts over results with an extracted value (abstentions left out: the Judge "
+        "passes a reasonable not_found/ambiguous, which says nothing about the values).",
+    )
     failure_types: dict[str, int] = Field(default_factory=dict)
     actions: dict[str, int] = Field(default_factory=dict)
     statuses: dict[str, int] = Field(default_factory=dict)
@@ -521,10 +526,12 @@ def _review_sources(scout: Any, results: list[AttributeResult]) -> dict[str, str
 
 def _tally(summary: EnrichSummary, results: list[AttributeResult]) -> None:
     """Add ``results`` to the summary's counts (in place: one SKU at a time, so no copies per SKU)."""
-    verdicts, failures = summary.verdicts, summary.failure_types
+    verdicts, extracted, failures = summary.verdicts, summary.verdicts_extracted, summary.failure_types
     actions, statuses = summary.actions, summary.statuses
     for r in results:
         verdicts[r.verdict.verdict.value] = verdicts.get(r.verdict.verdict.value, 0) + 1
+        if r.candidate.status == CandidateStatus.EXTRACTED:
+            extracted[r.verdict.verdict.value] = extracted.get(r.verdict.verdict.value, 0) + 1
         if r.verdict.failure_type is not None:
             failures[r.verdict.failure_type.value] = failures.get(r.verdict.failure_type.value, 0) + 1
         actions[r.decision.action.value] = actions.get(r.decision.action.value, 0) + 1
@@ -757,8 +764,12 @@ def _process_in_worker(config_json: str, sku: SKU) -> SkuOutcome:
 
 def summary_lines(summary: EnrichSummary) -> list[str]:
     """Human-readable summary (verdict mix, WRITE/BLOCK/REVIEW shares)."""
-    total = summary.results_total or 1
-    mix = ", ".join(f"{k} {v} ({v / total:.1%})" for k, v in sorted(summary.verdicts.items()))
+    n_extracted = sum(summary.verdicts_extracted.values())
+    mix = ", ".join(f"{k} {v} ({v / n_extracted:.1%})" for k, v in sorted(summary.verdicts_extracted.items()))
+    abstained = summary.results_total - n_extracted
+    kinds = ", ".join(
+        f"{k} {v}" for k, v in sorted(summary.statuses.items()) if k != CandidateStatus.EXTRACTED.value
+    )
     fails = ", ".join(f"{k} {v}" for k, v in sorted(summary.failure_types.items())) or "-"
     shares = summary.shares()
     return [
@@ -768,7 +779,10 @@ def summary_lines(summary: EnrichSummary) -> list[str]:
             f"{summary.skus_failed} failed; {summary.lines_written} lines written, "
             f"{summary.results_total} in file"
         ),
-        f"verdicts: {mix or '-'}",
+        (
+            f"verdicts of the {n_extracted} extracted values: {mix or '-'}; "
+            f"{abstained} abstentions{f' ({kinds})' if kinds else ''}"
+        ),
         f"failure types: {fails}",
         "actions: "
         + ", ".join(
