@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,27 @@ def isolated_llm_cache(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest
     """Every test gets its own empty LLM response cache: no test reads an answer cached by another test
     or run, and none writes to the user's default cache. A test may still set its own directory."""
     monkeypatch.setenv("GROUNDTRACE_CACHE_DIR", str(tmp_path_factory.mktemp("llm-cache")))
+
+
+_SLOW_MODULE = re.compile(r"^pytestmark = pytest\.mark\.slow\b", re.MULTILINE)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """The fast tier (``-m "not slow"``, exactly) does not import a test module whose every test is slow —
+    one with a top-level ``pytestmark = pytest.mark.slow`` line: such modules load torch, transformers or
+    Ray at import time, seconds of collection for tests that run would deselect anyway. Every other run
+    (CI's full suite, ``-m slow``, a module named on the command line) collects them as usual."""
+    if collection_path.suffix != ".py" or not collection_path.name.startswith("test_"):
+        return None
+    if (config.getoption("markexpr", "") or "").replace(" ", "") != "notslow":
+        return None
+    if any(Path(arg.split("::")[0]).resolve() == collection_path.resolve() for arg in config.args):
+        return None  # named explicitly: collected (its tests are then deselected as slow)
+    try:
+        text = collection_path.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return True if _SLOW_MODULE.search(text) else None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import typer.main
 from typer.testing import CliRunner
 
@@ -32,6 +33,7 @@ def test_expected_groups_exist() -> None:
     assert {"crs", "catalog", "demo", "crs kb", "nli-eval", "llm", "catalog templates"} <= names
 
 
+@pytest.mark.slow  # end to end: --help of every command
 def test_every_command_help_runs() -> None:
     root = typer.main.get_command(app)
     for path, _ in _walk(root):

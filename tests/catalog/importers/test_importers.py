@@ -211,6 +211,7 @@ def test_real_samples_import(fmt: str, parts: tuple[str, str], skus: int, catego
     assert all(g.sku_id == r.sku.sku_id for r in records for g in r.gold)
 
 
+@pytest.mark.slow  # real samples: the whole WDC-PAVE file
 def test_real_wdc_gold_shape() -> None:
     report, records = import_file("wdc-pave", shared_path("catalog", "wdc_pave", "train_large.jsonl"))
     first = records[0]

@@ -107,6 +107,7 @@ def _samples() -> list[tuple[TemplateSet, list[SKU]]]:
     return out
 
 
+@pytest.mark.slow  # real samples, every SKU judged twice
 def test_judge_verdicts_with_shared_evidence_equal_re_extraction_on_real_samples() -> None:
     compared = 0
     for templates, skus in _samples():

@@ -13,10 +13,11 @@ from groundtrace.catalog.store import CatalogStore
 from groundtrace.catalog.store.export import export_rows
 from groundtrace.catalog.store.runner import StoreRunOptions, enrich_to_store
 
+# a private Ray instance: slow tier only (tests/conftest.py does not import this module for -m "not slow")
+pytestmark = pytest.mark.slow
 pytest.importorskip("ray", reason="--engine ray needs Ray: pip install 'groundtrace[ray]' (CI installs it)")
 
 
-@pytest.mark.slow
 def test_ray_runner_decides_exactly_like_the_local_runner(tmp_path: Path) -> None:
     paths = write_demo_catalog(tmp_path / "demo")
     config = EnrichConfig(feed=paths.feed, corpus=paths.corpus, workers=2)

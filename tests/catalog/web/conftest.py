@@ -12,6 +12,7 @@ runs a test on SQLite and PostgreSQL (skipped without a server, a failure in CI)
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -104,8 +105,15 @@ def build_review_store(url: str) -> CatalogStore:
     ]
     run = store.start_run({"test": "review"}, name="nightly")
     store.record_batch(run, outcomes)
-    store.set_reviewer("ana", hash_password(PASSWORD))
+    store.set_reviewer("ana", _ana_hash())
     return store
+
+
+@functools.cache
+def _ana_hash() -> str:
+    """The reviewer's argon2id hash, computed once per session (argon2 costs ~0.2 s CPU by design; every
+    store here gets the same real hash, so every login still verifies it)."""
+    return hash_password(PASSWORD)
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from groundtrace.catalog.web.auth import verify_password
 from groundtrace.cli import app
 
 
+@pytest.mark.slow  # argon2 hashing is slow by design
 def test_user_add_reads_the_password_from_stdin_and_stores_an_argon2_hash(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 's.db'}"
     runner = CliRunner()

@@ -137,6 +137,7 @@ def test_llm_commands_have_help() -> None:
     assert "--json-schema" in runner.invoke(app, ["llm", "ask", "--help"]).stdout
 
 
+@pytest.mark.slow  # real model: the bundled SmolLM2
 @pytest.mark.model
 @pytest.mark.skipif(not LOCAL_AVAILABLE, reason=f"bundled local model unavailable: {LOCAL_WHY}")
 def test_ask_llm_local_gives_a_schema_valid_answer_end_to_end(tmp_path: Path) -> None:

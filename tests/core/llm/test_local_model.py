@@ -61,6 +61,7 @@ def test_local_model_gives_a_schema_valid_answer(tmp_path: Path) -> None:
         assert again.cached and again.parsed == done.parsed
 
 
+@pytest.mark.slow  # real model: the bundled SmolLM2
 @pytest.mark.model
 @pytest.mark.skipif(not AVAILABLE, reason=f"bundled local model unavailable: {WHY}")
 def test_local_model_async_path_shares_the_loaded_model() -> None:

@@ -10,6 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+# every test builds or loads a tiny transformers model (torch and transformers load for seconds): the slow
+# tier only (tests/conftest.py does not even import this module for ``-m "not slow"``)
+pytestmark = pytest.mark.slow
 torch = pytest.importorskip("torch", reason="the [nli] extra (torch) is not installed")
 transformers = pytest.importorskip("transformers", reason="the [nli] extra (transformers) is not installed")
 

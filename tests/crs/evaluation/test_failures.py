@@ -164,6 +164,7 @@ def test_a_python_system_reporting_nan_usage_fails_its_turn(usage) -> None:
 
 
 # -- bounded work in crs score ----------------------------------------------------------------------------
+@pytest.mark.slow  # stress: a 1 MB answer
 def test_crs_score_bounds_a_one_megabyte_answer_with_40k_quotes(demo, tmp_path) -> None:
     # 40,000 tagged quotes holding attribute words (920 kB): before issue 9 every quote was matched and every
     # mention was compared with every tag group (> 200 s, killed); now the answer is over the 50,000-character

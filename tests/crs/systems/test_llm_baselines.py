@@ -168,6 +168,7 @@ def test_verify_citations_keeps_only_offered_verbatim() -> None:
     assert verify_citations(text, allowed) == 'A "pasta was excellent and fresh" [R1], , and .'
 
 
+@pytest.mark.slow  # end to end: two endpoints, runs and a report
 def test_one_llm_system_on_two_endpoints_in_one_report(demo, tmp_path) -> None:
     """The ablation across model families: `crs run --label` per endpoint, then one `crs report`."""
     from typer.testing import CliRunner
