@@ -44,7 +44,7 @@ MetricsOption = Annotated[
     str | None,
     typer.Option(
         "--metrics",
-        help="Comma-separated metrics to compute, e.g. 'recall@1,cgs,mrr' (default: the 25 of "
+        help="Comma-separated metrics to compute, e.g. 'recall@1,cgs,mrr' (default: the 27 of "
         f"`crs metrics`). Registered: {registry_names('groundtrace.crs.metrics:METRICS')}.",
     ),
 ]
@@ -625,23 +625,28 @@ def metrics(
     *,
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON (with formulas).")] = False,
 ) -> None:
-    """List the 27 default metrics by axis (name, direction, aggregation), then other registered ones."""
+    """List the 27 default metrics by axis (name, direction, aggregation, formula), then the others."""
     import json
+    import textwrap
 
     from groundtrace.crs.metrics import DEFAULT_METRICS, METRICS
 
     if as_json:
         typer.echo(json.dumps([m.describe() for m in DEFAULT_METRICS], indent=2))
         return
+
+    def row(axis: str, name: str, higher: bool, aggregation: str, formula: str) -> None:
+        typer.echo(f"{axis:<13} {name:<28} {'↑' if higher else '↓'} {aggregation}")
+        text = " ".join(formula.split())  # the whole formula: its docstring lines joined
+        for line in textwrap.wrap(text, width=100, break_on_hyphens=False):
+            typer.echo(f"    {line}")
+
     for m in DEFAULT_METRICS:
-        arrow = "↑" if m.higher_is_better else "↓"
-        typer.echo(f"{m.axis:<13} {m!s:<28} {arrow} {m.aggregation:<14} {m.formula.strip().splitlines()[0]}")
+        row(m.axis, str(m), m.higher_is_better, m.aggregation, m.formula)
     in_defaults = {m.name for m in DEFAULT_METRICS}
     others = [METRICS.get(n) for n in METRICS.names() if n not in in_defaults]
     if others:
         typer.echo("not in the default set (ask for them with --metrics):")
     for family in others:
         name = f"{family.name}@k" if family.takes_k else family.name
-        arrow = "↑" if family.higher_is_better else "↓"
-        summary = family.formula.strip().splitlines()[0] if family.formula.strip() else ""
-        typer.echo(f"{family.axis:<13} {name:<28} {arrow} {family.aggregation:<14} {summary}")
+        row(family.axis, name, family.higher_is_better, family.aggregation, family.formula)

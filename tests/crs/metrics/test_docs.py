@@ -22,3 +22,17 @@ def test_docs_table_matches_specs():
         assert axis == metric.axis
         assert direction == ("↑" if metric.higher_is_better else "↓")
         assert aggregation == metric.aggregation
+
+
+def test_crs_metrics_prints_every_formula_whole() -> None:
+    """The text listing shows each formula in full (it used to stop at the docstring's first line, in the
+    middle of a sentence: "ES = |{quoted citations q : q counts (rules S1-S5), cites a review of a")."""
+    from typer.testing import CliRunner
+
+    from groundtrace.cli import app
+
+    result = CliRunner().invoke(app, ["crs", "metrics"])
+    assert result.exit_code == 0, result.output
+    listing = " ".join(result.output.split())
+    for metric in DEFAULT_METRICS:
+        assert " ".join(metric.formula.split()) in listing, metric.name
