@@ -291,6 +291,8 @@ def info(
     console.print(
         f"created: {escape(str(summary.get('created')))}  source: {escape(str(summary.get('source') or '-'))}"
     )
+    if summary.get("stale"):  # readable meta, but every other command refuses the file
+        print_error(f"{summary['stale']} (`crs kb info` reads the stored summary only)")
     if verify:
         console.print("[green]content hash verified[/green]")
 

@@ -215,6 +215,29 @@ def test_kb_from_older_code_is_refused_with_a_rebuild_hint(tmp_path: Path, sql: 
         load_kb(path)
 
 
+def test_kb_info_names_a_kb_from_older_code(tmp_path: Path) -> None:
+    """`crs kb info` reads the stored summary only; it still says the file must be rebuilt (every other
+    command refuses it), and `--verify` fails."""
+    from typer.testing import CliRunner
+
+    from groundtrace.cli import app
+    from groundtrace.crs.kb.store import kb_summary
+
+    path = save_kb(generate_demo_kb(0, n_per_type=10, reviews_per_poi=3), tmp_path / "kb.sqlite")
+    runner = CliRunner()
+    current = runner.invoke(app, ["crs", "kb", "info", str(path)])
+    assert current.exit_code == 0 and "older code" not in current.output
+    assert kb_summary(path)["stale"] is None
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE meta SET value = 'stance-2' WHERE key = 'stance_version'")
+    info = runner.invoke(app, ["crs", "kb", "info", str(path)])
+    flat = " ".join(info.output.split())
+    assert info.exit_code == 0 and "POIs: 30" in flat
+    assert "KB built by older code (format 2, sentence stance stance-2" in flat and "rebuild it" in flat
+    assert "stance-2" in kb_summary(path)["stale"]
+    assert runner.invoke(app, ["crs", "kb", "info", str(path), "--verify"]).exit_code == 1
+
+
 def test_content_hash_covers_the_stored_stances(tmp_path: Path) -> None:
     kb = generate_demo_kb(0, n_per_type=10, reviews_per_poi=3)
     before = kb.content_hash

@@ -199,6 +199,21 @@ def _record(model: type[POI | Review], path: Path, table: str, row: tuple[str, s
         ) from None
 
 
+def stale_message(path: Path | str, meta: dict[str, Any]) -> str | None:
+    """Why a KB with this ``meta`` was built by older code (format below :data:`FORMAT_VERSION`, or
+    another sentence-stance version) and must be rebuilt; ``None`` when it is current (or newer)."""
+    version = int(meta.get("format_version", "0"))
+    if version >= FORMAT_VERSION and meta.get("stance_version") == STANCE_VERSION:
+        return None
+    if version > FORMAT_VERSION:
+        return None  # newer: load_kb refuses it with its own message
+    return (
+        f"{path}: KB built by older code (format {version}, sentence stance "
+        f"{meta.get('stance_version') or 'absent'}; this version needs format {FORMAT_VERSION}, "
+        f"{STANCE_VERSION}); {REBUILD_HINT}"
+    )
+
+
 def load_kb(path: Path | str, *, verify: bool = True) -> KnowledgeBase:
     """Load a KB saved by :func:`save_kb`; with ``verify`` (default) check the content hash."""
     path = Path(path)
@@ -210,12 +225,9 @@ def load_kb(path: Path | str, *, verify: bool = True) -> KnowledgeBase:
             raise NotAKnowledgeBaseError(
                 f"{path}: KB format version {version} is newer than supported ({FORMAT_VERSION})"
             )
-        if version < FORMAT_VERSION or meta.get("stance_version") != STANCE_VERSION:
-            raise StaleKnowledgeBaseError(
-                f"{path}: KB built by older code (format {version}, sentence stance "
-                f"{meta.get('stance_version') or 'absent'}; this version needs format {FORMAT_VERSION}, "
-                f"{STANCE_VERSION}); {REBUILD_HINT}"
-            )
+        stale = stale_message(path, meta)
+        if stale is not None:
+            raise StaleKnowledgeBaseError(stale)
         pois = [
             _record(POI, path, "pois", r)
             for r in conn.execute("SELECT poi_id, record FROM pois ORDER BY poi_id")
@@ -257,6 +269,8 @@ def kb_summary(path: Path | str) -> dict[str, Any]:
             "source": meta.get("source"),
             "selection": meta.get("selection"),
             "format_version": int(meta.get("format_version", "0")),
+            "stance_version": meta.get("stance_version"),
+            "stale": stale_message(path, meta),
         }
     )
     return summary
