@@ -64,6 +64,18 @@ def test_the_build_card_names_its_configs_and_licence(demo_release: tuple[Path, 
     spans = next(f for f in rel["dataset_info"][0]["features"] if f["name"] == "turns")["list"]
     edits = next(f for f in spans if f["name"] == "quote_spans")["list"]
     assert {"name": "added", "dtype": "bool"} in edits
+    # each card says how groundtrace reads its folder, and it does: the built one as is, the release
+    # only through import-release (crs validate / crs run find no split file there)
+    assert "reads the folder as is: `groundtrace crs validate`" in (built / "README.md").read_text()
+    body = (release / "README.md").read_text(encoding="utf-8")
+    assert "as is" not in body and "reads this layout through `groundtrace crs import-release`" in body
+    from typer.testing import CliRunner
+
+    from groundtrace.cli import app
+
+    runner = CliRunner()
+    assert runner.invoke(app, ["crs", "validate", str(built)]).exit_code == 0
+    assert runner.invoke(app, ["crs", "validate", str(release)]).exit_code == 2
 
 
 @pytest.mark.slow

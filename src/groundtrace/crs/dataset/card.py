@@ -93,6 +93,8 @@ class Card:
     yelp_data: bool
     manifest: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    #: how groundtrace reads the folder (one Markdown line)
+    reading: str = "groundtrace reads the folder as is: `groundtrace crs validate`, `crs run --dataset`."
 
 
 def _size_category(n: int) -> str:
@@ -199,7 +201,7 @@ def card_markdown(card: Card) -> str:
         "",
         "Every field has one JSON type across records (format v2: constraint values are text + `value_type`,",
         'mappings are lists of records), so `load_dataset("json", data_files=...)` works on any file too.',
-        "groundtrace reads the folder as is: `groundtrace crs validate`, `crs run --dataset`.",
+        card.reading,
         "",
     ]
     lines += [*card.notes, *([""] if card.notes else [])]

@@ -270,6 +270,10 @@ def release_card(
         yelp_data=True,
         manifest=manifest,
         notes=notes,
+        reading=(
+            "groundtrace reads this layout through `groundtrace crs import-release` (below), which writes a "
+            "dataset folder that `crs validate` and `crs run --dataset` read."
+        ),
     )
 
 
