@@ -292,6 +292,56 @@ def test_script_in_a_run_is_escaped_in_the_full_report(runs, tmp_path) -> None:
     assert '<mark class="ok">' in page  # the quote is still located in the (prefixed) review
 
 
+def _relabelled(src, dst, **info):
+    """A copy of run folder ``src`` with ``run.json`` fields replaced."""
+    dst.mkdir()
+    for name in ("run.json", "scores.json", "dialogues.json", PREDICTIONS_FILE):
+        (dst / name).write_text((src / name).read_text())
+    data = json.loads((dst / "run.json").read_text())
+    data.update(info)
+    (dst / "run.json").write_text(json.dumps(data))
+    return dst
+
+
+@pytest.mark.slow
+def test_markdown_and_latex_escape_html_in_labels(runs, tmp_path) -> None:
+    """leaderboard.md is read in Markdown viewers, which render raw HTML: a label (or a city, a note) is
+    written with entities; LaTeX gets \\textless{}/\\textgreater{} (OT1 fonts print < > as ¡ ¿)."""
+    demo, dirs = runs
+    evil = "<img src=x onerror=alert(1)> & co"
+    closed = [d for d in dirs if json.loads((d / "run.json").read_text())["setting"] == "closed"]
+    copy = _relabelled(closed[1], tmp_path / "evil", label=evil)
+    build_report(
+        [closed[0], copy], tmp_path / "rep", resamples=20, knowledge_base=demo.kb, dialogues=demo.dialogues,
+        html_turns=0, dialogue_pages=0,
+    )  # fmt: skip
+    md = (tmp_path / "rep" / "leaderboard.md").read_text()
+    assert "<img" not in md and "&lt;img src=x onerror=alert(1)&gt; &amp; co (lower bound)" in md
+    assert "<details><summary>" in md  # our own markup stays
+    tex = (tmp_path / "rep" / "leaderboard.tex").read_text()
+    assert r"\textless{}img src=x onerror=alert(1)\textgreater{} \& co" in tex and "<img" not in tex
+
+
+def test_runs_on_different_dialogues_are_flagged(runs, tmp_path) -> None:
+    """Two runs of one setting that answer different datasets (or splits, or limits) share a table only
+    with a warning above it and a note naming each set."""
+    demo, dirs = runs
+    closed = [d for d in dirs if json.loads((d / "run.json").read_text())["setting"] == "closed"]
+    other = _relabelled(closed[0], tmp_path / "other", label="oracle on another split", dataset_hash="f" * 64)
+    kwargs = {"resamples": 20, "knowledge_base": demo.kb, "dialogues": demo.dialogues, "html_turns": 0}
+    build_report([closed[0], closed[1]], tmp_path / "same", dialogue_pages=0, **kwargs)
+    same = json.loads((tmp_path / "same" / "leaderboard.json").read_text())
+    assert same["datasets"] == {"closed": 1} and not any("sets of dialogues" in n for n in same["notes"])
+    build_report([closed[0], closed[1], other], tmp_path / "mixed", dialogue_pages=0, **kwargs)
+    mixed = json.loads((tmp_path / "mixed" / "leaderboard.json").read_text())
+    assert mixed["datasets"] == {"closed": 2}
+    note = next(n for n in mixed["notes"] if "sets of dialogues" in n)
+    assert "closed set: the runs answer 2 different sets of dialogues" in note and "ffffffffffff" in note
+    md = (tmp_path / "mixed" / "leaderboard.md").read_text()
+    assert "Warning: these runs answer 2 different sets of dialogues" in md.split("| # |")[0]
+    assert "Warning: these runs answer" in (tmp_path / "mixed" / "report.html").read_text()
+
+
 def test_axis_value_mapping() -> None:
     assert axis_value("recall@1", 0.25) == 0.25
     assert axis_value("har", 0.25) == 0.75  # lower is better → 1 − v

@@ -130,6 +130,9 @@ class Report:
     all_pairs: bool = False
     alpha: float = 0.05
     test_bounds: bool = False
+    #: setting -> how many different sets of dialogues its runs answer (dataset hash and --limit); > 1
+    #: means rows of that table do not compare
+    datasets: dict[str, int] = field(default_factory=dict)
 
     def settings(self) -> list[str]:
         return [s for s in ("closed", "open") if any(r.setting == s for r in self.rows)]
@@ -150,6 +153,7 @@ class Report:
             "all_pairs": self.all_pairs,
             "test_bounds": self.test_bounds,
             "alpha": self.alpha,
+            "datasets": self.datasets,
             "notes": self.notes,
             "leaderboard": [asdict(r) for r in self.rows],
             "tests": [asdict(t) for t in self.tests],
@@ -473,6 +477,31 @@ def closed_vs_open(rows: list[RunRow]) -> list[dict[str, Any]]:
     return out
 
 
+def dataset_groups(runs: list[RunData]) -> dict[tuple[str, str], list[RunData]]:
+    """Runs grouped by the dialogues they answer: ``(dataset hash, limit)`` from ``run.json`` (the hash
+    covers the split's dialogues, so two splits of one dataset are two groups)."""
+    groups: dict[tuple[str, str], list[RunData]] = {}
+    for run in runs:
+        key = (str(run.info.get("dataset_hash") or "?"), str(run.info.get("limit") or ""))
+        groups.setdefault(key, []).append(run)
+    return groups
+
+
+def _mixed_note(setting: str, groups: dict[tuple[str, str], list[RunData]]) -> str:
+    parts = []
+    for (digest, limit), members in groups.items():
+        run = members[0]
+        where = f"{run.info.get('dataset') or '?'}, split {run.info.get('split') or '?'}"
+        where += f", limit {limit}" if limit else ""
+        labels = ", ".join(r.label for r in members)
+        parts.append(f"{labels} ({where}, {run.scores.get('n_dialogues', '?')} dialogues, {digest[:12]})")
+    return (
+        f"{setting} set: the runs answer {len(groups)} different sets of dialogues — "
+        + "; ".join(parts)
+        + ": rows of different sets do not compare, and are never tested against each other"
+    )
+
+
 def build(
     runs: list[RunData],
     *,
@@ -495,6 +524,7 @@ def build(
     tests: list[PairedTest] = []
     order: dict[str, str] = {}
     bases: dict[str, str | None] = {}
+    datasets: dict[str, int] = {}
     for setting in ("closed", "open"):
         mine = [r for r in rows if r.setting == setting]
         if not mine:
@@ -514,6 +544,10 @@ def build(
         pairs, base = comparisons(mine, baseline=here, all_pairs=all_pairs, test_bounds=test_bounds)
         bases[setting] = base.label if base is not None else None
         runs_here = {label: run for (s, label), run in by_label.items() if s == setting}
+        groups = dataset_groups(list(runs_here.values()))
+        datasets[setting] = len(groups)
+        if len(groups) > 1:
+            notes.append(_mixed_note(setting, groups))
         tests += paired_tests(runs_here, pairs, resamples, seed, notes, MAIN[setting])
     for t, p in zip(tests, holm([t.p_permutation for t in tests]), strict=True):
         t.p_holm = p
@@ -540,4 +574,5 @@ def build(
         all_pairs=all_pairs,
         alpha=alpha,
         test_bounds=test_bounds,
+        datasets=datasets,
     )

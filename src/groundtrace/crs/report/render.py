@@ -50,8 +50,15 @@ def cost_text(usage: dict[str, float]) -> str:
     return f"{usage['cost_usd']:.4f} ({tokens} tokens)"
 
 
+def _md_text(text: str) -> str:
+    """Untrusted text (labels, cities, notes) for Markdown prose: ``&``, ``<`` and ``>`` as entities, so a
+    viewer shows them as characters and never renders them as HTML (Markdown passes raw HTML through)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Untrusted text for a Markdown table cell: :func:`_md_text`, ``|`` escaped, one line."""
+    return _md_text(text).replace("|", "\\|").replace("\n", " ")
 
 
 def superscript(letters: list[str]) -> str:
@@ -73,8 +80,18 @@ def sort_line(report: Report, setting: str) -> str:
         ", tested too" if report.test_bounds else ", not tested"
     )
     tested = [r for r in report.setting_rows(setting) if r.tested]
+    mixed = report.datasets.get(setting, 1)
+    warning = (
+        f" Warning: these runs answer {mixed} different sets of dialogues (datasets, splits or limits; "
+        "see the notes): rows of different sets do not compare."
+        if mixed > 1
+        else ""
+    )
     if not report.tests_of(setting):
-        return f"{order}; {bounds}. No significance test in this setting (fewer than two runs to compare)."
+        return (
+            f"{order}; {bounds}. No significance test in this setting (fewer than two runs to compare)."
+            + warning
+        )
     base = report.baseline.get(setting)
     against = (
         "every two lettered runs"
@@ -84,7 +101,7 @@ def sort_line(report: Report, setting: str) -> str:
     return (
         f"{order}; {bounds}. Superscripts: significantly better than the run of that letter on that column "
         f"(sign-flip permutation test per dialogue, Holm-adjusted over the {len(report.tests)} tests of "
-        f"this report, p < {report.alpha:g}); tested: {against}."
+        f"this report, p < {report.alpha:g}); tested: {against}.{warning}"
     )
 
 
@@ -100,7 +117,7 @@ def _main_markdown(report: Report, setting: str) -> list[str]:
     rows = report.setting_rows(setting)
     metrics = [m for m in MAIN[setting] if any(m in r.cells or m in r.unavailable for r in rows)]
     lines = [
-        sort_line(report, setting),
+        _md_text(sort_line(report, setting)),
         "",
         "| # | system | " + " | ".join(metrics) + " | latency (s) | cost (USD) |",
         "|---|---|" + "---|" * len(metrics) + "---|---|",
@@ -221,7 +238,7 @@ def markdown(report: Report) -> str:
             )
         lines.append("")
     if report.notes:
-        lines += ["## Notes", ""] + [f"- {n}" for n in report.notes] + [""]
+        lines += ["## Notes", ""] + [f"- {_md_text(n)}" for n in report.notes] + [""]
     return "\n".join(lines)
 
 
@@ -259,6 +276,8 @@ _LATEX_SPECIALS = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    "<": r"\textless{}",  # OT1 fonts print a bare < > as ¡ ¿
+    ">": r"\textgreater{}",
 }
 
 
