@@ -529,13 +529,16 @@ def _tally(summary: EnrichSummary, results: list[AttributeResult]) -> None:
     verdicts, extracted, failures = summary.verdicts, summary.verdicts_extracted, summary.failure_types
     actions, statuses = summary.actions, summary.statuses
     for r in results:
-        verdicts[r.verdict.verdict.value] = verdicts.get(r.verdict.verdict.value, 0) + 1
-        if r.candidate.status == CandidateStatus.EXTRACTED:
-            extracted[r.verdict.verdict.value] = extracted.get(r.verdict.verdict.value, 0) + 1
+        verdict, status = r.verdict.verdict.value, r.candidate.status.value  # Enum.value is a slow property
+        verdicts[verdict] = verdicts.get(verdict, 0) + 1
+        if status == CandidateStatus.EXTRACTED.value:
+            extracted[verdict] = extracted.get(verdict, 0) + 1
         if r.verdict.failure_type is not None:
-            failures[r.verdict.failure_type.value] = failures.get(r.verdict.failure_type.value, 0) + 1
-        actions[r.decision.action.value] = actions.get(r.decision.action.value, 0) + 1
-        statuses[r.candidate.status.value] = statuses.get(r.candidate.status.value, 0) + 1
+            failure = r.verdict.failure_type.value
+            failures[failure] = failures.get(failure, 0) + 1
+        action = r.decision.action.value
+        actions[action] = actions.get(action, 0) + 1
+        statuses[status] = statuses.get(status, 0) + 1
     summary.results_total += len(results)
 
 

@@ -246,3 +246,50 @@ def test_punctuation_takes_its_combining_marks_along() -> None:
     assert normalize_text(normalize_text(text)) == normalize_text(text)
     assert normalize_text("a\u0301-\u0316b") == "\xe1b"  # NFKC composes á; the mark on "-" goes with "-"
     assert normalize_text("x \u0316") == "x \u0316"  # a mark after a space is kept
+
+
+# -- the ASCII span map (locate_quote without the full offset map) ------------------------------------------
+_ASCII_TEXT = st.text(alphabet=string.printable + "\x00\x01\x1c\x1f\x7f", max_size=80)
+
+
+@given(_ASCII_TEXT)
+def test_ascii_origin_equals_the_full_map(text: str) -> None:
+    """For ASCII text the word table gives exactly ``normalize_with_map``'s start (and end) of every
+    normalised character."""
+    from groundtrace.core.evidence import quotes as quotes_module
+
+    norm = normalize_with_map(text)
+    assert len(norm.text) == len(norm.starts)
+    for i in range(len(norm.text)):
+        assert quotes_module._ascii_origin(text, i) == norm.starts[i], (text, i)
+        assert norm.ends[i] == norm.starts[i] + 1
+
+
+def _located_with_full_map(quote: str, source: str) -> tuple[float, int, int]:
+    """locate_quote as computed through normalize_with_map (the path non-ASCII sources take)."""
+    from groundtrace.core.evidence import quotes as quotes_module
+
+    q = normalize_text(quote)
+    score, a, b = quotes_module._match(q, source)
+    if score <= 0.0:
+        return (0.0, 0, 0)
+    norm = normalize_with_map(source)
+    if score == 1.0 and b == 0:
+        a, b = quotes_module._exact_span(q, norm)
+    return (score, norm.starts[a], norm.ends[b - 1])
+
+
+@given(source=_ASCII_TEXT, data=st.data())
+def test_ascii_sources_locate_like_the_full_map(source: str, data: st.DataObject) -> None:
+    """Exact quotes (any substring) and edited ones (a character dropped or changed) get the same score
+    and span as through the full offset map."""
+    a = data.draw(st.integers(0, len(source)))
+    b = data.draw(st.integers(a, len(source)))
+    exact = source[a:b]
+    edited = (
+        exact[: len(exact) // 2]
+        + data.draw(st.sampled_from(["", "x", ".", " "]))
+        + exact[len(exact) // 2 + 1 :]
+    )
+    for quote in (exact, edited, source):
+        assert tuple(locate_quote(quote, source)) == _located_with_full_map(quote, source), (quote, source)

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import NamedTuple
@@ -478,10 +479,52 @@ def _locate_quote(quote: str, source: str) -> QuoteMatch:
     score, a, b = _match(q, source)
     if score <= 0.0:
         return NO_MATCH
+    if source.isascii():  # one character per cluster: the first occurrence, mapped without the full map
+        if score == 1.0 and b == 0:  # exact
+            a = normalize_text_cached(source).find(q)
+            b = a + len(q)
+        return QuoteMatch(score, _ascii_origin(source, a), _ascii_origin(source, b - 1) + 1)
     norm = normalize_with_map(source)
     if score == 1.0 and b == 0:  # exact
         a, b = _exact_span(q, norm)
     return QuoteMatch(score, norm.starts[a], norm.ends[b - 1])
+
+
+_NON_SPACE_RUN = re.compile(r"\S+")
+
+
+@lru_cache(maxsize=256)
+def _ascii_words(source: str) -> tuple[list[int], list[tuple[int, int, str]]]:
+    """The words of an ASCII ``source`` that survive normalisation (whitespace-separated runs with a kept
+    character): each one's offset in :func:`normalize_text` (one space between words) and its
+    ``(start, end, text)`` in ``source``."""
+    offsets: list[int] = []
+    words: list[tuple[int, int, str]] = []
+    n = 0
+    for m in _NON_SPACE_RUN.finditer(source):
+        kept = len(m.group().translate(_ASCII_DELETE))
+        if kept:
+            n += 1 if words else 0  # the space before every word but the first
+            offsets.append(n)
+            words.append((m.start(), m.end(), m.group()))
+            n += kept
+    return offsets, words
+
+
+def _ascii_origin(source: str, i: int) -> int:
+    """``normalize_with_map(source).starts[i]`` for an ASCII ``source`` (its ``ends[i]`` is one more): the
+    ``k``-th kept character of the word holding normalised position ``i``, or, for the space after a word,
+    the first whitespace character after it (the one step 4 keeps)."""
+    offsets, words = _ascii_words(source)
+    w = bisect_right(offsets, i) - 1
+    start, end, text = words[w]
+    k = i - offsets[w]
+    for j, ch in enumerate(text):
+        if ch not in _ASCII_DROPPED:
+            if k == 0:
+                return start + j
+            k -= 1
+    return end  # the space after the word
 
 
 def quote_score(quote: str, source: str) -> float:
