@@ -53,12 +53,12 @@ def check_log(log: str | None) -> None:
     if log is not None and log != "mlflow":
         raise typer.BadParameter(f"unknown tracker {log!r}; choose 'mlflow'", param_hint="--log")
     if log is not None:
-        try:
-            import mlflow  # noqa: F401 - only checks that the extra is installed, before any work
-        except ImportError:
-            from groundtrace.crs.report.tracking import INSTALL_HINT
+        from groundtrace.crs.report.tracking import import_mlflow
 
-            raise typer.BadParameter(INSTALL_HINT, param_hint="--log") from None
+        try:
+            import_mlflow()  # only checks that the extra is installed, before any work (telemetry off)
+        except ImportError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--log") from None
 
 
 def refuse_with_config(ctx: typer.Context, allowed: frozenset[str] = CONFIG_OVERRIDES) -> None:

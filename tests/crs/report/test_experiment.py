@@ -195,6 +195,10 @@ def test_log_mlflow_writes_params_metrics_and_artifacts_to_a_local_store(demo, t
     parent = runs["tracked"]
     report = {a.path for a in client.list_artifacts(parent.info.run_id, "report")}
     assert {"report/leaderboard.md", "report/report.html", "report/leaderboard.json"} <= report
+    assert "report/dialogues" in report  # the pages report.html links to
+    pages = {a.path for a in client.list_artifacts(parent.info.run_id, "report/dialogues")}
+    written = {f"report/dialogues/{p.name}" for p in (tmp_path / "results" / "dialogues").iterdir()}
+    assert pages == written and pages
     assert [a.path for a in client.list_artifacts(parent.info.run_id, "config")] == ["config/run.yaml"]
     for name, folder in (("random · closed", "random-closed"), ("oracle · closed", "oracle-closed")):
         run = runs[name]
@@ -237,6 +241,42 @@ def test_log_mlflow_without_the_extra_is_a_usage_error_with_the_install_hint(
     result = CliRunner().invoke(app, ["crs", "run", "--config", str(path), "--log", "mlflow"])
     assert result.exit_code == 2 and "pip install 'groundtrace[tracking]'" in result.output
     assert not (tmp_path / "r").exists()  # refused before any work
+
+
+# the variables under which MLflow switches its telemetry off by itself (mlflow.telemetry.utils)
+_TELEMETRY_OFF_VARS = (
+    "PYTEST_CURRENT_TEST", "GITHUB_ACTIONS", "CI", "CIRCLECI", "GITLAB_CI", "JENKINS_URL", "TRAVIS",
+    "TF_BUILD", "BITBUCKET_BUILD_NUMBER", "CODEBUILD_BUILD_ARN", "BUILDKITE", "TEAMCITY_VERSION",
+    "CLOUD_RUN_EXECUTION", "RUNBOT_HOST_URL", "RUNBOT_BUILD_NAME", "RUNBOT_WORKER_ID", "DO_NOT_TRACK",
+    "MLFLOW_DISABLE_TELEMETRY",
+)  # fmt: skip
+
+
+@pytest.mark.slow  # a subprocess importing mlflow
+def test_mlflow_telemetry_is_off_outside_tests_and_ci(tmp_path) -> None:
+    """MLflow >= 3.2 starts usage telemetry at import (a thread fetching a config from mlflow-telemetry.io
+    and posting events) unless it sees a test or CI variable — so the tests alone would not notice it.
+    In a user's shell (none of those variables), importing MLflow through groundtrace leaves it off."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("mlflow.telemetry", reason="no telemetry module in this MLflow")
+    env = {k: v for k, v in os.environ.items() if k not in _TELEMETRY_OFF_VARS}
+    env.update(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / ".config"))
+    code = (
+        "from groundtrace.crs.report.tracking import import_mlflow\n"
+        "import_mlflow()\n"
+        "from mlflow.telemetry.client import get_telemetry_client\n"
+        "from mlflow.telemetry.utils import is_telemetry_disabled\n"
+        "print('TELEMETRY', is_telemetry_disabled(), get_telemetry_client() is None)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "TELEMETRY True True" in done.stdout, done.stdout
+    assert not (tmp_path / ".config" / "mlflow").exists()  # no installation id written either
 
 
 def test_metric_keys_and_tracking_uri() -> None:

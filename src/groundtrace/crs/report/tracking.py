@@ -4,7 +4,10 @@ Where (:func:`tracking_uri`): ``--mlflow-uri`` (a folder, or any MLflow tracking
 ``http(s)://server``, ``file:…``), else ``$MLFLOW_TRACKING_URI``, else the folder ``./mlruns``. A *folder*
 is a local store: runs in ``FOLDER/mlflow.db`` (SQLite; MLflow ≥ 3.7 refuses its old plain-file backend
 unless ``MLFLOW_ALLOW_FILE_STORE=true``, and SQLite is its default now), artifacts in ``FOLDER/artifacts/``.
-Nothing is sent anywhere unless the URI names a server.
+Nothing is sent anywhere unless the URI names a server: MLflow's own usage telemetry (on by default since
+MLflow 3.2; it starts a thread at ``import mlflow`` that fetches a config from ``mlflow-telemetry.io`` and
+posts usage events) is switched off by setting ``MLFLOW_DISABLE_TELEMETRY=true`` before the import, unless
+the variable is already set (an explicit ``MLFLOW_DISABLE_TELEMETRY=false`` opts in).
 
 What (:func:`log_runs`), with :class:`mlflow.MlflowClient` (no global MLflow state is touched):
 
@@ -16,7 +19,8 @@ What (:func:`log_runs`), with :class:`mlflow.MlflowClient` (no global MLflow sta
   ``mlflow.source.git.commit`` when known; **artifacts** — ``run.json``, ``scores.json``,
   ``dialogues.json`` under ``run/``;
 * with a report (``crs run --config``), a parent run named after the experiment holding the report
-  folder's files under ``report/`` and the config file under ``config/``; the runs above are its children
+  folder's files under ``report/`` (with its ``dialogues/`` pages, so ``report.html``'s links work) and the
+  config file under ``config/``; the runs above are its children
   (tag ``mlflow.parentRunId``).
 """
 
@@ -39,7 +43,9 @@ MAX_PARAM_CHARS = 6000  # MLflow's limit on a param value
 RUN_ARTIFACTS = ("run.json", "scores.json", "dialogues.json")
 
 
-def _mlflow() -> Any:
+def import_mlflow() -> Any:
+    """``import mlflow`` with its usage telemetry off (module docstring); the install hint without it."""
+    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     try:
         import mlflow
     except ImportError as exc:
@@ -179,7 +185,7 @@ def log_runs(
     folder whose files are logged on the parent run. A parent run is made when ``reports`` or
     ``parent_name`` is given. ``ImportError`` with the install hint when MLflow is not installed.
     """
-    mlflow = _mlflow()
+    mlflow = import_mlflow()
     tracking, artifacts = tracking_uri(uri)
     client = mlflow.MlflowClient(tracking_uri=tracking)
     experiment_id = _experiment(client, experiment, artifacts)
@@ -205,9 +211,13 @@ def log_runs(
         result.run_ids[str(run_dir)] = run_id
     if parent_id is not None:
         for sub, folder in (reports or {}).items():
+            where = f"report/{sub}".rstrip("/")
             for path in sorted(Path(folder).iterdir()):
                 if path.is_file():
-                    client.log_artifact(parent_id, str(path), artifact_path=f"report/{sub}".rstrip("/"))
+                    client.log_artifact(parent_id, str(path), artifact_path=where)
+            pages = Path(folder) / "dialogues"  # the pages report.html links to
+            if pages.is_dir():
+                client.log_artifacts(parent_id, str(pages), artifact_path=f"{where}/dialogues")
         if config_file is not None:
             client.log_artifact(parent_id, str(config_file), artifact_path="config")
         client.set_terminated(parent_id)
