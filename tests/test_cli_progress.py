@@ -100,6 +100,7 @@ def _beats(stderr: str, label: str) -> list[tuple[int, int | None]]:
     ]
 
 
+@pytest.mark.slow  # five CLI subprocesses end to end (~15-40 s); the unit tests above cover the logic
 def test_piped_long_commands_print_heartbeat_lines(tmp_path: Path) -> None:
     from groundtrace.catalog.demo_catalog import write_demo_catalog
 
@@ -140,6 +141,7 @@ def test_piped_long_commands_print_heartbeat_lines(tmp_path: Path) -> None:
         assert "\x1b[" not in result.stderr  # no terminal control codes in a log
 
 
+@pytest.mark.slow  # CLI subprocesses (~5-9 s)
 def test_help_and_tables_are_not_cut_in_a_pipe(tmp_path: Path) -> None:
     result = _cli("crs", "run", "--help", cwd=tmp_path)
     assert result.returncode == 0 and "…" not in result.stdout
