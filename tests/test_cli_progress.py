@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,11 @@ from groundtrace.cli.console import PIPE_WIDTH
 from groundtrace.cli.progress import Heartbeat, clock_text, heartbeat_interval, heartbeat_line, track
 
 ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures"
+BYTES_BEAT = re.compile(
+    r"\[heartbeat\] (?P<label>.+?): (?P<done>\d+\.\d)/(?P<total>\d+\.\d) MB \((?P<share>\d+)%\) · "
+    r"(?:[\d.]+|\?) MB/s · elapsed \d+:\d\d:\d\d · ETA (?:\d+:\d\d:\d\d|\?)"
+)
 BEAT = re.compile(
     r"\[heartbeat\] (?P<label>.+?): (?P<done>\d+)(?:/(?P<total>\d+))? (?P<unit>\S+)(?: \(\d+%\))? · "
     r"(?:[\d.]+|\?)/s · elapsed \d+:\d\d:\d\d · ETA (?:\d+:\d\d:\d\d|\?)"
@@ -53,6 +59,33 @@ def test_heartbeat_prints_at_most_once_per_interval_and_a_final_line() -> None:
     beat.update(advance=1)  # 10/10 after the interval? no: 1 s later, so only the exit line prints it
     beat.__exit__(None, None, None)
     assert stream.getvalue().splitlines()[-1].startswith("[heartbeat] job: 10/10 items (100%)")
+
+
+def test_heartbeat_line_in_megabytes_for_bytes() -> None:
+    line = heartbeat_line("kb reviews", "bytes", 1_234_500_000, 5_341_900_000, 10.0)
+    assert line == (  # 123.45 MB/s; (5341.9 - 1234.5) MB / 123.45 MB/s = 33.3 s
+        "[heartbeat] kb reviews: 1234.5/5341.9 MB (23%) · 123.45 MB/s · elapsed 0:00:10 · ETA 0:00:33"
+    )
+    assert BYTES_BEAT.match(line)
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("unit", "shown"), [("dialogues", ("2/4", "dialogues", "/s")), ("bytes", ("MB/s",))])
+def test_the_terminal_bar_shows_counts_rate_and_eta(unit: str, shown: tuple[str, ...]) -> None:
+    term = _Terminal()
+    with track("job", total=4 if unit != "bytes" else 4_000_000, unit=unit, stream=term) as bar:
+        for _ in range(2):
+            time.sleep(0.05)  # a rate needs two samples apart in time (rich's speed estimate)
+            bar.update(advance=1 if unit != "bytes" else 1_000_000)
+        bar.progress.refresh()  # type: ignore[union-attr]
+        drawn = term.getvalue()
+    assert "[heartbeat]" not in drawn and "ETA" in drawn
+    for text in shown:
+        assert text in drawn, (text, drawn[-400:])
 
 
 def test_interval_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -139,6 +172,79 @@ def test_piped_long_commands_print_heartbeat_lines(tmp_path: Path) -> None:
     assert total and beats[-1] == (total, total) and len(beats) == total + 1  # 0, 1, ..., total
     for result in (build, run, score, enrich):
         assert "\x1b[" not in result.stderr  # no terminal control codes in a log
+
+
+@pytest.mark.slow  # six commands in subprocesses
+def test_piped_kb_build_import_leaderboard_simulate_and_hydrate_print_heartbeat_lines(tmp_path: Path) -> None:
+    """The other long commands: a Yelp KB build (per file read, in MB), a public-release import and a
+    hydration (MB of the user's review file), a leaderboard (dialogues over all its runs), a simulation."""
+    from groundtrace.crs.kb.demo import generate_demo_kb
+    from groundtrace.crs.kb.knowledge_base import KnowledgeBase
+    from groundtrace.crs.kb.store import save_kb
+    from groundtrace.crs.schema import POI, Review
+    from tests.crs.dataset.conftest import yelp_file
+
+    yelp = FIXTURES / "yelp"
+    kb = _cli(
+        "crs", "kb", "build", "--yelp-dir", str(yelp), "--out", "kb.sqlite", "--per-type", "2",
+        "--min-reviews", "1", "--min-review-chars", "0", cwd=tmp_path,
+    )  # fmt: skip
+    assert kb.returncode == 0, kb.stderr
+    found = [m for m in map(BYTES_BEAT.match, kb.stderr.splitlines()) if m]
+    stages = [m["label"] for m in found if m["share"] == "100"]
+    assert stages == [
+        "crs kb build businesses (count cities)",
+        "crs kb build businesses",
+        "crs kb build reviews",
+    ]
+    demo = generate_demo_kb(0, n_per_type=12, reviews_per_poi=4)
+    save_kb(demo, tmp_path / "demo.sqlite")
+    build = _cli("crs", "build", "--kb", "demo.sqlite", "--dialogues", "6", "--out", "ds", cwd=tmp_path)
+    assert build.returncode == 0, build.stderr
+    release = _cli(
+        "crs", "export", "ds", "--kb", "demo.sqlite", "--format", "trace-release", "--out", "rel-pub",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert release.returncode == 0, release.stderr
+    imported = _cli(
+        "crs", "import-release", "rel-pub", "--yelp-reviews", str(yelp_file(demo, tmp_path / "reviews.json")),
+        "--out", "imported", cwd=tmp_path,
+    )  # fmt: skip
+    assert imported.returncode == 0, imported.stderr
+    found = [m for m in map(BYTES_BEAT.match, imported.stderr.splitlines()) if m]
+    assert found and found[-1]["label"] == "crs import-release reviews" and found[-1]["share"] == "100"
+    board = _cli(
+        "crs", "leaderboard", "--dataset", "ds", "--out", "lb", "--systems", "random,oracle",
+        "--settings", "closed", "--split", "all", "--resamples", "10", cwd=tmp_path,
+    )  # fmt: skip
+    assert board.returncode == 0, board.stderr
+    beats = _beats(board.stderr, "crs leaderboard ds")
+    assert (
+        beats[0] == (0, 12) and beats[-1] == (12, 12) and [d for d, _ in beats] == sorted(d for d, _ in beats)
+    )
+    sim = _cli("crs", "simulate", "--system", "random", "--dataset", "ds", "--split", "all", "--out", "sim",
+               cwd=tmp_path)  # fmt: skip
+    assert sim.returncode == 0, sim.stderr
+    beats = _beats(sim.stderr, "crs simulate random · closed")
+    assert beats[0] == (0, 6) and beats[-1] == (6, 6) and len(beats) == 7
+    io_fixture = FIXTURES / "crs_io"
+    pois = [POI.model_validate_json(x) for x in (io_fixture / "kb_pois.jsonl").read_text().splitlines()]
+    reviews = [
+        Review.model_validate_json(x) for x in (io_fixture / "kb_reviews.jsonl").read_text().splitlines()
+    ]
+    kb_path = save_kb(KnowledgeBase(pois, reviews, name="crs_io"), tmp_path / "io.sqlite")
+    export = _cli(
+        "crs", "export", str(io_fixture / "dataset"), "--redact", "--kb", str(kb_path), "--out", "rel",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert export.returncode == 0, export.stderr
+    hydrate = _cli("crs", "hydrate", "rel", "--yelp-reviews", str(io_fixture / "yelp_reviews_full.json"),
+                   "--out", "hyd", cwd=tmp_path)  # fmt: skip
+    assert hydrate.returncode == 0, hydrate.stderr
+    found = [m for m in map(BYTES_BEAT.match, hydrate.stderr.splitlines()) if m]
+    assert found and found[-1]["label"] == "crs hydrate reviews" and found[-1]["share"] == "100"
+    for result in (kb, imported, board, sim, hydrate):
+        assert "\x1b[" not in result.stderr
 
 
 @pytest.mark.slow  # CLI subprocesses (~5-9 s)

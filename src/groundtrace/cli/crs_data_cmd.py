@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 
 from groundtrace.cli.apps import crs_app
-from groundtrace.cli.console import err_console, print_error
+from groundtrace.cli.console import print_error
 
 
 def _load_kb_or_exit(kb: Path | None):  # returns KnowledgeBase | None
@@ -274,14 +274,14 @@ def hydrate(
     yelp_reviews: Path = typer.Option(..., "--yelp-reviews", help="Your yelp_academic_dataset_review.json."),
     out: Path = typer.Option(..., "--out", help="Folder for the hydrated dataset."),
     progress: bool = typer.Option(
-        True, "--progress/--no-progress", help="Show a progress bar by bytes read."
+        True, "--progress/--no-progress", help="Progress by bytes read (heartbeat lines when piped)."
     ),
 ) -> None:
     """Restore quoted review text into a redacted release from your own Yelp review file."""
     from rich.console import Console
     from rich.markup import escape
-    from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 
+    from groundtrace.cli.progress import track
     from groundtrace.core.files.errors import LineError
     from groundtrace.crs.dataset.placeholders import RedactionError
     from groundtrace.crs.dataset.release import (
@@ -300,16 +300,9 @@ def hydrate(
         print_error(exc)
         raise typer.Exit(2) from None
     errors: list[LineError] = []
-    with Progress(
-        "{task.description}",
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        console=err_console(),
-        disable=not progress,
-    ) as bar:
-        task = bar.add_task("reviews", total=yelp_reviews.stat().st_size)
-        slices = collect_review_slices(yelp_reviews, needed, errors, lambda n: bar.advance(task, n))
+    size = yelp_reviews.stat().st_size
+    with track("crs hydrate reviews", total=size, unit="bytes", disable=not progress) as bar:
+        slices = collect_review_slices(yelp_reviews, needed, errors, lambda n: bar.update(advance=n))
     try:
         report = hydrate_dataset(release, slices, out)
     except (FileNotFoundError, RedactionError) as exc:

@@ -186,14 +186,16 @@ def build(
         None, "--seed", help=f"Seed of the stratified POI and review sampling (default: {_DEFAULTS.seed})."
     ),
     progress: bool = typer.Option(
-        True, "--progress/--no-progress", help="Show a progress bar by bytes read."
+        True, "--progress/--no-progress", help="Progress by bytes read (heartbeat lines when piped)."
     ),
 ) -> None:
     """Build the KB from a Yelp Open Dataset download (two streaming passes; constant memory)."""
+    from contextlib import ExitStack
+
     from rich.console import Console
     from rich.markup import escape
-    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
 
+    from groundtrace.cli.progress import track
     from groundtrace.crs.kb.select import build_kb, summary_path
 
     console = err_console()
@@ -220,21 +222,15 @@ def build(
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None
     sizes = {"reviews": review.stat().st_size}
-    with Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        disable=not progress,
-        transient=False,
-    ) as bar:
+    with ExitStack() as stages:  # one bar (heartbeat lines when piped) per file read, the last one closed
 
-        def on_bytes(stage: str):  # a progress-callback factory
+        def on_bytes(stage: str):  # a progress-callback factory, called as each read starts
+            stages.close()
             total = sizes["reviews"] if stage == "reviews" else business.stat().st_size
-            task = bar.add_task(stage, total=total)
-            return lambda n: bar.advance(task, n)
+            bar = stages.enter_context(
+                track(f"crs kb build {stage}", total=total, unit="bytes", disable=not progress)
+            )
+            return lambda n: bar.update(advance=n)
 
         _, report, summary = build_kb(
             business, review, out, config, on_bytes=on_bytes, source=str((yelp_dir or business).resolve())

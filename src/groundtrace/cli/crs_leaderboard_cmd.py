@@ -65,6 +65,7 @@ def leaderboard(
 ) -> None:
     """Run every named system (closed and open) on a dataset split and write the leaderboard report — or
     the experiment of a --config file (the same as `crs run --config`)."""
+    from groundtrace.cli.progress import track
     from groundtrace.core.registry import UnknownNameError
     from groundtrace.crs.evaluation.loading import load_dataset, resolve_kb
     from groundtrace.crs.report.suite import expand_systems, run_suite
@@ -114,19 +115,21 @@ def leaderboard(
         )
 
     try:
-        result = run_suite(
-            names,
-            data,
-            knowledge,
-            out,
-            settings=wanted,
-            split=split,
-            options=options,
-            dataset=str(dataset.resolve()),
-            workers=workers or 1,
-            on_run=show,
-            resamples=resamples,
-        )
+        with track(f"crs leaderboard {dataset.name}", unit="dialogues") as bar:
+            result = run_suite(
+                names,
+                data,
+                knowledge,
+                out,
+                settings=wanted,
+                split=split,
+                options=options,
+                dataset=str(dataset.resolve()),
+                workers=workers or 1,
+                on_run=show,
+                resamples=resamples,
+                progress=lambda done, total: bar.update(done=done, total=total),
+            )
     except (ImportError, RuntimeError) as exc:  # e.g. `dense` without the [dense] extra
         print_error(f"leaderboard failed: {exc}")
         raise typer.Exit(1) from exc

@@ -46,6 +46,7 @@ def simulate_cmd(
 ) -> None:
     """Simulated users (persona + hidden constraints) reject, refine and accept; success, recovery,
     repeats and grounding of the system's turns, with saved transcripts and an HTML view."""
+    from groundtrace.cli.progress import track
     from groundtrace.core.llm.config import LLMConfigError
     from groundtrace.core.llm.factory import make_llm
     from groundtrace.core.registry import UnknownNameError
@@ -73,15 +74,17 @@ def simulate_cmd(
     for built in systems:
         target = out / built.name if len(systems) > 1 else out
         try:
-            summary, _ = simulate(
-                built,
-                dialogues,
-                knowledge,
-                target,
-                setting=setting,
-                max_turns=max_turns,
-                llm=llm,  # type: ignore[arg-type]
-            )
+            with track(f"crs simulate {built.name} · {setting}", unit="dialogues") as bar:
+                summary, _ = simulate(
+                    built,
+                    dialogues,
+                    knowledge,
+                    target,
+                    setting=setting,
+                    max_turns=max_turns,
+                    llm=llm,  # type: ignore[arg-type]
+                    progress=lambda done, total: bar.update(done=done, total=total),
+                )
         except Exception as exc:  # noqa: BLE001 - a run-time failure of one system: exit 1, named
             print_error(f"{built.name}: {type(exc).__name__}: {exc}")
             raise typer.Exit(1) from None

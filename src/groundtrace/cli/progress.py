@@ -1,12 +1,15 @@
 """Progress of long commands: a rich bar with rate and ETA on a terminal, heartbeat lines otherwise.
 
-:func:`track` is used by ``crs build``, ``crs run``, ``crs score`` and ``catalog enrich``. On a terminal
-it shows ``label ━━━━ done/total · rate/s · elapsed · ETA``. When stderr is not a terminal (a pipe, a log
+:func:`track` is used by every long command: ``crs kb build``, ``crs build``, ``crs run`` (also
+``--config``), ``crs score``, ``crs leaderboard``, ``crs simulate``, ``crs import-release``, ``crs hydrate``
+and ``catalog enrich``. On a terminal it shows ``label ━━━━ done/total · rate/s · elapsed · ETA``
+(``unit="bytes"``: sizes and MB/s). When stderr is not a terminal (a pipe, a log
 file, CI) it prints one plain line to stderr at most every ``interval`` seconds (``GROUNDTRACE_HEARTBEAT_S``,
 default 30; ``0`` prints at every update) and once at the end:
 
 ``[heartbeat] crs run random · closed: 12/40 dialogues (30%) · 2.10/s · elapsed 0:00:06 · ETA 0:00:13``
 
+With ``unit="bytes"`` the counts are written in MB (``1234.5/5341.9 MB (23%) · 45.12 MB/s``).
 Rate = done since start / elapsed; ETA = (total − done) / rate (``?`` while the rate or the total is not
 known). A background thread repeats the last line when no update arrives within ``interval`` (a slow LLM
 call still shows that the job is alive). The label is escaped text, never markup.
@@ -46,9 +49,14 @@ def clock_text(seconds: float) -> str:
 def heartbeat_line(label: str, unit: str, done: int, total: int | None, elapsed: float) -> str:
     """One heartbeat line (module docstring): counts, share, rate, elapsed and ETA."""
     rate = done / elapsed if elapsed > 0 and done > 0 else None
-    count = f"{done}/{total}" if total is not None else f"{done}"
+    if unit == "bytes":  # megabytes: a Yelp review file is ~5e9 bytes
+        count = f"{done / 1e6:.1f}/{total / 1e6:.1f}" if total is not None else f"{done / 1e6:.1f}"
+        unit = "MB"
+        rate_text = f"{rate / 1e6:.2f} MB/s" if rate is not None else "? MB/s"
+    else:
+        count = f"{done}/{total}" if total is not None else f"{done}"
+        rate_text = f"{rate:.2f}/s" if rate is not None else "?/s"
     share = f" ({100 * done / total:.0f}%)" if total else ""
-    rate_text = f"{rate:.2f}/s" if rate is not None else "?/s"
     if total is not None and done >= total:
         eta = "0:00:00"
     elif rate is not None and total is not None:
@@ -182,19 +190,24 @@ def track(
     from rich.markup import escape
     from rich.progress import (
         BarColumn,
+        DownloadColumn,
         MofNCompleteColumn,
         Progress,
         TextColumn,
         TimeElapsedColumn,
         TimeRemainingColumn,
+        TransferSpeedColumn,
     )
 
+    counts: tuple[Any, ...] = (
+        (DownloadColumn(), TransferSpeedColumn())
+        if unit == "bytes"
+        else (MofNCompleteColumn(), TextColumn(escape(unit)), TextColumn("{task.fields[rate]}"))
+    )
     with Progress(
         TextColumn(escape(label)),
         BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn(escape(unit)),
-        TextColumn("{task.fields[rate]}"),
+        *counts,
         TimeElapsedColumn(),
         TextColumn("ETA"),
         TimeRemainingColumn(),

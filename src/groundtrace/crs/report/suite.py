@@ -46,6 +46,15 @@ class SuiteResult:
     report: list[Path] = field(default_factory=list)
 
 
+def _offset(
+    progress: Callable[[int, int], None] | None, base: int, total: int
+) -> Callable[[int, int], None] | None:
+    """One run's ``progress(done, _)`` as a count over the whole suite (``base`` dialogues before it)."""
+    if progress is None:
+        return None
+    return lambda done, _total: progress(base + done, total)
+
+
 def run_suite(
     systems: Sequence[str],
     dialogues: Sequence[Dialogue],
@@ -59,17 +68,23 @@ def run_suite(
     workers: int = 1,
     on_run: Callable[[str, str, RunResult, float], None] | None = None,
     resamples: int = 1000,
+    progress: Callable[[int, int], None] | None = None,
 ) -> SuiteResult:
     """Run every system in every setting, then build the report (module docstring).
 
     ``options`` gives constructor options per system name (e.g. ``{"hybrid-rrf": {"dense": False}}``).
-    ``on_run(system, setting, result, seconds)`` is called after each run.
+    ``on_run(system, setting, result, seconds)`` is called after each run; ``progress(done, total)``
+    counts dialogues over all runs (resumed ones included), as they finish.
     """
     from groundtrace.crs.report import build_report
 
     out = Path(out)
     result = SuiteResult()
     run_dirs: list[Path] = []
+    total = len(settings) * len(systems) * len(dialogues)
+    finished = 0
+    if progress is not None:
+        progress(0, total)
     for setting in settings:
         for name in systems:
             run_dir = out / "runs" / f"{name}-{setting}"
@@ -84,7 +99,9 @@ def run_suite(
                 split=split,
                 workers=workers,
                 dataset=dataset,  # type: ignore[arg-type]
+                progress=_offset(progress, finished, total),
             )
+            finished += len(dialogues)
             seconds = time.perf_counter() - t0
             result.runs[(name, setting)] = run
             result.seconds[(name, setting)] = seconds

@@ -18,7 +18,7 @@ Files: ``transcripts.jsonl`` (one :class:`~.loop.Transcript` a line), ``summary.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -116,13 +116,20 @@ def simulate(
     setting: Setting = "closed",
     max_turns: int = DEFAULT_MAX_TURNS,
     llm: LLMClient | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[dict[str, Any], list[Transcript]]:
-    """Simulate every dialogue; the summary (module docstring) and the transcripts, written to ``out``."""
+    """Simulate every dialogue; the summary (module docstring) and the transcripts, written to ``out``.
+
+    ``progress(done, total)`` is called before the first dialogue and after each one."""
     if max_turns < 1:
         raise ValueError("max_turns must be >= 1")
-    transcripts = [
-        simulate_dialogue(system, d, kb, setting=setting, max_turns=max_turns, llm=llm) for d in dialogues
-    ]
+    transcripts: list[Transcript] = []
+    for d in dialogues:
+        if progress is not None:
+            progress(len(transcripts), len(dialogues))
+        transcripts.append(simulate_dialogue(system, d, kb, setting=setting, max_turns=max_turns, llm=llm))
+    if progress is not None:
+        progress(len(transcripts), len(dialogues))
     summary = {
         "system": system.name,
         "config": system.config(),
