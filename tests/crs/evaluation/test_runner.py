@@ -435,3 +435,34 @@ def test_git_state_outside_a_checkout_is_none(tmp_path) -> None:
 
     assert git_state(tmp_path) is None
     assert package_versions(("numpy", "no-such-package-xyz")).keys() == {"numpy"}
+
+
+def test_git_state_ignores_the_checkout_around_an_installed_copy(tmp_path) -> None:
+    """groundtrace installed into a git-ignored ``.venv`` of the user's own repository: ``git rev-parse``
+    there gives the user's commit, which is not the code's."""
+    import shutil
+    import subprocess
+
+    from groundtrace.crs.evaluation.provenance import git_state
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        return done.stdout.strip()
+
+    git("init", "-q")
+    (tmp_path / ".gitignore").write_text(".venv/\n")
+    package = tmp_path / ".venv" / "site-packages" / "groundtrace"
+    package.mkdir(parents=True)
+    (package / "provenance.py").write_text("# installed copy\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "provenance.py").write_text("# source\n")
+    git("add", ".gitignore", "src")
+    git("commit", "-q", "-m", "user's project")
+    assert git_state(package) is None
+    assert git_state(tmp_path / "src") == {"commit": git("rev-parse", "HEAD"), "dirty": False}

@@ -8,7 +8,9 @@
   package metadata, nothing is imported);
 * ``git``: ``{"commit": <40 hex>, "dirty": bool}`` of the checkout the running ``groundtrace`` source
   lives in (``git rev-parse HEAD`` and ``git status --porcelain --untracked-files=no`` in the package's
-  folder, 5 s time-out each), ``None`` when it is not a git checkout or git is absent;
+  folder, 5 s time-out each), ``None`` when it is not a git checkout or git is absent — or when the
+  package's folder holds no file tracked by that checkout (a ``pip install`` into a git-ignored
+  ``.venv`` inside the user's own repository, where ``rev-parse`` would give the user's commit);
 * ``machine``: ``platform.platform()``, ``platform.machine()``, ``os.cpu_count()``.
 
 The command line is not recorded (an HTTP system's URL or a ``--system-arg`` may carry a secret); the host
@@ -73,6 +75,8 @@ def git_state(folder: Path | None = None) -> dict[str, Any] | None:
     commit = _git(folder, "rev-parse", "HEAD")
     if commit is None or len(commit.strip()) != 40:
         return None
+    if not (_git(folder, "ls-files", "--", ".") or "").strip():
+        return None  # an installed copy inside someone else's checkout (a git-ignored .venv): not its commit
     status = _git(folder, "status", "--porcelain", "--untracked-files=no")
     return {"commit": commit.strip(), "dirty": None if status is None else bool(status.strip())}
 
