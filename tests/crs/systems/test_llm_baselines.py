@@ -216,3 +216,25 @@ def test_card_attributes_show_values_not_only_keys() -> None:
     assert attribute_text("good_for_kids", False) is None
     assert attribute_text("ambience", ["casual", "trendy"]) == "ambience casual/trendy"
     assert attribute_text("parking", {"lot": True, "street": False}) == "parking lot"
+
+
+def test_llm_dst_tracking_answer_is_bounded(demo) -> None:
+    """The tracking schema bounds its lists and phrases (a grammar-constrained local model looped to the
+    token cap on every turn without): the bounds reach the server and an over-long answer is re-asked."""
+    _turn, inp = next(iter(system_inputs(demo.dialogues[0], demo.kb, "closed")))
+    tracking = {"n": 0}
+
+    def respond(request: dict) -> str:
+        if "which candidates they rejected" in request["messages"][1]["content"]:  # a re-ask appends
+            tracking["n"] += 1
+            if tracking["n"] == 1:
+                return json.dumps({"wants": ["quiet"] * 20, "avoid": ["x" * 200], "rejected": []})
+            return json.dumps({"wants": ["quiet"], "avoid": [], "rejected": []})
+        return _answer([], "ok")
+
+    with WireServer(respond) as server:
+        _build("llm-dst", server).respond(inp)
+        schema = server.requests[0]["response_format"]["json_schema"]["schema"]["properties"]
+    assert tracking["n"] == 2  # the 20-phrase answer did not validate and was re-asked
+    assert schema["wants"]["maxItems"] == 5 and schema["rejected"]["maxItems"] == 3
+    assert schema["avoid"]["items"]["maxLength"] == 48

@@ -7,7 +7,7 @@ what differs is what the model is shown and what happens to its answer — see e
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -197,13 +197,26 @@ class MultiReviewSynthesisSystem(LLMSystem):
         )
 
 
+#: Bounds of the tracking answer: like ``LLMAnswer``'s, they let a grammar-constrained local model stop
+#: (unbounded lists of unbounded strings made SmolLM2-135M loop to the token cap on every ``llm-dst``
+#: turn); at most 11 phrases of 48 characters fit a 200-token completion.
+PHRASE_CHARS, MAX_WANTS, MAX_AVOID, MAX_REJECTED = 48, 5, 3, 3
+Phrase = Annotated[str, Field(max_length=PHRASE_CHARS)]
+
+
 class TrackedState(BaseModel):
-    """The ``llm-dst`` tracking call's answer."""
+    """The ``llm-dst`` tracking call's answer (bounded: see ``PHRASE_CHARS``)."""
 
     model_config = ConfigDict(extra="ignore")
-    wants: list[str] = Field(default_factory=list, description="Short phrases the user asks for now.")
-    avoid: list[str] = Field(default_factory=list, description="Short phrases the user does not want.")
-    rejected: list[str] = Field(default_factory=list, description="Candidate keys or names turned down.")
+    wants: list[Phrase] = Field(
+        default_factory=list, max_length=MAX_WANTS, description="Short phrases the user asks for now."
+    )
+    avoid: list[Phrase] = Field(
+        default_factory=list, max_length=MAX_AVOID, description="Short phrases the user does not want."
+    )
+    rejected: list[Phrase] = Field(
+        default_factory=list, max_length=MAX_REJECTED, description="Candidate keys or names turned down."
+    )
 
 
 class LLMDSTSystem(LLMSystem):
