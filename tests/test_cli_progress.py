@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -86,6 +87,26 @@ def test_the_terminal_bar_shows_counts_rate_and_eta(unit: str, shown: tuple[str,
     assert "[heartbeat]" not in drawn and "ETA" in drawn
     for text in shown:
         assert text in drawn, (text, drawn[-400:])
+
+
+def test_after_the_count_is_complete_the_rate_holds_and_repeats_say_finishing() -> None:
+    """``crs run --config`` writes its report, ``crs import-release`` builds its KB after the last item:
+    the background thread's repeated lines keep the rate at completion (it decayed towards 0 as the
+    elapsed time grew: 130/130 dialogues at 8.17/s, then 6.87, 5.91, 5.13, 4.59/s) and say so."""
+    clock, stream = FakeClock(), io.StringIO()
+    with Heartbeat("job", "items", 10, stream, interval=0.01, clock=clock) as beat:
+        clock.now = 105.0
+        beat.update(done=10)  # complete after 5 s: 2 items/s
+        clock.now = 120.0  # 15 s of other work; the thread repeats the line
+        for _ in range(1000):
+            if len(stream.getvalue().splitlines()) >= 2:
+                break
+            threading.Event().wait(0.01)
+    first, repeated = stream.getvalue().splitlines()[:2]
+    assert first == "[heartbeat] job: 10/10 items (100%) · 2.00/s · elapsed 0:00:05 · ETA 0:00:00"
+    assert repeated == (
+        "[heartbeat] job: 10/10 items (100%) · 2.00/s · elapsed 0:00:20 · ETA 0:00:00 · finishing"
+    )
 
 
 def test_interval_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

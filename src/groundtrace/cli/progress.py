@@ -12,7 +12,9 @@ default 30; ``0`` prints at every update) and once at the end:
 With ``unit="bytes"`` the counts are written in MB (``1234.5/5341.9 MB (23%) · 45.12 MB/s``).
 Rate = done since start / elapsed; ETA = (total − done) / rate (``?`` while the rate or the total is not
 known). A background thread repeats the last line when no update arrives within ``interval`` (a slow LLM
-call still shows that the job is alive). The label is escaped text, never markup.
+call still shows that the job is alive). Once the count is complete the rate is the one at completion,
+and the repeated lines end ``· finishing`` (a report or a KB is still being written). The label is
+escaped text, never markup.
 """
 
 from __future__ import annotations
@@ -46,9 +48,13 @@ def clock_text(seconds: float) -> str:
     return f"{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
 
 
-def heartbeat_line(label: str, unit: str, done: int, total: int | None, elapsed: float) -> str:
-    """One heartbeat line (module docstring): counts, share, rate, elapsed and ETA."""
-    rate = done / elapsed if elapsed > 0 and done > 0 else None
+def heartbeat_line(
+    label: str, unit: str, done: int, total: int | None, elapsed: float, rate_over: float | None = None
+) -> str:
+    """One heartbeat line (module docstring): counts, share, rate, elapsed and ETA; the rate is
+    ``done / rate_over`` (default: ``elapsed``)."""
+    span = elapsed if rate_over is None else rate_over
+    rate = done / span if span > 0 and done > 0 else None
     if unit == "bytes":  # megabytes: a Yelp review file is ~5e9 bytes
         count = f"{done / 1e6:.1f}/{total / 1e6:.1f}" if total is not None else f"{done / 1e6:.1f}"
         unit = "MB"
@@ -83,6 +89,7 @@ class Heartbeat:
         self.stream, self.interval, self.clock = stream, interval, clock
         self.done = 0
         self.start = clock()
+        self.counted_at: float | None = None  # when done first reached the total
         self.last_print: float | None = None
         self.printed_done: int | None = None
         self._lock = threading.Lock()
@@ -96,12 +103,20 @@ class Heartbeat:
                 self.total = total
             self.done = done if done is not None else self.done + advance
             now = self.clock()
+            if self.total is not None and self.done >= self.total and self.counted_at is None:
+                self.counted_at = now
             if self.last_print is None or now - self.last_print >= self.interval:
                 self._emit(now)
 
-    def _emit(self, now: float) -> None:
+    def _emit(self, now: float, repeat: bool = False) -> None:
+        """Print the line. Once the count is complete the rate stays the one at completion, and a line the
+        background thread repeats while the command still works (a report, a KB) ends ``· finishing``."""
         self.last_print, self.printed_done = now, self.done
-        line = heartbeat_line(self.label, self.unit, self.done, self.total, now - self.start)
+        counted = self.counted_at
+        rate_over = None if counted is None else counted - self.start
+        line = heartbeat_line(self.label, self.unit, self.done, self.total, now - self.start, rate_over)
+        if repeat and counted is not None:
+            line += " · finishing"
         print(line, file=self.stream, flush=True)
 
     def _beat(self) -> None:
@@ -109,7 +124,7 @@ class Heartbeat:
             with self._lock:
                 now = self.clock()
                 if self.last_print is None or now - self.last_print >= self.interval:
-                    self._emit(now)
+                    self._emit(now, repeat=True)
 
     def __enter__(self) -> Self:
         if self.interval > 0:
