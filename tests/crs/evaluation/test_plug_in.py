@@ -150,3 +150,21 @@ def test_crs_inputs_is_what_a_system_sees_and_answers_score(demo, tmp_path):
     assert scored.exit_code == 0, scored.output
     info = json.loads((out / "run.json").read_text())
     assert info["label"] == "mine" and info["counts"]["unscorable_turns"] == 0
+
+
+def test_a_module_in_the_working_directory_is_found(tmp_path, monkeypatch):
+    """`groundtrace crs run --system my_crs:Cheapest` next to my_crs.py: the console script does not put
+    the working directory on sys.path (python -m does); it was 'cannot import module'."""
+    import sys
+
+    (tmp_path / "gt_cwd_user_crs.py").write_text(textwrap.dedent(USER_SYSTEM), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", ".", str(tmp_path))])
+    monkeypatch.delitem(sys.modules, "gt_cwd_user_crs", raising=False)
+    try:
+        assert load_system_class("gt_cwd_user_crs:Cheapest").__name__ == "Cheapest"
+        assert sys.path[-1] == str(tmp_path)  # appended: installed packages keep precedence
+    finally:
+        sys.modules.pop("gt_cwd_user_crs", None)
+    with pytest.raises(ImportError, match="cannot import module 'gt_absent_xyz'"):
+        load_system_class("gt_absent_xyz:X")  # neither on sys.path nor in the folder

@@ -57,8 +57,9 @@ def load_system_class(spec: str) -> type[CRSSystem]:
     """The :class:`CRSSystem` subclass named by ``module.path:Class`` or ``path/to/file.py:Class``.
 
     ``Class`` may be dotted (``module:Outer.Inner``). A ``.py`` path is imported as a fresh module named
-    after the file (relative paths are read from the working directory). ``ImportError`` when the module
-    or file cannot be imported or has no such attribute; ``TypeError`` when the attribute is not a
+    after the file (relative paths are read from the working directory). A module is looked for on
+    ``sys.path`` and then in the working directory (:func:`_import_module`). ``ImportError`` when the
+    module or file cannot be imported or has no such attribute; ``TypeError`` when the attribute is not a
     ``CRSSystem`` subclass.
     """
     target, _, attr = spec.rpartition(":")
@@ -66,7 +67,7 @@ def load_system_class(spec: str) -> type[CRSSystem]:
         module = _import_file(Path(target))
     else:
         try:
-            module = importlib.import_module(target)
+            module = _import_module(target)
         except ImportError as exc:
             raise ImportError(f"system {spec!r}: cannot import module {target!r}: {exc}") from None
     obj: Any = module
@@ -77,6 +78,24 @@ def load_system_class(spec: str) -> type[CRSSystem]:
     if not (isinstance(obj, type) and issubclass(obj, CRSSystem)):
         raise TypeError(f"system {spec!r}: {attr} is not a CRSSystem subclass (got {obj!r})")
     return obj
+
+
+def _import_module(target: str) -> Any:
+    """``importlib.import_module(target)``; when its top-level package is not on ``sys.path`` but is in the
+    working directory (``my_crs.py`` or ``my_crs/`` next to where the command runs — the ``groundtrace``
+    console script, unlike ``python -m``, does not put that folder on ``sys.path``), the folder is appended
+    to ``sys.path`` (after every installed package, so it shadows none) and the import retried."""
+    try:
+        return importlib.import_module(target)
+    except ModuleNotFoundError as exc:
+        top = target.split(".")[0]
+        here = Path.cwd()
+        if exc.name != top or str(here) in sys.path:
+            raise
+        if not ((here / f"{top}.py").is_file() or (here / top).is_dir()):
+            raise
+    sys.path.append(str(here))
+    return importlib.import_module(target)
 
 
 def _import_file(path: Path) -> Any:
