@@ -291,3 +291,20 @@ def test_throttled_forwards_the_ends_and_about_every_step() -> None:
     for done in range(4):
         few(done, 3)
     assert seen == [(0, 3), (1, 3), (2, 3), (3, 3)]  # fewer items than steps: every one
+
+
+@pytest.mark.slow  # a CLI subprocess on the shared NLI sample
+def test_piped_nli_eval_prints_heartbeat_lines_per_dataset(tmp_path: Path) -> None:
+    from tests.conftest import shared_path
+
+    data = shared_path("nli")
+    result = _cli(
+        "nli-eval", "--model", "lexical", "--data-dir", str(data), "--limit", "40", "--wice-limit", "10",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    snli = _beats(result.stderr, "nli-eval lexical · e-SNLI")
+    wice = _beats(result.stderr, "nli-eval lexical · WiCE")
+    assert snli[0] == (0, 40) and snli[-1] == (40, 40)
+    assert wice and wice[-1][0] == wice[-1][1] and wice[-1][1] >= 10  # pairs: a claim has several premises
+    assert "\x1b[" not in result.stderr

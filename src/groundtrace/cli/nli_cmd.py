@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -110,7 +110,7 @@ def nli_eval(
         print_error(exc)
         raise typer.Exit(2) from exc
 
-    with _progress_bar(err, scorer.name) as progress:
+    with _progress_bar(scorer.name) as progress:
         try:
             report = run_nli_eval(
                 scorer,
@@ -164,19 +164,22 @@ def _scorer_options(
 
 
 @contextmanager
-def _progress_bar(err: Console, scorer_name: str) -> Iterator[Callable[[str, int, int], None]]:
-    """A rich progress display on ``err`` and the ``progress(task, done, total)`` callback feeding it."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+def _progress_bar(scorer_name: str) -> Iterator[Callable[[str, int, int], None]]:
+    """The ``progress(task, done, total)`` callback: one bar per task (e-SNLI, then WiCE) with rate and ETA
+    on a terminal, heartbeat lines when stderr is not one (``groundtrace.cli.progress.track``)."""
+    from contextlib import ExitStack
 
-    with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err
-    ) as bar:
-        tasks: dict[str, int] = {}
+    from groundtrace.cli.progress import track
+
+    with ExitStack() as stack:
+        bars: dict[str, Any] = {}
 
         def progress(task: str, done: int, total: int) -> None:
-            if task not in tasks:
-                tasks[task] = bar.add_task(f"{scorer_name} · {task}", total=total)
-            bar.update(tasks[task], completed=done)
+            if task not in bars:  # the tasks come one after the other: close the previous one's bar
+                stack.close()
+                bars.clear()
+                bars[task] = stack.enter_context(track(f"nli-eval {scorer_name} · {task}", unit="pairs"))
+            bars[task].update(done=done, total=total)
 
         yield progress
 

@@ -2,7 +2,7 @@
 
 :func:`track` is used by every long command: ``crs kb build``, ``crs build``, ``crs run`` (also
 ``--config``), ``crs score``, ``crs leaderboard``, ``crs simulate``, ``crs import-release``, ``crs hydrate``
-and ``catalog enrich``. On a terminal it shows ``label ━━━━ done/total · rate/s · elapsed · ETA``
+``catalog enrich`` and ``nli-eval``. On a terminal it shows ``label ━━━━ done/total · rate/s · elapsed · ETA``
 (``unit="bytes"``: sizes and MB/s). When stderr is not a terminal (a pipe, a log
 file, CI) it prints one plain line to stderr at most every ``interval`` seconds (``GROUNDTRACE_HEARTBEAT_S``,
 default 30; ``0`` prints at every update) and once at the end:
