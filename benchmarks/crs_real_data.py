@@ -23,6 +23,7 @@ from collections import Counter
 from pathlib import Path
 
 from groundtrace.crs.build.builder import build_dialogues
+from groundtrace.crs.build.evidence import quotable
 from groundtrace.crs.dataset.stance import is_warning, quote_stance
 from groundtrace.crs.dataset.text import quoted_snippets
 from groundtrace.crs.evaluation.runner import run_dialogue
@@ -30,6 +31,7 @@ from groundtrace.crs.evaluation.score import score_predictions
 from groundtrace.crs.kb.demo import generate_demo_kb
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.kb.mining import fill_from_reviews
+from groundtrace.crs.kb.stance import COMPLAINT_RE
 from groundtrace.crs.schema import Dialogue
 from groundtrace.crs.systems.base import SYSTEMS
 
@@ -37,7 +39,9 @@ METRICS = ("evidence_support", "constraint_evidence", "cgs", "recall@1")
 
 
 def quote_stats(dialogues: list[Dialogue], kb: KnowledgeBase) -> dict[str, int]:
-    """Supporting quotes by stored polarity, and warnings."""
+    """Supporting quotes by stored polarity, and warnings; supporting quotes holding a complaint cue
+    (``kb.stance.COMPLAINT_RE``: mixed praise such as "great food, albeit overpriced", or a complaint the
+    stance missed) and ones that do not read alone (``build.evidence.quotable``)."""
     out: Counter[str] = Counter()
     for d in dialogues:
         for t in d.turns:
@@ -52,6 +56,10 @@ def quote_stats(dialogues: list[Dialogue], kb: KnowledgeBase) -> dict[str, int]:
                 )
                 kind = "warning" if is_warning(t.text, start) else "supporting"
                 out[f"{kind}_{polarity}"] += 1
+                if kind == "supporting" and COMPLAINT_RE.search(quote):  # mixed praise, or a missed complaint
+                    out["supporting_with_complaint_cue"] += 1
+                if kind == "supporting" and not quotable(quote):
+                    out["supporting_not_reading_alone"] += 1
     return dict(sorted(out.items()))
 
 

@@ -43,11 +43,15 @@ def test_negated_sentences_never_support(neg: str, word: str) -> None:
         ", and affordable prices, i will most definitely be back.",  # a split artifact
         "The drinks:\nCocktails and wines are all $7.",  # runs over a line break
         "For $20, you can easily have dinner and a couple beers (check their specials!",  # cut in a bracket
+        "However, expensive and only filled us up each with about 1 1/2 glasses.",  # points back
+        "Which, by the way, is the best ranch I've had.",
     ],
 )
 def test_sentences_that_do_not_read_alone_are_not_quotable(text: str) -> None:
     assert not quotable(text)
     assert quotable("Cute little place with plenty of parking.")
+    assert quotable("Although this place is pricey, it's a beautiful place for a night out.")
+    assert quotable("Butter chicken was the highlight.")
 
 
 @pytest.mark.parametrize(
@@ -61,6 +65,24 @@ def test_sentences_that_do_not_read_alone_are_not_quotable(text: str) -> None:
             "One customer loudly had a blue-tooth conversation, so everybody listened.",
             ("noise_max", "average"),
         ),
+        # found reading a 1,000-dialogue yelp_dense build: a word inside another word, a non-seating
+        # "outside", a conversation that is not about noise
+        (
+            "In response to the pandemic you now order online and pickup outside of the cafe.",
+            ("amenity", "outdoor_seating"),
+        ),
+        (
+            "Dikke aanrader- wellicht reserveren als je niet van eindeloos wachten houdt.",
+            ("amenity", "takes_reservations"),
+        ),
+        (
+            "Every time I get caught up in a conversation about it, people bring this place up.",
+            ("noise_max", "average"),
+        ),
+        ("We started with the bread and butter.", ("meal", "dessert")),
+        ("The hallway was cramped but the room was fine.", ("amenity", "wheelchair_accessible")),
+        ("We drove down from Indianapolis for the game.", ("cuisine", "Indian")),
+        ("It's only accessible from Saint Lawrence Ave.", ("amenity", "wheelchair_accessible")),
     ],
 )
 def test_look_alike_words_do_not_support_a_constraint(sentence: str, constraint: tuple) -> None:
@@ -75,6 +97,19 @@ def test_the_tightened_lexicon_still_reads_plain_evidence() -> None:
         ("A great place for families with young children.", "amenity", "good_for_kids"),
         ("Walking distance from the waterfront.", "max_distance_km", 2.0),
         ("Quiet enough to hold a conversation.", "noise_max", "average"),
+        ("Moderate noise level, conversation was easy.", "noise_max", "average"),
+        ("We could have a conversation over dinner.", "noise_max", "average"),
+        ("We sat outside in the sun.", "amenity", "outdoor_seating"),
+        ("They have a few tables outside and the inside is nice too.", "amenity", "outdoor_seating"),
+        ("We made a reservation for six.", "amenity", "takes_reservations"),
+        ("Save room for the lemon tart.", "meal", "dessert"),
+        ("The best Indian food in town.", "cuisine", "Indian"),
+        (
+            "The entrance has a ramp and the restrooms are wheelchair accessible.",
+            "amenity",
+            "wheelchair_accessible",
+        ),
+        ("Step-free access throughout.", "amenity", "wheelchair_accessible"),
     ]:
         assert supports(sentence, Constraint(kind=kind, value=value, label="x")), sentence
 

@@ -142,6 +142,10 @@ class _Fixed:
         "They could have put us at a different table.",
         "Unfortunately the fries came out cold.",
         "The oil spilled all over the takeout bag.",
+        # stance-4: a wished-for improvement is a complaint (real yelp_dense sentences quoted as support)
+        "The service could be friendlier, the seating could be comfier.",
+        "I have to say that the food here is good; however, the staff/service could be better.",
+        "Miso soup could be more flavorful.",
     ],
 )
 def test_complaint_cues_make_a_neutral_sentence_negative(text: str) -> None:
@@ -158,6 +162,8 @@ def test_strong_praise_survives_a_cue_and_plain_facts_stay_neutral() -> None:
     assert weak.predict(["The best ramen, worth a long wait."], [5.0])[0][0] == -1
     neutral = ContextualPolarity(_Fixed(0, 0.0), _Fixed(0, 0.1))
     assert neutral.predict(["We went there on a Tuesday."], [4.0])[0][0] == 0
+    for text in ("We couldn't be happier with dinner.", "It could be a great spot for a first date."):
+        assert neutral.predict([text], [4.0])[0][0] == 0, text
 
 
 def test_review_context_reads_sentences_of_low_star_reviews_as_negative() -> None:

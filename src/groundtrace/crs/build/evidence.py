@@ -51,7 +51,7 @@ _CATEGORY_WORDS: dict[str, str] = {
     "greek": r"greek|souvlaki|mezze",
     "mediterranean": r"mediterranean|hummus|mezze|greek|souvlaki",
     "thai": r"thai",
-    "indian": r"indian|curr(?:y|ies)|tandoor|naan",
+    "indian": r"indian\b|curr(?:y|ies)|tandoor|naan",
     "french": r"french|bistro|brasserie",
     "steakhouses": r"steaks?|steakhouse|ribeye",
     "seafood": r"seafood|oysters?|lobster|fish",
@@ -80,7 +80,9 @@ _CATEGORY_WORDS: dict[str, str] = {
 _NOISE_WORDS = {
     "quiet": r"quiet|calm|peaceful|hear each other|without raising|slept soundly",
     "average": (
-        r"quiet|calm|peaceful|hear each other|conversation|talk comfortably|background buzz|moderate noise"
+        r"quiet|calm|peaceful|hear each other|talk comfortably|background buzz|moderate noise|"
+        r"(?:have|had|having|hold|holding|carry on|enjoy(?:ed)?) (?:a |our |the )?(?:\w+ )?conversations?|"
+        r"conversations? (?:was|were|is) easy"
     ),
     "loud": r"quiet|calm|conversation|lively|buzz|noisy|loud|chatter",
     "very_loud": r"quiet|calm|conversation|lively|buzz|noisy|loud|deafening",
@@ -98,11 +100,18 @@ _AMBIENCE_WORDS = {
 }
 _AMENITY_WORDS = {
     "wifi": r"(?:free|fast|reliable)\W+wi-?fi|wi-?fi\W+(?:is|was|that)\W+(?:free|fast)|wi-?fi, free",
-    "wheelchair_accessible": r"wheelchair|ramp|step-free|accessible",
+    # not "accessible" alone: "It's only accessible from Saint Lawrence Ave." is about the way in
+    "wheelchair_accessible": (
+        r"wheelchair|ramps?\b|step-free|accessible (?:restrooms?|bathrooms?|entrances?|seating)|"
+        r"(?:handicap(?:ped)?|ada)[- ]accessible"
+    ),
     "good_for_kids": r"\bkids?\b|children|family[- ]friendly|families with|high chairs?|toddler|stroller",
     "good_for_groups": r"\bgroups?\b|large party|big tables?",
-    "outdoor_seating": r"patio|outdoor|terrace|outside",
-    "takes_reservations": r"reservations?|book ahead|reserve",
+    "outdoor_seating": (
+        r"patio|outdoor|terrace|outside (?:seating|tables?|dining|area)|"
+        r"(?:sit|sat|seat(?:s|ed|ing)?|tables?|chairs?|dine|dining|eat|ate|eating)(?: \w+){0,2} outside"
+    ),
+    "takes_reservations": r"reserv(?:e|ed|ations?)\b|book ahead",
     "dogs_allowed": r"\bdogs?\b|\bpup\b|pets?\b",
     "parking": r"parking|garage|valet|\b(?:free|small|big|large|own|private|their|the) lot\b",
     "bike_parking": r"bike (?:racks?|parking|corral)|(?:lock|park)(?:ed)? (?:up )?(?:my|our|your|the) bikes?",
@@ -132,7 +141,9 @@ _NEAR = (
 
 
 def _compile(words: str) -> re.Pattern[str]:
-    return re.compile(rf"(?:{words})", re.IGNORECASE)
+    """The lexicon words as one pattern matched at a word start ("tart" is not in "started", "ramp" not
+    in "cramped"); a word that must also end there carries its own ``\\b``."""
+    return re.compile(rf"\b(?:{words})", re.IGNORECASE)
 
 
 _PATTERN_CACHE: dict[tuple[str, str], re.Pattern[str] | None] = {}
@@ -181,11 +192,21 @@ def aspect_pattern(kind: str, value: object) -> re.Pattern[str] | None:
     return pattern
 
 
+#: Openers that point back at an earlier sentence: "However, expensive and only filled us up ...",
+#: "Which, by the way, is the best ranch I've had." do not read alone.
+BACK_REFERENCE_RE = re.compile(
+    r"(?:however|but|which|though|otherwise|instead|besides|nevertheless|nonetheless|that said|"
+    r"even so|then again|on the other hand)\b",
+    re.IGNORECASE,
+)
+
+
 def quotable(text: str) -> bool:
     """Whether a review sentence reads well as a quote on its own: :data:`MIN_QUOTE_CHARS` to
     :data:`MAX_QUOTE_CHARS` characters and >= :data:`MIN_QUOTE_WORDS` words, on one line, starting with a
     letter or digit (not ", and affordable prices ..." or "- Even with ..."), no double quote, balanced
-    parentheses, and not a question ("Would it be a hard fix?" means nothing out of context)."""
+    parentheses, not a question ("Would it be a hard fix?" means nothing out of context) and not opening
+    with a word that points back at an earlier sentence (:data:`BACK_REFERENCE_RE`)."""
     return (
         MIN_QUOTE_CHARS <= len(text) <= MAX_QUOTE_CHARS
         and text[0].isalnum()
@@ -194,6 +215,7 @@ def quotable(text: str) -> bool:
         and "\n" not in text
         and text.count("(") == text.count(")")
         and not text.rstrip().endswith("?")
+        and BACK_REFERENCE_RE.match(text) is None
     )
 
 

@@ -28,9 +28,9 @@ Polarity
   catch complaints both models read as neutral:
 
   1. *complaint cues* (:data:`COMPLAINT_RE`: "unfortunately", "took forever", "too salty", "a bit
-     overpriced", "should have", "had to ask", "waited 40 minutes", "noisy", "cramped", ... — by aspect:
-     food, service, wait, price, noise, cleanliness, seating) make a sentence -1 unless both models say
-     +1 and VADER's compound is >= :data:`STRONG_POSITIVE` (0.5);
+     overpriced", "should have", "could be better", "had to ask", "waited 40 minutes", "noisy",
+     "cramped", ... — by aspect: food, service, wait, price, noise, cleanliness, seating) make a
+     sentence -1 unless both models say +1 and VADER's compound is >= :data:`STRONG_POSITIVE` (0.5);
   2. *review context*: a sentence of a review rated <= :data:`LOW_STARS` (2) stars is -1 unless it is
      strongly positive (VADER >= 0.5 and the star classifier's score >= 0.5): in a 1–2-star review a
      narrating sentence ("Another 1/2 hr goes by and call again.") is part of the complaint.
@@ -56,7 +56,7 @@ from typing import Protocol
 
 from groundtrace.crs.schema import Review
 
-STANCE_VERSION = "stance-3"
+STANCE_VERSION = "stance-4"
 DEFAULT_MODEL = "contextual"
 
 SENTENCE_RE = re.compile(r"[^\s.!?)\]}][^.!?]*[.!?]+")
@@ -251,6 +251,9 @@ COMPLAINT_RE = re.compile(
     r"loud|noisy|small|steep|overpriced|cold)|"
     r"(?:could|should|would|might)(?:'ve| have) (?:been|liked?|put|used|done)|could use|"
     r"should(?:n't)? have|would have been|could have been|wish(?:ed)?|"
+    r"could (?:definitely |really |certainly )?be (?:a (?:bit|little|lot|tad) |much |way |slightly )?"
+    r"(?:better|improved|more \w+|\w{3,}ier)|"
+    r"should (?:definitely |really )?be (?:a (?:bit|little|lot) |much |way )?(?:better|improved)|"
     r"not (?:good|great|impressed|happy|the best|fresh|busy)"
     r")\b",
     re.IGNORECASE,
