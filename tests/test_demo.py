@@ -16,13 +16,18 @@ from groundtrace.demo import run_demo
 
 @pytest.mark.slow
 def test_run_demo_end_to_end(tmp_path: Path) -> None:
-    artefacts = run_demo(tmp_path, n_dialogues=24, seed=3, console=Console(file=io.StringIO()))
+    shown = io.StringIO()
+    artefacts = run_demo(tmp_path, n_dialogues=24, seed=3, console=Console(file=shown, width=200))
     for name in ("kb", "dataset", "leaderboard", "html_report", "catalog_results", "catalog_evaluation"):
         assert artefacts[name].exists(), name
     board = json.loads((tmp_path / "crs" / "report" / "leaderboard.json").read_text())
     rows = {row["system"]: row["cells"] for row in board["leaderboard"] if row["setting"] == "closed"}
     assert rows["oracle"]["recall@1"]["value"] == 1.0  # the oracle ranks the gold POI first, always
     assert rows["random"]["recall@1"]["value"] < 0.5  # 1/8 expected on the closed set of 8
+    # the console table lists the systems as the report does: oracle, by R@1 best first, random
+    listed = [line.split("│")[1].strip() for line in shown.getvalue().splitlines() if line.count("│") == 6]
+    ranked = sorted(set(rows) - {"oracle", "random"}, key=lambda s: (-rows[s]["recall@1"]["value"], s))
+    assert listed == ["oracle", *ranked, "random"]
     html = artefacts["html_report"].read_text()
     assert "<script>" not in html.split("</head>")[-1] or "&lt;script&gt;" in html
     results = artefacts["catalog_results"].read_text().splitlines()
