@@ -49,6 +49,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert result.exit_code == 0, result.output
     assert json.loads((out / "manifest.json").read_text())["kb_path"] == str(kb_path.resolve())
+    flat = " ".join(result.output.split())
+    assert "README.md (the dataset card: Hugging Face configs) and knowledge_base/" in flat  # what it wrote
+    assert (out / "README.md").is_file() and (out / "knowledge_base" / "pois.jsonl").is_file()
     return out
 
 

@@ -83,7 +83,7 @@ def build(
     report.print_summary(console)
     console.print(
         f"wrote {escape(str(out))}/{{train,validation,test}}.jsonl, schema.json, manifest.json, "
-        "build_report.json"
+        "build_report.json, README.md (the dataset card: Hugging Face configs) and knowledge_base/"
     )
     errors, warnings = report.health()
     for message in warnings:
