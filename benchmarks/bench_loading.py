@@ -2,7 +2,8 @@
 ratios against a reference measured in the same run.
 
     python -u benchmarks/bench_loading.py [--dataset DIR] [--dialogues 10000] [--split all]
-        [--settings closed,open] [--ref COMMIT] [--repeat 1] [--yelp ../shared/data/yelp_dense]
+        [--settings closed,open] [--ref COMMIT] [--paths ref,lean] [--repeat 1]
+        [--yelp ../shared/data/yelp_dense]
 
 * **data** — ``--dataset`` (a folder built by ``groundtrace crs build``; its KB is found from the manifest),
   or a fresh build of ``--dialogues`` dialogues on the demo KB (``crs kb demo`` + ``crs build --seed 0``,
@@ -12,9 +13,9 @@ ratios against a reference measured in the same run.
 * **paths** — each in a fresh ``python`` process pinned to one CPU, doing what ``crs score`` does (load the
   split, resolve the KB, ``score_file`` into a new run folder):
 
-  - ``ref``: the reference commit ``--ref`` (default: main before the lean loader) in a ``git worktree``,
-    loading with ``load_dataset`` (pydantic models);
-  - ``pydantic``: this checkout, loading with ``load_dataset``;
+  - ``ref``: the reference commit ``--ref`` (default: main before the scoring fast paths) in a ``git
+    worktree``, loading with ``load_records`` (the lean reader) when it has one, else ``load_dataset``;
+  - ``pydantic``: this checkout, loading with ``load_dataset`` (pydantic models; ``--paths`` adds it);
   - ``lean``: this checkout, loading with ``load_records`` (the lean reader; what ``crs score`` uses).
 * **reported** — per path: load CPU s, score CPU s (``score_file``: predictions, pool check, metrics,
   writing the folder), the whole process's CPU s (start-up and imports included) and peak RSS, the ratio
@@ -39,7 +40,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_REF = "e882f15"
+DEFAULT_REF = "3753f89"  # main before the scoring fast paths (issue 16 item 1)
 
 CHILD = r"""
 import json, os, resource, sys, time
@@ -116,14 +117,22 @@ def _child(src: Path, loader: str, dataset: Path, preds: Path, out: Path, settin
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def _compare(dataset: Path, split: str, settings: list[str], ref_src: Path, tmp: Path, repeat: int) -> bool:
-    """Run the three paths on ``dataset`` for each setting; print the table; True when all scores agree."""
+def _compare(
+    dataset: Path, split: str, settings: list[str], ref_src: Path, tmp: Path, repeat: int, names: list[str]
+) -> bool:
+    """Run the paths ``names`` on ``dataset`` for each setting; print the table; True when all scores
+    agree."""
     sys.path.insert(0, str(ROOT / "src"))
     from groundtrace.crs.evaluation.loading import load_records
 
     dialogues = load_records(dataset, split)
-    paths = {"ref": (ref_src, "load_dataset"), "pydantic": (ROOT / "src", "load_dataset"),
+    ref_loader = "load_records" if "def load_records" in (
+        ref_src / "groundtrace" / "crs" / "evaluation" / "loading.py"
+    ).read_text(encoding="utf-8") else "load_dataset"  # fmt: skip
+    every = {"ref": (ref_src, ref_loader), "pydantic": (ROOT / "src", "load_dataset"),
              "lean": (ROOT / "src", "load_records")}  # fmt: skip
+    paths = {name: every[name] for name in ["ref", *names] if name in every}
+    print(f"ref loads with {ref_loader}; load average at the start: {os.getloadavg()[0]:.1f}")
     identical = True
     print(f"{'setting':8} {'path':9} {'load s':>7} {'score s':>8} {'l+s s':>7} {'process s':>10} "
           f"{'peak MB':>8}  scores.json")  # fmt: skip
@@ -169,7 +178,10 @@ def main() -> int:
     ap.add_argument("--dialogues", type=int, default=10_000)
     ap.add_argument("--split", default="all")
     ap.add_argument("--settings", default="closed,open")
-    ap.add_argument("--ref", default=DEFAULT_REF, help="reference commit (main before the lean loader)")
+    ap.add_argument(
+        "--ref", default=DEFAULT_REF, help="reference commit (main before the scoring fast paths)"
+    )
+    ap.add_argument("--paths", default="ref,lean", help="paths to run besides ref: lean, pydantic")
     ap.add_argument("--repeat", type=int, default=1, help="runs per path; the best is reported")
     ap.add_argument("--yelp", type=Path, help="also compare on a build over this real Yelp folder")
     args = ap.parse_args()
@@ -188,7 +200,8 @@ def main() -> int:
                      "--seed", "0", "--out", str(dataset))  # fmt: skip
             print(f"reference: {args.ref} (git worktree); dataset {dataset} split {args.split}; CPU seconds, "
                   "one core per process")  # fmt: skip
-            identical = _compare(dataset, args.split, settings, ref / "src", tmp, args.repeat)
+            names = [p.strip() for p in args.paths.split(",") if p.strip()]
+            identical = _compare(dataset, args.split, settings, ref / "src", tmp, args.repeat, names)
             if args.yelp is not None:
                 yelp = tmp / "yelp"
                 _cli("crs", "kb", "build", "--yelp-dir", str(args.yelp), "--out", str(tmp / "yelp.sqlite"),
@@ -197,7 +210,7 @@ def main() -> int:
                      "--out", str(yelp))  # fmt: skip
                 print(f"\nreal data: {args.yelp} (1000 dialogues)")
                 (tmp / "y").mkdir()
-                identical &= _compare(yelp, "all", settings, ref / "src", tmp / "y", args.repeat)
+                identical &= _compare(yelp, "all", settings, ref / "src", tmp / "y", args.repeat, names)
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(ref)], check=False)
     print(f"load average at the end: {os.getloadavg()[0]:.1f} (shared machine: CPU time, compare the ratios)")

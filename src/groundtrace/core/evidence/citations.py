@@ -375,13 +375,15 @@ def _claim(
     )
 
 
-def parse_citations(text: str, prefix: str = "R") -> list[CitedClaim]:
+def parse_citations(text: str, prefix: str = "R", groups: list[TagGroup] | None = None) -> list[CitedClaim]:
     """Claims of ``text`` with their quotes and tags (rules in the module docstring).
 
     One pass each for tag groups, quotes and sentence ends (quotes are found once and shared with the
     sentence splitter); every step after that bisects or scans forward, so the cost is O(n log n).
+    ``groups`` is ``find_tag_groups(text, prefix)`` when the caller has it already.
     """
-    groups = find_tag_groups(text, prefix)
+    if groups is None:
+        groups = find_tag_groups(text, prefix)
     quotes = find_quotes(text)
     quote_starts = [q.start for q in quotes]
     strip = _strip_re(prefix)

@@ -34,6 +34,7 @@ from typing import Any, Self
 import numpy as np
 from pydantic import ValidationError
 
+from groundtrace.core.files.indented_json import write_indented_json
 from groundtrace.core.files.jsonl import iter_jsonl
 from groundtrace.core.files.validation import validation_message
 from groundtrace.crs.evaluation.lean import AnyDialogue, LeanDialogue
@@ -227,22 +228,15 @@ def write_json(path: Path, data: object) -> None:
     JSON, and a ``NaN`` latency or score in ``run.json``/``scores.json`` would silently poison every mean
     computed from it. The text is ``json.dumps(data, indent=2, ensure_ascii=False)`` plus a newline,
     written in pieces of about 1 MiB as it is encoded (a 10k-dialogue ``scores.json`` is ~25 MB of text
-    made of millions of small chunks: joined at once they took ~150 MB).
+    made of millions of small chunks: joined at once they took ~150 MB) by
+    :func:`~groundtrace.core.files.indented_json.write_indented_json` (the same text, several times
+    faster than the standard library's pure-Python indented encoder).
     """
-    encoder = json.JSONEncoder(indent=2, sort_keys=False, ensure_ascii=False, default=str, allow_nan=False)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with tmp.open("w", encoding="utf-8") as handle:
-            pending: list[str] = []
-            size = 0
-            for chunk in encoder.iterencode(data):
-                pending.append(chunk)
-                size += len(chunk)
-                if size >= 1 << 20:
-                    handle.write("".join(pending))
-                    pending.clear()
-                    size = 0
-            handle.write("".join(pending) + "\n")
+            write_indented_json(data, handle.write)
+            handle.write("\n")
     except ValueError as exc:
         tmp.unlink(missing_ok=True)
         raise ValueError(f"{path}: refusing to write a non-finite number (NaN/inf): {exc}") from None

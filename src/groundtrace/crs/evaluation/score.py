@@ -352,41 +352,53 @@ def _entailment_scores(
     return dict(zip(unique, floats, strict=True))
 
 
-def _turn_value(metric: Metric, t: TurnContext, count: MetricCounts, acc: list[float]) -> float | None:
-    """The value of a turn metric at ``t`` (the metric object's own kernel), added to ``acc``/``count``.
+class _TurnMetric:
+    """One turn metric as the scoring loop reads it: its kernel and rules looked up once per run."""
 
-    ``acc`` is [Σ value, n] for a turn mean, [Σ numerator, Σ denominator] for a pooled metric; an
-    unscorable turn contributes the metric's default (pooled: ``(default, 1)``) unless ``applies`` says
-    the metric does not apply to it.
-    """
-    family = metric.family
-    if not t.scorable:
-        if family.applies is not None and not family.applies(t):
+    __slots__ = ("acc", "applies", "count", "default", "kernel", "metric", "name", "pooled")
+
+    def __init__(self, metric: Metric, count: MetricCounts) -> None:
+        self.name = str(metric)
+        self.metric = metric
+        self.kernel = metric.family.kernel
+        self.pooled = metric.aggregation == "pooled"
+        self.default = metric.default
+        self.applies = metric.family.applies
+        self.count = count
+        self.acc = [0.0, 0.0]  # [Σ value, n] for a turn mean, [Σ numerator, Σ denominator] if pooled
+
+    def value(self, t: TurnContext, scorable: bool) -> float | None:
+        """The value at ``t`` (the metric object's own kernel), added to ``acc``/``count``: an unscorable
+        turn contributes the metric's default (pooled: ``(default, 1)``) unless ``applies`` says the
+        metric does not apply to it."""
+        acc, count = self.acc, self.count
+        if not scorable:
+            if self.applies is not None and not self.applies(t):
+                count.not_applicable += 1
+                return None
+            count.unscorable += 1
+            value = self.default
+            assert value is not None
+            acc[0] += value
+            acc[1] += 1.0
+            return value
+        if self.pooled:
+            num, den = self.kernel(self.metric, t)
+            acc[0] += num
+            acc[1] += den
+            if den > 0:
+                count.scored += 1
+                return num / den
             count.not_applicable += 1
             return None
-        count.unscorable += 1
-        value = metric.default
-        assert value is not None
-        acc[0] += value
-        acc[1] += 1.0
-        return value
-    if metric.aggregation == "pooled":
-        num, den = family.kernel(metric, t)
-        acc[0] += num
-        acc[1] += den
-        if den > 0:
+        value = self.kernel(self.metric, t)
+        if value is None:
+            count.not_applicable += 1
+        else:
             count.scored += 1
-            return num / den
-        count.not_applicable += 1
-        return None
-    value = family.kernel(metric, t)
-    if value is None:
-        count.not_applicable += 1
-    else:
-        count.scored += 1
-        acc[0] += value
-        acc[1] += 1.0
-    return value
+            acc[0] += value
+            acc[1] += 1.0
+        return value
 
 
 def _turn_metrics(
@@ -401,8 +413,7 @@ def _turn_metrics(
     dialogue's open-setting tag tables once its last turn is done (turns come in dialogue order);
     ``progress(done, len(turns))`` after each turn.
     """
-    sums = {str(m): [0.0, 0.0] for m in metrics}
-    plan = [(str(m), m) for m in metrics]
+    plan = [_TurnMetric(m, counts[str(m)]) for m in metrics]
     values: list[dict[str, float | None]] = []
     total = len(turns)
     if progress is not None:
@@ -412,13 +423,14 @@ def _turn_metrics(
         if previous is not None and t.dstate is not previous:
             previous.release()
         previous = t.dstate
-        values.append({name: _turn_value(m, t, counts[name], sums[name]) for name, m in plan})
+        scorable = t.scorable
+        values.append({m.name: m.value(t, scorable) for m in plan})
         t.release()
         if progress is not None:
             progress(done, total)
     if previous is not None:
         previous.release()
-    aggregate = {name: (acc[0] / acc[1] if acc[1] else None) for name, acc in sums.items()}
+    aggregate = {m.name: (m.acc[0] / m.acc[1] if m.acc[1] else None) for m in plan}
     return values, aggregate
 
 

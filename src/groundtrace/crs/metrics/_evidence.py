@@ -79,16 +79,26 @@ def find_claims(text: str) -> list[Claim]:
     A claim is a sentence, or the stretch of one that a tag group closes; every quote inside it is
     cited by the claim's tags.
     """
+    return find_groups_and_claims(text)[1]
+
+
+def find_groups_and_claims(text: str) -> tuple[list[TagGroup], list[Claim]]:
+    """``(find_tag_groups(text), find_claims(text))``, finding the tag groups once."""
     if "[" not in text:  # no tag group, hence no tagged claim: skip the parse
-        return []
+        return [], []
+    citations = _core("citations")
+    core_groups = citations.find_tag_groups(text)
+    groups = [TagGroup(g.start, g.end, tuple(t.label for t in g.tags)) for g in core_groups]
+    if not core_groups:
+        return groups, []
     out = []
-    for c in _core("citations").parse_citations(text):
+    for c in citations.parse_citations(text, groups=core_groups):
         if not c.tags:
             continue
         tags = tuple(t.label for t in c.tags)
         quotes = tuple(QuotedCitation(q.text, q.start, q.end, tags) for q in c.quotes)
         out.append(Claim(c.text, c.start, c.end, tags, quotes))
-    return out
+    return groups, out
 
 
 def find_quoted_citations(text: str) -> list[QuotedCitation]:

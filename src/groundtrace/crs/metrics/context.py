@@ -23,7 +23,7 @@ from functools import cached_property
 from groundtrace.core.evidence.quotes import normalize_text
 from groundtrace.core.evidence.tokens import token_spans
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase, open_review_refs
-from groundtrace.crs.metrics._evidence import Claim, QuotedCitation, TagGroup, find_claims, find_tag_groups
+from groundtrace.crs.metrics._evidence import Claim, QuotedCitation, TagGroup, find_groups_and_claims
 from groundtrace.crs.metrics._evidence import quote_score as _quote_score
 from groundtrace.crs.metrics.lexicon import Lexicon, Mention, outside_place_names
 from groundtrace.crs.metrics.support import (
@@ -179,6 +179,7 @@ class DialogueState:
         self.dialogue = dialogue
         self.run = run
         self._open_refs: dict[tuple[str, ...], OpenRefs] = {}
+        self._user: list[tuple[int, str, str | None]] | None = None
 
     @cached_property
     def place_names(self) -> tuple[str, ...]:
@@ -186,6 +187,23 @@ class DialogueState:
         anchor): attribute words inside them are no mentions (``lexicon.outside_place_names``)."""
         anchors = [self.dialogue.anchor] + [leg.anchor for leg in self.dialogue.legs]
         return tuple(dict.fromkeys(a.name for a in anchors if a is not None and a.name))
+
+    def user_norm(self, index: int) -> str:
+        """``normalize_text`` of the dialogue's user turns before turn ``index``, joined by line breaks.
+
+        ASCII turns are normalised once each and joined by a space (the same text: ASCII normalisation
+        works word by word and a line break only separates words); otherwise the joined text is
+        normalised whole."""
+        if self._user is None:
+            self._user = [
+                (t.index, t.text, normalize_text(t.text) if t.text.isascii() else None)
+                for t in self.dialogue.turns
+                if t.role == "user"
+            ]
+        before = [u for u in self._user if u[0] < index]
+        if all(u[2] is not None for u in before):
+            return " ".join(u[2] for u in before if u[2])  # type: ignore[misc]
+        return normalize_text("\n".join(u[1] for u in before))
 
     def refs(self, gold: TurnGold) -> Mapping[str, ReviewRef]:
         if self.run.setting != "open":
@@ -200,6 +218,7 @@ class DialogueState:
         """Drop the open-setting tag tables (recomputed if asked again): the scorer calls it once the
         dialogue's turn values are known, so a run keeps no table of more than one dialogue."""
         self._open_refs.clear()
+        self._user = None
 
 
 class TurnContext:
@@ -237,7 +256,7 @@ class TurnContext:
         return value
 
     _HEAVY = (
-        "tag_groups", "tagged_claims", "quoted_citations", "mentions", "token_spans", "claims", "refs",
+        "parsed", "quoted_citations", "mentions", "token_spans", "claims", "refs",
         "grounding",
     )  # fmt: skip
 
@@ -297,9 +316,6 @@ class TurnContext:
     @cached_property
     def grounding(self) -> Grounding:
         """The response's citations sorted by the anti-gaming rules (:mod:`.support`)."""
-        user = "\n".join(
-            t.text for t in self.dialogue.turns if t.role == "user" and t.index < self.turn.index
-        )
 
         def resolve(tag: str) -> str | None:
             ref = self.resolve(tag)
@@ -311,17 +327,22 @@ class TurnContext:
             resolve,
             lambda rid: self.run.kb.reviews[rid].text,
             self.run.quote_score,
-            QuoteContext(self.response, normalize_text(user)),
+            QuoteContext(self.response, self.dstate.user_norm(self.turn.index)),
             self.over_limit,
         )
 
     @cached_property
-    def tag_groups(self) -> list[TagGroup]:
-        return find_tag_groups(self.response)
+    def parsed(self) -> tuple[list[TagGroup], list[Claim]]:
+        """``(tag_groups, tagged_claims)``: the response's tags are found once for both."""
+        return find_groups_and_claims(self.response)
 
-    @cached_property
+    @property
+    def tag_groups(self) -> list[TagGroup]:
+        return self.parsed[0]
+
+    @property
     def tagged_claims(self) -> list[Claim]:
-        return find_claims(self.response)
+        return self.parsed[1]
 
     @cached_property
     def quoted_citations(self) -> list[QuotedCitation]:

@@ -63,13 +63,23 @@ def _cd_compute(ctx: TurnContext) -> float:
     if not spans or ctx.over_limit:
         return 0.0
     regions = citation_regions(ctx)
-    inside, r = 0, 0
-    for s, e in spans:  # both sorted: two pointers
-        while r < len(regions) and regions[r][1] <= s:
-            r += 1
-        if r < len(regions) and regions[r][0] <= s and e <= regions[r][1]:
-            inside += 1
-    return inside / len(spans)
+    if not regions:
+        return 0.0
+    return tokens_inside(spans, regions) / len(spans)
+
+
+def tokens_inside(spans: list[tuple[int, int]], regions: list[tuple[int, int]]) -> int:
+    """How many of the token ``spans`` (sorted, disjoint) lie wholly inside one of the ``regions``
+    (sorted, disjoint, not touching: :func:`citation_regions`)."""
+    starts = [s for s, _ in spans]
+    inside = 0
+    for a, b in regions:
+        # the tokens starting in [a, b) are consecutive; each but the last ends before the next one
+        # starts, so only the last may end after b
+        i, j = bisect_left(starts, a), bisect_left(starts, b)
+        if j > i:
+            inside += j - i - (spans[j - 1][1] > b)
+    return inside
 
 
 def pc_value(ctx: TurnContext) -> float:

@@ -102,6 +102,11 @@ class Lexicon:
                     )
                 regex = re.compile(pattern_regex(pattern) + r"(?!\w)", re.IGNORECASE)
                 self._buckets.setdefault(key, []).append((regex, term.id))
+        # ASCII texts: one regex finds the word starts whose first characters are a bucket key (the
+        # word starts of mentions() that have candidates), so the scan does not visit every word
+        keys = sorted((k for k in self._buckets if k.isascii()), key=lambda k: (-len(k), k))
+        alternatives = "|".join(re.escape(k) if len(k) == 2 else rf"{re.escape(k)}(?!\w)" for k in keys)
+        self._ascii_starts = re.compile(rf"(?<!\w)(?:{alternatives})", re.IGNORECASE) if keys else None
 
     def __len__(self) -> int:
         return len(self.terms)
@@ -111,7 +116,12 @@ class Lexicon:
         out: list[Mention] = []
         buckets = self._buckets
         resume = 0
-        for w in _WORD_START.finditer(text):
+        starts = _WORD_START
+        if text.isascii():  # only the word starts holding a key (no case folding beyond ASCII here)
+            if self._ascii_starts is None:
+                return out
+            starts = self._ascii_starts
+        for w in starts.finditer(text):
             start = w.start()
             if start < resume:
                 continue

@@ -39,6 +39,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from groundtrace.core.evidence.quotes import normalize_text
 from groundtrace.core.evidence.tokens import TOKEN_PATTERN
@@ -65,6 +66,7 @@ CUES = NEGATION_CUES | HEDGE_CUES
 
 _APOSTROPHES = str.maketrans("", "", "'’")
 _BOUNDARY = re.compile(r"[.,;:!?()\[\]{}\"“”„«»‘’'\n—–]")
+_ALNUM = re.compile(r"[^\W_]")  # exactly the characters for which str.isalnum() is true
 
 
 def cue_words(text: str) -> list[str]:
@@ -79,18 +81,36 @@ def cue_words(text: str) -> list[str]:
 
 def word_count(text: str) -> int:
     """Word tokens of ``text``: ``core.evidence.tokens`` tokens holding a letter or digit."""
-    return sum(1 for m in TOKEN_PATTERN.finditer(text) if any(ch.isalnum() for ch in m.group()))
+    return sum(1 for w in TOKEN_PATTERN.findall(text) if _ALNUM.search(w))
 
 
 def scope_before(text: str, quote_start: int) -> list[str]:
     """The at most SCOPE_WORDS word tokens before the quote whose inner text starts at ``quote_start``
     (its opening mark at ``quote_start - 1`` excluded), stopping at a clause boundary."""
     before = text[max(0, quote_start - 1 - 400) : max(0, quote_start - 1)]
-    cuts = [m.end() for m in _BOUNDARY.finditer(before)]
-    if cuts:
-        before = before[cuts[-1] :]
-    words = [m.group() for m in TOKEN_PATTERN.finditer(before) if any(ch.isalnum() for ch in m.group())]
+    last = _BOUNDARY.search(before[::-1])  # the last boundary (one character) is the first from the end
+    if last is not None:
+        before = before[len(before) - last.start() :]
+    words = [w for w in TOKEN_PATTERN.findall(before) if _ALNUM.search(w)]
     return words[-SCOPE_WORDS:]
+
+
+@lru_cache(maxsize=1 << 16)
+def quote_facts(quote: str) -> tuple[str, str, bool]:
+    """What rules S1, S2 and S4 read of a quote alone: (S1's failure reason or ``""``, ``n(quote)``,
+    whether the quote holds a cue word); cached, as the same review sentences are quoted over and over."""
+    if len(quote) > MAX_QUOTE_CHARS:
+        reason = "quote_too_long"
+    elif word_count(quote) < MIN_QUOTE_WORDS:
+        reason = "quote_too_short"
+    else:
+        reason = ""
+    return reason, normalize_text(quote), bool(cue_words(quote))
+
+
+@lru_cache(maxsize=1 << 12)
+def _normalized_review(text: str) -> str:
+    return normalize_text(text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,23 +126,34 @@ def supports(quote: QuotedCitation, review_text: str, ctx: QuoteContext, score: 
 
     ``score`` is ``quote_score(quote.quote, review_text)`` (cached by the caller).
     """
+    return _reason(quote, review_text, ctx, score, None)
+
+
+def _reason(
+    quote: QuotedCitation, review_text: str, ctx: QuoteContext, score: float, scope: list[list[str]] | None
+) -> str:
+    """:func:`supports`; ``scope`` (``[]`` or ``[scope_before(...)]``) keeps the quote's scope between the
+    tags of one quote."""
     q = quote.quote
-    if len(q) > MAX_QUOTE_CHARS:
-        return "quote_too_long"
-    if word_count(q) < MIN_QUOTE_WORDS:
-        return "quote_too_short"
-    nq = normalize_text(q)
+    reason, nq, cued = quote_facts(q)
+    if reason:
+        return reason
     if ctx.user_norm and nq in ctx.user_norm:
         return "echo_of_user"
     if score < GROUNDED_AT:
         return "not_in_review"
-    if cue_words(q) and nq not in normalize_text(review_text):
+    if cued and nq not in _normalized_review(review_text):
         return "negated_or_hedged"
-    scope = scope_before(ctx.response, quote.start)
-    first = next((i for i, w in enumerate(scope) if w.lower().translate(_APOSTROPHES) in CUES), None)
+    if scope is None:
+        words = scope_before(ctx.response, quote.start)
+    else:
+        if not scope:
+            scope.append(scope_before(ctx.response, quote.start))
+        words = scope[0]
+    first = next((i for i, w in enumerate(words) if w.lower().translate(_APOSTROPHES) in CUES), None)
     if first is not None:
-        tail = " ".join(scope[first:])
-        if normalize_text(f"{tail} {q}") not in normalize_text(review_text):
+        tail = " ".join(words[first:])
+        if normalize_text(f"{tail} {q}") not in _normalized_review(review_text):
             return "negated_or_hedged"
     return ""
 
@@ -184,15 +215,16 @@ def analyse(
                 continue
             keys: list[tuple[str, str, str]] = []
             why = "unresolved_tag"
+            scope: list[list[str]] = []
             for tag in quote.tags:
                 rid = resolve(tag)
                 if rid is None:
                     continue
-                reason = supports(quote, review_text(rid), ctx, score(quote.quote, rid))
+                reason = _reason(quote, review_text(rid), ctx, score(quote.quote, rid), scope)
                 if reason:
                     why = reason
                 else:
-                    keys.append((normalize_text(quote.quote), rid, tag))
+                    keys.append((quote_facts(quote.quote)[1], rid, tag))
             if not keys:
                 reasons[why] = reasons.get(why, 0) + 1
                 continue
