@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 from functools import cached_property
+from typing import Any, TypeVar
 
 from groundtrace.core.evidence.quotes import normalize_text
 from groundtrace.core.evidence.tokens import token_spans
@@ -37,6 +38,7 @@ from groundtrace.crs.schema import POI, Anchor, Dialogue, ReviewRef, Turn, TurnG
 from groundtrace.crs.systems.predictions import Prediction
 
 RECOMMENDED_K = 3
+T = TypeVar("T")
 
 _QUOTE_MARKS = re.compile(r"[\"“”„«»]")
 _SPACES = re.compile(r"\s+")
@@ -126,6 +128,10 @@ class RunState:
         self.entailment: dict[tuple[str, str], float] | None = None
         self._first_reviews: dict[str, tuple[str, ...]] = {}
         self._refs: dict[tuple[str, str], ReviewRef] = {}
+        self._supports: dict[tuple[str, str], bool] = {}
+        #: per-run caches of pure functions of the KB and their arguments, for the metric kernels
+        #: (``stance_evidence``: quote polarity, aspect matches; ``practicality``: walkable pairs)
+        self.cache: dict[Any, Any] = {}
 
     def first_reviews(self, poi_id: str) -> tuple[str, ...]:
         """Ids of the first :attr:`OPEN_PER_POI` reviews of ``poi_id`` by id (cached)."""
@@ -168,8 +174,15 @@ class RunState:
         return terms
 
     def supports(self, poi: POI, term_id: str) -> bool:
-        """The KB supports ``term_id`` for ``poi``: by an attribute/category rule or by one of its reviews."""
-        return self.lexicon.terms[term_id].supported_by_kb(poi) or term_id in self.review_terms(poi.poi_id)
+        """The KB supports ``term_id`` for ``poi``: by an attribute/category rule or by one of its reviews
+        (cached per POI id and term: ``poi`` is the KB's)."""
+        key = (poi.poi_id, term_id)
+        found = self._supports.get(key)
+        if found is None:
+            found = self._supports[key] = self.lexicon.terms[term_id].supported_by_kb(
+                poi
+            ) or term_id in self.review_terms(poi.poi_id)
+        return found
 
 
 class DialogueState:
@@ -235,7 +248,7 @@ class TurnContext:
         self.gold: TurnGold = turn.gold
         self.position = position
         self.prediction = prediction
-        self.memo: dict[str, float] = {}  # per-turn values shared by metrics (GS, CD, PC feed CGS)
+        self.memo: dict[str, Any] = {}  # per-turn values shared by metrics (GS, CD, PC feed CGS)
         self.limited = False  # set by release(): the answer hit a size limit of the grounding metrics
 
     @property
@@ -248,7 +261,7 @@ class TurnContext:
         dialogue's)."""
         return self.dialogue.anchor_at(self.turn.index)
 
-    def memoised(self, key: str, compute: Callable[[TurnContext], float]) -> float:
+    def memoised(self, key: str, compute: Callable[[TurnContext], T]) -> T:
         """``compute(self)``, computed once per turn and kept under ``key`` until :meth:`release`."""
         value = self.memo.get(key)
         if value is None:

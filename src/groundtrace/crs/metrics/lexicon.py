@@ -82,6 +82,31 @@ def pattern_regex(pattern: str) -> str:
 _WORD_START = re.compile(r"(?<!\w)\w\w?")
 
 
+def _mention_starts(buckets: dict[str, list[tuple[re.Pattern[str], str]]]) -> re.Pattern[str] | None:
+    """A regex whose (empty) matches are the word starts where one of the patterns matches: the patterns
+    as one alternation, nested by first character and key, inside a lookahead (same flags, so it finds
+    every word start where a bucket's regex matches). ``mentions`` scans with it instead of visiting
+    every word start (nearly every English word starts with a key: 'th', 'wi', 'co' ...) and picks the
+    longest match there from the bucket as before; a position it finds where the text's key has no
+    bucket (case folding beyond ``str.lower``: 'ſ' matches 's') is skipped as before. ``None`` (every
+    word start is visited) when a key is one character or a pattern's source does not start with it."""
+    nested: dict[str, dict[str, list[str]]] = {}
+    for key, entries in buckets.items():
+        for regex, _term in entries:
+            source = regex.pattern.removesuffix(r"(?!\w)")
+            if len(key) != 2 or not source.startswith(key):
+                return None
+            nested.setdefault(key[0], {}).setdefault(key[1], []).append(source[2:])
+    branches = "|".join(
+        re.escape(first)
+        + "(?:"
+        + "|".join(re.escape(second) + "(?:" + "|".join(rests) + ")" for second, rests in seconds.items())
+        + ")"
+        for first, seconds in nested.items()
+    )
+    return re.compile(rf"(?<!\w)(?=(?:{branches})(?!\w))", re.IGNORECASE) if branches else None
+
+
 class Lexicon:
     """The loaded lexicon, indexed for fast scanning.
 
@@ -102,11 +127,7 @@ class Lexicon:
                     )
                 regex = re.compile(pattern_regex(pattern) + r"(?!\w)", re.IGNORECASE)
                 self._buckets.setdefault(key, []).append((regex, term.id))
-        # ASCII texts: one regex finds the word starts whose first characters are a bucket key (the
-        # word starts of mentions() that have candidates), so the scan does not visit every word
-        keys = sorted((k for k in self._buckets if k.isascii()), key=lambda k: (-len(k), k))
-        alternatives = "|".join(re.escape(k) if len(k) == 2 else rf"{re.escape(k)}(?!\w)" for k in keys)
-        self._ascii_starts = re.compile(rf"(?<!\w)(?:{alternatives})", re.IGNORECASE) if keys else None
+        self._starts = _mention_starts(self._buckets)
 
     def __len__(self) -> int:
         return len(self.terms)
@@ -116,16 +137,13 @@ class Lexicon:
         out: list[Mention] = []
         buckets = self._buckets
         resume = 0
-        starts = _WORD_START
-        if text.isascii():  # only the word starts holding a key (no case folding beyond ASCII here)
-            if self._ascii_starts is None:
-                return out
-            starts = self._ascii_starts
-        for w in starts.finditer(text):
+        for w in (self._starts or _WORD_START).finditer(text):  # the word starts where a pattern matches
             start = w.start()
             if start < resume:
                 continue
-            candidates = buckets.get(w.group().lower())
+            # an empty match is a pattern start (_mention_starts): its key is the two characters there
+            key = w.group() if w.end() > start else text[start : start + 2]
+            candidates = buckets.get(key.lower())
             if not candidates:
                 continue
             best_end, best_term = -1, ""

@@ -22,12 +22,24 @@ def _has_distance_constraint(ctx: TurnContext) -> bool:
 
 
 def _spatial(metric: Metric, ctx: TurnContext) -> float | None:
-    pois = [ctx.run.kb.pois[p] for p in ctx.recommended]
-    if len(pois) < 2:
+    recommended = ctx.recommended
+    if len(recommended) < 2:
         return None
-    pairs = list(combinations(pois, 2))
-    near = sum(haversine_km(a.lat, a.lon, b.lat, b.lon) <= WALKABLE_KM for a, b in pairs)
+    pairs = list(combinations(recommended, 2))
+    near = sum(_walkable(ctx, a, b) for a, b in pairs)
     return near / len(pairs)
+
+
+def _walkable(ctx: TurnContext, a: str, b: str) -> bool:
+    """Haversine distance of KB POIs ``a`` then ``b`` <= WALKABLE_KM (cached for the run)."""
+    key = ("walkable", a, b)
+    cache = ctx.run.cache
+    found = cache.get(key)
+    if found is None:
+        pois = ctx.run.kb.pois
+        pa, pb = pois[a], pois[b]
+        found = cache[key] = haversine_km(pa.lat, pa.lon, pb.lat, pb.lon) <= WALKABLE_KM
+    return found  # type: ignore[no-any-return]
 
 
 def _price(metric: Metric, ctx: TurnContext) -> float | None:

@@ -23,6 +23,8 @@ previous tag group and the quote (``groundtrace.crs.dataset.stance.is_warning``)
 
 from __future__ import annotations
 
+from typing import Any
+
 from groundtrace.crs.build.evidence import aspect_pattern, supports
 from groundtrace.crs.build.quality import CARD_KINDS
 from groundtrace.crs.dataset.stance import is_warning
@@ -32,7 +34,16 @@ from groundtrace.crs.metrics.context import TurnContext
 
 
 def quote_polarity(ctx: TurnContext, quote: str, review_id: str) -> int | None:
-    """Stored polarity of the sentence of ``review_id`` where ``quote`` starts (None when not found)."""
+    """Stored polarity of the sentence of ``review_id`` where ``quote`` starts (None when not found);
+    cached for the run."""
+    key = ("polarity", quote, review_id)
+    cache = ctx.run.cache
+    if key not in cache:
+        cache[key] = _quote_polarity(ctx, quote, review_id)
+    return cache[key]  # type: ignore[no-any-return]
+
+
+def _quote_polarity(ctx: TurnContext, quote: str, review_id: str) -> int | None:
     review = ctx.run.kb.reviews.get(review_id)
     if review is None:
         return None
@@ -46,9 +57,13 @@ def quote_polarity(ctx: TurnContext, quote: str, review_id: str) -> int | None:
     return None if stance is None else stance.polarity
 
 
-def _cited(ctx: TurnContext) -> list[tuple[str, int, str, int]]:
-    """``(quote, start, poi_id, polarity)`` for each counted quoted citation with a known stance (first
-    resolvable tag with one)."""
+def _cited(ctx: TurnContext) -> list[tuple[str, bool, str, int]]:
+    """``(quote, cited as a warning, poi_id, polarity)`` for each counted quoted citation with a known
+    stance (first resolvable tag with one); once per turn for both metrics."""
+    return ctx.memoised("cited", _cited_compute)
+
+
+def _cited_compute(ctx: TurnContext) -> list[tuple[str, bool, str, int]]:
     out = []
     for q in ctx.grounding.counted:
         for tag in q.tags:
@@ -57,20 +72,37 @@ def _cited(ctx: TurnContext) -> list[tuple[str, int, str, int]]:
                 continue
             polarity = quote_polarity(ctx, q.quote, ref.review_id)
             if polarity is not None:
-                out.append((q.quote, q.start, ref.poi_id, polarity))
+                out.append((q.quote, is_warning(ctx.response, q.start), ref.poi_id, polarity))
                 break
     return out
+
+
+def _matches(ctx: TurnContext, quote: str, kind: str, value: object) -> bool:
+    """``aspect_pattern(kind, value)`` matches ``quote`` (cached for the run)."""
+    key = ("aspect", quote, kind, str(value))
+    cache = ctx.run.cache
+    found = cache.get(key)
+    if found is None:
+        pattern = aspect_pattern(kind, value)
+        found = cache[key] = pattern is not None and pattern.search(quote) is not None
+    return found  # type: ignore[no-any-return]
+
+
+def _expresses(ctx: TurnContext, quote: str, c: Any) -> bool:
+    """``build.evidence.supports(quote, c)``, cached for the run (it reads ``c.kind``, ``str(c.value)``)."""
+    key = ("supports", quote, c.kind, str(c.value))
+    cache = ctx.run.cache
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = supports(quote, c)
+    return found  # type: ignore[no-any-return]
 
 
 def _addresses(quote: str, ctx: TurnContext) -> bool:
     constraints = ctx.gold.active_constraints
     if not constraints:
         return True
-    for c in constraints:
-        pattern = aspect_pattern(c.kind, c.value)
-        if pattern is not None and pattern.search(quote):
-            return True
-    return False
+    return any(_matches(ctx, quote, c.kind, c.value) for c in constraints)
 
 
 def _evidence_support(metric: Metric, ctx: TurnContext) -> float | None:
@@ -79,10 +111,10 @@ def _evidence_support(metric: Metric, ctx: TurnContext) -> float | None:
         return None
     recommended = set(ctx.recommended)
     good = 0
-    for quote, start, poi_id, polarity in _cited(ctx):
+    for quote, warning, poi_id, polarity in _cited(ctx):
         if poi_id not in recommended:
             continue
-        if is_warning(ctx.response, start):
+        if warning:
             good += polarity < 0
         else:
             good += polarity >= 0 and _addresses(quote, ctx)
@@ -100,10 +132,10 @@ def _constraint_evidence(metric: Metric, ctx: TurnContext) -> float | None:
     top = ctx.top1
     quotes = [
         quote
-        for quote, start, poi_id, polarity in _cited(ctx)
-        if poi_id == top and polarity >= 0 and not is_warning(ctx.response, start)
+        for quote, warning, poi_id, polarity in _cited(ctx)
+        if poi_id == top and polarity >= 0 and not warning
     ]
-    covered = sum(1 for c in constraints if any(supports(q, c) for q in quotes))
+    covered = sum(1 for c in constraints if any(_expresses(ctx, q, c) for q in quotes))
     return covered / len(constraints)
 
 
