@@ -5,6 +5,7 @@ attribute, and `catalog train` → `catalog enrich --engine learned --model` end
 from __future__ import annotations
 
 import json
+import math
 import random
 from pathlib import Path
 
@@ -19,8 +20,9 @@ from groundtrace.catalog.scout.learned.calibration import NEVER, Curve, allocate
 from groundtrace.catalog.scout.learned.engine import LearnedEngine
 from groundtrace.catalog.scout.learned.model import ModelFileError, load_model
 from groundtrace.catalog.scout.learned.predict import Proposal, select
+from groundtrace.catalog.scout.learned.rerank import Ranker, candidate_features, fit_ranker
 from groundtrace.catalog.scout.learned.tokens import Gazetteer, bio_labels, decode, find_value, tokenize
-from groundtrace.catalog.scout.learned.train import train_model
+from groundtrace.catalog.scout.learned.train import Candidate, stacked, train_model
 from groundtrace.cli import app
 
 BRANDS = [
@@ -89,10 +91,11 @@ def test_trained_model_is_calibrated_and_round_trips(model_file: Path) -> None:
     model = load_model(model_file)
     assert {"brand", "roast_type"} <= set(model.attributes)
     assert model.trained_on == {"skus": 60, "folds": 3, "heldout": 60, "seed": 3}
-    assert model.target_precision == 0.9 and model.allocation == "pooled" and model.version == 2
+    assert model.target_precision == 0.9 and model.allocation == "pooled" and model.version == 3
+    assert model.ranker is not None  # the candidate reranker (version 3; every candidate is right here)
+    assert "*|ranker" in model.curves and "brand|ranker" in model.curves
     assert all(0.0 <= row["precision"] <= 1.0 for row in model.calibration.values())
     assert model.lexicons["coffee"]["brand"]["lavazza"].gold > 0
-    assert {"*|tagger", "brand|tagger"} <= set(model.curves)
     assert len(set(model.thresholds.values())) == 1  # pooled: one θ for every attribute
     for curve in model.curves.values():
         assert curve.ys == sorted(curve.ys) and all(0.0 <= y <= 1.0 for y in curve.ys)
@@ -145,7 +148,7 @@ def test_allocate_pooled_and_per_attribute() -> None:
 
 
 def test_select_keeps_one_value_per_attribute_with_its_support(model_file: Path) -> None:
-    model = load_model(model_file)
+    model = load_model(model_file).model_copy(update={"ranker": None})  # version 2: best calibrated span
     props = [
         Proposal("brand", "Mt. Hagen", "title", 0, 9, 0.95, "tagger"),
         Proposal("brand", "Hagen", "title", 4, 9, 0.60, "tagger"),
@@ -156,9 +159,82 @@ def test_select_keeps_one_value_per_attribute_with_its_support(model_file: Path)
     assert chosen[0][1] >= chosen[1][1]
 
 
+def test_select_with_a_ranker_scores_values_against_their_rivals(model_file: Path) -> None:
+    """The reranker picks the value, not the span: here tagger and lexicon agreeing beats a higher tagger
+    marginal whose span lies inside a rival, and every proposal of the value carries the value's score."""
+    ranker = Ranker(intercept=-1.0, weights={"both": 3.0, "inside_rival": -2.0, "tagger": 1.0})
+    model = load_model(model_file).model_copy(update={"ranker": ranker, "curves": {}})
+    props = [
+        Proposal("brand", "Hagen", "title", 4, 9, 0.97, "tagger"),
+        Proposal("brand", "Mt. Hagen", "title", 0, 9, 0.70, "tagger"),
+        Proposal("brand", "Mt Hagen", "description", 0, 8, 0.40, "lexicon"),
+    ]
+    chosen = select(model, props, title="Mt. Hagen Dark Roast", category="Coffee")["brand"]
+    assert [p.value for p, _c in chosen] == ["Mt. Hagen", "Mt Hagen"]
+    expected = ranker.score(candidate_features("brand", props[1:], [props[:1]], "Mt. Hagen Dark Roast"))
+    assert [c for _p, c in chosen] == [pytest.approx(expected)] * 2
+    # a span inside a rival is penalised; a ranker without that weight takes the higher marginal
+    assert [p.value for p, _c in select(model, props[:2], "Mt. Hagen Dark Roast")["brand"]] == ["Mt. Hagen"]
+    plain = model.model_copy(update={"ranker": Ranker(intercept=-1.0, weights={"tagger": 1.0})})
+    assert [p.value for p, _c in select(plain, props[:2], "Mt. Hagen Dark Roast")["brand"]] == ["Hagen"]
+
+
+def test_candidate_features_name_boundary_disagreements() -> None:
+    long = [Proposal("brand", "Kiss My Face", "title", 0, 12, 0.8, "tagger")]
+    short = [Proposal("brand", "Kiss", "title", 0, 4, 0.6, "lexicon")]
+    other = [Proposal("brand", "Kiss", "description", 0, 4, 0.6, "lexicon")]
+    f_short = candidate_features("brand", short + other, [long], "Kiss My Face Soap", lexicon_gold=3)
+    f_long = candidate_features("brand", long, [short + other], "Kiss My Face Soap")
+    assert f_short["inside_rival"] == 1.0 and "contains_rival" not in f_short
+    assert f_long["contains_rival"] == 1.0 and "inside_rival" not in f_long
+    assert f_short["both_fields"] == 1.0 and f_short["opens_title"] == 1.0 and f_short["words_1"] == 1.0
+    assert f_short["lexicon_gold_log"] == pytest.approx(math.log(4)) and "tagger" not in f_short
+    assert f_long["tagger|attr=brand"] == 0.8 and f_long["rival_lexicon"] == 0.6 and f_long["words_3plus"]
+
+
+def test_fit_ranker_learns_which_features_mean_right() -> None:
+    rng = random.Random(5)
+    rows = []
+    for _ in range(400):
+        both = rng.random() < 0.5
+        rows.append(({"both": float(both), "tagger": rng.random()}, rng.random() < (0.9 if both else 0.3)))
+    ranker = fit_ranker(rows)
+    assert ranker.weights["both"] > 1.0
+    assert ranker.score({"both": 1.0, "tagger": 0.5}) > ranker.score({"tagger": 0.5})
+    constant = fit_ranker([({"both": 1.0}, True)] * 3)
+    assert constant.weights == {} and 0.5 < constant.score({"both": 1.0}) < 1.0
+
+
+def test_stacked_scores_each_fold_with_a_ranker_that_never_saw_it() -> None:
+    cands = [Candidate(f"s{i}", "brand", "X", {"flag": float(i % 2)}, bool(i % 2)) for i in range(40)]
+    cands.append(Candidate("odd", "brand", "Y", {"flag": 1.0}, False))  # only fold 1 holds a wrong flag
+    fold_of = {c.sku_id: (1 if c.sku_id == "odd" else 0 if int(c.sku_id[1:]) < 20 else 1) for c in cands}
+    final, scored = stacked(cands, fold_of)
+    assert len(scored) == len(cands) and {s.kind for s in scored} == {"ranker"}
+    by_sku = {s.sku_id: s.raw for s in scored}
+    rows = {f: [(c.features, c.ok) for c in cands if fold_of[c.sku_id] == f] for f in (0, 1)}
+    on = {"flag": 1.0}
+    # each fold is scored by the ranker of the other fold, never by one that saw it
+    assert by_sku["odd"] == pytest.approx(fit_ranker(rows[0]).score(on)) == pytest.approx(by_sku["s21"])
+    assert by_sku["s1"] == pytest.approx(fit_ranker(rows[1]).score(on))
+    assert by_sku["s1"] < by_sku["odd"]  # fold 1's wrong "odd" lowers the score of fold 0's flags
+    assert final.score(on) == pytest.approx(fit_ranker(rows[0] + rows[1]).score(on))
+
+
+def test_version_2_model_files_load_without_a_ranker(model_file: Path, tmp_path: Path) -> None:
+    data = json.loads(model_file.read_text())
+    data.pop("ranker")
+    old = tmp_path / "v2.json"
+    old.write_text(json.dumps({**data, "version": 2}))
+    model = load_model(old)
+    assert model.ranker is None and model.version == 2
+    chosen = select(model, [Proposal("brand", "Lavazza", "title", 0, 7, 0.9, "tagger")])["brand"]
+    assert chosen[0][1] == pytest.approx(model.confidence("brand", "tagger", 0.9))
+
+
 def test_version_1_model_files_still_load_with_raw_confidences(model_file: Path, tmp_path: Path) -> None:
     data = json.loads(model_file.read_text())
-    for key in ("curves", "allocation"):
+    for key in ("curves", "allocation", "ranker"):
         data.pop(key)
     old = tmp_path / "v1.json"
     old.write_text(json.dumps({**data, "version": 1}))
@@ -170,7 +246,7 @@ def test_model_file_errors_are_one_line_with_the_file(model_file: Path, tmp_path
     data = json.loads(model_file.read_text())
     bad = tmp_path / "m.json"
     bad.write_text(json.dumps({**data, "version": 99}))
-    with pytest.raises(ModelFileError, match=r"m\.json:1: model version 99, this version reads 1, 2"):
+    with pytest.raises(ModelFileError, match=r"m\.json:1: model version 99, this version reads 1, 2, 3"):
         load_model(bad)
     bad.write_text("{not json")
     with pytest.raises(ModelFileError, match=r"m\.json:1: not a learned-engine model"):

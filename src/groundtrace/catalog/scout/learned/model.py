@@ -4,7 +4,9 @@ base64), so a model is one small, versioned, self-contained file that loads offl
 
 Version 2 adds ``curves`` (raw score → estimated probability of being right, per attribute and proposal
 kind, :mod:`.calibration`); its thresholds are on that probability. A version-1 file (no curves: the
-confidence is the raw score, the thresholds too) still loads.
+confidence is the raw score, the thresholds too) still loads. Version 3 adds ``ranker``: the candidate
+reranker (:mod:`.rerank`) whose score is the raw score of proposal kind ``ranker``; a version-2 file (no
+ranker: the best calibrated span wins) still loads.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from groundtrace.catalog.scout.learned.calibration import Curve
+from groundtrace.catalog.scout.learned.rerank import Ranker
 
 FORMAT = "groundtrace-learned-scout"
-VERSION = 2
-READABLE_VERSIONS = (1, 2)
+VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 
 
 class LexiconEntry(BaseModel):
@@ -54,14 +57,17 @@ class LearnedModel(BaseModel):
     )
     curves: dict[str, Curve] = Field(
         default_factory=dict,
-        description="Calibration per '<slug>|<kind>' (kind: tagger, lexicon) and pooled '*|<kind>': raw "
-        "score → estimated probability of being right.",
+        description="Calibration per '<slug>|<kind>' (kind: tagger, lexicon, ranker) and pooled "
+        "'*|<kind>': raw score → estimated probability of being right.",
     )
     allocation: str = Field(default="per-attribute", description="How θ was picked: pooled | per-attribute.")
     default_threshold: float = 0.5
     target_precision: float = 0.95
     calibration: dict[str, dict[str, float]] = Field(
         default_factory=dict, description="Per slug: held-out predictions, precision and coverage at θ."
+    )
+    ranker: Ranker | None = Field(
+        default=None, description="Candidate reranker (version 3); None: the best calibrated span wins."
     )
     trained_on: dict[str, int] = Field(default_factory=dict)
     crf: str = Field(description="crfsuite model bytes, base64.")
@@ -77,6 +83,11 @@ class LearnedModel(BaseModel):
         pooled curve of the kind, else the raw score (version-1 models)."""
         curve = self.curves.get(f"{slug}|{kind}") or self.curves.get(f"*|{kind}")
         return raw if curve is None else curve(raw)
+
+    def lexicon_gold(self, category: str) -> dict[tuple[str, str], int]:
+        """``(slug, value key) → gold count`` of the category's lexicon entries (reranker feature)."""
+        entries = self.lexicons.get(category.lower(), {})
+        return {(slug, key): e.gold for slug, es in entries.items() for key, e in es.items()}
 
     def save(self, path: Path) -> None:
         Path(path).write_text(self.model_dump_json(indent=None), encoding="utf-8")

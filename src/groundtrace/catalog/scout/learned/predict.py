@@ -12,6 +12,7 @@ from functools import lru_cache
 from typing import Any
 
 from groundtrace.catalog.scout.learned.model import LearnedModel
+from groundtrace.catalog.scout.learned.rerank import KIND, featurise
 from groundtrace.catalog.scout.learned.tokens import Gazetteer, decode, features, tokenize
 from groundtrace.catalog.scout.sentences import norm_key
 
@@ -106,9 +107,17 @@ def propose(tagger: Tagger, sku_category: str, texts: dict[str, str]) -> list[Pr
     return found
 
 
-def select(model: LearnedModel, proposals: list[Proposal]) -> dict[str, list[tuple[Proposal, float]]]:
+def select(
+    model: LearnedModel, proposals: list[Proposal], title: str = "", category: str = ""
+) -> dict[str, list[tuple[Proposal, float]]]:
     """Per attribute: ``(proposal, calibrated confidence)`` of the best value (highest confidence; ties:
-    the first proposed) and of the other proposals stating the same value (``norm_key``), best first."""
+    the first proposed) and of the other proposals stating the same value (``norm_key``), best first.
+
+    With a reranker (model version 3) the confidence is that of the *value*: the reranker's score of the
+    value's proposals against their rivals (:mod:`.rerank`; ``title``: the SKU title, ``category``: for
+    the lexicon counts), calibrated as kind ``ranker``; every proposal of the value carries it."""
+    if model.ranker is not None:
+        return _select_ranked(model, proposals, title, category)
     scored: dict[str, list[tuple[Proposal, float]]] = {}
     for p in proposals:
         scored.setdefault(p.attribute, []).append((p, model.confidence(p.attribute, p.how, p.confidence)))
@@ -119,3 +128,18 @@ def select(model: LearnedModel, proposals: list[Proposal]) -> dict[str, list[tup
         same = [x for x in items if norm_key(x[0].value) == key]
         out[slug] = sorted(same, key=lambda x: -x[1])
     return out
+
+
+def _select_ranked(
+    model: LearnedModel, proposals: list[Proposal], title: str, category: str
+) -> dict[str, list[tuple[Proposal, float]]]:
+    assert model.ranker is not None
+    best: dict[str, tuple[float, list[Proposal]]] = {}
+    for slug, _key, mine, feats in featurise(proposals, title, model.lexicon_gold(category)):
+        conf = model.confidence(slug, KIND, model.ranker.score(feats))
+        if slug not in best or conf > best[slug][0]:
+            best[slug] = (conf, list(mine))
+    return {
+        slug: [(p, conf) for p in sorted(mine, key=lambda p: -p.confidence)]
+        for slug, (conf, mine) in best.items()
+    }

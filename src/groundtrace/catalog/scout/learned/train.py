@@ -23,6 +23,11 @@
    attribute: the most values at the target precision overall) or ``per-attribute``. Unknown gold
    (partial annotation) never counts. The final model is trained on every labelled SKU and keeps the
    curves (fitted on all held-out proposals) and thresholds.
+4. **Reranker** (``rerank=True``, model version 3) — the held-out proposals of step 3 are grouped into
+   candidate *values* per (SKU, attribute) and a logistic regression over features of each value and its
+   rivals (:mod:`.rerank`) is fitted on whether the value is right. Its scores for each training SKU come
+   from a reranker fitted on the *other* folds (stacking), and those scores — proposal kind ``ranker`` —
+   are what step 3 calibrates and picks θ on; the final reranker is fitted on every held-out candidate.
 """
 
 from __future__ import annotations
@@ -39,6 +44,8 @@ from groundtrace.catalog.model import SKU, GoldLabel
 from groundtrace.catalog.scout.learned.calibration import NEVER, Allocation, Curve, allocate, fit_curve
 from groundtrace.catalog.scout.learned.model import LearnedModel, LexiconEntry
 from groundtrace.catalog.scout.learned.predict import Tagger, gazetteer_of, propose
+from groundtrace.catalog.scout.learned.rerank import KIND as RANKER
+from groundtrace.catalog.scout.learned.rerank import Ranker, featurise, fit_ranker
 from groundtrace.catalog.scout.learned.tokens import Gazetteer, bio_labels, features, find_value, tokenize
 from groundtrace.catalog.scout.sentences import norm_key
 
@@ -46,7 +53,7 @@ __all__ = ["NEVER", "Correct", "calibrate", "exact_correct", "train_model"]
 
 #: ``correct(value, gold label, category)``: is a proposed value right for a (value-carrying) gold label?
 Correct = Callable[[str, GoldLabel, str], bool]
-KINDS = ("tagger", "lexicon")
+KINDS = ("tagger", "lexicon", RANKER)
 
 
 def _texts(sku: SKU) -> dict[str, str]:
@@ -239,6 +246,63 @@ def heldout_proposals(
     return out
 
 
+@dataclass(frozen=True)
+class Candidate:
+    """One held-out candidate value (the proposals of one attribute stating one value): its SKU,
+    attribute, value, reranker features and whether it is right."""
+
+    sku_id: str
+    attribute: str
+    value: str
+    features: dict[str, float]
+    ok: bool
+
+
+def heldout_candidates(
+    model: LearnedModel,
+    skus: list[SKU],
+    gold: dict[str, dict[str, GoldLabel]],
+    correct: Correct = exact_correct,
+) -> list[Candidate]:
+    """Every candidate value (:func:`.rerank.featurise`) of ``model`` for an attribute with known gold on
+    ``skus`` (n/a gold: every value wrong; unknown gold is skipped)."""
+    tagger = Tagger(model)
+    out = []
+    for sku in skus:
+        labels = gold.get(sku.sku_id, {})
+        proposals = propose(tagger, sku.category, _texts(sku))
+        for slug, _key, mine, feats in featurise(proposals, sku.title, model.lexicon_gold(sku.category)):
+            label = labels.get(slug)
+            if label is None:
+                continue
+            value = mine[0].value
+            ok = not label.not_applicable and label.value is not None and correct(value, label, sku.category)
+            out.append(Candidate(sku.sku_id, slug, value, feats, ok))
+    return out
+
+
+def ranked(candidates: list[Candidate], ranker: Ranker) -> list[Scored]:
+    """``candidates`` as proposals of kind ``ranker`` scored by ``ranker``."""
+    return [
+        Scored(c.sku_id, c.attribute, RANKER, ranker.score(c.features), c.value, c.ok) for c in candidates
+    ]
+
+
+def stacked(
+    candidates: list[Candidate], fold_of: dict[str, int], c: float = 1.0
+) -> tuple[Ranker, list[Scored]]:
+    """The reranker fitted on every candidate, and each candidate scored by a reranker fitted on the
+    candidates of the other folds (``fold_of``: SKU → fold), so calibration and θ see out-of-fold
+    scores."""
+    folds = sorted(set(fold_of.values()))
+    out: list[Scored] = []
+    for f in folds:
+        rest = [(x.features, x.ok) for x in candidates if fold_of.get(x.sku_id) != f]
+        mine = [x for x in candidates if fold_of.get(x.sku_id) == f]
+        out += ranked(mine, fit_ranker(rest, c))
+    return fit_ranker([(x.features, x.ok) for x in candidates], c), out
+
+
 def fit_curves(scored: list[Scored], strength: float = 4.0) -> dict[str, Curve]:
     """Per kind a pooled curve (``*|kind``, shrunk toward the kind's base rate) and per attribute and kind
     a curve shrunk toward the pooled one (``slug|kind``)."""
@@ -340,7 +404,10 @@ def calibrate(
     allocation: Allocation = "pooled",
 ) -> LearnedModel:
     """``model`` re-calibrated on labelled SKUs it was not trained on (``catalog calibrate``)."""
-    scored = heldout_proposals(model, skus, _by_sku(gold), correct)
+    if model.ranker is not None:
+        scored = ranked(heldout_candidates(model, skus, _by_sku(gold), correct), model.ranker)
+    else:
+        scored = heldout_proposals(model, skus, _by_sku(gold), correct)
     return calibrate_from(model, scored, target, allocation)
 
 
@@ -359,6 +426,7 @@ def train_model(
     gazetteer_parts: int = 5,
     correct: Correct = exact_correct,
     allocation: Allocation = "pooled",
+    rerank: bool = True,
 ) -> LearnedModel:
     """Train and calibrate a model on labelled SKUs (module docstring)."""
     by_sku = _by_sku(gold)
@@ -377,11 +445,22 @@ def train_model(
         cut = int(len(order) * (1 - holdout)) if len(order) >= 5 else len(order)
         parts = [order[cut:]] if cut < len(order) else []
     scored: list[Scored] = []
-    for part in parts:
+    candidates: list[Candidate] = []
+    fold_of: dict[str, int] = {}
+    for i, part in enumerate(parts):
         held = {s.sku_id for s in part}
         draft = _build([s for s in order if s.sku_id not in held], by_sku, params)
-        scored += heldout_proposals(draft, part, by_sku, correct)
+        if rerank:
+            candidates += heldout_candidates(draft, part, by_sku, correct)
+            fold_of.update(dict.fromkeys(held, i))
+        else:
+            scored += heldout_proposals(draft, part, by_sku, correct)
     final = _build(labelled, by_sku, params)
+    if rerank and candidates and len(parts) >= 2:
+        ranker, scored = stacked(candidates, fold_of)
+        final = final.model_copy(update={"ranker": ranker})
+    elif rerank and candidates:  # one held-out part: no out-of-fold scores for the reranker to stack on
+        scored = heldout_proposals(draft, parts[0], by_sku, correct)
     if scored:
         final = calibrate_from(final, scored, target, allocation)
     heldout = sum(len(p) for p in parts)

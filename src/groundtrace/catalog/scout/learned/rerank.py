@@ -1,0 +1,171 @@
+"""The candidate reranker of the learned engine (model file version 3).
+
+The tagger and the lexicons propose *spans*; several spans of one SKU can state the same value (title and
+description, tagger and lexicon) and several values can compete for one attribute ("Philips Sonicare" vs
+"Philips Sonicare DiamondClean", "Black" vs "Black/White"). The reranker scores each *candidate value* —
+the proposals of one attribute whose text is equal after ``norm_key`` — by a logistic regression over
+features of the whole group and of its rivals (:func:`candidate_features`):
+
+* the best tagger marginal and lexicon precision of the value, whether both kinds agree, how often the
+  value was gold in training (log), whether title and description both state it;
+* the value's length in tokens, whether it opens the title and where in the title it starts, digits;
+* its rivals: how many other values compete, their best tagger and lexicon scores, and whether a rival
+  span strictly contains this one or lies strictly inside it (a span-boundary disagreement);
+* per attribute: an intercept and a slope on the tagger marginal (so "brand" and "size" can differ).
+
+The reranker is fitted (scikit-learn ``LogisticRegression``, L2) on cross-fitted held-out candidates —
+proposed for training SKUs by draft models that never saw them — and its score is then calibrated like
+any other raw score (:mod:`.calibration`, proposal kind ``ranker``). Stored as plain weights in the JSON
+model file (:class:`Ranker`); scoring is a dot product.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from groundtrace.catalog.scout.sentences import norm_key
+
+KIND = "ranker"
+
+
+class _Span(Protocol):
+    @property
+    def attribute(self) -> str: ...
+    @property
+    def value(self) -> str: ...
+    @property
+    def field(self) -> str: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def end(self) -> int: ...
+    @property
+    def confidence(self) -> float: ...
+    @property
+    def how(self) -> str: ...
+
+
+class Ranker(BaseModel):
+    """Logistic-regression weights over named features (:func:`candidate_features`); unknown features
+    weigh 0."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    intercept: float
+    weights: dict[str, float]
+
+    def score(self, features: Mapping[str, float]) -> float:
+        z = self.intercept + sum(self.weights.get(k, 0.0) * v for k, v in features.items())
+        return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
+
+
+def group(proposals: Sequence[_Span]) -> dict[str, dict[str, list[_Span]]]:
+    """``attribute → norm_key(value) → proposals`` (proposals with an empty key are dropped)."""
+    out: dict[str, dict[str, list[_Span]]] = {}
+    for p in proposals:
+        key = norm_key(p.value)
+        if key:
+            out.setdefault(p.attribute, {}).setdefault(key, []).append(p)
+    return out
+
+
+def _best(spans: Sequence[_Span], how: str) -> float:
+    return max((p.confidence for p in spans if p.how == how), default=0.0)
+
+
+def _nesting(mine: Sequence[_Span], rivals: Sequence[_Span]) -> tuple[float, float]:
+    """(a rival span strictly contains one of mine, one of mine strictly contains a rival) in one field."""
+    inside = outside = 0.0
+    for p in mine:
+        for r in rivals:
+            if r.field != p.field or (r.start, r.end) == (p.start, p.end):
+                continue
+            if r.start <= p.start and p.end <= r.end:
+                inside = 1.0
+            elif p.start <= r.start and r.end <= p.end:
+                outside = 1.0
+    return inside, outside
+
+
+def candidate_features(
+    slug: str,
+    mine: Sequence[_Span],
+    rivals: Sequence[Sequence[_Span]],
+    title: str,
+    lexicon_gold: int = 0,
+) -> dict[str, float]:
+    """Features of one candidate value (``mine``: its proposals) against the other values proposed for the
+    same attribute (``rivals``); ``title`` is the SKU title, ``lexicon_gold`` how often the value was a
+    training SKU's gold (module docstring)."""
+    tagger, lexicon = _best(mine, "tagger"), _best(mine, "lexicon")
+    rival_spans = [p for r in rivals for p in r]
+    inside, outside = _nesting(mine, rival_spans)
+    in_title = [p for p in mine if p.field == "title"]
+    first = min((p.start for p in in_title), default=-1)
+    words = len(re.findall(r"\w+", mine[0].value))
+    f = {
+        f"attr={slug}": 1.0,
+        f"tagger|attr={slug}": tagger,
+        "tagger": tagger,
+        "has_tagger": float(any(p.how == "tagger" for p in mine)),
+        "lexicon": lexicon,
+        "has_lexicon": float(any(p.how == "lexicon" for p in mine)),
+        "both": float(tagger > 0 and lexicon > 0),
+        "tagger_x_lexicon": tagger * lexicon,
+        "lexicon_gold_log": math.log1p(lexicon_gold),
+        "both_fields": float(len({p.field for p in mine}) > 1),
+        "in_title": float(bool(in_title)),
+        "opens_title": float(first == 0),
+        "title_position": first / max(1, len(title)) if first >= 0 else 1.0,
+        "words_1": float(words <= 1),
+        "words_2": float(words == 2),
+        "words_3plus": float(words >= 3),
+        "digits": float(bool(re.search(r"\d", mine[0].value))),
+        "rivals": min(3, len(rivals)) / 3,
+        "rival_tagger": max((_best(r, "tagger") for r in rivals), default=0.0),
+        "rival_lexicon": max((_best(r, "lexicon") for r in rivals), default=0.0),
+        "inside_rival": inside,
+        "contains_rival": outside,
+    }
+    return {k: v for k, v in f.items() if v}
+
+
+def featurise(
+    proposals: Sequence[_Span], title: str, lexicon_gold: Mapping[tuple[str, str], int]
+) -> list[tuple[str, str, list[_Span], dict[str, float]]]:
+    """``(attribute, value key, its proposals, features)`` per candidate value of one SKU;
+    ``lexicon_gold[(slug, key)]``: the value's training gold count (absent: 0)."""
+    out = []
+    for slug, values in group(proposals).items():
+        for key, mine in values.items():
+            rivals = [v for k, v in values.items() if k != key]
+            feats = candidate_features(slug, mine, rivals, title, lexicon_gold.get((slug, key), 0))
+            out.append((slug, key, mine, feats))
+    return out
+
+
+def fit_ranker(rows: Sequence[tuple[Mapping[str, float], bool]], c: float = 1.0) -> Ranker:
+    """A logistic regression of right/wrong on the candidates' features (L2, ``C = c``); a constant
+    ranker (the base rate) when only one class is present."""
+    from sklearn.feature_extraction import DictVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    ys = [int(ok) for _f, ok in rows]
+    if not rows or len(set(ys)) < 2:
+        rate = (sum(ys) + 0.5) / (len(ys) + 1)
+        return Ranker(intercept=math.log(rate / (1 - rate)), weights={})
+    vec = DictVectorizer(sparse=True)
+    x = vec.fit_transform([dict(f) for f, _ok in rows])
+    lr = LogisticRegression(C=c, max_iter=2000)
+    lr.fit(x, ys)
+    weights = {
+        name: round(float(w), 6)
+        for name, w in zip(vec.get_feature_names_out(), lr.coef_[0], strict=True)
+        if w
+    }
+    return Ranker(intercept=round(float(lr.intercept_[0]), 6), weights=weights)
