@@ -180,7 +180,7 @@ def test_select_with_a_ranker_scores_values_against_their_rivals(model_file: Pat
 
 
 def test_candidate_features_name_boundary_disagreements() -> None:
-    long = [Proposal("brand", "Kiss My Face", "title", 0, 12, 0.8, "tagger")]
+    long = [Proposal("brand", "Kiss My Face", "title", 0, 12, 0.8, "tagger", extend=0.3)]
     short = [Proposal("brand", "Kiss", "title", 0, 4, 0.6, "lexicon")]
     other = [Proposal("brand", "Kiss", "description", 0, 4, 0.6, "lexicon")]
     f_short = candidate_features("brand", short + other, [long], "Kiss My Face Soap", lexicon_gold=3)
@@ -190,6 +190,20 @@ def test_candidate_features_name_boundary_disagreements() -> None:
     assert f_short["both_fields"] == 1.0 and f_short["opens_title"] == 1.0 and f_short["words_1"] == 1.0
     assert f_short["lexicon_gold_log"] == pytest.approx(math.log(4)) and "tagger" not in f_short
     assert f_long["tagger|attr=brand"] == 0.8 and f_long["rival_lexicon"] == 0.6 and f_long["words_3plus"]
+    assert f_long["tagger_extend"] == 0.3
+
+
+def test_tagger_spans_report_their_boundary_doubt(model_file: Path) -> None:
+    from groundtrace.catalog.scout.learned.predict import Tagger
+
+    tagger = Tagger(load_model(model_file))
+    spans = tagger.spans("Kicking Horse Dark Roast Whole Bean Coffee, 12 oz", "Coffee", "title")
+    assert {(p.attribute, p.value) for p in spans} >= {
+        ("brand", "Kicking Horse"),
+        ("roast_type", "Dark Roast"),
+    }
+    for p in spans:
+        assert 0.0 <= p.extend <= 1.0 and p.extend < p.confidence  # a confident span rarely goes on
 
 
 def test_fit_ranker_learns_which_features_mean_right() -> None:

@@ -28,6 +28,7 @@ class Proposal:
     end: int
     confidence: float  # raw score of its kind (uncalibrated)
     how: str  # "tagger" | "lexicon"
+    extend: float = 0.0  # tagger: probability that the span goes on past either end (boundary doubt)
 
 
 def crfsuite() -> Any:
@@ -56,6 +57,7 @@ class Tagger:
         self._weights = model.crf_bytes()  # crfsuite reads this buffer in place: keep it alive
         self._tagger.open_inmemory(self._weights)
         self._gazetteers: dict[str, Gazetteer] = {}
+        self._labels: set[str] | None = None
 
     def gazetteer(self, category: str) -> Gazetteer:
         key = category.lower()
@@ -73,8 +75,23 @@ class Tagger:
         for slug, first, end in decode(labels):
             conf = min(self._tagger.marginal(labels[i], i) for i in range(first, end))
             s, e = tokens[first].start, tokens[end - 1].end
-            out.append(Proposal(slug, text[s:e], field, s, e, float(conf), "tagger"))
+            extend = self._extend(slug, first, end, len(tokens))
+            out.append(Proposal(slug, text[s:e], field, s, e, float(conf), "tagger", extend))
         return out
+
+    def _extend(self, slug: str, first: int, end: int, n: int) -> float:
+        """The tagger's probability that the span ``[first, end)`` goes on: the token after it is
+        ``I-slug``, or the token before it is inside a span of ``slug`` (the larger of the two)."""
+        if self._labels is None:
+            self._labels = set(self._tagger.labels())
+        inside, begin = f"I-{slug}", f"B-{slug}"
+        after = self._tagger.marginal(inside, end) if end < n and inside in self._labels else 0.0
+        before = 0.0
+        if first > 0:
+            before = sum(
+                self._tagger.marginal(lab, first - 1) for lab in (begin, inside) if lab in self._labels
+            )
+        return float(max(after, before))
 
 
 @lru_cache(maxsize=4096)

@@ -6,7 +6,8 @@ description, tagger and lexicon) and several values can compete for one attribut
 the proposals of one attribute whose text is equal after ``norm_key`` — by a logistic regression over
 features of the whole group and of its rivals (:func:`candidate_features`):
 
-* the best tagger marginal and lexicon precision of the value, whether both kinds agree, how often the
+* the best tagger marginal and lexicon precision of the value, the tagger's probability that the span
+  goes on past either end (boundary doubt), whether both kinds agree, how often the
   value was gold in training (log), whether title and description both state it;
 * the value's length in tokens, whether it opens the title and where in the title it starts, digits;
 * its rivals: how many other values compete, their best tagger and lexicon scores, and whether a rival
@@ -48,6 +49,8 @@ class _Span(Protocol):
     def confidence(self) -> float: ...
     @property
     def how(self) -> str: ...
+    @property
+    def extend(self) -> float: ...
 
 
 class Ranker(BaseModel):
@@ -117,6 +120,7 @@ def candidate_features(
         "has_lexicon": float(any(p.how == "lexicon" for p in mine)),
         "both": float(tagger > 0 and lexicon > 0),
         "tagger_x_lexicon": tagger * lexicon,
+        "tagger_extend": max((p.extend for p in mine if p.how == "tagger"), default=0.0),
         "lexicon_gold_log": math.log1p(lexicon_gold),
         "both_fields": float(len({p.field for p in mine}) > 1),
         "in_title": float(bool(in_title)),
