@@ -7,6 +7,7 @@ Open Food Facts (no train split) with the rule engine and the built-in templates
         [--target-precision P]   (θ calibration target of the trained models; default 0.95)
         [--folds K]              (cross-fitting folds of the calibration; default 5)
         [--dev]                  (measure on a held-out 20 % of the TRAIN split instead of validation)
+        [--no-rerank]            (train without the candidate reranker: model version 2's selection)
 
 ``--dev`` is for choosing methods and settings: the train SKUs (those kept for training) are cut into a
 seeded 80 / 20 split by title (no title on both sides), the models and templates come from the 80 % and the
@@ -133,7 +134,13 @@ def _save(out: Path, results: list[AttributeResult], gold: list[GoldLabel], repo
 
 
 def run(
-    name: str, data: Path, work: Path, target: float = 0.95, folds: int = 5, dev: bool = False
+    name: str,
+    data: Path,
+    work: Path,
+    target: float = 0.95,
+    folds: int = 5,
+    dev: bool = False,
+    rerank: bool = True,
 ) -> list[str]:
     fmt = name
     train, val = _split(fmt, data, name)
@@ -145,12 +152,14 @@ def run(
     tpl_dir = _templates(name, data, train, work)
     engines: list[tuple[str, dict]] = [("offline", {})]  # type: ignore[type-arg]
     if train:
-        model_path = work / f"{name}-{target}-{folds}-{len(train)}.model.json"
+        plain = "" if rerank else "-plain"
+        model_path = work / f"{name}-{target}-{folds}-{len(train)}{plain}.model.json"
         if not model_path.is_file():
             t0 = time.process_time()
             correct = correct_for(load_templates(tpl_dir))
             skus, labels = [r.sku for r in train], [g for r in train for g in r.gold]
-            train_model(skus, labels, target=target, folds=folds, correct=correct).save(model_path)
+            model = train_model(skus, labels, target=target, folds=folds, correct=correct, rerank=rerank)
+            model.save(model_path)
             print(f"<!-- {name}: trained in {time.process_time() - t0:.0f} s CPU -> {model_path} -->")
         engines.append(("learned", {"learned": {"model": str(model_path)}}))
     gold = [g for r in val for g in r.gold]
@@ -185,6 +194,7 @@ def main() -> None:
     parser.add_argument("--only", action="append", choices=DATASETS, help="Run only these datasets.")
     parser.add_argument("--target-precision", type=float, default=0.95, help="Calibration target of θ.")
     parser.add_argument("--folds", type=int, default=5, help="Cross-fitting folds of the calibration.")
+    parser.add_argument("--no-rerank", action="store_true", help="Train without the candidate reranker.")
     parser.add_argument(
         "--dev", action="store_true", help="Measure on a held-out 20 %% of the train split (for tuning)."
     )
@@ -197,7 +207,9 @@ def main() -> None:
     for name in DATASETS:
         if args.only and name not in args.only:
             continue
-        for row in run(name, args.data, args.work, args.target_precision, args.folds, args.dev):
+        for row in run(
+            name, args.data, args.work, args.target_precision, args.folds, args.dev, not args.no_rerank
+        ):
             print(row, flush=True)
 
 

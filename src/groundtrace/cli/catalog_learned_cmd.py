@@ -68,6 +68,9 @@ def _summary(model: object) -> None:
         f"attributes tagged: {len(getattr(model, 'attributes', []))}; θ ({getattr(model, 'allocation', '')}) "
         f"reaches the target precision for {len(usable)} of {len(calibration)} (others are never proposed)"
     )
+    ranker = getattr(model, "ranker", None)
+    if ranker is not None:
+        typer.echo(f"candidate reranker: {len(ranker.weights)} weighted features")
     for slug, row in sorted(usable.items()):
         typer.echo(
             f"  {slug}: θ={row['theta']:.3f} precision={row['precision']:.3f} "
@@ -97,6 +100,11 @@ def train_cmd(
         dir_okay=False,
         help="skus.jsonl of the split you will evaluate on: train SKUs with one of its titles are left out.",
     ),
+    rerank: bool = typer.Option(
+        True,
+        "--rerank/--no-rerank",
+        help="Fit the candidate reranker (model version 3; --no-rerank: the best calibrated span wins).",
+    ),
 ) -> None:
     """Train the learned extractor (CRF tagger + per-category lexicons and gazetteers) on a TRAIN split;
     confidences calibrated and θ picked on held-out proposals (cross-fitting). Use it with
@@ -116,6 +124,7 @@ def train_cmd(
             seed=seed,
             correct=correct,
             allocation=_allocation(allocation),  # type: ignore[arg-type]
+            rerank=rerank,
         )
     except ValueError as exc:
         print_error(str(exc))

@@ -322,6 +322,15 @@ def test_cli_train_then_enrich_with_the_learned_engine(tmp_path: Path) -> None:
     )  # fmt: skip
     assert r.exit_code == 0, r.output
     assert "attributes tagged" in r.output and "(pooled)" in r.output and model.is_file()
+    assert "candidate reranker" in r.output and load_model(model).ranker is not None
+    plain = tmp_path / "plain.json"
+    r = runner.invoke(
+        app,
+        ["catalog", "train", "--skus", str(tmp_path / "skus.jsonl"), "--gold", str(tmp_path / "gold.jsonl"),
+         "--out", str(plain), "--folds", "3", "--no-rerank"],
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert load_model(plain).ranker is None and "candidate reranker" not in r.output
     held, held_gold = _dataset(20, seed=11)
     (tmp_path / "held.jsonl").write_text("".join(s.model_dump_json() + "\n" for s in held))
     (tmp_path / "held_gold.jsonl").write_text("".join(g.model_dump_json() + "\n" for g in held_gold))
