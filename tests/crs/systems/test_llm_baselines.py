@@ -238,3 +238,32 @@ def test_llm_dst_tracking_answer_is_bounded(demo) -> None:
     assert tracking["n"] == 2  # the 20-phrase answer did not validate and was re-asked
     assert schema["wants"]["maxItems"] == 5 and schema["rejected"]["maxItems"] == 3
     assert schema["avoid"]["items"]["maxLength"] == 48
+
+
+def test_prefilter_shows_rejected_candidates_last(demo) -> None:
+    """The shortlist follows the prefilter system's ranking, rejection rule included: a POI the user
+    rejected is the last key, so a model answering "P1" (as the bundled 135M model does) no longer
+    re-recommends it (it was P1 right after its rejection on 2 of 3 demo dialogues)."""
+    from groundtrace.crs.systems.toolkit.base import Turn
+    from groundtrace.crs.systems.toolkit.scoring import rank_by
+    from groundtrace.crs.systems.toolkit.state import track_state
+
+    with WireServer(lambda r: _answer(["P1"], "ok")) as server:
+        system = _build("llm-zero-shot", server)
+        checked = 0
+        for dialogue in demo.dialogues:
+            for _turn, inp in system_inputs(dialogue, demo.kb, "closed"):
+                turn = Turn(inp, track_state(inp), system.memo)
+                if not turn.state.rejected:
+                    continue
+                raw = rank_by(system.ranker().score(turn), turn.pool)
+                assert raw[-1] not in turn.state.rejected  # the TF-IDF score alone does not put it last
+                out = system.respond(inp).output
+                shown = KEYS.findall(_user(server.requests[-1]))
+                names = {c.poi_id: c.name for c in inp.candidates}
+                prompt = _user(server.requests[-1])
+                last_card = re.search(rf"^{shown[-1]} \| (.+?) \| ", prompt, re.MULTILINE)
+                assert last_card and last_card.group(1) in {names[p] for p in turn.state.rejected}
+                assert out.ranking[0] not in turn.state.rejected
+                checked += 1
+    assert checked >= 1

@@ -3,8 +3,9 @@
 One turn of an :class:`LLMSystem`:
 
 1. **prefilter** — the pool ranked by the ``tfidf`` (default) or ``dense`` offline system (or kept in
-   pool order with ``none``); the first ``max_candidates`` form the *shortlist* the model sees (closed
-   pools of 8 are shown whole by default; open pools of 50–100 are cut);
+   pool order with ``none``), POIs the user rejected last (the toolkit's rejection memory); the first
+   ``max_candidates`` form the *shortlist* the model sees (closed pools of 8 are shown whole by default;
+   open pools of 50–100 are cut);
 2. **prompt** — ``prompts/system.txt`` plus the system's user template (``prompts/*.txt``,
    :class:`string.Template`); the dialogue, the candidate cards and every review text go in
    ``core.llm.fence.data_block`` blocks (data, never instructions). Candidates are shown under short keys
@@ -42,7 +43,7 @@ from groundtrace.core.llm.base import ChatMessage, Completion, LLMClient
 from groundtrace.core.llm.fence import data_block
 from groundtrace.crs.systems.base import CRSSystem, SystemReply, TurnUsage
 from groundtrace.crs.systems.predictions import CandidateCard, SystemInput, SystemOutput
-from groundtrace.crs.systems.toolkit.base import RankingSystem, Turn
+from groundtrace.crs.systems.toolkit.base import RankingSystem, Turn, move_rejected_last
 from groundtrace.crs.systems.toolkit.memo import Memo
 from groundtrace.crs.systems.toolkit.scoring import rank_by
 from groundtrace.crs.systems.toolkit.state import track_state
@@ -214,9 +215,10 @@ class LLMSystem(CRSSystem):
         return self._ranker
 
     def shortlist(self, turn: Turn) -> Shortlist:
-        """Module docstring step 1."""
+        """Module docstring step 1 (POIs the user rejected go last, as in the prefilter system's ranking)."""
         ranker = self.ranker()
         order = rank_by(ranker.score(turn), turn.pool) if ranker is not None else list(turn.pool)
+        order = move_rejected_last(order, turn.state.rejected)
         return Shortlist({f"P{i + 1}": pid for i, pid in enumerate(order[: self.max_candidates])}, order)
 
     def snippet(self, text: str) -> str:
