@@ -308,3 +308,19 @@ def test_piped_nli_eval_prints_heartbeat_lines_per_dataset(tmp_path: Path) -> No
     assert snli[0] == (0, 40) and snli[-1] == (40, 40)
     assert wice and wice[-1][0] == wice[-1][1] and wice[-1][1] >= 10  # pairs: a claim has several premises
     assert "\x1b[" not in result.stderr
+
+
+@pytest.mark.slow  # a CLI subprocess training the CRF tagger
+def test_piped_catalog_train_prints_heartbeat_lines_per_model(tmp_path: Path) -> None:
+    pytest.importorskip("pycrfsuite", reason="the [learned] extra (python-crfsuite) is not installed")
+    from groundtrace.catalog.demo_catalog import write_demo_catalog
+
+    paths = write_demo_catalog(tmp_path / "cat")
+    result = _cli(
+        "catalog", "train", "--skus", str(paths.skus), "--gold", str(paths.gold), "--out", "m.json",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    beats = _beats(result.stderr, "catalog train")
+    assert beats == [(n, 6) for n in range(7)]  # 5 cross-fitting folds, then the final model
+    assert "\x1b[" not in result.stderr

@@ -111,21 +111,24 @@ def train_cmd(
     `catalog enrich --engine learned --model FILE`."""
     from groundtrace.catalog.scout.learned.train import train_model
     from groundtrace.cli.catalog_cmd import exclude_titles
+    from groundtrace.cli.progress import track
 
     correct = _correct(templates)
     sku_rows, gold_rows = exclude_titles(*_read(skus, gold), exclude_titles_of)
     try:
-        model = train_model(
-            sku_rows,
-            gold_rows,
-            folds=folds,
-            holdout=holdout,
-            target=target,
-            seed=seed,
-            correct=correct,
-            allocation=_allocation(allocation),  # type: ignore[arg-type]
-            rerank=rerank,
-        )
+        with track("catalog train", unit="models") as bar:  # the cross-fitting folds, then the final model
+            model = train_model(
+                sku_rows,
+                gold_rows,
+                folds=folds,
+                holdout=holdout,
+                target=target,
+                seed=seed,
+                correct=correct,
+                allocation=_allocation(allocation),  # type: ignore[arg-type]
+                rerank=rerank,
+                progress=lambda done, total: bar.update(done=done, total=total),
+            )
     except ValueError as exc:
         print_error(str(exc))
         raise typer.Exit(1) from exc

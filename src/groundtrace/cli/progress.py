@@ -1,11 +1,11 @@
 """Progress of long commands: a rich bar with rate and ETA on a terminal, heartbeat lines otherwise.
 
 :func:`track` is used by every long command: ``crs kb build``, ``crs build``, ``crs run`` (also
-``--config``), ``crs score``, ``crs leaderboard``, ``crs simulate``, ``crs import-release``, ``crs hydrate``
-``catalog enrich`` and ``nli-eval``. On a terminal it shows ``label ━━━━ done/total · rate/s · elapsed · ETA``
-(``unit="bytes"``: sizes and MB/s). When stderr is not a terminal (a pipe, a log
-file, CI) it prints one plain line to stderr at most every ``interval`` seconds (``GROUNDTRACE_HEARTBEAT_S``,
-default 30; ``0`` prints at every update) and once at the end:
+``--config``), ``crs score``, ``crs leaderboard``, ``crs simulate``, ``crs import-release``, ``crs hydrate``,
+``catalog enrich``, ``catalog train`` and ``nli-eval``. On a terminal it shows
+``label ━━━━ done/total · rate/s · elapsed · ETA`` (``unit="bytes"``: sizes and MB/s). When stderr is not a
+terminal (a pipe, a log file, CI) it prints one plain line to stderr at most every ``interval`` seconds
+(``GROUNDTRACE_HEARTBEAT_S``, default 30; ``0`` prints at every update) and once at the end:
 
 ``[heartbeat] crs run random · closed: 12/40 dialogues (30%) · 2.10/s · elapsed 0:00:06 · ETA 0:00:13``
 

@@ -427,8 +427,11 @@ def train_model(
     correct: Correct = exact_correct,
     allocation: Allocation = "pooled",
     rerank: bool = True,
+    progress: Callable[[int, int], None] | None = None,
 ) -> LearnedModel:
-    """Train and calibrate a model on labelled SKUs (module docstring)."""
+    """Train and calibrate a model on labelled SKUs (module docstring). ``progress(done, total)`` counts
+    the models trained: one per cross-fitting fold, then the final one (called at the start and after each).
+    """
     by_sku = _by_sku(gold)
     labelled = [s for s in skus if s.sku_id in by_sku]
     if not labelled:
@@ -447,6 +450,8 @@ def train_model(
     scored: list[Scored] = []
     candidates: list[Candidate] = []
     fold_of: dict[str, int] = {}
+    step = progress or (lambda done, total: None)
+    step(0, len(parts) + 1)
     for i, part in enumerate(parts):
         held = {s.sku_id for s in part}
         draft = _build([s for s in order if s.sku_id not in held], by_sku, params)
@@ -455,12 +460,14 @@ def train_model(
             fold_of.update(dict.fromkeys(held, i))
         else:
             scored += heldout_proposals(draft, part, by_sku, correct)
+        step(i + 1, len(parts) + 1)
     final = _build(labelled, by_sku, params)
     if rerank and candidates and len(parts) >= 2:
         ranker, scored = stacked(candidates, fold_of)
         final = final.model_copy(update={"ranker": ranker})
     elif rerank and candidates:  # one held-out part: no out-of-fold scores for the reranker to stack on
         scored = heldout_proposals(draft, parts[0], by_sku, correct)
+    step(len(parts) + 1, len(parts) + 1)
     if scored:
         final = calibrate_from(final, scored, target, allocation)
     heldout = sum(len(p) for p in parts)
