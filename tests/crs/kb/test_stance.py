@@ -164,6 +164,11 @@ def test_strong_praise_survives_a_cue_and_plain_facts_stay_neutral() -> None:
     assert neutral.predict(["We went there on a Tuesday."], [4.0])[0][0] == 0
     for text in ("We couldn't be happier with dinner.", "It could be a great spot for a first date."):
         assert neutral.predict([text], [4.0])[0][0] == 0, text
+    # a wished-for improvement stays a complaint even when both models read strong praise
+    wished = "The service could be friendlier, the seating could be comfier, the food delicious."
+    assert strong.predict([wished], [4.0])[0][0] == -1
+    assert strong.predict(["My boyfriend loved them too and kept asking for more bites."], [5.0])[0][0] == 1
+    assert not COMPLAINT_RE.search("My boyfriend loved them too and kept asking for more bites.")
 
 
 def test_review_context_reads_sentences_of_low_star_reviews_as_negative() -> None:

@@ -13,15 +13,15 @@ outnumbers *against*; to its opposite (False, or ``noise = "loud"``) when *again
 POI does not have (Yelp's own attributes win). The sentences behind each mined value are kept as evidence
 in ``attributes["mined_from_reviews"][key]`` (``"review_id:start-end"``, at most 3).
 
-Price level is **not** filled from review text. :func:`infer_price` (cheap sentences — cheap, affordable,
+The price level is not filled by a word rule: :func:`infer_price` (cheap sentences — cheap, affordable,
 good value, ... with no negation and non-negative stance — against pricey ones — pricey, expensive,
 overpriced, splurge, fine dining, ...; level 1 when cheap >= 3 and cheap > 2 × pricey, 3 when pricey >= 3 and
-pricey > 2 × cheap, else 2) is kept to *measure* what the text carries: on the 273 yelp_dense POIs that
-have Yelp's level it agrees 0.582 of the time, exactly the always-``$$`` baseline (0.582), and its
-confident answers (levels 1 and 3, 41 POIs) are right 0.488 of the time (docs/crs-kb.md). A guessed level
-would make price constraints look satisfied or violated by chance, so a POI without Yelp's level keeps
-``price_level = None`` (unknown: ``constraints.satisfies`` treats it as not satisfied, so the builder never
-asks a price constraint the KB cannot answer).
+pricey > 2 × cheap, else 2) agrees with Yelp's level on the 273 yelp_dense POIs 0.582 of the time, exactly
+the always-``$$`` baseline (docs/crs-kb.md); it is kept only to measure that (:func:`mining_agreement`).
+:func:`fill_from_reviews` fills missing levels with the model *learned on the KB's own priced POIs*
+(``groundtrace.crs.kb.price``), and only where that model is measured to beat the baseline clearly and is
+sure enough; a POI it does not fill keeps ``price_level = None`` (unknown: ``constraints.satisfies`` treats
+it as not satisfied, so the builder never asks a price constraint the KB cannot answer).
 
 :func:`mining_agreement` measures both on POIs that *do* have the Yelp value (the mined value is
 computed as if it were absent and compared).
@@ -141,10 +141,14 @@ def mine_poi(kb: KnowledgeBase, poi: POI) -> tuple[dict[str, Any], int, dict[str
     return mined, price, evidence
 
 
-def fill_from_reviews(kb: KnowledgeBase) -> tuple[KnowledgeBase, dict[str, Any]]:
-    """A KB whose POIs have their absent :data:`MINED` attributes filled from reviews (with evidence) —
-    never the price level (module docstring) — and a report: counts filled per key and
-    :func:`mining_agreement` (which measures the text's price level too)."""
+def fill_from_reviews(
+    kb: KnowledgeBase, *, infer_prices: bool = True
+) -> tuple[KnowledgeBase, dict[str, Any]]:
+    """A KB whose POIs have their absent :data:`MINED` attributes filled from reviews (with evidence) and,
+    with ``infer_prices``, missing price levels inferred by ``price.infer_missing_prices`` (only when its
+    cross-validated accuracy clearly beats the majority level; marked ``inferred``) — and a report: counts
+    filled per key, :func:`mining_agreement` (which measures the word rule's price level too) and
+    ``price_inferred`` (the learned model's cross-validated quality, floor and fills, or why none)."""
     filled: Counter[str] = Counter()
     pois: list[POI] = []
     for poi in (kb.pois[i] for i in sorted(kb.pois)):
@@ -163,7 +167,17 @@ def fill_from_reviews(kb: KnowledgeBase) -> tuple[KnowledgeBase, dict[str, Any]]
         pois.append(poi.model_copy(update=update) if update else poi)
     out = KnowledgeBase(pois, kb.reviews.values(), name=kb.name)
     out.set_stances(kb.stances, kb.stance_model or "")
-    return out, {"filled": dict(sorted(filled.items())), "agreement": mining_agreement(kb, kb.pois.values())}
+    report: dict[str, Any] = {
+        "filled": dict(sorted(filled.items())),
+        "agreement": mining_agreement(kb, kb.pois.values()),
+    }
+    if infer_prices:
+        from groundtrace.crs.kb.price import infer_missing_prices
+
+        out, report["price_inferred"] = infer_missing_prices(out)
+        if report["price_inferred"]["filled"]:
+            report["filled"]["price_level"] = report["price_inferred"]["filled"]
+    return out, report
 
 
 def _confident(pairs: list[tuple[int, int]]) -> dict[str, Any]:
@@ -207,7 +221,7 @@ def mining_agreement(kb: KnowledgeBase, pois: Iterable[POI]) -> dict[str, Any]:
             "accuracy": round(sum(t == p for t, p in price_pairs) / len(price_pairs), 3),
             "majority_baseline": round(majority / len(price_pairs), 3),
             "confident": _confident(price_pairs_confident),
-            "note": "measured only, never filled (no better than the majority level); levels 3 and 4 "
-            "compared as 3 (the text rule infers 1-3)",
+            "note": "the word rule, measured only (no better than the majority level); missing levels are "
+            "filled by the learned model (price_inferred); levels 3 and 4 compared as 3",
         }
     return out

@@ -35,6 +35,9 @@ Polarity
      strongly positive (VADER >= 0.5 and the star classifier's score >= 0.5): in a 1–2-star review a
      narrating sentence ("Another 1/2 hr goes by and call again.") is part of the complaint.
 
+  3. *wished-for improvements* (:data:`WISHED_FOR`: "could be friendlier", "could be better") are -1
+     even when strongly positive: the positive words are what the reviewer misses.
+
   ``score`` stays the consensus mean (rules change the polarity only).
 
 Measured with ``benchmarks/eval_stance.py`` on two hand-labelled sets (numbers in docs/crs-kb.md): the
@@ -56,7 +59,7 @@ from typing import Protocol
 
 from groundtrace.crs.schema import Review
 
-STANCE_VERSION = "stance-4"
+STANCE_VERSION = "stance-5"
 DEFAULT_MODEL = "contextual"
 
 SENTENCE_RE = re.compile(r"[^\s.!?)\]}][^.!?]*[.!?]+")
@@ -226,6 +229,16 @@ class ConsensusPolarity:
         return out
 
 
+#: A wished-for improvement ("the service could be friendlier", "could be better", "should be better"):
+#: a complaint whatever the base models say — VADER scores the wished-for quality ("friendlier") as present,
+#: so unlike the other cues strong praise does not override it (stance-5).
+WISHED_FOR = re.compile(
+    r"could (?:definitely |really |certainly )?be (?:a (?:bit|little|lot|tad) |much |way |slightly )?"
+    r"(?:better|improved|more \w+|\w{3,}ier)|"
+    r"should (?:definitely |really )?be (?:a (?:bit|little|lot) |much |way )?(?:better|improved)",
+    re.IGNORECASE,
+)
+
 #: Complaint constructions both base models tend to read as neutral (rule 1 of ContextualPolarity), by
 #: aspect: overall, food, service, wait, price, noise, cleanliness, seating, counterfactuals.
 COMPLAINT_RE = re.compile(
@@ -246,16 +259,12 @@ COMPLAINT_RE = re.compile(
     r"overpriced|over-priced|charged|"
     r"noisy|loud(?:ly|er)?|cramped|dirty|filthy|gross|odou?r|stink\w*|smell(?:ed|s)? (?:bad|like)|"
     r"poor(?:ly)?|bad|worse|"
-    r"too (?!good\b|cute\b|bad\b|many (?:good|great))\w+|"
+    r"too (?!good\b|cute\b|bad\b|many (?:good|great)|and\b|but\b|or\b|so\b)\w+|"
     r"a (?:bit|tad|little|touch) (?:too |on the )?(?:high|pricey|expensive|salty|sweet|dry|bland|greasy|slow|"
     r"loud|noisy|small|steep|overpriced|cold)|"
     r"(?:could|should|would|might)(?:'ve| have) (?:been|liked?|put|used|done)|could use|"
     r"should(?:n't)? have|would have been|could have been|wish(?:ed)?|"
-    r"could (?:definitely |really |certainly )?be (?:a (?:bit|little|lot|tad) |much |way |slightly )?"
-    r"(?:better|improved|more \w+|\w{3,}ier)|"
-    r"should (?:definitely |really )?be (?:a (?:bit|little|lot) |much |way )?(?:better|improved)|"
-    r"not (?:good|great|impressed|happy|the best|fresh|busy)"
-    r")\b",
+    r"not (?:good|great|impressed|happy|the best|fresh|busy)|" + WISHED_FOR.pattern + r")\b",
     re.IGNORECASE,
 )
 STRONG_POSITIVE = 0.5
@@ -285,6 +294,8 @@ class ContextualPolarity:
             if polarity >= 0 and COMPLAINT_RE.search(text) and not (polarity == 1 and sa >= STRONG_POSITIVE):
                 polarity = -1
             if rating is not None and rating <= LOW_STARS and polarity >= 0 and not strong:
+                polarity = -1
+            if WISHED_FOR.search(text):
                 polarity = -1
             out.append((polarity, (sa + sb) / 2))
         return out
