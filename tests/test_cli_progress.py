@@ -195,10 +195,11 @@ def test_piped_long_commands_print_heartbeat_lines(tmp_path: Path) -> None:
         assert "\x1b[" not in result.stderr  # no terminal control codes in a log
 
 
-@pytest.mark.slow  # six commands in subprocesses
+@pytest.mark.slow  # eight commands in subprocesses
 def test_piped_kb_build_import_leaderboard_simulate_and_hydrate_print_heartbeat_lines(tmp_path: Path) -> None:
     """The other long commands: a Yelp KB build (per file read, in MB), a public-release import and a
-    hydration (MB of the user's review file), a leaderboard (dialogues over all its runs), a simulation."""
+    hydration (MB of the user's review file), a leaderboard and an experiment file (dialogues over all
+    their runs), a simulation."""
     from groundtrace.crs.kb.demo import generate_demo_kb
     from groundtrace.crs.kb.knowledge_base import KnowledgeBase
     from groundtrace.crs.kb.store import save_kb
@@ -243,6 +244,15 @@ def test_piped_kb_build_import_leaderboard_simulate_and_hydrate_print_heartbeat_
     assert (
         beats[0] == (0, 12) and beats[-1] == (12, 12) and [d for d, _ in beats] == sorted(d for d, _ in beats)
     )
+    (tmp_path / "run.yaml").write_text(
+        "dataset: ds\nsplits: [all]\nsettings: [closed, open]\nsystems: [random, oracle]\n"
+        "report: {resamples: 10, dialogue_pages: 0}\nout: exp\n",
+        encoding="utf-8",
+    )
+    experiment = _cli("crs", "run", "--config", "run.yaml", cwd=tmp_path)
+    assert experiment.returncode == 0, experiment.stderr
+    beats = _beats(experiment.stderr, "crs run --config run.yaml")
+    assert beats[-1] == (24, 24) and [d for d, _ in beats] == sorted(d for d, _ in beats)  # 2 x 2 x 6
     sim = _cli("crs", "simulate", "--system", "random", "--dataset", "ds", "--split", "all", "--out", "sim",
                cwd=tmp_path)  # fmt: skip
     assert sim.returncode == 0, sim.stderr
@@ -264,7 +274,7 @@ def test_piped_kb_build_import_leaderboard_simulate_and_hydrate_print_heartbeat_
     assert hydrate.returncode == 0, hydrate.stderr
     found = [m for m in map(BYTES_BEAT.match, hydrate.stderr.splitlines()) if m]
     assert found and found[-1]["label"] == "crs hydrate reviews" and found[-1]["share"] == "100"
-    for result in (kb, imported, board, sim, hydrate):
+    for result in (kb, imported, board, experiment, sim, hydrate):
         assert "\x1b[" not in result.stderr
 
 
