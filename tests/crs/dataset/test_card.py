@@ -94,3 +94,31 @@ def test_a_yelp_card_splits_the_licence(tmp_path: Path, demo_release: tuple[Path
     body = card.read_text(encoding="utf-8")
     assert "contains Yelp review text" in body and "must not be redistributed" in body
     assert "| dialogues, personas, constraints, gold labels, pools, spans (ours) | cc-by-4.0 |" in body
+
+
+@pytest.mark.slow
+def test_the_redacted_export_card_names_its_splits_and_how_to_hydrate(
+    demo_release: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    """`crs export` (its default, redacted format) writes a card too: splits as the default config, the
+    features, the licence and the hydrate command; no KB config (the KB is not part of that layout)."""
+    from typer.testing import CliRunner
+
+    from groundtrace.cli import app
+
+    built, _, _ = demo_release
+    out = tmp_path / "red"
+    result = CliRunner().invoke(
+        app,
+        ["crs", "export", str(built), "--redact", "--kb", str(built.parent / "kb.sqlite"), "--out", str(out)],
+    )
+    assert result.exit_code == 0, result.output
+    meta = front_matter(out / "README.md")
+    assert [c["config_name"] for c in meta["configs"]] == ["default"]
+    assert [f["path"] for f in meta["configs"][0]["data_files"]] == [
+        "train.jsonl",
+        "validation.jsonl",
+        "test.jsonl",
+    ]
+    assert meta["license"] == "cc-by-4.0" and meta["dataset_info"][0]["config_name"] == "default"
+    assert "groundtrace crs hydrate THIS_FOLDER --yelp-reviews" in (out / "README.md").read_text()
