@@ -45,6 +45,7 @@ _SPACES = re.compile(r"\s+")
 
 
 _TAG_NUMBER = re.compile(r"R([1-9][0-9]*)")
+_RESOLVED = "\x00resolved"  # TurnContext.memo key of the per-turn tag resolutions
 
 
 class OpenRefs(Mapping[str, ReviewRef]):
@@ -67,6 +68,7 @@ class OpenRefs(Mapping[str, ReviewRef]):
         self._n = len(base)
         self._poi_index = 0
         self._full: dict[str, ReviewRef] | None = None
+        self._got: dict[str, ReviewRef | None] = {}
 
     def _extend_to(self, number: int) -> None:
         """Number the pool's untagged reviews on until tag ``R{number}`` exists or the pool is used up."""
@@ -84,13 +86,22 @@ class OpenRefs(Mapping[str, ReviewRef]):
                 tagged.add(review_id)
 
     def get(self, tag: str, default: ReviewRef | None = None) -> ReviewRef | None:  # type: ignore[override]
-        match = _TAG_NUMBER.fullmatch(tag) if isinstance(tag, str) else None
+        if isinstance(tag, str):  # a tag's ref never changes: kept once looked up
+            if tag in self._got:
+                found = self._got[tag]
+            else:
+                found = self._got[tag] = self._lookup(tag)
+            return default if found is None else found
+        return self.base.get(tag, default)
+
+    def _lookup(self, tag: str) -> ReviewRef | None:
+        match = _TAG_NUMBER.fullmatch(tag)
         if match is not None and int(match.group(1)) > len(self.base):
             self._extend_to(int(match.group(1)))
             found = self._extension.get(tag)
             if found is not None:
                 return found
-        return self.base.get(tag, default)
+        return self.base.get(tag)
 
     def __getitem__(self, tag: str) -> ReviewRef:
         found = self.get(tag)
@@ -334,13 +345,16 @@ class TurnContext:
             ref = self.resolve(tag)
             return ref.review_id if ref is not None else None
 
+        quoted = any(claim.quotes for claim in self.tagged_claims)
+
         return analyse(
             self.tagged_claims,
             self.tag_groups,
             resolve,
             lambda rid: self.run.kb.reviews[rid].text,
             self.run.quote_score,
-            QuoteContext(self.response, self.dstate.user_norm(self.turn.index)),
+            # the user's text is read by the echo rule only, for a quoted citation
+            QuoteContext(self.response, self.dstate.user_norm(self.turn.index) if quoted else ""),
             self.over_limit,
         )
 
@@ -376,10 +390,17 @@ class TurnContext:
         return self.dstate.refs(self.gold)
 
     def resolve(self, tag: str) -> ReviewRef | None:
-        """The review a tag points to, when it exists in the tag table and in the KB."""
+        """The review a tag points to, when it exists in the tag table and in the KB (kept per turn until
+        :meth:`release`: the metrics resolve the same few tags many times)."""
+        resolved = self.memo.get(_RESOLVED)
+        if resolved is None:
+            resolved = self.memo[_RESOLVED] = {}
+        elif tag in resolved:
+            return resolved[tag]  # type: ignore[no-any-return]
         ref = self.refs.get(tag)
-        if ref is None or ref.review_id not in self.run.kb.reviews:
-            return None
+        if ref is not None and ref.review_id not in self.run.kb.reviews:
+            ref = None
+        resolved[tag] = ref
         return ref
 
     @cached_property
