@@ -40,7 +40,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_REF = "3753f89"  # main before the scoring fast paths (issue 16 item 1)
+DEFAULT_REF = "7a3773c"  # main before the scoring fast paths (issue 16 item 1)
 
 CHILD = r"""
 import json, os, resource, sys, time

@@ -88,6 +88,7 @@ def score_file(
     out.mkdir(parents=True, exist_ok=True)
     if not in_place:
         copy.write_text(text, encoding="utf-8")
+    del text  # tens of MB for a large run: not held while scoring
     all_ids = {d.dialogue_id for d in dialogues}
     selected_ids = {d.dialogue_id for d in selected}
     scored = [p for p in checked if p.dialogue_id in selected_ids or p.dialogue_id not in all_ids]
