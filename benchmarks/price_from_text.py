@@ -1,13 +1,14 @@
 """Can review text carry a POI's price level? Measured on POIs that have Yelp's level.
 
-On a KB (levels 3 and 4 compared as 3):
+On the POIs of one type of a KB (``--type``, default restaurant; levels 3 and 4 compared as 3):
 
 * ``majority``: always the training part's most common level;
 * ``text_rule``: the cheap/pricey sentence rule ``groundtrace.crs.kb.mining.infer_price``;
 * ``learned``: ``groundtrace.crs.kb.price.PriceModel`` (TF-IDF of the reviews + menu prices + price
   words + categories, logistic regression), *nested* cross-validation: 5 outer folds (seeded); in each,
   ``price.assess`` on the training part alone picks the confidence floor (its own inner 5-fold CV) and
-  decides whether it would fill at all; the model fitted on the training part answers the test part.
+  decides whether it would fill at all (the floor must also beat the majority level on the POIs above
+  it); the model fitted on the training part answers the test part.
   Reported: accuracy, macro-F1, within-one accuracy of every answer, and coverage/accuracy of the answers
   at or above the floor (what ``crs kb build`` would fill);
 * ``cross_city``: trained (and its floor chosen) on the KB's Philadelphia POIs, tested on the others;
@@ -147,12 +148,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kb", required=True)
     parser.add_argument("--other-yelp-dir", type=Path, default=None)
     parser.add_argument("--city", default="Philadelphia", help="the training city of the cross-city test")
+    parser.add_argument("--type", default="restaurant", help="the POI type measured (a model per type)")
     args = parser.parse_args(argv)
     kb = load_kb(args.kb)
     pois = [
         p
         for p in sorted(kb.pois.values(), key=lambda p: p.poi_id)
-        if p.price_level is not None and not price.is_inferred(p)
+        if p.price_level is not None and not price.is_inferred(p) and p.poi_type == args.type
     ]
     y = np.array([price.level_class(p.price_level) for p in pois])
     rule = np.array([infer_price(_sentences(kb, p.poi_id))[0] for p in pois])

@@ -80,10 +80,11 @@ LABELLED = [1] * 25 + [2] * 40 + [3] * 15 + [4] * 5
 
 def test_missing_levels_are_filled_from_the_text_and_marked_inferred() -> None:
     kb = _kb(LABELLED + [None, None, None])
-    out, report = price.infer_missing_prices(kb)
-    assert report["labelled"] == 85 and report["missing"] == 3
+    out, total = price.infer_missing_prices(kb)
+    report = total["by_type"]["restaurant"]
+    assert report["labelled"] == 85 and report["missing"] == total["missing"] == 3
     assert report["cross_validated"]["accuracy"] > report["majority_baseline"]["accuracy"] + price.MIN_GAIN
-    assert report["floor"] is not None and report["filled"] == 3 and report["filled_levels"] == {"1": 3}
+    assert report["floor"] is not None and total["filled"] == 3 and report["filled_levels"] == {"1": 3}
     for pid in ("P085", "P086", "P087"):
         poi = out.pois[pid]
         assert poi.price_level == 1 and price.is_inferred(poi)
@@ -95,8 +96,9 @@ def test_missing_levels_are_filled_from_the_text_and_marked_inferred() -> None:
 
 def test_text_without_price_signal_fills_nothing_and_says_why() -> None:
     kb = _kb(LABELLED + [None], signal=False)
-    out, report = price.infer_missing_prices(kb)
-    assert report["filled"] == 0 and out is kb
+    out, total = price.infer_missing_prices(kb)
+    report = total["by_type"]["restaurant"]
+    assert total["filled"] == report["filled"] == 0 and out is kb
     assert "majority baseline" in report["why_not"] or "confidence floor" in report["why_not"]
     assert out.pois["P085"].price_level is None
 
@@ -110,7 +112,7 @@ def test_text_without_price_signal_fills_nothing_and_says_why() -> None:
 )
 def test_too_few_labelled_pois_fill_nothing(levels: list[int | None], why: str) -> None:
     out, report = price.infer_missing_prices(_kb(levels))
-    assert report["filled"] == 0 and why in report["why_not"]
+    assert report["filled"] == 0 and why in report["by_type"]["restaurant"]["why_not"]
     assert all(p.price_level is None for p in out.pois.values() if p.poi_id == f"P{len(levels) - 1:03d}")
 
 
@@ -138,3 +140,17 @@ def test_scores_of_a_known_answer() -> None:
         "macro_f1": 0.444,
         "within_one": 0.75,
     }
+
+
+def test_a_type_is_priced_only_from_its_own_type() -> None:
+    """A hotel without a level is not priced by a model of restaurants (which fills a restaurant)."""
+    kb = _kb(LABELLED + [None, None])
+    pois = [p.model_copy(update={"poi_type": "hotel"}) if p.poi_id == "P086" else p for p in kb.pois.values()]
+    mixed = KnowledgeBase(pois, kb.reviews.values())
+    mixed.set_stances(kb.stances, "by-hand")
+    out, report = price.infer_missing_prices(mixed)
+    assert out.pois["P085"].price_level == 1 and out.pois["P086"].price_level is None
+    assert report["filled"] == 1 and report["missing"] == 2
+    assert (
+        report["by_type"]["hotel"]["labelled"] == 0 and "at least 60" in report["by_type"]["hotel"]["why_not"]
+    )

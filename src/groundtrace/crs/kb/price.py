@@ -13,15 +13,16 @@ log of their median and maximum, their count per 100 words, the share >= $25); t
 pricey words (``mining.CHEAP`` / ``mining.PRICEY``) per 100 words; and the POI's Yelp categories as
 tokens (they exist without attributes). Classifier: multinomial logistic regression (scikit-learn,
 ``C`` = :data:`C`, lbfgs: deterministic). Levels 3 and 4 are one class (3): Yelp's $$$$ is rare (11 of
-273 yelp_dense POIs), so a filled 3 means "$$$ or more".
+the 267 priced yelp_dense restaurants), so a filled 3 means "$$$ or more".
 
-Gate and floor (:func:`assess`)
--------------------------------
-With at least :data:`MIN_LABELLED` labelled POIs and :data:`MIN_PER_LEVEL` of at least two levels,
-stratified 5-fold cross-validation on them (seeded) gives accuracy, macro-F1, within-one accuracy and the
-majority baseline. The confidence floor is the smallest value of :data:`FLOORS` at which the
-cross-validated answers with ``max P >= floor`` are right at least :data:`TARGET_ACCURACY` of the time
-and cover at least :data:`MIN_COVERAGE` of the POIs. Prices are filled only when a floor exists, the
+Gate and floor (:func:`assess`), per POI type
+---------------------------------------------
+A model is trained per POI type on that type's priced POIs. With at least :data:`MIN_LABELLED` of them
+and :data:`MIN_PER_LEVEL` of at least two levels, stratified 5-fold cross-validation (seeded) gives
+accuracy, macro-F1, within-one accuracy and the majority baseline. The confidence floor is the smallest
+value of :data:`FLOORS` at which the cross-validated answers with ``max P >= floor`` are right at least
+:data:`TARGET_ACCURACY` of the time, beat the majority level on those same POIs by :data:`MIN_GAIN`, and
+cover at least :data:`MIN_COVERAGE` of the POIs. Prices are filled only when a floor exists, the
 accuracy beats the baseline by at least :data:`MIN_GAIN` and macro-F1 beats the baseline's.
 Otherwise nothing is filled and the report says why.
 
@@ -165,19 +166,25 @@ def cross_validate(
     return pred, conf
 
 
-def choose_floor(gold: np.ndarray, pred: np.ndarray, conf: np.ndarray) -> tuple[float | None, dict[str, Any]]:
-    """The smallest :data:`FLOORS` value whose answers reach :data:`TARGET_ACCURACY` with coverage >=
-    :data:`MIN_COVERAGE` (None when none does), and the accuracy/coverage at each floor."""
+def choose_floor(
+    gold: np.ndarray, pred: np.ndarray, conf: np.ndarray, majority: int
+) -> tuple[float | None, dict[str, Any]]:
+    """The smallest :data:`FLOORS` value whose answers reach :data:`TARGET_ACCURACY`, cover >=
+    :data:`MIN_COVERAGE` of the POIs and beat the majority level *on those same POIs* by >=
+    :data:`MIN_GAIN` (None when none does), and the accuracy/coverage at each floor."""
     table: dict[str, Any] = {}
     chosen: float | None = None
     for floor in FLOORS:
         sure = conf >= floor
         acc = float((gold == pred)[sure].mean()) if sure.any() else None
+        base = float((gold == majority)[sure].mean()) if sure.any() else None
         table[f"{floor:.2f}"] = {
             "coverage": round(float(sure.mean()), 3),
             "accuracy": None if acc is None else round(acc, 3),
+            "majority_accuracy": None if base is None else round(base, 3),
         }
-        if chosen is None and acc is not None and acc >= TARGET_ACCURACY and sure.mean() >= MIN_COVERAGE:
+        good = acc is not None and base is not None and acc >= TARGET_ACCURACY and acc - base >= MIN_GAIN
+        if chosen is None and good and sure.mean() >= MIN_COVERAGE:
             chosen = floor
     return chosen, table
 
@@ -207,7 +214,7 @@ def assess(kb: KnowledgeBase, labelled: Sequence[POI], seed: int = 0) -> tuple[f
     majority = Counter(gold.tolist()).most_common(1)[0][0]
     base = scores(gold, np.full(len(gold), majority))
     model = scores(gold, pred)
-    floor, table = choose_floor(gold, pred, conf)
+    floor, table = choose_floor(gold, pred, conf, majority)
     report.update(
         {
             "levels": {str(k): v for k, v in sorted(Counter(gold.tolist()).items())},
@@ -224,43 +231,56 @@ def assess(kb: KnowledgeBase, labelled: Sequence[POI], seed: int = 0) -> tuple[f
         )
         return None, report
     if floor is None:
-        report["why_not"] = f"no confidence floor reaches accuracy {TARGET_ACCURACY} on >= {MIN_COVERAGE:.0%}"
+        report["why_not"] = (
+            f"no confidence floor reaches accuracy {TARGET_ACCURACY} on >= {MIN_COVERAGE:.0%} of the POIs "
+            f"and beats the majority level there by {MIN_GAIN}"
+        )
         return None, report
     return floor, report
 
 
 def infer_missing_prices(kb: KnowledgeBase, seed: int = 0) -> tuple[KnowledgeBase, dict[str, Any]]:
     """The KB with inferred price levels on POIs that lack Yelp's (module docstring), and a report:
-    the cross-validated quality, the floor, how many were filled (per level) and how many stay unknown."""
+    per POI type (a model per type, trained on that type's priced POIs only: a restaurant's words say
+    nothing about a hotel's price) the cross-validated quality, the floor, how many were filled (per
+    level) or why none; ``filled`` and ``missing`` in all."""
     from groundtrace.crs.kb.mining import EVIDENCE_KEY
 
     pois = [kb.pois[i] for i in sorted(kb.pois)]
-    labelled = [p for p in pois if p.price_level is not None and not is_inferred(p)]
-    missing = [p for p in pois if p.price_level is None]
-    floor, report = assess(kb, labelled, seed)
-    report["missing"] = len(missing)
-    if floor is None or not missing:
-        report["filled"] = 0
-        return kb, report
-    model = PriceModel().fit(
-        [poi_document(kb, p) for p in labelled],
-        [p.categories for p in labelled],
-        [p.price_level for p in labelled],  # type: ignore[misc]
-    )
-    answers = model.predict([poi_document(kb, p) for p in missing], [p.categories for p in missing])
-    filled: dict[str, Any] = {}
-    by_level: Counter[int] = Counter()
-    for poi, (level, p) in zip(missing, answers, strict=True):
-        if p < floor:
+    filled: dict[str, POI] = {}
+    report: dict[str, Any] = {"model": MODEL_NAME, "by_type": {}}
+    for poi_type in sorted({p.poi_type for p in pois}):
+        of_type = [p for p in pois if p.poi_type == poi_type]
+        missing = [p for p in of_type if p.price_level is None]
+        if not missing:
             continue
-        attrs = dict(poi.attributes)
-        evidence = dict(attrs.get(EVIDENCE_KEY, {}))
-        evidence["price_level"] = [f"{INFERRED} p={p:.2f} (model {MODEL_NAME})"]
-        attrs[EVIDENCE_KEY] = evidence
-        filled[poi.poi_id] = poi.model_copy(update={"price_level": level, "attributes": attrs})
-        by_level[level] += 1
+        labelled = [p for p in of_type if p.price_level is not None and not is_inferred(p)]
+        floor, part = assess(kb, labelled, seed)
+        part["missing"] = len(missing)
+        part["filled"] = 0
+        report["by_type"][poi_type] = part
+        if floor is None:
+            continue
+        model = PriceModel().fit(
+            [poi_document(kb, p) for p in labelled],
+            [p.categories for p in labelled],
+            [p.price_level for p in labelled],  # type: ignore[misc]
+        )
+        answers = model.predict([poi_document(kb, p) for p in missing], [p.categories for p in missing])
+        by_level: Counter[int] = Counter()
+        for poi, (level, p) in zip(missing, answers, strict=True):
+            if p < floor:
+                continue
+            attrs = dict(poi.attributes)
+            evidence = dict(attrs.get(EVIDENCE_KEY, {}))
+            evidence["price_level"] = [f"{INFERRED} p={p:.2f} (model {MODEL_NAME})"]
+            attrs[EVIDENCE_KEY] = evidence
+            filled[poi.poi_id] = poi.model_copy(update={"price_level": level, "attributes": attrs})
+            by_level[level] += 1
+        part["filled"] = sum(by_level.values())
+        part["filled_levels"] = {str(k): v for k, v in sorted(by_level.items())}
+    report["missing"] = sum(p.price_level is None for p in pois)
     report["filled"] = len(filled)
-    report["filled_levels"] = {str(k): v for k, v in sorted(by_level.items())}
     if not filled:
         return kb, report
     out = KnowledgeBase([filled.get(p.poi_id, p) for p in pois], kb.reviews.values(), name=kb.name)
