@@ -267,3 +267,18 @@ def test_prefilter_shows_rejected_candidates_last(demo) -> None:
                 assert out.ranking[0] not in turn.state.rejected
                 checked += 1
     assert checked >= 1
+
+
+@pytest.mark.parametrize("name", ["llm-zero-shot", "llm-dst", "trace-hybrid"])
+def test_failed_turn_keeps_its_tokens_in_the_ledger(demo, tmp_path, name) -> None:
+    """A turn whose answer never validates (3 tries) made its calls: their tokens are on the failed
+    prediction and in run.json (they were recorded as 0 + 0)."""
+    dialogues = demo.dialogues[:1]
+    with WireServer(lambda r: Reply(content="{oops")) as server:
+        bad = run_system(_build(name, server), dialogues, demo.kb, tmp_path / "b", split="all")
+        sent = len(server.requests)
+    assert bad.table.predictions.errored == bad.table.n_turns > 0 and sent >= 3 * bad.table.n_turns
+    preds = [json.loads(line) for line in (tmp_path / "b" / "predictions.jsonl").read_text().splitlines()]
+    assert all(p["error"] and p["prompt_tokens"] > 0 and p["completion_tokens"] > 0 for p in preds)
+    usage = json.loads((tmp_path / "b" / "run.json").read_text())["usage"]
+    assert usage["prompt_tokens"] == sum(p["prompt_tokens"] for p in preds) > 0

@@ -75,8 +75,15 @@ def _ask(
         output, usage = check_output(raw, pool)
     except Exception as exc:  # noqa: BLE001 - any system failure makes the turn unscorable
         latency = time.perf_counter() - start
+        spent = getattr(exc, "turn_usage", None)  # LLM calls the failed turn made (usage_on_failure)
         return Prediction(
-            **where, system=system.name, error=f"{type(exc).__name__}: {exc}", latency_s=latency
+            **where,
+            system=system.name,
+            error=f"{type(exc).__name__}: {exc}",
+            latency_s=latency,
+            cost_usd=max(0.0, getattr(spent, "cost_usd", 0.0)),
+            prompt_tokens=max(0, getattr(spent, "prompt_tokens", 0)),
+            completion_tokens=max(0, getattr(spent, "completion_tokens", 0)),
         )
     return Prediction(
         **where,

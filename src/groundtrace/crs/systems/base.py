@@ -31,6 +31,8 @@ Rules the runner relies on:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -45,6 +47,27 @@ class TurnUsage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+
+
+@contextmanager
+def usage_on_failure(client: Any) -> Iterator[None]:
+    """Attach the LLM usage spent by a turn that fails to its exception, as ``exc.turn_usage`` (a
+    :class:`TurnUsage`: the difference of ``client.usage()`` around the block); the runner records it on
+    the failed turn, so calls that ended in a failure (e.g. an answer that never validated after its
+    re-asks) are still counted in the run ledger. A client without ``usage()`` attaches nothing."""
+    usage = getattr(client, "usage", None)
+    before = usage() if callable(usage) else None
+    try:
+        yield
+    except Exception as exc:
+        if before is not None:
+            after = usage()  # type: ignore[misc]
+            exc.turn_usage = TurnUsage(  # type: ignore[attr-defined]
+                prompt_tokens=after.prompt_tokens - before.prompt_tokens,
+                completion_tokens=after.completion_tokens - before.completion_tokens,
+                cost_usd=after.cost_usd - before.cost_usd,
+            )
+        raise
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from groundtrace.core.llm.base import ChatMessage
 from groundtrace.core.llm.fence import data_block
-from groundtrace.crs.systems.base import SystemReply
+from groundtrace.crs.systems.base import SystemReply, usage_on_failure
 from groundtrace.crs.systems.llm.base import (
     MAX_RESPONSE_CHARS,
     LLMAnswer,
@@ -108,7 +108,8 @@ class TraceLLM:
             ChatMessage(role="system", content=prompt_text("system")),
             ChatMessage(role="user", content=user),
         ]
-        done = self.client.complete(messages, schema=LLMAnswer, max_tokens=self.max_tokens)
+        with usage_on_failure(self.client):  # a failing call's tokens still reach the ledger
+            done = self.client.complete(messages, schema=LLMAnswer, max_tokens=self.max_tokens)
         answer: LLMAnswer = done.parsed
         if self.rerank:
             ordered = [p for p in resolve_keys(answer.ranking, keys, turn.cards) if p in head]

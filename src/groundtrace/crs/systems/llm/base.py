@@ -41,7 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from groundtrace.core.llm.base import ChatMessage, Completion, LLMClient
 from groundtrace.core.llm.fence import data_block
-from groundtrace.crs.systems.base import CRSSystem, SystemReply, TurnUsage
+from groundtrace.crs.systems.base import CRSSystem, SystemReply, TurnUsage, usage_on_failure
 from groundtrace.crs.systems.predictions import CandidateCard, SystemInput, SystemOutput
 from groundtrace.crs.systems.toolkit.base import RankingSystem, Turn, move_rejected_last
 from groundtrace.crs.systems.toolkit.memo import Memo
@@ -254,6 +254,12 @@ class LLMSystem(CRSSystem):
         return response
 
     def respond(self, inp: SystemInput) -> SystemReply:
+        """:meth:`answer_turn`, with the usage of a failing turn attached to its exception (the ledger)."""
+        with usage_on_failure(self.client):
+            return self.answer_turn(inp)
+
+    def answer_turn(self, inp: SystemInput) -> SystemReply:
+        """One turn (module docstring); subclasses with other steps override this."""
         turn = Turn(inp, track_state(inp), self.memo)
         shortlist = self.shortlist(turn)
         completions: list[Completion] = []

@@ -243,7 +243,7 @@ class LLMDSTSystem(LLMSystem):
         completions.append(done)
         return done.parsed
 
-    def respond(self, inp: SystemInput) -> SystemReply:
+    def answer_turn(self, inp: SystemInput) -> SystemReply:
         turn = Turn(inp, track_state(inp), self.memo)
         shortlist = self.shortlist(turn)
         completions: list[Completion] = []
