@@ -6,6 +6,7 @@ outputs given through :func:`~.runner.run_system`; the folder is the same (:mod:
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -62,7 +63,47 @@ def score_file(
     before anything is written. ``label`` (``run.json["label"]``) names the run in reports.
     ``progress(done, total)`` is called as recommendation turns are scored. ``run.json["provenance"]``
     records what the scores were made with (:mod:`.provenance`).
+
+    The cyclic garbage collector is paused during the call, as in ``score_predictions``: reading tens of
+    thousands of predictions next to a large loaded dataset otherwise spends most of its time in
+    generation-2 collections (10k demo dialogues: reading the predictions 0.75 -> 0.26 s CPU).
     """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _score_file(
+            predictions,
+            dialogues,
+            kb,
+            out,
+            setting,
+            split,
+            limit,
+            metrics,
+            entailment,
+            dataset,
+            label,
+            progress,
+        )
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _score_file(
+    predictions: Path | str,
+    dialogues: Sequence[AnyDialogue],
+    kb: KnowledgeBase,
+    out: Path | str,
+    setting: Setting,
+    split: str,
+    limit: int | None,
+    metrics: Sequence[Any] | None,
+    entailment: Any,
+    dataset: str,
+    label: str | None,
+    progress: Callable[[int, int], None] | None,
+) -> RunResult:
     check_setting(setting)
     out = Path(out)
     file = read_predictions(predictions)
