@@ -13,8 +13,8 @@ ratios against a reference measured in the same run.
 * **paths** — each in a fresh ``python`` process pinned to one CPU, doing what ``crs score`` does (load the
   split, resolve the KB, ``score_file`` into a new run folder):
 
-  - ``ref``: the reference commit ``--ref`` (default: main before the scoring fast paths) in a ``git
-    worktree``, loading with ``load_records`` (the lean reader) when it has one, else ``load_dataset``;
+  - ``ref``: the reference commit ``--ref`` (default: ``main``) in a ``git worktree``, loading with
+    ``load_records`` (the lean reader) when it has one, else ``load_dataset``;
   - ``pydantic``: this checkout, loading with ``load_dataset`` (pydantic models; ``--paths`` adds it);
   - ``lean``: this checkout, loading with ``load_records`` (the lean reader; what ``crs score`` uses).
 * **reported** — per path: load CPU s, score CPU s (``score_file``: predictions, pool check, metrics,
@@ -26,6 +26,8 @@ ratios against a reference measured in the same run.
   dialogues) and runs the same comparison on it (identity of the scores is the point there).
 
 Times depend on the machine and its load (the development machine has 2 shared cores): compare the ratios.
+The reference and this checkout must both read the dataset's KB: code refuses a KB of another format or
+stance version (``StaleKnowledgeBaseError`` in a child), so pick a ``--ref`` with this checkout's KB version.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_REF = "7a3773c"  # main before the scoring fast paths (issue 16 item 1)
+DEFAULT_REF = "main"  # a branch against main; 7a3773c: main before the scoring fast paths (issue 16 item 1)
 
 CHILD = r"""
 import json, os, resource, sys, time
@@ -178,9 +180,7 @@ def main() -> int:
     ap.add_argument("--dialogues", type=int, default=10_000)
     ap.add_argument("--split", default="all")
     ap.add_argument("--settings", default="closed,open")
-    ap.add_argument(
-        "--ref", default=DEFAULT_REF, help="reference commit (main before the scoring fast paths)"
-    )
+    ap.add_argument("--ref", default=DEFAULT_REF, help="reference commit (default: main)")
     ap.add_argument("--paths", default="ref,lean", help="paths to run besides ref: lean, pydantic")
     ap.add_argument("--repeat", type=int, default=1, help="runs per path; the best is reported")
     ap.add_argument("--yelp", type=Path, help="also compare on a build over this real Yelp folder")
