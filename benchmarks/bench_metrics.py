@@ -77,6 +77,15 @@ def synthetic_run(dialogues: list[Dialogue], seed: int) -> list[Prediction]:
     return preds
 
 
+def _turn_context(d: Dialogue, turn_index: int) -> tuple[str, tuple[str, ...]]:
+    """What the scorer gives every turn besides the answer: the user's turns before it (a quote copied from
+    them is no support) and the names of the dialogue's anchors (attribute words inside them are no
+    mentions) — without them the reference scores another definition (HAR/PC differed on anchor names)."""
+    user = "\n".join(u.text for u in d.turns if u.role == "user" and u.index < turn_index)
+    anchors = [d.anchor] + [leg.anchor for leg in d.legs]
+    return user, tuple(dict.fromkeys(a.name for a in anchors if a is not None))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dialogues", type=int, default=10_000)
@@ -129,13 +138,19 @@ def main(argv: list[str] | None = None) -> int:
     lexicon = load_lexicon()
     by_key = {(p.dialogue_id, p.turn_index): p for p in sample_preds}
     refs = {d.dialogue_id: d.review_refs for d in sample}
+    by_dialogue = {d.dialogue_id: d for d in sample}
     answered = [r for r in fast_table.turns if r.scorable]
     gc.disable()  # same conditions as score_predictions, which pauses the cyclic GC
     c = time.process_time()
     expected = []
     for rec in answered:
         p = by_key[(rec.dialogue_id, rec.turn_index)]
-        expected.append(reference_turn_values(p.response, p.ranking, refs[rec.dialogue_id], kb, lexicon))
+        d = by_dialogue[rec.dialogue_id]
+        expected.append(
+            reference_turn_values(
+                p.response, p.ranking, refs[rec.dialogue_id], kb, lexicon, *_turn_context(d, rec.turn_index)
+            )
+        )
     ref_s = time.process_time() - c
     gc.enable()
     mismatches: dict[str, int] = {}
