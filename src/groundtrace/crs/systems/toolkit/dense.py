@@ -3,12 +3,17 @@
 
 Embeddings are L2-normalised and cached on disk: one ``.npz`` per model under ``cache_dir`` (default
 ``$GROUNDTRACE_CACHE`` or ``~/.cache/groundtrace``)``/embeddings/``, keyed by ``sha256(model + "\\0" +
-text)``. A POI document is a function of the KB content, so the content key subsumes the KB hash: a new KB
-only adds keys. The cache is written by :meth:`Encoder.save` (called by ``close()`` at the end of a run).
-The model itself is loaded on the first text the cache lacks (:func:`bundled_loader`): a run whose texts
-are all cached — ``hybrid-rrf`` after ``dense`` on the same dialogues, the open set after the closed one —
-never loads torch (~5 s CPU per process). Nothing is downloaded: an absent package raises
-:class:`DenseUnavailable` naming the extra (when the encoder is made, not on first use).
+CACHE_SCHEME + "\\0" + text)``. Every text is encoded on its own (one forward pass, no padding): in a
+padded batch a text's vector moves in the last bits with its batch-mates, and the cache would keep
+whichever version some run computed first, so ``dense`` could answer a near-tie differently depending on
+the order runs had filled the cache. :data:`CACHE_SCHEME` names that rule; vectors cached under the old
+batched scheme are not read. A POI document is a function of the KB content, so the content key subsumes
+the KB hash: a new KB only adds keys. The cache is written by :meth:`Encoder.save` (called by ``close()``
+at the end of a run). The model itself is loaded on the first text the cache lacks
+(:func:`bundled_loader`): a run whose texts are all cached — ``hybrid-rrf`` after ``dense`` on the same
+dialogues, the open set after the closed one — never loads torch (~5 s CPU per process). Nothing is
+downloaded: an absent package raises :class:`DenseUnavailable` naming the extra (when the encoder is made,
+not on first use).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from typing import Any
 import numpy as np
 
 MODEL_NAME = "all-MiniLM-L6-v2"
+CACHE_SCHEME = "solo-1"  # cache keys of vectors computed one text per forward pass (module docstring)
 DIMENSIONS = 384
 
 
@@ -82,9 +88,8 @@ class MeanPooledEncoder:
     ``max_seq_length``), its transformer under ``torch.inference_mode``, masked mean pooling and L2
     normalisation — the model's own modules (``Transformer → Pooling(mean) → Normalize``) without
     ``SentenceTransformer.encode``'s per-call overhead (device resolution, ``eval()``, module walks:
-    ~15% of a one-query call). The same vectors as ``encode`` to float precision (tested)."""
-
-    BATCH = 32
+    ~15% of a one-query call). The same vectors as ``encode`` to float precision (tested). One text per
+    forward pass, never a padded batch: a text's vector is the same bits whatever it is encoded with."""
 
     def __init__(self, st_model: Any) -> None:
         self.st_model = st_model
@@ -98,10 +103,9 @@ class MeanPooledEncoder:
 
         out = []
         with torch.inference_mode():
-            for i in range(0, len(texts), self.BATCH):
+            for text in texts:
                 batch = self.tokenizer(
-                    texts[i : i + self.BATCH],
-                    padding=True,
+                    [text],
                     truncation="longest_first",
                     max_length=self.max_length,
                     return_tensors="pt",
@@ -165,7 +169,7 @@ class Encoder:
         return np.stack([self._by_key[k] for k in keys]) if keys else np.zeros((0, DIMENSIONS))
 
     def key(self, text: str) -> str:
-        return hashlib.sha256(f"{self.name}\0{text}".encode()).hexdigest()[:32]
+        return hashlib.sha256(f"{self.name}\0{CACHE_SCHEME}\0{text}".encode()).hexdigest()[:32]
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit vectors of ``texts`` (rows), computing only the ones not cached."""
