@@ -140,9 +140,10 @@ def _polarity(review: TaggedReview, quote: str) -> int | None:
 
 
 class TraceHybridSystem(_Fused):
-    """Ours (module docstring). Options: ``dense`` ("auto"), ``rrf_k`` (60), ``cache_dir``, ``max_quotes``
-    (3); ``llm`` (SPEC, off by default), ``llm_rerank`` (true), ``llm_phrasing`` (true), ``llm_head`` (5:
-    tied candidates the model may reorder), ``max_tokens`` (300), ``llm_cache`` (true)."""
+    """Ours (module docstring). Options: ``dense`` ("auto"), ``dense_query`` ("turns"), ``rrf_k`` (60),
+    ``cache_dir``, ``max_quotes`` (3); ``llm`` (SPEC, off by default), ``llm_rerank`` (true),
+    ``llm_phrasing`` (true), ``llm_head`` (5: tied candidates the model may reorder), ``max_tokens``
+    (300), ``llm_cache`` (true)."""
 
     stance_aware = True
 
@@ -160,8 +161,11 @@ class TraceHybridSystem(_Fused):
         max_tokens: int = 300,
         llm_cache: bool = True,
         client: Any = None,
+        dense_query: str = "turns",
     ) -> None:
-        super().__init__(dense=dense, cache_dir=cache_dir, rrf_k=rrf_k, max_quotes=max_quotes)
+        super().__init__(
+            dense=dense, cache_dir=cache_dir, rrf_k=rrf_k, max_quotes=max_quotes, dense_query=dense_query
+        )
         self._aspect = AspectSystem()
         self.llm_spec = llm
         self.llm = None

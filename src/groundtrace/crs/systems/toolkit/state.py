@@ -188,13 +188,18 @@ def _parse(text: str, words: tuple[tuple[str, str], ...], cat_kind: str) -> tupl
 
 @dataclass
 class DialogueState:
-    """What the user wants at this turn: active constraints, dropped ones, rejected POIs, query texts."""
+    """What the user wants at this turn: active constraints, dropped ones, rejected POIs, query texts.
+
+    ``positive_text`` / ``negative_text`` join the turns' positive / negative parts with a space;
+    ``positive_parts`` / ``negative_parts`` keep them apart, one (stripped, non-empty) text per turn."""
 
     constraints: list[Constraint] = field(default_factory=list)
     dropped: list[Constraint] = field(default_factory=list)
     rejected: set[str] = field(default_factory=set)
     positive_text: str = ""
     negative_text: str = ""
+    positive_parts: list[str] = field(default_factory=list)
+    negative_parts: list[str] = field(default_factory=list)
 
 
 def _named(text: str, cards: list[CandidateCard]) -> set[str]:
@@ -278,4 +283,6 @@ def track_state(inp: SystemInput) -> DialogueState:
     state.constraints = list(active.values())
     state.positive_text = " ".join(positive)
     state.negative_text = " ".join(negative)
+    state.positive_parts = [t for t in (p.strip() for p in positive) if t]
+    state.negative_parts = [t for t in (n.strip() for n in negative) if t]
     return state
