@@ -287,6 +287,40 @@ def test_arbitrary_lines_never_crash(tmp_path: Path, lines: list[str], fmt: str)
     assert all(issue.startswith(f"{path}:") for issue in report.issues)
 
 
+def test_records_breaking_the_sku_bounds_are_reported_and_skipped(tmp_path: Path) -> None:
+    """Found by the fuzz test above: an ``id`` that is an object (its text 250 characters) made the WDC
+    importer raise pydantic's ValidationError and end the import. Such lines are now errors at file:line;
+    the good line after them is still imported."""
+    scores = {"Color": {"red": 1}}
+    good = {"id": 7, "input_title": "Red mug", "category": "Mugs", "target_scores": scores}
+    wdc = tmp_path / "wdc.jsonl"
+    rows = [
+        {"id": {"k" * 40: [None] * 30}, "input_title": "x", "category": "c", "target_scores": scores},
+        {"id": "9" * 300, "input_title": "x", "category": "c", "target_scores": scores},
+        {"id": True, "input_title": "x", "category": "c", "target_scores": scores},
+        {"id": 8, "input_title": "t" * 5000, "category": "c", "target_scores": scores},
+        good,
+    ]
+    wdc.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    report, records = import_file("wdc-pave", wdc)
+    assert [r.sku.sku_id for r in records] == ["wdc:7"]
+    errors = [i for i in report.issues if ": error: " in i]
+    assert [e.split(":")[1] for e in errors] == ["1", "2", "3", "4"]
+    assert "id must be a non-empty string or integer" in errors[0]
+    assert "sku_id" in errors[1] and "title" in errors[3]
+    oa = tmp_path / "oa.jsonl"
+    oa.write_text(
+        json.dumps({"input": "t" * 5000, "category": "Tea", "target_scores": {}})
+        + "\n"
+        + json.dumps({"input": "Green tea", "category": "Tea", "target_scores": {}})
+        + "\n",
+        encoding="utf-8",
+    )
+    report, records = import_file("oa-mine", oa)
+    assert [r.sku.title for r in records] == ["Green tea"]
+    assert any(i.startswith(f"{oa}:1: error: invalid record (title") for i in report.issues)
+
+
 # -- audit: punctuation-only gold is n/a; train-split templates ----------------------------------------------
 def test_punctuation_only_gold_is_not_applicable() -> None:
     from collections import Counter

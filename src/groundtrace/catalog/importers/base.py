@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from groundtrace.catalog.model import SKU, GoldLabel
 from groundtrace.core.files.jsonl import read_jsonl_models as read_model_lines
@@ -71,6 +71,19 @@ class ImportIssue:
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: {self.severity}: {self.message}"
+
+
+def build_sku(file: str | Path, line: int, **fields: object) -> SKU | ImportIssue:
+    """``SKU(**fields)``, or an error :class:`ImportIssue` at ``file:line`` naming the fields that break
+    the model's bounds (an id or title over its length limit, a non-text id ...): one bad record is
+    reported and skipped, never the end of the import."""
+    try:
+        return SKU(**fields)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'record'}: {err['msg']}" for err in exc.errors()[:3]
+        )
+        return ImportIssue(str(file), line, f"invalid record ({problems})")
 
 
 @dataclass

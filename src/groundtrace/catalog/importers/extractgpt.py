@@ -22,11 +22,12 @@ from groundtrace.catalog.importers.base import (
     ImportedRecord,
     Importer,
     ImportIssue,
+    build_sku,
     clean_value,
     gold_from_scores,
 )
 from groundtrace.catalog.importers.wdc_pave import _read_json_lines
-from groundtrace.catalog.model import SKU, GoldLabel
+from groundtrace.catalog.model import GoldLabel
 
 #: Diet / specialty wording → grocery ``dietary_labels`` enum values.
 DIETARY_VALUE_MAP: dict[str, str] = {
@@ -91,7 +92,10 @@ class ExtractGPTImporter(Importer):
                     continue
                 seen.add(slug)
                 gold.append(label)
-            sku = SKU(sku_id=sku_id, title=title, category=category)
+            sku = build_sku(path, number, sku_id=sku_id, title=title, category=category)
+            if isinstance(sku, ImportIssue):
+                yield sku
+                continue
             yield ImportedRecord(sku=sku, gold=self.derive(sku_id, gold), line=number)
 
 

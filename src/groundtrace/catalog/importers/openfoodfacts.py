@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import ClassVar
 
 from groundtrace.catalog.identity import valid_gtin
-from groundtrace.catalog.importers.base import ImportedRecord, Importer, ImportIssue, iter_nonempty
-from groundtrace.catalog.model import SKU, GoldLabel
+from groundtrace.catalog.importers.base import ImportedRecord, Importer, ImportIssue, build_sku, iter_nonempty
+from groundtrace.catalog.model import GoldLabel
 from groundtrace.core.files.text import iter_csv
 
 ALLERGEN_MAP: dict[str, str] = {
@@ -201,7 +201,9 @@ class OpenFoodFactsImporter(Importer):
             )
         sku_id = f"off:{code}"
         brands = iter_nonempty(row["brands"].split(","))
-        sku = SKU(
+        sku = build_sku(
+            path,
+            line,
             sku_id=sku_id,
             title=title,
             description=row["ingredients_text"].strip(),
@@ -212,6 +214,9 @@ class OpenFoodFactsImporter(Importer):
             images=[row["image_url"].strip()] if row.get("image_url", "").strip() else [],
             url=row.get("url", "").strip() or None,
         )
+        if isinstance(sku, ImportIssue):
+            yield sku
+            return
         gold: list[GoldLabel] = []
         issues: list[ImportIssue] = []
 

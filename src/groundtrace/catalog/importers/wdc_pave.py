@@ -25,12 +25,13 @@ from groundtrace.catalog.importers.base import (
     ImportedRecord,
     Importer,
     ImportIssue,
+    build_sku,
     clean_value,
     gold_from_scores,
     iter_nonempty,
     slugify,
 )
-from groundtrace.catalog.model import SKU, AttributeSpec, CategoryTemplate
+from groundtrace.catalog.model import AttributeSpec, CategoryTemplate
 from groundtrace.core.files.jsonl import iter_jsonl
 from groundtrace.core.files.text import iter_csv
 
@@ -99,7 +100,13 @@ class WDCPaveImporter(Importer):
             if not title:
                 yield ImportIssue(str(path), number, "empty input_title")
                 continue
-            sku_id = f"wdc:{data['id']}"
+            raw_id = data["id"]
+            if isinstance(raw_id, bool) or not isinstance(raw_id, str | int) or not str(raw_id).strip():
+                yield ImportIssue(
+                    str(path), number, f"id must be a non-empty string or integer, not {raw_id!r:.60}"
+                )
+                continue
+            sku_id = f"wdc:{raw_id}"
             identity: dict[str, str | None] = {"gtin": None, "mpn": None}
             gold = []
             seen_slugs: set[str] = set()
@@ -132,7 +139,9 @@ class WDCPaveImporter(Importer):
                     continue
                 seen_slugs.add(slug)
                 gold.append(label)
-            sku = SKU(
+            sku = build_sku(
+                path,
+                number,
                 sku_id=sku_id,
                 title=title,
                 description=clean_value(data.get("input_description") or ""),
@@ -141,6 +150,9 @@ class WDCPaveImporter(Importer):
                 mpn=identity["mpn"],
                 url=data.get("url") or None,
             )
+            if isinstance(sku, ImportIssue):
+                yield sku
+                continue
             yield ImportedRecord(sku=sku, gold=gold, line=number)
 
 
