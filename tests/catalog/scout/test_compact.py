@@ -17,16 +17,11 @@ from groundtrace.catalog.judge.llm_judge import LLMJudge
 from groundtrace.catalog.model import SKU, Document
 from groundtrace.catalog.pipeline import EnrichConfig, run_enrich, summary_lines
 from groundtrace.catalog.scout.llm_engine import LLMEngine, answer_reserve, estimate_messages, plan_batches
-from groundtrace.catalog.scout.prompt_budget import (
-    attribute_query,
-    context_window,
-    doc_sentences,
-    estimate_tokens,
-    select_sentences,
-)
+from groundtrace.catalog.scout.prompt_budget import attribute_query, doc_sentences, select_sentences
 from groundtrace.catalog.sources import CatalogRecordSource
 from groundtrace.catalog.templates import load_templates
 from groundtrace.core.evidence.tokens import count_tokens
+from groundtrace.core.llm.budget import context_window, estimate_tokens
 from groundtrace.core.llm.wire_server import WireServer
 
 GROCERY = load_templates().get("grocery")

@@ -282,3 +282,39 @@ def test_failed_turn_keeps_its_tokens_in_the_ledger(demo, tmp_path, name) -> Non
     assert all(p["error"] and p["prompt_tokens"] > 0 and p["completion_tokens"] > 0 for p in preds)
     usage = json.loads((tmp_path / "b" / "run.json").read_text())["usage"]
     assert usage["prompt_tokens"] == sum(p["prompt_tokens"] for p in preds) > 0
+
+
+@pytest.mark.parametrize("name", LLM_SYSTEMS)
+def test_a_small_context_shows_fewer_candidates_and_fits(name, demo) -> None:
+    """With a context size (``context_tokens``, or the client's ``n_ctx``) the shortlist shown is cut
+    from its end until system + user prompt + 2 × max_tokens + REASK_TOKENS fits; the ranking is still a
+    permutation of the pool. Without one, the whole shortlist of 8 is shown."""
+    from groundtrace.core.llm.budget import estimate_tokens
+    from groundtrace.crs.systems.llm.base import REASK_TOKENS, prompt_text
+
+    _turn, inp = next(system_inputs(demo.dialogues[0], demo.kb, "closed"))
+    system_prompt = "dst" if name == "llm-dst" else "system"
+    with WireServer(smart) as server:
+        full = _build(name, server, max_tokens=200)
+        full.respond(inp)
+        first = server.requests[0]
+        shown_full = len(KEYS.findall(_user(first)))
+        assert shown_full == 8
+        need = estimate_tokens(prompt_text(system_prompt)) + estimate_tokens(_user(first))
+        reserved = 2 * 200 + REASK_TOKENS
+        limit = reserved + int(0.6 * need)
+        small = _build(name, server, max_tokens=200, context_tokens=limit)
+        server.requests.clear()
+        reply = small.respond(inp)
+        first = server.requests[0]
+        shown = len(KEYS.findall(_user(first)))
+        assert 1 <= shown < shown_full
+        assert estimate_tokens(prompt_text(system_prompt)) + estimate_tokens(_user(first)) + reserved <= limit
+        assert sorted(reply.output.ranking) == sorted(c.poi_id for c in inp.candidates)
+        assert small.config()["context_tokens"] == limit and "context_tokens" not in full.config()
+        # the client's own context size (a local model's n_ctx) is read the same way
+        by_client = _build(name, server, max_tokens=200)
+        by_client.client.n_ctx = limit  # type: ignore[attr-defined]
+        server.requests.clear()
+        by_client.respond(inp)
+        assert len(KEYS.findall(_user(server.requests[0]))) == shown

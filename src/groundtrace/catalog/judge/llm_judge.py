@@ -80,12 +80,11 @@ from groundtrace.catalog.scout.prompt_budget import (
     Sentence,
     attribute_query,
     doc_sentences,
-    estimate_tokens,
-    prompt_limit,
     select_sentences,
 )
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, locate_quote
 from groundtrace.core.llm.base import SchemaMalformedError
+from groundtrace.core.llm.budget import estimate_tokens, prompt_limit
 from groundtrace.core.llm.fence import data_block, neutralise
 
 log = logging.getLogger(__name__)

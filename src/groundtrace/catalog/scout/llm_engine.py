@@ -60,14 +60,13 @@ from groundtrace.catalog.scout.prompt_budget import (
 )
 from groundtrace.catalog.scout.prompt_budget import (
     doc_sentences,
-    estimate_tokens,
     group_by_document,
-    prompt_limit,
     select_sentences,
 )
 from groundtrace.catalog.scout.sentences import overlaps
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, locate_quote
 from groundtrace.core.llm.base import SchemaMalformedError
+from groundtrace.core.llm.budget import estimate_tokens, prompt_limit
 from groundtrace.core.llm.fence import data_block, neutralise
 
 Status = Literal["extracted", "not_found", "not_applicable", "ambiguous", "conflict", "identity_mismatch"]

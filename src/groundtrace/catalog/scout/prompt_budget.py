@@ -5,13 +5,8 @@ big-context endpoints. A small model (the bundled SmolLM2-135M runs with ``n_ctx
 hold that prompt (~2,450 model tokens for a 12-attribute grocery SKU with its catalog text alone), so the
 LLM engine and the LLM judge switch to a *compact mode* when the full prompt plus the answer would not fit:
 
-* ``context_window(llm)`` — the client's context size: ``llm.n_ctx`` (``core.llm.local.LocalLlamaClient``)
-  or ``None`` (remote endpoints: unknown, treated as big);
-* ``estimate_tokens(text) = ceil(TOKEN_RATIO × (core tokens + extra digits))`` — the core tokenizer
-  counts words and punctuation, SmolLM2's BPE splits numbers into digits; it needed 1.13× as many tokens
-  on Scout prompts (measured: 2,461 model vs 2,166 core tokens; system prompt 438 vs 386), and a judge
-  prompt full of GTINs overflowed the 2,048 context when digits were not counted, so each digit counts
-  and ``TOKEN_RATIO`` = 1.25 adds margin;
+* ``context_window``, ``estimate_tokens`` and ``prompt_limit`` are the core's (``core.llm.budget``, where
+  ``TOKEN_RATIO`` and the digit rule are measured);
 * evidence is cut into sentences/lines (``sentences.sentence_spans``, so every line is a verbatim
   substring of its stored Document and a quote copied from it is locatable there), instruction-like
   sentences (prompt injection) are dropped, and sentences are ranked per attribute with Okapi BM25
@@ -22,8 +17,6 @@ LLM engine and the LLM judge switch to a *compact mode* when the full prompt plu
 
 from __future__ import annotations
 
-import math
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,32 +24,9 @@ from groundtrace.catalog.model import AttributeSpec, Document
 from groundtrace.catalog.scout.injection import instruction_spans
 from groundtrace.catalog.scout.lexicons import KEY_ALIASES
 from groundtrace.catalog.scout.sentences import overlaps, sentence_spans
-from groundtrace.core.evidence.tokens import count_tokens
+from groundtrace.core.llm.budget import estimate_tokens
 
-TOKEN_RATIO = 1.25
 MAX_SENTENCE_CHARS = 400
-
-
-_DIGITS = re.compile(r"\d{2,}")
-
-
-def estimate_tokens(text: str) -> int:
-    """Model tokens ``text`` will take: ``ceil(TOKEN_RATIO × (core tokens + extra digits))`` where a run of
-    n digits counts n tokens (Llama-family BPEs such as SmolLM2's split numbers into single digits; a
-    GTIN is one core token but 12-14 model tokens)."""
-    extra = sum(len(m.group(0)) - 1 for m in _DIGITS.finditer(text))
-    return math.ceil(TOKEN_RATIO * (count_tokens(text) + extra))
-
-
-def context_window(llm: Any) -> int | None:
-    """The client's context size in tokens (``n_ctx`` of a local model), ``None`` when unknown."""
-    n_ctx = getattr(llm, "n_ctx", None)
-    return int(n_ctx) if isinstance(n_ctx, int) and n_ctx > 0 else None
-
-
-def prompt_limit(llm: Any, max_prompt_tokens: int | None) -> int | None:
-    """Tokens prompt + answer may use: ``max_prompt_tokens`` when given, else the client's context."""
-    return max_prompt_tokens if max_prompt_tokens is not None else context_window(llm)
 
 
 @dataclass(frozen=True)

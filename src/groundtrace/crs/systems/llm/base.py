@@ -9,7 +9,12 @@ One turn of an :class:`LLMSystem`:
 2. **prompt** — ``prompts/system.txt`` plus the system's user template (``prompts/*.txt``,
    :class:`string.Template`); the dialogue, the candidate cards and every review text go in
    ``core.llm.fence.data_block`` blocks (data, never instructions). Candidates are shown under short keys
-   ``P1..Pn`` (fewer tokens than POI ids);
+   ``P1..Pn`` (fewer tokens than POI ids). **Context budget** (:meth:`LLMSystem.fit`): when the context
+   size is known — ``context_tokens``, else the client's ``n_ctx`` (the bundled local model: 2,048) —
+   the shortlist shown is cut from its end until ``estimate_tokens(system + user) + 2 · max_tokens +
+   REASK_TOKENS`` fits (``core.llm.budget``; room for the answer and one re-ask carrying the failed
+   answer and the error), at least one candidate kept; the cut candidates follow in prefilter order.
+   Endpoints of unknown size get the whole shortlist;
 3. **call** — ``client.complete(messages, schema=LLMAnswer)`` (re-asks on invalid JSON are the core
    client's; an answer that never validates raises ``SchemaMalformedError`` and the runner records the
    turn as failed — nothing is guessed);
@@ -25,13 +30,16 @@ The turn's usage (prompt/completion tokens and cost of every call, re-asks inclu
 Options (``--system-arg``): ``llm`` (spec, as ``--llm``: ``local``, ``openai:MODEL``,
 ``http://host:port/v1#MODEL``; default ``$GROUNDTRACE_LLM``), ``prefilter`` (``tfidf|dense|none``),
 ``max_candidates`` (8), ``review_chars`` (160: characters of review text per snippet), ``max_tokens``
-(300: completion cap), ``llm_cache`` (``true``: the core response cache; ``false`` to disable).
+(300: completion cap), ``llm_cache`` (``true``: the core response cache; ``false`` to disable),
+``context_tokens`` (the endpoint's context size for the budget; default: the client's ``n_ctx``, unknown
+for remote endpoints).
 """
 
 from __future__ import annotations
 
 import re
 import string
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -40,6 +48,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from groundtrace.core.llm.base import ChatMessage, Completion, LLMClient
+from groundtrace.core.llm.budget import context_window, estimate_tokens
 from groundtrace.core.llm.fence import data_block
 from groundtrace.crs.systems.base import CRSSystem, SystemReply, TurnUsage, usage_on_failure
 from groundtrace.crs.systems.predictions import CandidateCard, SystemInput, SystemOutput
@@ -53,6 +62,8 @@ PREFILTERS = ("tfidf", "dense", "none")
 MAX_RESPONSE_CHARS = 1000
 #: Keys the model may rank (the shortlist's rest follows in prefilter order); bounds a looping model too.
 MAX_RANKED = 10
+#: Tokens kept for a re-ask's error message (the core's ``REASK_INVALID`` with a validation error).
+REASK_TOKENS = 128
 
 
 class LLMAnswer(BaseModel):
@@ -120,6 +131,10 @@ class Shortlist:
     def ids(self) -> list[str]:
         return list(self.keys.values())
 
+    def head(self, n: int) -> Shortlist:
+        """The first ``n`` candidates under their keys (the pool order unchanged)."""
+        return Shortlist(dict(list(self.keys.items())[:n]), self.order)
+
 
 def resolve_keys(answer: list[str], keys: dict[str, str], cards: dict[str, CandidateCard]) -> list[str]:
     """The POI ids ``answer`` names, in order, once each: a key (``P3``), a pool id or an exact name;
@@ -168,11 +183,15 @@ class LLMSystem(CRSSystem):
         llm_cache: bool = True,
         client: LLMClient | None = None,
         encoder: Any = None,
+        context_tokens: int | None = None,
     ) -> None:
         if prefilter not in PREFILTERS:
             raise ValueError(f"prefilter must be one of {', '.join(PREFILTERS)}, got {prefilter!r}")
         if max_candidates < 1 or review_chars < 20 or max_tokens < 16:
             raise ValueError("max_candidates must be >= 1, review_chars >= 20, max_tokens >= 16")
+        if context_tokens is not None and context_tokens < 256:
+            raise ValueError("context_tokens must be >= 256")
+        self.context_tokens = context_tokens
         self.llm, self.prefilter, self.max_candidates = llm, prefilter, max_candidates
         self.review_chars, self.max_tokens, self.llm_cache = review_chars, max_tokens, llm_cache
         self._client = client
@@ -181,13 +200,16 @@ class LLMSystem(CRSSystem):
         self.memo = Memo()  # shared with the prefilter: sentences and term vectors computed once
 
     def config(self) -> dict[str, Any]:
-        return {
+        out = {
             "llm": self.llm if self._client is None else getattr(self._client, "model", "client"),
             "prefilter": self.prefilter,
             "max_candidates": self.max_candidates,
             "review_chars": self.review_chars,
             "max_tokens": self.max_tokens,
         }
+        if self.context_tokens is not None:  # only when set: earlier run keys stay valid
+            out["context_tokens"] = self.context_tokens
+        return out
 
     # -- pieces ----------------------------------------------------------------------------------------
     @property
@@ -239,6 +261,21 @@ class LLMSystem(CRSSystem):
         """The user message of the generation call (override per system)."""
         return fill(self.template, **self.blocks(turn, shortlist))
 
+    def fit(
+        self, build: Callable[[Shortlist], str], shortlist: Shortlist, system: str = "system"
+    ) -> tuple[str, Shortlist]:
+        """``(user message, shortlist shown)`` within the context budget (module docstring, step 2):
+        ``build(shortlist)`` on ever shorter heads of ``shortlist`` until it fits or one is left."""
+        user = build(shortlist)
+        limit = self.context_tokens or context_window(self.client)
+        if limit is None:
+            return user, shortlist
+        reserved = estimate_tokens(prompt_text(system)) + 2 * self.max_tokens + REASK_TOKENS
+        while reserved + estimate_tokens(user) > limit and len(shortlist.keys) > 1:
+            shortlist = shortlist.head(len(shortlist.keys) - 1)
+            user = build(shortlist)
+        return user, shortlist
+
     def ask(self, user: str, completions: list[Completion], system: str = "system") -> LLMAnswer:
         """One structured call; its completion is appended to ``completions`` (the turn's usage)."""
         messages = [
@@ -261,9 +298,9 @@ class LLMSystem(CRSSystem):
     def answer_turn(self, inp: SystemInput) -> SystemReply:
         """One turn (module docstring); subclasses with other steps override this."""
         turn = Turn(inp, track_state(inp), self.memo)
-        shortlist = self.shortlist(turn)
+        user, shortlist = self.fit(lambda s: self.user_prompt(turn, s), self.shortlist(turn))
         completions: list[Completion] = []
-        answer = self.ask(self.user_prompt(turn, shortlist), completions)
+        answer = self.ask(user, completions)
         ranking = map_ranking(answer.ranking, shortlist, turn.cards)
         response = self.finish(turn, shortlist, ranking, answer.response)
         return SystemReply(SystemOutput(ranking=ranking, response=response), usage_of(completions))

@@ -125,7 +125,7 @@ class RagCitationSystem(LLMSystem):
         return {**super().config(), "snippets": self.snippets}
 
     def offered(self, turn: Turn, shortlist: Shortlist) -> list[tuple[str, TaggedSentence]]:
-        key = "rag:offered"
+        key = "rag:offered:" + ",".join(shortlist.keys)  # per shortlist shown (the context budget cuts it)
         if key not in turn.cache:
             turn.cache[key] = [
                 (k, s)
@@ -234,7 +234,7 @@ class LLMDSTSystem(LLMSystem):
 
     def track(self, turn: Turn, shortlist: Shortlist, completions: list[Completion]) -> TrackedState:
         """Call 1 (class docstring)."""
-        user = fill("dst_user", **self.blocks(turn, shortlist))
+        user, _shown = self.fit(lambda s: fill("dst_user", **self.blocks(turn, s)), shortlist, system="dst")
         messages = [
             ChatMessage(role="system", content=prompt_text("dst")),
             ChatMessage(role="user", content=user),
@@ -258,7 +258,9 @@ class LLMDSTSystem(LLMSystem):
         summary = "\n".join(
             [f"wants: {', '.join(state.wants) or '-'}", f"avoid: {', '.join(state.avoid) or '-'}"]
         )
-        user = fill(self.template, **self.blocks(turn, kept), state=data_block("STATE", summary))
+        user, kept = self.fit(
+            lambda s: fill(self.template, **self.blocks(turn, s), state=data_block("STATE", summary)), kept
+        )
         answer = self.ask(user, completions)
         ranking = map_ranking(answer.ranking, kept, turn.cards)
         ranking += [p for p in shortlist.order if p not in ranking]
