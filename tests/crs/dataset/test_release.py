@@ -198,6 +198,12 @@ def test_cli_export_and_hydrate(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "byte-identical" in result.output
     assert (out / "train.jsonl").read_bytes() == (DATA / "train.jsonl").read_bytes()
+    # the hydrated folder is laid out as an export: schema, KB ids and a card that says text is back
+    assert (out / "dialogue.schema.json").read_bytes() == (rel / "dialogue.schema.json").read_bytes()
+    assert (out / "kb_ids.json").read_bytes() == (rel / "kb_ids.json").read_bytes()
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "crs hydrate" in card and "must not be redistributed" in card
+    assert "THIS_FOLDER --yelp-reviews" not in card  # not the redacted card's instructions
     result = runner.invoke(
         app,
         [

@@ -269,9 +269,13 @@ def write_build_card(folder: Path, kb: KnowledgeBase, manifest: dict[str, Any]) 
     return write_card(folder, card)
 
 
-def write_export_card(folder: Path, kb: KnowledgeBase, *, redacted: bool) -> Path:
+def write_export_card(
+    folder: Path, kb: KnowledgeBase | None, *, redacted: bool, hydrated: bool = False
+) -> Path:
     """The card of a ``crs export --format groundtrace`` folder: the ``default`` config over its split
-    files (quotes as ``⟦Q:…⟧`` placeholders when ``redacted``; ``crs hydrate`` restores them)."""
+    files (quotes as ``⟦Q:…⟧`` placeholders when ``redacted``; ``crs hydrate`` restores them). A
+    ``hydrated`` folder (``crs hydrate``'s output; ``kb`` may be None: its quotes came from Yelp reviews)
+    holds review text again."""
     from groundtrace.crs.dataset.files import SPLITS, dialogue_json_schema
 
     splits = {s: folder / f"{s}.jsonl" for s in SPLITS if (folder / f"{s}.jsonl").is_file()}
@@ -286,6 +290,13 @@ def write_export_card(folder: Path, kb: KnowledgeBase, *, redacted: bool) -> Pat
             "`groundtrace crs hydrate THIS_FOLDER --yelp-reviews yelp_academic_dataset_review.json --out D`.",
         ]
         if redacted
+        else [
+            "## Hydrated",
+            "",
+            "The quotes were restored by `groundtrace crs hydrate` from a Yelp review file: this folder",
+            "contains review text and must not be redistributed (Yelp Dataset terms).",
+        ]
+        if hydrated
         else []
     )
     card = Card(
@@ -293,7 +304,7 @@ def write_export_card(folder: Path, kb: KnowledgeBase, *, redacted: bool) -> Pat
         summary="Multi-turn tourism recommendation dialogues citing review snippets with `[Rn]` tags.",
         configs=[split_configs(splits, folder, dialogue_json_schema(), rows)],
         review_text_included=not redacted,
-        yelp_data=not kb.name.startswith("demo:"),
+        yelp_data=hydrated or (kb is not None and not kb.name.startswith("demo:")),
         manifest=manifest,
         notes=notes,
     )

@@ -418,6 +418,8 @@ def hydrate_dataset(
 ) -> HydrationReport:
     """Write the hydrated dataset to ``out_dir`` and compare each file with its original sha256.
 
+    Next to the split files, as ``crs export`` writes them: ``manifest.json`` and ``kb_ids.json``
+    (copied), ``dialogue.schema.json`` and the dataset card ``README.md`` (review text included).
     An unrestorable placeholder is kept in the output as its placeholder string and listed in
     ``missing``/``mismatched``; nothing is dropped silently.
     """
@@ -462,9 +464,14 @@ def hydrate_dataset(
         identical[file.name] = (
             (_sha256_file(target) == originals[file.name]) if file.name in originals else None
         )
-    manifest = redacted_dir / MANIFEST
-    if manifest.is_file():
-        shutil.copyfile(manifest, out_dir / MANIFEST)
+    for name in (MANIFEST, "kb_ids.json"):
+        if (redacted_dir / name).is_file():
+            shutil.copyfile(redacted_dir / name, out_dir / name)
+    from groundtrace.crs.dataset.card import write_export_card
+    from groundtrace.crs.dataset.files import write_json_schema
+
+    write_json_schema(out_dir / "dialogue.schema.json")
+    write_export_card(out_dir, None, redacted=False, hydrated=True)
     return HydrationReport(
         files=sorted(identical),
         dialogues=n,
