@@ -2,7 +2,8 @@
 
 :func:`iter_jsonl(path) <iter_jsonl>` yields ``(line, value, None)`` for each good line and ``(line, None,
 LineError)`` for each bad one, in file order (1-based line numbers; lines end at ``\\n`` only, as JSONL
-says; blank lines are skipped; a UTF-8 byte-order mark opening the file is dropped). A bad line is:
+says; blank lines — ASCII whitespace only — are skipped; a UTF-8 byte-order mark opening the file is
+dropped). A bad line is:
 
 * not valid UTF-8 (``core.files.text.utf8_error_message``);
 * longer than ``max_line_bytes`` (default :data:`MAX_LINE_BYTES`) — read in bounded chunks and skipped,
