@@ -287,10 +287,10 @@ def test_failed_turn_keeps_its_tokens_in_the_ledger(demo, tmp_path, name) -> Non
 @pytest.mark.parametrize("name", LLM_SYSTEMS)
 def test_a_small_context_shows_fewer_candidates_and_fits(name, demo) -> None:
     """With a context size (``context_tokens``, or the client's ``n_ctx``) the shortlist shown is cut
-    from its end until system + user prompt + 2 × max_tokens + REASK_TOKENS fits; the ranking is still a
+    from its end until system + user prompt + max_tokens fits (estimated); the ranking is still a
     permutation of the pool. Without one, the whole shortlist of 8 is shown."""
     from groundtrace.core.llm.budget import estimate_tokens
-    from groundtrace.crs.systems.llm.base import REASK_TOKENS, prompt_text
+    from groundtrace.crs.systems.llm.base import prompt_text
 
     _turn, inp = next(system_inputs(demo.dialogues[0], demo.kb, "closed"))
     system_prompt = "dst" if name == "llm-dst" else "system"
@@ -301,7 +301,7 @@ def test_a_small_context_shows_fewer_candidates_and_fits(name, demo) -> None:
         shown_full = len(KEYS.findall(_user(first)))
         assert shown_full == 8
         need = estimate_tokens(prompt_text(system_prompt)) + estimate_tokens(_user(first))
-        reserved = 2 * 200 + REASK_TOKENS
+        reserved = 200
         limit = reserved + int(0.6 * need)
         small = _build(name, server, max_tokens=200, context_tokens=limit)
         server.requests.clear()

@@ -11,10 +11,12 @@ One turn of an :class:`LLMSystem`:
    ``core.llm.fence.data_block`` blocks (data, never instructions). Candidates are shown under short keys
    ``P1..Pn`` (fewer tokens than POI ids). **Context budget** (:meth:`LLMSystem.fit`): when the context
    size is known — ``context_tokens``, else the client's ``n_ctx`` (the bundled local model: 2,048) —
-   the shortlist shown is cut from its end until ``estimate_tokens(system + user) + 2 · max_tokens +
-   REASK_TOKENS`` fits (``core.llm.budget``; room for the answer and one re-ask carrying the failed
-   answer and the error), at least one candidate kept; the cut candidates follow in prefilter order.
-   Endpoints of unknown size get the whole shortlist;
+   the shortlist shown is cut from its end until ``estimate_tokens(system) + estimate_tokens(user) +
+   max_tokens`` fits (``core.llm.budget``), at least one candidate kept; the cut candidates follow in
+   prefilter order. Room for a re-ask (the failed answer and the error appended) is not kept: reserving
+   it cut the shortlist on most turns, and the bundled 135M model then looped to the token cap on 7 of
+   9 turns instead of 2 (docs/crs-baselines.md); a re-ask that overflows fails the turn. Endpoints of
+   unknown size get the whole shortlist;
 3. **call** — ``client.complete(messages, schema=LLMAnswer)`` (re-asks on invalid JSON are the core
    client's; an answer that never validates raises ``SchemaMalformedError`` and the runner records the
    turn as failed — nothing is guessed);
@@ -62,8 +64,6 @@ PREFILTERS = ("tfidf", "dense", "none")
 MAX_RESPONSE_CHARS = 1000
 #: Keys the model may rank (the shortlist's rest follows in prefilter order); bounds a looping model too.
 MAX_RANKED = 10
-#: Tokens kept for a re-ask's error message (the core's ``REASK_INVALID`` with a validation error).
-REASK_TOKENS = 128
 
 
 class LLMAnswer(BaseModel):
@@ -270,7 +270,7 @@ class LLMSystem(CRSSystem):
         limit = self.context_tokens or context_window(self.client)
         if limit is None:
             return user, shortlist
-        reserved = estimate_tokens(prompt_text(system)) + 2 * self.max_tokens + REASK_TOKENS
+        reserved = estimate_tokens(prompt_text(system)) + self.max_tokens
         while reserved + estimate_tokens(user) > limit and len(shortlist.keys) > 1:
             shortlist = shortlist.head(len(shortlist.keys) - 1)
             user = build(shortlist)
