@@ -3,6 +3,7 @@ and the same export as the local runner on the same input."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,8 @@ pytestmark = pytest.mark.slow
 pytest.importorskip("ray", reason="--engine ray needs Ray: pip install 'groundtrace[ray]' (CI installs it)")
 
 
-def test_ray_runner_decides_exactly_like_the_local_runner(tmp_path: Path) -> None:
+def test_ray_runner_decides_exactly_like_the_local_runner(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("RAY_USAGE_STATS_ENABLED", raising=False)
     paths = write_demo_catalog(tmp_path / "demo")
     config = EnrichConfig(feed=paths.feed, corpus=paths.corpus, workers=2)
     local = CatalogStore(f"sqlite:///{tmp_path / 'local.db'}")
@@ -27,6 +29,7 @@ def test_ray_runner_decides_exactly_like_the_local_runner(tmp_path: Path) -> Non
     summary = enrich_to_store(paths.skus, on_ray, config, StoreRunOptions(engine="ray"))
     assert summary.mode == "ray" and summary.skus_failed == 0 and summary.skus_processed == 20
     assert on_ray.run_results(1) == local.run_results(1)
+    assert os.environ.get("RAY_USAGE_STATS_ENABLED") == "0"  # the private instance reports nothing to Ray
     assert export_rows(on_ray) == export_rows(local)
     again = enrich_to_store(paths.skus, on_ray, config, StoreRunOptions(engine="ray"))
     assert (again.skus_unchanged, again.skus_processed) == (20, 0)  # nothing to send to Ray

@@ -17,6 +17,7 @@ Ray is optional (``pip install 'groundtrace[ray]'``) and imported only here.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,9 @@ def ray_outcomes(
         else:
             import groundtrace
 
+            # no usage report to Ray's servers from the private instance (offline; Ray's own ray.init
+            # does the same for released wheels, this keeps it so) unless the user chose otherwise
+            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
             src = str(Path(groundtrace.__file__).resolve().parents[1])
             ray.init(
                 num_cpus=workers,
