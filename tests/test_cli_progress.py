@@ -191,7 +191,12 @@ def test_piped_long_commands_print_heartbeat_lines(tmp_path: Path) -> None:
     beats = _beats(enrich.stderr, "catalog enrich")
     total = beats[-1][1]
     assert total and beats[-1] == (total, total) and len(beats) == total + 1  # 0, 1, ..., total
-    for result in (build, run, score, enrich):
+    to_db = _cli("catalog", "enrich", str(paths.skus), "--db", "sqlite:///cat.db", cwd=tmp_path)
+    assert to_db.returncode == 0, to_db.stderr
+    beats = _beats(to_db.stderr, "catalog enrich --db")
+    assert beats and beats[-1] == (total, total)  # the same SKUs, counted as they are written
+    assert [d for d, _ in beats] == sorted(d for d, _ in beats)
+    for result in (build, run, score, enrich, to_db):
         assert "\x1b[" not in result.stderr  # no terminal control codes in a log
 
 
