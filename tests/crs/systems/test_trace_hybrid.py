@@ -202,3 +202,29 @@ def test_llm_trace_hybrid_through_the_runner_closed_and_open(demo, tmp_path) -> 
     assert sorted(build_system("trace-hybrid", dense=False).respond(inp).ranking) == sorted(
         c.poi_id for c in inp.candidates
     )
+
+
+def test_llm_fallback_answers_offline_and_says_so(demo, tmp_path) -> None:
+    """``llm_fallback=true``: a turn whose LLM step fails gets the offline trace-hybrid answer (scored as
+    answered), the failed calls' tokens, and a note in predictions.jsonl and run.json; without it the turn
+    fails. A run where nothing failed writes no note and keeps its old run key."""
+    dialogues = demo.dialogues[:2]
+    offline = run_system(
+        build_system("trace-hybrid", dense=False), dialogues, demo.kb, tmp_path / "off", split="all"
+    )
+    with WireServer(lambda r: Reply(content="{oops")) as server:
+        fb = run_system(_llm(server, llm_fallback=True), dialogues, demo.kb, tmp_path / "fb", split="all")
+    assert fb.table.predictions.errored == 0 and fb.table.n_turns == offline.table.n_turns > 0
+    lines = [json.loads(x) for x in (tmp_path / "fb" / "predictions.jsonl").read_text().splitlines()]
+    base = [json.loads(x) for x in (tmp_path / "off" / "predictions.jsonl").read_text().splitlines()]
+    assert [(p["ranking"], p["response"]) for p in lines] == [(p["ranking"], p["response"]) for p in base]
+    assert all(p["note"].startswith("llm step failed (SchemaMalformedError") for p in lines)
+    assert all(p["prompt_tokens"] > 0 for p in lines)  # the failed calls are in the ledger
+    assert "note" not in base[0]  # nothing degraded: the line is as it was before the field
+    assert (
+        fb.info["notes"]["turns"] == len(lines) and fb.info["notes"]["first"][0]["note"] == lines[0]["note"]
+    )
+    assert offline.info["notes"] == {"turns": 0, "first": []}
+    assert fb.info["config"]["llm"]["fallback"] is True
+    with WireServer(reverse_and_quote) as server:
+        assert "fallback" not in _llm(server).config()["llm"]  # default off: run keys unchanged

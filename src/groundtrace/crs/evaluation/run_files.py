@@ -300,6 +300,18 @@ def scorer_name(entailment: Any) -> str | None:
     return str(getattr(entailment, "name", "") or type(entailment).__name__)
 
 
+def note_summary(preds: Sequence[Prediction], limit: int = 20) -> dict[str, Any]:
+    """``{"turns": n, "first": [...]}``: how many turns carry a ``note`` (answered in a degraded way, e.g.
+    trace-hybrid's offline fallback) and the first ``limit`` as ``{dialogue_id, turn_index, note}``."""
+    noted = [p for p in preds if p.note]
+    return {
+        "turns": len(noted),
+        "first": [{"dialogue_id": p.dialogue_id, "turn_index": p.turn_index, "note": p.note} for p in noted][
+            :limit
+        ],
+    }
+
+
 def error_sample(preds: Sequence[Prediction], limit: int = 20) -> list[dict[str, Any]]:
     """The first ``limit`` errored turns as ``{dialogue_id, turn_index, error}``."""
     return [

@@ -27,6 +27,7 @@ from groundtrace.crs.evaluation.run_files import (
     PredictionLog,
     dataset_hash,
     error_sample,
+    note_summary,
     now_iso,
     prepare_resume,
     previous_run,
@@ -37,7 +38,7 @@ from groundtrace.crs.evaluation.run_files import (
     write_scores,
 )
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
-from groundtrace.crs.systems.base import CRSSystem
+from groundtrace.crs.systems.base import CRSSystem, SystemReply
 from groundtrace.crs.systems.predictions import Prediction, Setting, SystemInput
 
 SystemSpec = CRSSystem | Callable[[], CRSSystem]
@@ -73,6 +74,7 @@ def _ask(
         raw = system.respond(inp, gold) if system.needs_gold else system.respond(inp)  # type: ignore[call-arg]
         latency = time.perf_counter() - start
         output, usage = check_output(raw, pool)
+        note = raw.note[:500] if isinstance(raw, SystemReply) and raw.note else None
     except Exception as exc:  # noqa: BLE001 - any system failure makes the turn unscorable
         latency = time.perf_counter() - start
         spent = getattr(exc, "turn_usage", None)  # LLM calls the failed turn made (usage_on_failure)
@@ -94,6 +96,7 @@ def _ask(
         cost_usd=usage.cost_usd,
         prompt_tokens=usage.prompt_tokens,
         completion_tokens=usage.completion_tokens,
+        note=note,
     )
 
 
@@ -217,6 +220,7 @@ def final_info(
         },
         "usage": usage_summary(preds),
         "errors": error_sample(preds),
+        "notes": note_summary(preds),
     }
 
 

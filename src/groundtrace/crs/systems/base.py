@@ -72,10 +72,12 @@ def usage_on_failure(client: Any) -> Iterator[None]:
 
 @dataclass(frozen=True)
 class SystemReply:
-    """A system's output plus the LLM usage spent producing it."""
+    """A system's output plus the LLM usage spent producing it, and a ``note`` when the answer is a
+    degraded one (recorded on the turn's :class:`~.predictions.Prediction` and counted in ``run.json``)."""
 
     output: SystemOutput
     usage: TurnUsage = TurnUsage()
+    note: str | None = None
 
 
 class CRSSystem:

@@ -12,9 +12,9 @@ takes its documented default for it and the count of unscorable turns is reporte
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 Setting = Literal["closed", "open"]
 
@@ -97,3 +97,17 @@ class Prediction(BaseModel):
     cost_usd: float = Field(0.0, ge=0.0, allow_inf_nan=False)
     prompt_tokens: int = Field(0, ge=0)
     completion_tokens: int = Field(0, ge=0)
+    note: str | None = Field(
+        None,
+        max_length=500,
+        description="Set when the turn was answered in a degraded way, e.g. trace-hybrid's optional LLM "
+        "step failed and its offline answer was given (llm_fallback); the turn is scored as answered.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_empty_note(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """``note`` is written only when set: lines without one are as they were before the field."""
+        data = handler(self)
+        if data.get("note") is None:
+            data.pop("note", None)
+        return data

@@ -43,6 +43,7 @@ from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, quote_score
 from groundtrace.crs.build.evidence import NEGATION_RE, aspect_pattern, supports
 from groundtrace.crs.build.quality import CARD_KINDS
 from groundtrace.crs.schema import Constraint
+from groundtrace.crs.systems.base import SystemReply, TurnUsage
 from groundtrace.crs.systems.baselines.hybrid import _Fused
 from groundtrace.crs.systems.baselines.lexical import AspectSystem
 from groundtrace.crs.systems.predictions import SystemInput, SystemOutput, TaggedReview
@@ -143,7 +144,8 @@ class TraceHybridSystem(_Fused):
     """Ours (module docstring). Options: ``dense`` ("auto"), ``dense_query`` ("turns"), ``rrf_k`` (60),
     ``cache_dir``, ``max_quotes`` (3); ``llm`` (SPEC, off by default), ``llm_rerank`` (true),
     ``llm_phrasing`` (true), ``llm_head`` (5: tied candidates the model may reorder), ``max_tokens``
-    (300), ``llm_cache`` (true)."""
+    (300), ``llm_cache`` (true), ``llm_fallback`` (false: a failing LLM step fails the turn; true: the
+    turn gets the verified offline answer, its failed calls' usage and a ``note`` saying so)."""
 
     stance_aware = True
 
@@ -162,12 +164,14 @@ class TraceHybridSystem(_Fused):
         llm_cache: bool = True,
         client: Any = None,
         dense_query: str = "turns",
+        llm_fallback: bool = False,
     ) -> None:
         super().__init__(
             dense=dense, cache_dir=cache_dir, rrf_k=rrf_k, max_quotes=max_quotes, dense_query=dense_query
         )
         self._aspect = AspectSystem()
         self.llm_spec = llm
+        self.llm_fallback = llm_fallback
         self.llm = None
         if llm is not None or client is not None:
             from groundtrace.crs.systems.baselines.trace_llm import TraceLLM
@@ -185,6 +189,8 @@ class TraceHybridSystem(_Fused):
         out = super().config()
         if self.llm is not None:
             out["llm"] = self.llm.config()
+            if self.llm_fallback:  # only when set: earlier run keys stay valid
+                out["llm"]["fallback"] = True
         return out
 
     def keys(self, turn: Turn) -> dict[str, tuple[float, float, float, float]]:
@@ -234,4 +240,12 @@ class TraceHybridSystem(_Fused):
         ranking = self.rank(turn)
         if self.llm is None or not ranking:
             return SystemOutput(ranking=ranking, response=self.answer(turn, ranking))
-        return self.llm.respond(self, turn, ranking)
+        if not self.llm_fallback:
+            return self.llm.respond(self, turn, ranking)
+        try:
+            return self.llm.respond(self, turn, ranking)
+        except Exception as exc:  # noqa: BLE001 - any failure of the LLM step: the verified offline answer
+            offline = SystemOutput(ranking=ranking, response=self.answer(turn, ranking))
+            spent = getattr(exc, "turn_usage", None) or TurnUsage()  # the failed calls still count
+            note = f"llm step failed ({type(exc).__name__}: {str(exc)[:300]}); offline answer"
+            return SystemReply(offline, spent, note=note)

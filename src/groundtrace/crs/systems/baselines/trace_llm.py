@@ -16,8 +16,10 @@ One structured call per turn (``prompts/trace_hybrid.txt``, the core LLM client,
   the recommended POI and cites at least one verified quote whenever the offline answer has one;
   otherwise the offline template answer is used.
 
-A call that fails (transport, or an answer that never validates) fails the turn, as for the LLM baselines;
-tokens, cost and latency go to the run ledger.
+A call that fails (transport, or an answer that never validates) fails the turn, as for the LLM baselines
+— unless ``trace-hybrid`` runs with ``llm_fallback=true``: then the turn gets the verified offline answer
+and a ``note`` (``Prediction.note``, counted in ``run.json`` ``notes``). Tokens, cost and latency go to the
+run ledger either way.
 """
 
 from __future__ import annotations
