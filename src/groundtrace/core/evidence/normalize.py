@@ -559,3 +559,49 @@ def _values_equal(a: str, b: str, kind: ValueKind, unit: str | None) -> bool:
     elif kind == "enum":
         return _enum_key(a) == _enum_key(b)
     return _normalize_string(a) == _normalize_string(b)
+
+
+# ---------------------------------------------------------------------------------- unicode folding
+
+#: Format characters (category ``Cf``: zero-width space/joiners, bidi embeddings/overrides/isolates, soft
+#: hyphen, word joiner, BOM ...) are invisible: ``n\u200dot`` reads as "not" and must compare as "not".
+_INVISIBLE_CATEGORIES = frozenset(("Cf",))
+
+
+@lru_cache(maxsize=4096)
+def _latin_lookalike(ch: str) -> str:
+    """The ASCII letter or digit ``ch`` is a confusable of (Unicode TR39 data via ``confusable_homoglyphs``,
+    e.g. Cyrillic ``о`` → ``o``), else ``ch`` itself."""
+    from confusable_homoglyphs import confusables
+
+    found = confusables.is_confusable(ch, greedy=False, preferred_aliases=["latin"])
+    if not found:
+        return ch
+    for glyph in found[0]["homoglyphs"]:
+        c = glyph["c"]
+        if len(c) == 1 and c.isascii() and c.isalnum():
+            return c
+    return ch
+
+
+@lru_cache(maxsize=1 << 14)
+def fold_unicode(text: str) -> str:
+    """``text`` as a reader sees it: NFKC-normalised (full-width and ligature forms → ASCII, ``ﬁ`` → ``fi``),
+    invisible format characters (:data:`_INVISIBLE_CATEGORIES`: zero-width and bidi controls) removed, and
+    each non-Latin letter that is a visual confusable of an ASCII letter or digit folded to it (Cyrillic
+    ``о``, Greek ``ο`` → ``o``). Latin letters with diacritics are kept (``café`` stays ``café``).
+    ASCII text is returned unchanged; cached."""
+    if text.isascii():
+        return text
+    text = unicodedata.normalize("NFKC", text)
+    out = []
+    for ch in text:
+        if ch.isascii():
+            out.append(ch)
+        elif unicodedata.category(ch) in _INVISIBLE_CATEGORIES:
+            continue
+        elif ch.isalnum():
+            out.append(_latin_lookalike(ch))
+        else:
+            out.append(ch)
+    return "".join(out)
