@@ -221,3 +221,22 @@ def test_the_checker_catches_hidden_and_relative_violations(tmp_path: Path) -> N
         "pkg/kb/select.py:2: pkg.kb.select imports pkg.pipeline (pipeline is not a stage or foundation)",
         "pkg/schema.py:1: pkg.schema imports pkg.kb.load (a foundation imports only foundations)",
     ]
+
+
+@pytest.mark.parametrize("name", ["core", "crs", "catalog"])
+def test_subpackages_are_reachable_as_attributes_of_a_plain_import(name: str) -> None:
+    """``import groundtrace; groundtrace.crs`` works (lazily: a plain import loads none of them)."""
+    code = (
+        "import sys, groundtrace\n"
+        f"assert 'groundtrace.{name}' not in sys.modules, 'imported eagerly'\n"
+        f"mod = groundtrace.{name}\n"
+        f"assert mod is sys.modules['groundtrace.{name}']\n"
+        f"assert '{name}' in dir(groundtrace)\n"
+        "try:\n"
+        "    groundtrace.no_such_thing\n"
+        "except AttributeError:\n"
+        "    pass\n"
+        "else:\n"
+        "    raise SystemExit('no AttributeError')\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
