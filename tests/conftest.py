@@ -21,7 +21,9 @@ settings.load_profile(
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: The real sample data: ``../shared/data`` beside the checkout, or ``$GROUNDTRACE_SHARED_DATA`` (the
 #: fresh-clone guard test points it at a missing folder to see the suite without the data).
-SHARED_DATA = Path(os.environ.get("GROUNDTRACE_SHARED_DATA") or (REPO_ROOT / ".." / "shared" / "data")).resolve()
+SHARED_DATA = Path(
+    os.environ.get("GROUNDTRACE_SHARED_DATA") or (REPO_ROOT / ".." / "shared" / "data")
+).resolve()
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 

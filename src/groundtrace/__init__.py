@@ -21,7 +21,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
 #: first use, so ``import groundtrace`` (and the CLI's ``--version``) stays cheap.
 SUBPACKAGES = ("core", "crs", "catalog")
 
-__all__ = ["__version__", *SUBPACKAGES]
+__all__ = ["__version__", "catalog", "core", "crs"]  # the three are lazy: see __getattr__
 
 
 def __getattr__(name: str) -> ModuleType:

@@ -71,7 +71,7 @@ def test_leak_detector_can_fail() -> None:
         ("ae-110k", ("catalog", "ae_110k", "validation.jsonl")),
         ("openfoodfacts", ("catalog", "openfoodfacts", "products.tsv")),
     ],
-    ids=lambda p: p if isinstance(p, str) else "/".join(p[-2:]) if isinstance(p, tuple) else p.parent.name + "/" + p.name,
+    ids=lambda p: p if isinstance(p, str) else "/".join(p[-2:] if isinstance(p, tuple) else p.parts[-2:]),
 )
 def test_importer_copies_no_gold_into_its_evidence_field(fmt: str, path) -> None:  # type: ignore[no-untyped-def]
     # real files are given as ../shared/data parts and resolved here, inside the test: shared_path skips
