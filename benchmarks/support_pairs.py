@@ -67,7 +67,8 @@ CONSTRAINTS: tuple[tuple[str, object, str, str], ...] = (
     ("price_max", 1, "cheap",
      r"cheap|prices?\b|pric(?:ey|y)|afford|expensive|value|\$\d|budget|bargain|overpriced|worth|bucks"),
     ("ambience", "romantic", "romantic", r"romantic|\bdate\b|anniversary|candle|intimate|cozy|\bdim\b"),
-    ("ambience", "casual", "casual", r"casual|laid[- ]back|relaxed|dress(?: code|ed down|y)\b|no-frills|chill\b|low-key|jeans"),
+    ("ambience", "casual", "casual",
+     r"casual|laid[- ]back|relaxed|dress(?: code|ed down|y)\b|no-frills|chill\b|low-key|jeans"),
     ("ambience", "classy", "classy",
      r"classy|elegant|upscale|fancy|sophisticated|fine dining|tablecloth|dress(?: code|ed up|y)\b"),
     ("ambience", "trendy", "trendy", r"trendy|\bhip\b|hipster|stylish|instagram|modern|chic\b"),
@@ -86,8 +87,8 @@ CONSTRAINTS: tuple[tuple[str, object, str, str], ...] = (
     ("meal", "dinner", "dinner", r"dinner|evening|supper"),
     ("meal", "latenight", "open late", r"\blate\b|midnight|\bnight\b|closes?\b|closing|open until|hours"),
     ("min_stars", 4.0, "highly rated",
-     r"best|amazing|excellent|recommend|favou?rite|terrible|worst|mediocre|disappoint|average|"
-     r"\bokay\b|\bok\b|\bgreat\b"),
+     r"best|amazing|excellent|recommend|favou?rite|terrible|worst|mediocre|disappoint|average|\bokay\b|"
+     + r"\bok\b|\bgreat\b"),
 )  # fmt: skip
 
 CUE_RE = re.compile(
