@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict
@@ -126,3 +127,46 @@ def test_read_jsonl_models_reports_invalid_records_with_did_you_mean(tmp_path: P
         f"{path}:3: invalid Item: sku: Field required (+1 more)",
         f"{path}:4: invalid JSON: Expecting property name enclosed in double quotes (column 2)",
     ]
+
+
+def _scan_depth(raw: bytes) -> int:
+    """The obvious reference: one character at a time, strings skipped (the first release's json_depth)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in raw:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == 0x5C:
+                escaped = True
+            elif ch == 0x22:
+                in_string = False
+        elif ch == 0x22:
+            in_string = True
+        elif ch in (0x5B, 0x7B):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in (0x5D, 0x7D):
+            depth -= 1
+    return deepest
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.binary(max_size=60) | st.text(alphabet='[]{}"\\a, :', max_size=60).map(str.encode))
+def test_json_depth_equals_a_character_scan_on_any_bytes(raw: bytes) -> None:
+    assert json_depth(raw) == _scan_depth(raw)
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (b"[[1]]", 2),
+        (b'["[[[", {"a": "}"}]', 2),  # brackets in strings do not count
+        (b'["a\\"[[", [1]]', 2),  # an escaped quote does not end the string
+        (b'["abc\\', 1),  # unterminated string with a trailing backslash
+        (b"]]][[", 0),  # closers first: never below the start
+        (b'"\\"\\"\\"[[[', 0),  # one unterminated string to the end
+    ],
+)
+def test_json_depth_hand_cases(raw: bytes, expected: int) -> None:
+    assert json_depth(raw) == expected == _scan_depth(raw)
