@@ -305,6 +305,14 @@ def evaluate_cmd(
         file_okay=False,
         help="Template directory giving each attribute's kind/unit (default: the built-in templates).",
     ),
+    model: Path = typer.Option(
+        None,
+        "--model",
+        exists=True,
+        dir_okay=False,
+        help="Learned model file (`catalog train`): judge values with the templates stored in it "
+        "(unless --templates is given).",
+    ),
     scope: str = typer.Option(
         "union",
         "--scope",
@@ -346,6 +354,10 @@ def evaluate_cmd(
         template_set = load_templates(templates)
     except TemplateError as exc:
         raise typer.BadParameter(str(exc), param_hint="--templates") from exc
+    if model is not None and templates is None:  # the templates the learned model was trained with
+        from groundtrace.cli.catalog_learned_cmd import model_templates
+
+        template_set = model_templates(model) or template_set
     report = evaluate(
         result_rows,
         gold_rows,

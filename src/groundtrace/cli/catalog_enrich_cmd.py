@@ -3,6 +3,7 @@ file."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -75,7 +76,10 @@ def enrich_cmd(
     ),
     batch_size: int = typer.Option(32, "--batch-size", min=1, help="--db: SKUs written per transaction."),
     templates: Path = typer.Option(
-        None, "--templates", file_okay=False, help="Template directory (default: the built-in templates)."
+        None,
+        "--templates",
+        file_okay=False,
+        help="Template directory (default: the templates stored in --model, else the built-in templates).",
     ),
     llm: str = typer.Option(
         None,
@@ -196,6 +200,11 @@ def enrich_cmd(
     if (out is None) == (db is None):
         raise typer.BadParameter("give exactly one of --out FILE or --db URL", param_hint="--out/--db")
     engine, extractor = _engines(engine, extractor, model)
+    stack = contextlib.ExitStack()  # holds the folder of a model's stored templates until the run ends
+    if model is not None and templates is None:  # the templates the model was trained with (version 4)
+        from groundtrace.cli.catalog_learned_cmd import model_templates_dir
+
+        templates = model_templates_dir(model, stack)
     config = EnrichConfig(
         templates=templates,
         llm=llm,

@@ -36,12 +36,27 @@ def _correct(templates: Path | None):  # type: ignore[no-untyped-def]
     if templates is None:
         return exact_correct
     from groundtrace.catalog.evaluation.matching import correct_for
+
+    return correct_for(_load_templates(templates))
+
+
+def _load_templates(templates: Path):  # type: ignore[no-untyped-def]  # -> TemplateSet
     from groundtrace.catalog.templates import TemplateError, load_templates
 
     try:
-        return correct_for(load_templates(templates))
+        return load_templates(templates)
     except TemplateError as exc:
         raise typer.BadParameter(str(exc), param_hint="--templates") from exc
+
+
+def _train_templates(templates: Path | None, sku_rows: list, gold_rows: list) -> tuple[list, str]:  # type: ignore[type-arg]
+    """The templates a model is trained with and stores: ``--templates``, else inferred from the training
+    gold (as ``catalog templates from-gold`` builds them: the attribute set and value type per category)."""
+    if templates is not None:
+        return list(_load_templates(templates)), "templates"
+    from groundtrace.catalog.importers.train_templates import templates_from_gold
+
+    return templates_from_gold(sku_rows, gold_rows), "gold"
 
 
 def _allocation(value: str) -> str:
@@ -105,16 +120,28 @@ def train_cmd(
         "--rerank/--no-rerank",
         help="Fit the candidate reranker (model version 3; --no-rerank: the best calibrated span wins).",
     ),
+    policy_out: Path = typer.Option(
+        None,
+        "--policy-out",
+        dir_okay=False,
+        help="Also write the printed write-policy snippet (θ per learned attribute) here.",
+    ),
 ) -> None:
     """Train the learned extractor (CRF tagger + per-category lexicons and gazetteers) on a TRAIN split;
-    confidences calibrated and θ picked on held-out proposals (cross-fitting). Use it with
-    `catalog enrich --engine learned --model FILE`."""
+    confidences calibrated and θ picked on held-out proposals (cross-fitting). The model file stores the
+    templates it was trained with (--templates, else inferred from the gold: attribute set and value
+    types), so `catalog enrich --engine learned --model FILE` and `catalog evaluate --model FILE` need no
+    --templates. Prints a write-policy snippet (θ per learned attribute) for `catalog enrich --policy`."""
+    from groundtrace.catalog.evaluation.matching import correct_for
+    from groundtrace.catalog.scout.learned.snippet import policy_snippet
     from groundtrace.catalog.scout.learned.train import train_model
+    from groundtrace.catalog.templates import TemplateSet
     from groundtrace.cli.catalog_cmd import exclude_titles
     from groundtrace.cli.progress import track
 
-    correct = _correct(templates)
     sku_rows, gold_rows = exclude_titles(*_read(skus, gold), exclude_titles_of)
+    template_list, templates_from = _train_templates(templates, sku_rows, gold_rows)
+    correct = correct_for(TemplateSet(template_list))
     try:
         with track("catalog train", unit="models") as bar:  # the cross-fitting folds, then the final model
             model = train_model(
@@ -128,6 +155,8 @@ def train_cmd(
                 allocation=_allocation(allocation),  # type: ignore[arg-type]
                 rerank=rerank,
                 progress=lambda done, total: bar.update(done=done, total=total),
+                templates=template_list,
+                templates_from=templates_from,
             )
     except ValueError as exc:
         print_error(str(exc))
@@ -135,6 +164,17 @@ def train_cmd(
     model.save(out)
     _summary(model)
     typer.echo(f"wrote {out} ({out.stat().st_size // 1024} KiB)")
+    attrs = sum(len(t.attributes) for t in template_list)
+    typer.echo(
+        f"templates stored in the model: {len(template_list)} categories, {attrs} attributes "
+        f"(from {'--templates' if templates_from == 'templates' else 'the gold'})"
+    )
+    snippet = policy_snippet(model)
+    if policy_out is not None:
+        policy_out.write_text(snippet, encoding="utf-8")
+        typer.echo(f"wrote {policy_out} (catalog enrich --policy {policy_out})")
+    typer.echo("policy snippet (catalog enrich --policy FILE):")
+    typer.echo(snippet.rstrip("\n"))
 
 
 @catalog_app.command("calibrate")
@@ -157,7 +197,44 @@ def calibrate_cmd(
         print_error(str(exc))
         raise typer.Exit(2) from exc
     correct = _correct(templates)
+    if templates is None and model.templates:  # the templates the model was trained with (version 4)
+        from groundtrace.catalog.evaluation.matching import correct_for
+
+        correct = correct_for(model.template_set())
     sku_rows, gold_rows = _read(skus, gold)
     model = calibrate(model, sku_rows, gold_rows, target, correct, _allocation(allocation))  # type: ignore[arg-type]
     model.save(out or model_path)
     _summary(model)
+
+
+def model_templates(model_path: Path):  # type: ignore[no-untyped-def]  # -> TemplateSet | None
+    """The templates stored in a learned model file (version 4), None when it has none (the note why goes
+    to stderr); a file that cannot be read is a one-line error and exit 2."""
+    from groundtrace.catalog.scout.learned.model import ModelFileError, load_model, notes
+
+    try:
+        model = load_model(model_path)
+    except ModelFileError as exc:
+        print_error(str(exc))
+        raise typer.Exit(2) from exc
+    for note in notes(model, model_path):
+        typer.echo(f"note: {note}", err=True)
+    return model.template_set()
+
+
+def model_templates_dir(model_path: Path, stack) -> Path | None:  # type: ignore[no-untyped-def]
+    """:func:`model_templates` written as YAML into a temporary folder (removed when ``stack``, an
+    :class:`contextlib.ExitStack`, closes) for the commands that take a template folder; None: none stored."""
+    import tempfile
+
+    from groundtrace.catalog.importers import slugify
+    from groundtrace.catalog.templates import dump_template
+
+    templates = model_templates(model_path)
+    if templates is None:
+        return None
+    folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="groundtrace-model-templates-")))
+    for i, template in enumerate(templates):
+        name = slugify(template.category) or "category"
+        (folder / f"{i:04d}-{name[:60]}.yaml").write_text(dump_template(template), encoding="utf-8")
+    return folder

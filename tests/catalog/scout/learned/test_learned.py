@@ -91,7 +91,7 @@ def test_trained_model_is_calibrated_and_round_trips(model_file: Path) -> None:
     model = load_model(model_file)
     assert {"brand", "roast_type"} <= set(model.attributes)
     assert model.trained_on == {"skus": 60, "folds": 3, "heldout": 60, "seed": 3}
-    assert model.target_precision == 0.9 and model.allocation == "pooled" and model.version == 3
+    assert model.target_precision == 0.9 and model.allocation == "pooled" and model.version == 4
     assert model.ranker is not None  # the candidate reranker (version 3; every candidate is right here)
     assert "*|ranker" in model.curves and "brand|ranker" in model.curves
     assert all(0.0 <= row["precision"] <= 1.0 for row in model.calibration.values())

@@ -6,7 +6,11 @@ Version 2 adds ``curves`` (raw score → estimated probability of being right, p
 kind, :mod:`.calibration`); its thresholds are on that probability. A version-1 file (no curves: the
 confidence is the raw score, the thresholds too) still loads. Version 3 adds ``ranker``: the candidate
 reranker (:mod:`.rerank`) whose score is the raw score of proposal kind ``ranker``; a version-2 file (no
-ranker: the best calibrated span wins) still loads.
+ranker: the best calibrated span wins) still loads. Version 4 adds ``templates``: the category templates
+(attribute set, value types, units) the model was trained with — the ``--templates`` given to
+``catalog train``, else inferred from the training gold (``templates from-gold``) — so ``catalog enrich
+--model`` and ``catalog evaluate --model`` need no template folder; ``templates_from`` says which. A file of
+an older version still loads; :func:`notes` says what it lacks.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import base64
 import json
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -21,8 +26,8 @@ from groundtrace.catalog.scout.learned.calibration import Curve
 from groundtrace.catalog.scout.learned.rerank import Ranker
 
 FORMAT = "groundtrace-learned-scout"
-VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)
+VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)
 
 
 class LexiconEntry(BaseModel):
@@ -70,6 +75,14 @@ class LearnedModel(BaseModel):
         default=None, description="Candidate reranker (version 3); None: the best calibrated span wins."
     )
     trained_on: dict[str, int] = Field(default_factory=dict)
+    templates: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Version 4: the category templates (CategoryTemplate, JSON) the model was trained with.",
+    )
+    templates_from: str = Field(
+        default="",
+        description="Where ``templates`` came from: 'templates' (catalog train --templates) or 'gold'.",
+    )
     crf: str = Field(description="crfsuite model bytes, base64.")
 
     def crf_bytes(self) -> bytes:
@@ -88,6 +101,16 @@ class LearnedModel(BaseModel):
         """``(slug, value key) → gold count`` of the category's lexicon entries (reranker feature)."""
         entries = self.lexicons.get(category.lower(), {})
         return {(slug, key): e.gold for slug, es in entries.items() for key, e in es.items()}
+
+    def template_set(self):  # type: ignore[no-untyped-def]  # -> TemplateSet | None
+        """The templates the model was trained with (:class:`~groundtrace.catalog.templates.TemplateSet`),
+        None when the file has none (version < 4, or trained by a caller that gave none)."""
+        if not self.templates:
+            return None
+        from groundtrace.catalog.model import CategoryTemplate
+        from groundtrace.catalog.templates import TemplateSet
+
+        return TemplateSet(CategoryTemplate.model_validate(t) for t in self.templates)
 
     def save(self, path: Path) -> None:
         Path(path).write_text(self.model_dump_json(indent=None), encoding="utf-8")
@@ -119,3 +142,15 @@ def load_model(path: Path) -> LearnedModel:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise ModelFileError(f"{path}:1: {where}: {first['msg']}") from exc
+
+
+def notes(model: LearnedModel, path: Path | str = "") -> list[str]:
+    """What an older model file lacks (one line each, naming ``path``); empty for a current file."""
+    where = f"{path}: " if path else ""
+    out = []
+    if model.version < VERSION and not model.templates:
+        out.append(
+            f"{where}model version {model.version} stores no templates (attribute set and value types): "
+            "pass --templates, or retrain with `catalog train` to store them"
+        )
+    return out

@@ -36,11 +36,11 @@ import base64
 import random
 import tempfile
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from groundtrace.catalog.model import SKU, GoldLabel
+from groundtrace.catalog.model import SKU, CategoryTemplate, GoldLabel
 from groundtrace.catalog.scout.learned.calibration import NEVER, Allocation, Curve, allocate, fit_curve
 from groundtrace.catalog.scout.learned.model import LearnedModel, LexiconEntry
 from groundtrace.catalog.scout.learned.predict import Tagger, gazetteer_of, propose
@@ -428,9 +428,13 @@ def train_model(
     allocation: Allocation = "pooled",
     rerank: bool = True,
     progress: Callable[[int, int], None] | None = None,
+    templates: Sequence[CategoryTemplate] = (),
+    templates_from: str = "",
 ) -> LearnedModel:
     """Train and calibrate a model on labelled SKUs (module docstring). ``progress(done, total)`` counts
     the models trained: one per cross-fitting fold, then the final one (called at the start and after each).
+    ``templates`` (with ``templates_from``: ``templates`` or ``gold``) are stored in the model file
+    (version 4) so enrich and evaluate can use them without a template folder.
     """
     by_sku = _by_sku(gold)
     labelled = [s for s in skus if s.sku_id in by_sku]
@@ -475,5 +479,7 @@ def train_model(
         update={
             "target_precision": target,
             "trained_on": {"skus": len(labelled), "folds": len(parts), "heldout": heldout, "seed": seed},
+            "templates": [t.model_dump(mode="json") for t in templates],
+            "templates_from": templates_from if templates else "",
         }
     )
