@@ -25,7 +25,6 @@ needs a look (part of the LLM turns fell back to the template); ``crs build`` ex
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 from collections import Counter
@@ -43,6 +42,7 @@ from groundtrace.crs.build.itinerary import itinerary_cities, plan_itinerary
 from groundtrace.crs.build.planner import PlanConfig, PlanContext, PlanningError, plan_dialogue
 from groundtrace.crs.build.qc import QC_RULES, check_dialogue
 from groundtrace.crs.build.realise import Realiser, TemplateRealiser
+from groundtrace.crs.build.speak import DIALOGUE_SPLIT_BOUNDS, split_of
 from groundtrace.crs.dataset.card import write_build_card
 from groundtrace.crs.dataset.files import write_dialogues, write_json_schema
 from groundtrace.crs.dataset.tiers import TIERS, assign_tier
@@ -51,7 +51,7 @@ from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.schema import SCHEMA_VERSION, Dialogue
 
 DEFAULT_REJECTION_SHARE = 0.294
-SPLIT_BOUNDS = (("train", 0.8), ("validation", 0.9), ("test", 1.0))
+SPLIT_BOUNDS = DIALOGUE_SPLIT_BOUNDS
 
 #: Dialogue realisers by name; the LLM one is imported only when asked for.
 REALISERS: Registry[Any] = Registry("realiser")
@@ -255,12 +255,6 @@ def _itinerary_row(it: dict[str, Any]) -> str:
     return f"{it['dialogues']} ({it.get('share', 0):.1%}): " + ", ".join(
         f"{k} {v}" for k, v in it.get("sequences", {}).items()
     )
-
-
-def split_of(dialogue_id: str) -> str:
-    """train / validation / test from the sha256 of the id (≈ 80/10/10)."""
-    u = int(hashlib.sha256(dialogue_id.encode("utf-8")).hexdigest()[:8], 16) / 16**8
-    return next(name for name, bound in SPLIT_BOUNDS if u < bound)
 
 
 def rejection_indices(n: int, share: float, seed: int) -> set[int]:

@@ -30,9 +30,11 @@ from dataclasses import dataclass, field
 
 from groundtrace.crs.build.evidence import SUPPORT_MIN_STARS, EvidenceIndex
 from groundtrace.crs.build.personas import Persona, bundled_personas, constraint_order, sample_persona
+from groundtrace.crs.build.phrasing import PhrasingBank
 from groundtrace.crs.build.pools import build_closed_pool, build_open_pool, number_reviews, stratum
 from groundtrace.crs.build.quality import QualityIndex, near_misses
 from groundtrace.crs.build.realise import Quote, aspect_word
+from groundtrace.crs.build.speak import Spoken
 from groundtrace.crs.kb.constraints import satisfies
 from groundtrace.crs.kb.geo import haversine_km
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
@@ -99,6 +101,8 @@ class TurnPlan:
     poi_type: str = ""  # itinerary legs: the type this turn is about ("" = the dialogue's)
     anchor: Anchor | None = None  # system turns: where the turn's distance constraint is measured from
     after: list[str] = field(default_factory=list)  # itinerary: the earlier legs' picks, in order
+    #: user turns: how each added constraint is said (groundtrace.crs.build.speak.phrase_plan)
+    spoken: list[Spoken] = field(default_factory=list)
 
     def to_turn(self, index: int, text: str, tags: list[str], spans: list[QuoteSpan]) -> Turn:
         return Turn(
@@ -134,6 +138,10 @@ class DialoguePlan:
     final_constraints: list[Constraint]
     seed: int | None = None
     legs: list[Leg] = field(default_factory=list)  # itinerary dialogues (groundtrace.crs.build.itinerary)
+    #: the build's phrasing bank (bundled + mined); None: the bundled one (groundtrace.crs.build.speak)
+    phrasing_bank: PhrasingBank | None = None
+    #: the split whose phrasings the user constraints were given ("" until phrase_plan ran)
+    spoken_split: str = ""
 
     def to_dialogue(self, turns: list[Turn], *, realiser: str) -> Dialogue:
         return Dialogue(

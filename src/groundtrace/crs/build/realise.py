@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from groundtrace.crs.build.evidence import Sentence
+from groundtrace.crs.build.phrasing import PhrasingBank, bundled_bank
 from groundtrace.crs.build.pools import main_category
+from groundtrace.crs.build.speak import CASING_RATE, phrase_plan, split_of, spoken_of
 from groundtrace.crs.kb.geo import haversine_km
 from groundtrace.crs.schema import POI, Constraint, Dialogue, QuoteSpan, Turn
 
@@ -100,25 +102,6 @@ TYPE_NOUN = {
     "hotel": ("hotel", "place to stay", "hotel room"),
     "attraction": ("attraction", "place to visit", "thing to see"),
 }
-REQUEST = (
-    "Hi! I'm in {city} and looking for {a_noun}: {labels}.",
-    "Can you suggest {a_noun} in {city}? Ideally {labels}.",
-    "Hello, I need {a_noun} in {city}, {labels}.",
-    "We're visiting {city}. Any {noun} you'd recommend? Ideally {labels}.",
-    "Looking for a good {noun} around {city} — {labels}.",
-)
-REQUEST_OPEN = (
-    "Hi! I'm in {city} and looking for {a_noun}.",
-    "Can you suggest {a_noun} in {city}?",
-    "We're visiting {city} and need {a_noun}.",
-)
-#: The request opening the next leg of an itinerary ({prev}: the previous leg's pick).
-REQUEST_NEXT = (
-    "Great, {prev} it is. Now I need {a_noun}: {labels}.",
-    "Perfect, I'll go with {prev}. Next, {a_noun} — {labels}.",
-    "{prev} works for us. Could you also find {a_noun}, {labels}?",
-    "Thanks, {prev} sounds right. What about {a_noun}? Ideally {labels}.",
-)
 #: The final accept of an itinerary ({plan}: the earlier picks, {name}: the last one).
 ACCEPT_ITINERARY = (
     "Perfect — {plan}, then {name}. That's the day sorted, thanks!",
@@ -128,12 +111,6 @@ CLARIFY = (
     "Happy to help! Any preferences on {kinds}?",
     "Sure. What matters most to you — {kinds}?",
     "Glad to help. Could you tell me about {kinds}?",
-)
-PROVIDE = ("Yes — {labels}.", "Good question: {labels}, please.", "Sure, {labels}.", "Let's say {labels}.")
-EXTRA_PREF = (
-    "One more thing: {labels}.",
-    "Oh, and one more thing: {labels}, please.",
-    "Also, if possible: {labels}.",
 )
 RECOMMEND_OPEN = (
     "I'd recommend {name}.",
@@ -197,11 +174,6 @@ REJECT_REASON = {
     "ambience": "the vibe isn't quite what we want",
     "min_stars": "the reviews look mixed",
 }
-REJECT = (
-    "Hmm, {name} won't work: {reason}. Could you find another option, ideally {label}?",
-    "Actually, not {name} — {reason}. Something else, ideally {label}?",
-    "I'll pass on {name}; {reason}. What else is there, ideally {label}?",
-)
 PRICE_SIGNS = {1: "$", 2: "$$", 3: "$$$", 4: "$$$$"}
 
 
@@ -313,11 +285,14 @@ class TemplateRealiser:
     name = "template"
 
     def realise(self, plan: DialoguePlan, rng: random.Random) -> Dialogue:
+        phrase_plan(plan)
         turns = [self.realise_turn(plan, i, rng) for i in range(len(plan.turns))]
         return plan.to_dialogue(turns, realiser=self.name)
 
     def realise_turn(self, plan: DialoguePlan, index: int, rng: random.Random) -> Turn:
-        """Phrase turn ``index`` of ``plan`` (text, tags and spans; labels copied from the plan)."""
+        """Phrase turn ``index`` of ``plan`` (text, tags and spans; labels copied from the plan, whose user
+        constraints first get the split's phrasings: :func:`groundtrace.crs.build.speak.phrase_plan`)."""
+        phrase_plan(plan)
         tp = plan.turns[index]
         builder = TextBuilder()
         builder.add(self._text(plan, tp, builder, rng))
@@ -327,40 +302,63 @@ class TemplateRealiser:
     def _text(self, plan: DialoguePlan, tp: TurnPlan, builder: TextBuilder, rng: random.Random) -> str:
         kb = plan.kb
         noun = rng.choice(TYPE_NOUN[tp.poi_type or plan.poi_type])
-        labels = join_labels([c.label for c in tp.constraints_added])
         name_of = {pid: kb.poi(pid).name for pid in (*tp.recommended, *tp.rejected, *tp.about, *tp.after)}
         if tp.role == "user":
-            return _user_text(plan, tp, rng, noun, labels, name_of)
+            text = _user_text(plan, tp, rng, noun, name_of)
+            if rng.random() < CASING_RATE:  # casing slip "hi! i'm in ..." (frames never start with a label)
+                text = text[:1].lower() + text[1:]
+            return text
         return _system_text(plan, tp, builder, rng, name_of)
 
 
+class _Frames:
+    """The split's user frames of the plan's bank, drawn with ``rng``; ``say`` composes one turn."""
+
+    def __init__(self, plan: DialoguePlan, rng: random.Random) -> None:
+        self.bank = plan.phrasing_bank or bundled_bank()
+        self.split = plan.spoken_split or split_of(plan.dialogue_id)
+        self.rng = rng
+
+    def say(self, tp: TurnPlan, frame_name: str, open_name: str, **slots: str) -> str:
+        """Frame ``frame_name`` with the turn's list phrases as ``{labels}`` (``open_name`` when it has none),
+        then its sentence-shaped phrasings, each a sentence of its own."""
+        spoken = spoken_of(tp)
+        phrases = [s for s in spoken if not s.sentence]
+        frame = self.rng.choice(self.bank.frame(frame_name if phrases else open_name, self.split))
+        hedged = "deally" not in frame  # no "Ideally ideally …"
+        labels = join_labels([s.text() if hedged else s.label for s in phrases])
+        text = frame.format(labels=labels, **slots)
+        sentences = [f"{s.label}." for s in spoken if s.sentence]
+        return " ".join([text, *sentences])
+
+
 def _user_text(
-    plan: DialoguePlan, tp: TurnPlan, rng: random.Random, noun: str, labels: str, name_of: dict[str, str]
+    plan: DialoguePlan, tp: TurnPlan, rng: random.Random, noun: str, name_of: dict[str, str]
 ) -> str:
-    """The template text of a user turn (``noun``: the place word drawn for the turn; ``labels``: the
-    constraints it adds, joined)."""
+    """The template text of a user turn (``noun``: the place word drawn for the turn); constraints are
+    said with the split's phrasings and frames (:class:`_Frames`)."""
     act = tp.act
     if tp.more:
         return rng.choice(MORE)
+    frames = _Frames(plan, rng)
+    a_noun = with_article(noun)
     if act == "request":
         if tp.after:
-            return rng.choice(REQUEST_NEXT).format(
-                prev=name_of[tp.after[-1]], noun=noun, a_noun=with_article(noun), labels=labels
-            )
-        if tp.constraints_added:
-            return rng.choice(REQUEST).format(
-                city=plan.city, noun=noun, a_noun=with_article(noun), labels=labels
-            )
-        return rng.choice(REQUEST_OPEN).format(city=plan.city, noun=noun, a_noun=with_article(noun))
+            prev = name_of[tp.after[-1]]
+            return frames.say(tp, "request_next", "request_next_open", prev=prev, a_noun=a_noun)
+        return frames.say(tp, "request", "request_open", city=plan.city, noun=noun, a_noun=a_noun)
     if act == "provide_preference":
-        bank = EXTRA_PREF if tp.extra else PROVIDE
-        return rng.choice(bank).format(labels=labels)
+        kind = "extra" if tp.extra else "provide"
+        return frames.say(tp, kind, f"{kind}_open")
     if act == "ask_comparison":
         return rng.choice(ASK_COMPARE).format(name=name_of[tp.about[0]] if tp.about else "that")
     if act == "reject_and_refine":
-        new = tp.constraints_added[0]
-        reason = _reject_reason(plan.kb, tp, rng)
-        return rng.choice(REJECT).format(name=name_of[tp.rejected[0]], reason=reason, label=new.label)
+        reason = _reject_reason(plan.kb, tp, rng, frames.bank)
+        name = name_of[tp.rejected[0]]
+        text = frames.say(tp, "reject", "reject_open", name=name, reason=reason)
+        if not any(not s.sentence for s in spoken_of(tp)):
+            text += " " + rng.choice(frames.bank.frame("reject_tail", frames.split))
+        return text
     if act == "ask_detail":
         bank = ASK_DETAIL if tp.aspect else ASK_DETAIL_GENERIC
         return rng.choice(bank).format(name=name_of[tp.about[0]], aspect=tp.aspect)
@@ -372,16 +370,18 @@ def _user_text(
     raise ValueError(f"no template for user act {act!r}")
 
 
-def _reject_reason(kb: KnowledgeBase, tp: TurnPlan, rng: random.Random) -> str:
+def _reject_reason(kb: KnowledgeBase, tp: TurnPlan, rng: random.Random, bank: PhrasingBank) -> str:
     """Why the user rejects ``tp.rejected[0]``: from the kind of the constraint it adds (and the one it
-    replaces); an amenity/meal/alcohol reason is drawn from ``rng``."""
+    replaces, named by its value in words: "a lot of tacos lately"); an amenity/meal/alcohol reason is
+    drawn from ``rng``."""
     new = tp.constraints_added[0]
     old = tp.replaced[0] if tp.replaced else None
     reason = REJECT_REASON.get(new.kind, "it's not quite right for us")
     if new.kind in ("cuisine", "category") and old is None:
         kind = main_category(kb.poi(tp.rejected[0])) or "that"
         reason = f"I'm not really in the mood for {kind}"
-    reason = reason.format(old=(old.label if old else "that")) if "{old}" in reason else reason
+    if "{old}" in reason:
+        reason = reason.format(old=bank.value_noun(old.kind, old.value) if old else "that")
     if new.kind in ("amenity", "meal", "alcohol"):
         reason = rng.choice(
             (
