@@ -19,6 +19,7 @@ _COMMAND_MODULES = (
     "groundtrace.cli.crs_build_cmd",
     "groundtrace.cli.crs_data_cmd",
     "groundtrace.cli.crs_eval_cmd",
+    "groundtrace.cli.crs_parser_cmd",
     "groundtrace.cli.crs_simulate_cmd",
     "groundtrace.cli.crs_leaderboard_cmd",
     "groundtrace.cli.catalog_cmd",

@@ -64,6 +64,23 @@ def _check_setting(setting: str) -> None:
         raise typer.BadParameter("choose 'closed' or 'open'", param_hint="--setting")
 
 
+def _note_untrained(dataset: Path, system: str, options: dict) -> None:
+    """Say so when a registered system that learns its constraint understanding gets no train split."""
+    from groundtrace.crs.systems.base import SYSTEMS
+    from groundtrace.crs.systems.toolkit.learning import Learns
+
+    if system not in SYSTEMS or "parser" in options or (dataset / "train.jsonl").is_file():
+        return
+    cls = SYSTEMS.get(system)
+    if isinstance(cls, type) and issubclass(cls, Learns):
+        err_console().print(
+            f"note: {dataset} has no train split: the system understands constraints by its generic keyword "
+            "rules only; pass --system-arg parser=MODEL (groundtrace crs train-parser) to use a trained "
+            "parser",
+            markup=False,
+        )
+
+
 def _load(dataset: Path, split: str, kb: str | None):
     from groundtrace.crs.evaluation.loading import load_dataset, resolve_kb
 
@@ -261,6 +278,7 @@ def run(
     from groundtrace.crs.evaluation.runner import run_system
     from groundtrace.crs.systems.factory import built_first, parse_system_args, system_factory
     from groundtrace.crs.systems.http import is_url
+    from groundtrace.crs.systems.toolkit.learning import NothingToLearn
 
     if config is not None:
         refuse_with_config(ctx)
@@ -299,6 +317,7 @@ def run(
         hint = "--system-arg" if isinstance(exc, ValueError) and options else "--system"
         raise typer.BadParameter(str(exc), param_hint=hint) from None
     data, knowledge = _load(dataset, split, kb)
+    _note_untrained(dataset, system, options)
     scorer = _scorer(nli)
     with track(f"crs run {label or system} · {setting}", unit="dialogues") as bar:
 
@@ -324,6 +343,8 @@ def run(
             )
         except RunKeyMismatchError as exc:
             raise typer.BadParameter(str(exc), param_hint="--out") from None
+        except NothingToLearn as exc:
+            raise typer.BadParameter(f"{dataset}: {exc}", param_hint="--dataset") from None
     _print_scores(result.table, result.info)
     _warn_unmatched(result.table, split)
     typer.echo(f"wrote {out}/predictions.jsonl, scores.json, run.json")

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import math
-import re
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from groundtrace.crs.evaluation.inputs import system_inputs
 from groundtrace.crs.systems import build_system
 from groundtrace.crs.systems.predictions import CandidateCard, TaggedReview
-from groundtrace.crs.systems.toolkit import state as state_mod
 from groundtrace.crs.systems.toolkit.memo import Memo
 from groundtrace.crs.systems.toolkit.sparse import SparseIndex, TermVector, add_counts, count_terms
 from tests.crs.report.demo_data import make_demo
@@ -96,27 +92,3 @@ def test_answers_do_not_depend_on_the_order_turns_come_in(name, demo) -> None:
         system = build_system(name, **opts)
         backward = [system.respond(i) for i in reversed(inputs)][::-1]
         assert forward == backward
-
-
-_LABELS = sorted({re.sub(r"\{anchor\}", "the river", c.label) for _p, c, _h in state_mod.phrase_lexicon()})
-
-
-@given(
-    st.lists(
-        st.one_of(st.sampled_from(_LABELS), st.sampled_from(["and", "QUIET", "Ideally", "near", "ß", "é"])),
-        max_size=6,
-    ),
-    st.booleans(),
-)
-@settings(max_examples=60, deadline=None)
-def test_phrase_prefilter_finds_what_every_pattern_finds(parts, upper) -> None:
-    """The literal-head check only skips patterns that cannot match: the same constraints as trying
-    every phrase pattern (empty heads), for ASCII and non-ASCII text."""
-    text = " ".join(parts)
-    text = text.upper() if upper else text
-    words = (("Sushi Bars", "sushi"),)
-    got = state_mod._parse.__wrapped__(text, words, "cuisine")
-    every = tuple((p, c, "") for p, c, _h in state_mod.phrase_lexicon())
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(state_mod, "phrase_lexicon", lambda: every)
-        assert state_mod._parse.__wrapped__(text, words, "cuisine") == got

@@ -116,10 +116,13 @@ class SystemPool:
     ``system`` is an instance or a zero-argument factory (e.g. a class). A factory is called once up
     front (:attr:`first`, which names the run and gives its config) and, when the system is not
     ``thread_safe`` and ``workers > 1``, once more in each worker thread. An *instance* of a
-    non-thread-safe system with ``workers > 1`` is refused (``ValueError``).
+    non-thread-safe system with ``workers > 1`` is refused (``ValueError``). ``prepare(instance)`` runs on
+    every instance before it answers (the training hook, :func:`fit_on`).
     """
 
-    def __init__(self, system: SystemSpec, workers: int) -> None:
+    def __init__(
+        self, system: SystemSpec, workers: int, prepare: Callable[[CRSSystem], None] | None = None
+    ) -> None:
         if isinstance(system, CRSSystem) and not system.thread_safe and workers > 1:
             raise ValueError(
                 f"{type(system).__name__} is not thread-safe: pass a factory (e.g. the class) so that each "
@@ -128,7 +131,8 @@ class SystemPool:
         self._factory: Callable[[], CRSSystem] = (
             (lambda: system) if isinstance(system, CRSSystem) else system  # type: ignore[assignment]
         )
-        self.first = self._factory()
+        self._prepare = prepare
+        self.first = self._build()
         self._shared = self.first.thread_safe or workers <= 1
         self._local = threading.local()
         self._instances = [self.first]
@@ -139,10 +143,16 @@ class SystemPool:
         if self._shared:
             return self.first
         if not hasattr(self._local, "system"):
-            self._local.system = self._factory()
+            self._local.system = self._build()
             with self._lock:
                 self._instances.append(self._local.system)
         return self._local.system
+
+    def _build(self) -> CRSSystem:
+        instance = self._factory()
+        if self._prepare is not None:
+            self._prepare(instance)
+        return instance
 
     def close(self) -> None:
         """Call ``close()`` on every instance that has one (HTTP connections and other resources)."""
@@ -150,6 +160,32 @@ class SystemPool:
             close = getattr(instance, "close", None)
             if callable(close):
                 close()
+
+
+def fit_on(train: Sequence[AnyDialogue] | None, kb: KnowledgeBase) -> Callable[[CRSSystem], None] | None:
+    """The training hook: ``system.fit(train, kb)`` for a system that has ``fit`` (the offline systems
+    learn their constraint understanding from the train split, ``crs/systems/toolkit/learning.py``);
+    None without train dialogues."""
+    if not train:
+        return None
+
+    def prepare(system: CRSSystem) -> None:
+        fit = getattr(system, "fit", None)
+        if callable(fit):
+            fit(train, kb)
+
+    return prepare
+
+
+def train_split_of(dataset: str) -> list[AnyDialogue]:
+    """The ``train`` split of the dataset folder ``dataset`` (empty for a file, a folder without one,
+    or an empty path)."""
+    path = Path(dataset) if dataset else None
+    if path is None or not (path / "train.jsonl").is_file():
+        return []
+    from groundtrace.crs.evaluation.loading import load_dataset
+
+    return list(load_dataset(path, "train"))
 
 
 def answer_dialogues(
@@ -244,6 +280,7 @@ def run_system(
     progress: Callable[[int, int], None] | None = None,
     label: str | None = None,
     run_config: dict[str, Any] | None = None,
+    train: Sequence[AnyDialogue] | None = None,
 ) -> RunResult:
     """Run ``system`` on ``dialogues`` (the whole split: it defines the dataset hash) into ``out``.
 
@@ -252,12 +289,15 @@ def run_system(
     ``label`` (``run.json["label"]``) names the run in reports instead of the system name; it is not part
     of the run key, so a run can be relabelled on resume. ``run.json["provenance"]`` records what the run
     was made with (:mod:`.provenance`); ``run_config`` (e.g. the ``crs run --config`` file's content) is
-    stored as ``run.json["run_config"]``.
+    stored as ``run.json["run_config"]``. ``train``: the dialogues a system with ``fit`` learns from before
+    the run (:func:`fit_on`); None reads the ``train`` split of the ``dataset`` folder when it has one.
     Returns the scores and the ``run.json`` content; a folder holding another run raises
     :class:`~.run_files.RunKeyMismatchError`.
     """
     check_setting(setting)
-    systems = SystemPool(system, workers)
+    if train is None:
+        train = train_split_of(dataset)
+    systems = SystemPool(system, workers, fit_on(train, kb))
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     parts = run_parts(systems.first, dialogues, setting, split)

@@ -153,6 +153,10 @@ def system_factory(
     ``seed`` is added to the options when the constructor accepts one and ``options`` has none (so
     ``crs run --seed`` reaches the systems that take it). An option the constructor does not accept
     raises ``ValueError`` naming the options it does accept.
+
+    ``parser=MODEL`` (for a system with a learned understanding, :mod:`.toolkit.learning`): the model
+    file (``crs train-parser``) is loaded once and installed in every instance, which then does not
+    train on the dataset's train split (``ModelFileError``, a ``ValueError``, for an unusable file).
     """
     options = dict(options or {})
     if isinstance(system, str) and system not in SYSTEMS and is_class_spec(system):
@@ -176,6 +180,7 @@ def system_factory(
         return system
     else:
         raise TypeError(f"not a CRS system: {system!r} (a name, URL, CRSSystem class or instance)")
+    understanding = _parser_option(target, options)
     accepted = accepted_options(target)
     if seed is not None and "seed" not in options and accepted is not None and "seed" in accepted:
         options["seed"] = seed
@@ -183,14 +188,37 @@ def system_factory(
     if isinstance(system, str) and is_url(system):
         return lambda: HTTPSystem(system, **options)
     if isinstance(system, str):
-        return lambda: build_system(system, **options)
+        return lambda: _installed(build_system(system, **options), understanding)
 
     def build() -> CRSSystem:
         instance = target(**options)
         instance.name = instance.name or label
-        return instance
+        return _installed(instance, understanding)
 
     return build
+
+
+def _parser_option(target: Any, options: dict[str, Any]) -> Any:
+    """The understanding loaded from ``options.pop("parser")`` when ``target`` learns one (else None;
+    the option is then left for the constructor)."""
+    from groundtrace.crs.systems.toolkit.learning import Learns
+
+    if "parser" not in options or not (isinstance(target, type) and issubclass(target, Learns)):
+        return None
+    if accepted_options(target) is not None and "parser" in (accepted_options(target) or set()):
+        return None
+    from groundtrace.crs.systems.understanding.model import load_understanding
+
+    path = options.pop("parser")
+    if not isinstance(path, str) or not path:
+        raise ValueError(f"parser: expected a model file path, got {path!r}")
+    return load_understanding(path)
+
+
+def _installed(instance: CRSSystem, understanding: Any) -> CRSSystem:
+    if understanding is not None:
+        instance.use_understanding(understanding)  # type: ignore[attr-defined]
+    return instance
 
 
 def built_first(factory: CRSSystem | Callable[[], CRSSystem]) -> CRSSystem | Callable[[], CRSSystem]:

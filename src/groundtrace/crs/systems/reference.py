@@ -11,7 +11,10 @@
   (identical on every run, independent of thread scheduling); response quotes :data:`MAX_QUOTES` random
   sentences of its top-1's tagged reviews with their correct tags. Expected closed R@1 = 1/8.
 
-Both are stateless and thread-safe.
+Both are stateless and thread-safe. This module is the one exemption from the rule that no system reads
+the dataset builder (tests/test_layering.py): the oracle replays gold by definition and quotes with the
+builder's evidence lexicon (imported inside ``OracleSystem.respond`` only); ``random`` and the helpers
+the other systems share (:func:`quotable_sentences`, :func:`render_response`) read nothing of it.
 """
 
 from __future__ import annotations
@@ -19,12 +22,14 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from groundtrace.crs.build.evidence import MIN_QUOTE_CHARS, split_sentences, supports
+from groundtrace.crs.kb.stance import split_sentences
 from groundtrace.crs.schema import TurnGold
 from groundtrace.crs.systems.base import SYSTEMS, CRSSystem
 from groundtrace.crs.systems.predictions import CandidateCard, SystemInput, SystemOutput, TaggedReview
 
 MAX_QUOTES = 2
+#: Shortest quotable sentence (characters).
+MIN_QUOTE_CHARS = 12
 MAX_ORACLE_QUOTES = 4
 
 
@@ -88,6 +93,10 @@ class OracleSystem(CRSSystem):
             (s for s in quotable_sentences(inp.reviews, gold.gold_poi) if s.polarity >= 0),
             key=lambda s: -s.polarity,
         )
+        # the one exemption from the systems' layering rule (tests/test_layering.py): the oracle replays
+        # gold by definition, so it may quote by the dataset's own evidence lexicon
+        from groundtrace.crs.build.evidence import supports
+
         quotes: list[TaggedSentence] = []
         for constraint in gold.active_constraints:
             hit = next((s for s in sentences if s not in quotes and supports(s.text, constraint)), None)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from groundtrace.crs.build.evidence import aspect_pattern
 from groundtrace.crs.systems.toolkit.base import RankingSystem, Turn
 from groundtrace.crs.systems.toolkit.scoring import popularity_score
 
@@ -61,9 +60,10 @@ def sparse_scores(system: RankingSystem, turn: Turn, negative_weight: float) -> 
 class AspectSystem(RankingSystem):
     """Aspect decomposition of reviews, aspect-weighted match to stated preferences.
 
-    Each stated constraint is an aspect with the builder's lexicon pattern (``crs.build.evidence``). For a
-    POI, ``a(c) = (pos(c) − neg(c)) / (1 + pos(c) + neg(c))`` where ``pos``/``neg`` count its review sentences
-    matching the pattern with non-negative / negative stance (or a negation cue). ``score = Σ_c w(c)·a(c)``
+    Each stated constraint reviews can address (``understanding.addressable``) is an aspect. For a POI,
+    ``a(c) = (pos(c) − neg(c)) / (1 + pos(c) + neg(c))`` where ``pos``/``neg`` count its review sentences
+    that mention ``c`` (the learned evidence model, else the keyword rule) with non-negative / negative
+    stance (or a negation cue). ``score = Σ_c w(c)·a(c)``
     with ``w = kind_weights.get(kind, 1)``; no stated aspect → the stars break the tie.
     """
 
@@ -81,7 +81,7 @@ class AspectSystem(RankingSystem):
 
     def score(self, turn: Turn) -> dict[str, float]:
         out: dict[str, float] = {}
-        cons = [c for c in turn.state.constraints if aspect_pattern(c.kind, c.value) is not None]
+        cons = [c for c in turn.state.constraints if turn.memo.understanding.addressable(c)]
         for card in turn.inp.candidates:
             view = turn.view(card.poi_id)
             total = card.stars * 1e-3

@@ -1,9 +1,7 @@
-"""``knowledge`` and ``persona``: KB attributes matched to parsed constraints, persona priors + retrieval."""
+"""``knowledge`` and ``persona``: KB attributes matched to parsed constraints, learned priors + retrieval."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from groundtrace.crs.schema import Constraint
@@ -34,64 +32,22 @@ class KnowledgeSystem(RankingSystem):
         }
 
 
-@dataclass(frozen=True)
-class Archetype:
-    """A bundled persona as the ``persona`` system reads it: per POI type, its constraints (as
-    :class:`Constraint`) with weight ``priors[kind] · weight``; the overlap weights by (kind, value)."""
-
-    persona: Any
-    overlap: tuple[tuple[tuple[str, str], float], ...]
-    by_type: dict[str, tuple[tuple[Constraint, float], ...]]
-
-
-@lru_cache(maxsize=1)
-def archetypes() -> tuple[Archetype, ...]:
-    """The bundled archetypes, converted once."""
-    from groundtrace.crs.build.personas import bundled_personas
-
-    out = []
-    for p in bundled_personas():
-        by_type = {
-            t: tuple(
-                (Constraint(kind=c.kind, value=c.value, label=c.label), p.priors.get(c.kind, 1.0) * c.weight)
-                for c in p.constraints
-                if c.types is None or t in c.types
-            )
-            for t in p.poi_types
-        }
-        overlap = tuple(((c.kind, str(c.value)), c.weight) for c in p.constraints)
-        out.append(Archetype(p, overlap, by_type))
-    return tuple(out)
-
-
-def infer_archetype(turn: Turn) -> Archetype | None:
-    """The bundled archetype whose constraints best overlap the stated ones: ``Σ weight`` over its
-    constraints whose (kind, value) was stated, among those asking about this POI type; first on ties;
-    None when nothing overlaps."""
-    stated = {(c.kind, str(c.value)) for c in turn.state.constraints}
-    best, best_score = None, 0.0
-    for a in archetypes():
-        if turn.inp.poi_type not in a.by_type:
-            continue
-        s = sum(w for key, w in a.overlap if key in stated)
-        if s > best_score:
-            best, best_score = a, s
-    return best
-
-
-def infer_persona(turn: Turn):
-    """The inferred archetype's persona (:func:`infer_archetype`), or None."""
-    a = infer_archetype(turn)
-    return a.persona if a is not None else None
+def learned_priors(turn: Turn) -> list[tuple[Constraint, float]]:
+    """The priors of the system's understanding for this turn: the unstated constraints that train
+    dialogues of this POI type stating the same things also stated, with their probability
+    (:mod:`groundtrace.crs.systems.understanding.priors`); none untrained or with nothing stated."""
+    return turn.memo.understanding.prior_constraints(turn.inp.poi_type, turn.state.constraints)
 
 
 class PersonaSystem(RankingSystem):
-    """Persona preference priors combined with retrieval.
+    """Learned persona priors combined with retrieval.
 
-    The archetype is inferred from the stated constraints (:func:`infer_persona`). Its prior for a card is
-    ``Σ priors[kind]·weight·[card meets c] / Σ priors[kind]·weight`` over the archetype's constraints for
-    this POI type (the things such a traveller usually wants, stated or not);
-    ``score = prior_weight · prior + (1 − prior_weight) · tfidf``.
+    The "persona" is learned, not read from the builder: the stated constraints ``S`` (weight 1 each)
+    plus the learned priors ``P`` (:func:`learned_priors`: what train travellers who stated the same
+    things also wanted, weight = its probability). A card's prior is
+    ``Σ_{c ∈ S ∪ P} w(c)·[card meets c] / Σ w(c)``;
+    ``score = prior_weight · prior + (1 − prior_weight) · tfidf``. With no prior (untrained, or nothing
+    stated that a train dialogue shares) the score is the TF-IDF one.
     """
 
     def __init__(self, *, prior_weight: float = 0.5, max_quotes: int = 2) -> None:
@@ -105,11 +61,11 @@ class PersonaSystem(RankingSystem):
 
     def score(self, turn: Turn) -> dict[str, float]:
         sparse = sparse_scores(self, turn, 0.5)
-        archetype = infer_archetype(turn)
-        if archetype is None:
+        priors = learned_priors(turn)
+        if not priors:
             return sparse
         anchor = anchor_of(turn.inp.anchor)
-        cons = archetype.by_type[turn.inp.poi_type]
+        cons = [(c, 1.0) for c in turn.state.constraints] + priors
         total = sum(w for _c, w in cons) or 1.0
         out = {}
         for card in turn.inp.candidates:

@@ -8,7 +8,7 @@ Ranking — candidates are ordered lexicographically by
    price, attributes, categories, distance) — the hard filter: meeting more always ranks first;
 2. ``backed``: the share of the review-addressable constraints (those with an aspect pattern, not the
    card's stars/distance) that a non-negative sentence of the POI's shown reviews expresses
-   (``crs.build.evidence.supports``) — a recommendation must be citable;
+   (the system's understanding: ``expresses``) — a recommendation must be citable;
 3. ``stars`` (the card's rating);
 4. ``fused``: reciprocal rank fusion of the sparse (TF-IDF), dense (MiniLM, when available), structured
    and aspect rankings — what the retrievers say about the rest;
@@ -40,8 +40,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, quote_score
-from groundtrace.crs.build.evidence import NEGATION_RE, aspect_pattern, supports
-from groundtrace.crs.build.quality import CARD_KINDS
 from groundtrace.crs.schema import Constraint
 from groundtrace.crs.systems.base import SystemReply, TurnUsage
 from groundtrace.crs.systems.baselines.hybrid import _Fused
@@ -53,6 +51,8 @@ from groundtrace.crs.systems.toolkit.memo import PoiView
 from groundtrace.crs.systems.toolkit.scoring import rank_by, rrf
 from groundtrace.crs.systems.toolkit.state import track_state
 from groundtrace.crs.systems.toolkit.structured import anchor_of, constraint_match
+from groundtrace.crs.systems.understanding.language import NEGATION_RE
+from groundtrace.crs.systems.understanding.model import GENERIC, Understanding
 
 
 @dataclass(frozen=True)
@@ -63,11 +63,11 @@ class Evidence:
     constraint: Constraint | None
 
 
-def review_constraints(constraints: list[Constraint]) -> list[Constraint]:
-    """The constraints reviews can address: an aspect pattern, and not shown by the card."""
-    return [
-        c for c in constraints if c.kind not in CARD_KINDS and aspect_pattern(c.kind, c.value) is not None
-    ]
+def review_constraints(
+    constraints: list[Constraint], understanding: Understanding = GENERIC
+) -> list[Constraint]:
+    """The constraints reviews can address and the card does not show (``understanding.addressable``)."""
+    return [c for c in constraints if understanding.addressable(c)]
 
 
 def backed_share(view: PoiView, constraints: list[Constraint]) -> float:
@@ -91,7 +91,7 @@ def select_evidence(
     for c in constraints:
         if len(chosen) >= k:
             break
-        if aspect_pattern(c.kind, c.value) is None:
+        if not view.understanding.addressable(c):
             continue
         support = view.supporting(c)
         hits = [i for i in usable if i in support and sent[i][1] not in taken]
@@ -111,7 +111,12 @@ def select_evidence(
 
 
 def verified(
-    quote: str, tag: str, reviews: dict[str, TaggedReview], poi_id: str, c: Constraint | None
+    quote: str,
+    tag: str,
+    reviews: dict[str, TaggedReview],
+    poi_id: str,
+    c: Constraint | None,
+    understanding: Understanding = GENERIC,
 ) -> bool:
     """The verification pass for one quote (module docstring)."""
     review = reviews.get(tag)
@@ -124,7 +129,7 @@ def verified(
     polarity = _polarity(review, quote)
     if polarity is None or polarity < 0:
         return False
-    return supports(quote, c) if c is not None else polarity > 0
+    return understanding.expresses(quote, c) if c is not None else polarity > 0
 
 
 def _polarity(review: TaggedReview, quote: str) -> int | None:
@@ -198,7 +203,7 @@ class TraceHybridSystem(_Fused):
         fused = rrf([*self.rankings(turn), rank_by(self._aspect.score(turn), turn.pool)], self.rrf_k)
         anchor = anchor_of(turn.inp.anchor)
         cons = turn.state.constraints
-        review_cons = review_constraints(cons)
+        review_cons = review_constraints(cons, turn.memo.understanding)
         return {
             c.poi_id: (
                 constraint_match(c, cons, anchor),
@@ -227,7 +232,10 @@ class TraceHybridSystem(_Fused):
             turn.view(poi_id), reviews, turn.state.constraints, turn.query, turn.memo, self.max_quotes
         )
         by_tag = {r.tag: r for r in reviews}
-        return [e for e in picked if verified(e.sentence.text, e.sentence.tag, by_tag, poi_id, e.constraint)]
+        u = turn.memo.understanding
+        return [
+            e for e in picked if verified(e.sentence.text, e.sentence.tag, by_tag, poi_id, e.constraint, u)
+        ]
 
     def answer(self, turn: Turn, ranking: list[str]) -> str:
         if not ranking:
@@ -236,7 +244,7 @@ class TraceHybridSystem(_Fused):
         return render_response(turn.cards.get(top), top, [e.sentence for e in self.evidence(turn, top)])
 
     def respond(self, inp: SystemInput) -> Any:
-        turn = Turn(inp, track_state(inp), self.memo)
+        turn = Turn(inp, track_state(inp, self.memo.understanding), self.memo)
         ranking = self.rank(turn)
         if self.llm is None or not ranking:
             return SystemOutput(ranking=ranking, response=self.answer(turn, ranking))

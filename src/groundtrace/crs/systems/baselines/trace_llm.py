@@ -141,7 +141,7 @@ def verify_reply(turn: Turn, top: str, reply: str, offered: set[tuple[str, str]]
         if (quote.strip(), tag) in offered:
             return True  # offered evidence passed the verification pass already
         if constraints:
-            return any(verified(quote, tag, by_tag, top, c) for c in constraints)
+            return any(verified(quote, tag, by_tag, top, c, turn.memo.understanding) for c in constraints)
         return verified(quote, tag, by_tag, top, None)
 
     def keep(m: re.Match[str]) -> str:

@@ -55,6 +55,7 @@ from groundtrace.core.llm.fence import data_block
 from groundtrace.crs.systems.base import CRSSystem, SystemReply, TurnUsage, usage_on_failure
 from groundtrace.crs.systems.predictions import CandidateCard, SystemInput, SystemOutput
 from groundtrace.crs.systems.toolkit.base import RankingSystem, Turn, move_rejected_last
+from groundtrace.crs.systems.toolkit.learning import Learns
 from groundtrace.crs.systems.toolkit.memo import Memo
 from groundtrace.crs.systems.toolkit.scoring import rank_by
 from groundtrace.crs.systems.toolkit.state import track_state
@@ -165,7 +166,7 @@ def usage_of(completions: list[Completion]) -> TurnUsage:
     )
 
 
-class LLMSystem(CRSSystem):
+class LLMSystem(Learns, CRSSystem):
     """Base of the four LLM baselines (module docstring). Subclasses build :meth:`user_prompt`."""
 
     #: One client per worker (the local llama.cpp model is not thread-safe).
@@ -209,7 +210,7 @@ class LLMSystem(CRSSystem):
         }
         if self.context_tokens is not None:  # only when set: earlier run keys stay valid
             out["context_tokens"] = self.context_tokens
-        return out
+        return {**out, **self.understanding_config()}
 
     # -- pieces ----------------------------------------------------------------------------------------
     @property
@@ -297,7 +298,7 @@ class LLMSystem(CRSSystem):
 
     def answer_turn(self, inp: SystemInput) -> SystemReply:
         """One turn (module docstring); subclasses with other steps override this."""
-        turn = Turn(inp, track_state(inp), self.memo)
+        turn = Turn(inp, track_state(inp, self.memo.understanding), self.memo)
         user, shortlist = self.fit(lambda s: self.user_prompt(turn, s), self.shortlist(turn))
         completions: list[Completion] = []
         answer = self.ask(user, completions)

@@ -7,6 +7,8 @@ what differs is what the model is shown and what happens to its answer — see e
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import partial
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -14,7 +16,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, quote_score
 from groundtrace.core.llm.base import ChatMessage, Completion
 from groundtrace.core.llm.fence import data_block
-from groundtrace.crs.build.evidence import NEGATION_RE, aspect_pattern
 from groundtrace.crs.kb.geo import haversine_km
 from groundtrace.crs.systems.base import SystemReply
 from groundtrace.crs.systems.llm.base import (
@@ -31,6 +32,7 @@ from groundtrace.crs.systems.reference import TaggedSentence
 from groundtrace.crs.systems.toolkit.base import Turn, move_rejected_last
 from groundtrace.crs.systems.toolkit.state import parse_constraints, track_state
 from groundtrace.crs.systems.toolkit.structured import anchor_of, constraint_match
+from groundtrace.crs.systems.understanding.language import NEGATION_RE
 
 QUOTE_TAG = re.compile(r'"([^"]{2,})"\s*\[(R\d+)\]')
 TAG = re.compile(r"\[(R\d+)\]")
@@ -155,16 +157,17 @@ GENERIC_ASPECTS: dict[str, re.Pattern[str]] = {
 }
 
 
-def aspect_summary(turn: Turn, pid: str, aspects: dict[str, re.Pattern[str]]) -> list[str]:
+def aspect_summary(turn: Turn, pid: str, aspects: dict[str, Callable[[str], bool]]) -> list[str]:
     """Per aspect: ``name +pos/-neg e.g. "sentence" [Rn]`` over all of ``pid``'s review sentences.
 
-    A sentence matching the aspect counts negative when its stored stance is negative or it carries a
+    ``aspects``: name → whether a sentence mentions it. A sentence mentioning the aspect counts negative
+    when its stored stance is negative or it carries a
     negation cue, else positive; the example (provenance) is the first positive one, else the first.
     """
     sentences = turn.sentences(pid)
     out = []
-    for name, pattern in aspects.items():
-        hits = [s for s in sentences if pattern.search(s.text)]
+    for name, mentions in aspects.items():
+        hits = [s for s in sentences if mentions(s.text)]
         if not hits:
             continue
         neg = [s for s in hits if s.polarity < 0 or NEGATION_RE.search(s.text)]
@@ -172,6 +175,10 @@ def aspect_summary(turn: Turn, pid: str, aspects: dict[str, re.Pattern[str]]) ->
         example = (pos or neg)[0]
         out.append(f'{name} +{len(pos)}/-{len(neg)} e.g. "{example.text}" [{example.tag}]')
     return out
+
+
+def _mentions(understanding: Any, c: Any, text: str) -> bool:
+    return bool(understanding.mentions(text, c))
 
 
 class MultiReviewSynthesisSystem(LLMSystem):
@@ -182,12 +189,12 @@ class MultiReviewSynthesisSystem(LLMSystem):
     template = "synthesis"
 
     def user_prompt(self, turn: Turn, shortlist: Shortlist) -> str:
-        aspects: dict[str, re.Pattern[str]] = {}
+        understanding = turn.memo.understanding
+        aspects: dict[str, Callable[[str], bool]] = {}
         for c in turn.state.constraints:
-            pattern = aspect_pattern(c.kind, c.value)
-            if pattern is not None:
-                aspects[c.label or str(c.value)] = pattern
-        aspects.update({k: v for k, v in GENERIC_ASPECTS.items() if k not in aspects})
+            if understanding.addressable(c):
+                aspects[c.label or str(c.value)] = partial(_mentions, understanding, c)
+        aspects.update({k: v.search for k, v in GENERIC_ASPECTS.items() if k not in aspects})  # type: ignore[misc]
         lines = []
         for key, pid in shortlist.keys.items():
             summary = aspect_summary(turn, pid, aspects)[:4]
@@ -244,12 +251,12 @@ class LLMDSTSystem(LLMSystem):
         return done.parsed
 
     def answer_turn(self, inp: SystemInput) -> SystemReply:
-        turn = Turn(inp, track_state(inp), self.memo)
+        turn = Turn(inp, track_state(inp, self.memo.understanding), self.memo)
         shortlist = self.shortlist(turn)
         completions: list[Completion] = []
         state = self.track(turn, shortlist, completions)
         rejected = set(resolve_keys(state.rejected, shortlist.keys, turn.cards))
-        constraints = parse_constraints(" ; ".join(state.wants), turn.inp.candidates)
+        constraints = parse_constraints(" ; ".join(state.wants), turn.inp.candidates, self.memo.understanding)
         anchor = anchor_of(turn.inp.anchor)
         alive = [p for p in shortlist.ids if p not in rejected] or shortlist.ids
         match = {p: constraint_match(turn.cards[p], constraints, anchor) for p in alive}

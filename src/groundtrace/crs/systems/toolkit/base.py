@@ -21,6 +21,7 @@ from groundtrace.crs.systems.predictions import CandidateCard, SystemInput, Syst
 from groundtrace.crs.systems.reference import TaggedSentence, render_response
 from groundtrace.crs.systems.toolkit.citing import select_quotes, verify_quotes
 from groundtrace.crs.systems.toolkit.documents import poi_document, reviews_by_poi
+from groundtrace.crs.systems.toolkit.learning import Learns
 from groundtrace.crs.systems.toolkit.memo import Memo, PoiView
 from groundtrace.crs.systems.toolkit.scoring import rank_by
 from groundtrace.crs.systems.toolkit.sparse import SparseIndex, TermVector
@@ -78,8 +79,9 @@ def move_rejected_last(ranking: list[str], rejected: set[str]) -> list[str]:
     return [p for p in ranking if p not in rejected] + [p for p in ranking if p in rejected]
 
 
-class RankingSystem(CRSSystem):
-    """Base of the offline systems (module docstring). Options: ``max_quotes`` (quotes per answer)."""
+class RankingSystem(Learns, CRSSystem):
+    """Base of the offline systems (module docstring). Options: ``max_quotes`` (quotes per answer).
+    ``fit(train_dialogues, kb)`` learns the constraint understanding (:mod:`.learning`)."""
 
     stance_aware: bool = False
 
@@ -94,7 +96,7 @@ class RankingSystem(CRSSystem):
         return self.memo.index
 
     def config(self) -> dict[str, Any]:
-        return {"max_quotes": self.max_quotes}
+        return {"max_quotes": self.max_quotes, **self.understanding_config()}
 
     def score(self, turn: Turn) -> dict[str, float]:
         """Candidate id → score (higher first); every pool id should get one."""
@@ -122,6 +124,6 @@ class RankingSystem(CRSSystem):
         return render_response(turn.cards.get(top), top, quotes)
 
     def respond(self, inp: SystemInput) -> SystemOutput:
-        turn = Turn(inp, track_state(inp), self.memo)
+        turn = Turn(inp, track_state(inp, self.memo.understanding), self.memo)
         ranking = self.rank(turn)
         return SystemOutput(ranking=ranking, response=self.answer(turn, ranking))

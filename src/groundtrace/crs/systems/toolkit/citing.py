@@ -4,7 +4,7 @@
 review sentences of 12+ characters) of the recommended POI's tagged reviews:
 
 1. for each active constraint in order, the first unused sentence that *supports* it
-   (``crs.build.evidence.supports``: lexicon match, no negation cue);
+   (the memo's understanding: ``expresses``);
 2. then the unused sentences most similar to the query (TF-IDF, :class:`~.sparse.SparseIndex`).
 
 Sentences, their term vectors and the support tests come from the system's :class:`~.memo.Memo`.
@@ -21,11 +21,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, quote_score
-from groundtrace.crs.build.evidence import NEGATION_RE
 from groundtrace.crs.schema import Constraint
 from groundtrace.crs.systems.predictions import TaggedReview
 from groundtrace.crs.systems.reference import TaggedSentence
 from groundtrace.crs.systems.toolkit.memo import Memo, PoiView
+from groundtrace.crs.systems.understanding.language import NEGATION_RE
 
 
 def select_quotes(

@@ -1,0 +1,324 @@
+"""The understanding a structured system uses: learned constraint parser + evidence model + priors,
+trained from a dataset's train split, saved as a versioned model file and cached by content.
+
+What a system may learn from (``docs/crs-baselines.md``, *Understanding, not vocabulary*): the train
+split's user turns (``constraints_added``: kind, value and the phrase as spoken), its system turns'
+quotes with the turn's gold active constraints, and optionally background review sentences of the KB.
+
+:func:`training_data` extracts that; :func:`train_understanding` fits the three parts;
+:func:`understanding_for` returns the cached model for a train split (trains on first use). The cache
+lives under ``$GROUNDTRACE_CACHE`` (default ``~/.cache/groundtrace``) ``/understanding/<hash>.joblib``,
+keyed by ``train_hash`` = sha256 of the training data (canonical JSON) and :data:`FORMAT_VERSION`.
+
+Model file: a joblib pickle of ``{"header": {...}, "parser", "evidence", "priors"}``; the header (also
+written beside it as ``<file>.json``) holds ``format`` (:data:`FORMAT_NAME`), ``format_version``,
+``train_hash``, ``labels`` (the parser's classes), the counts trained on and the scikit-learn version.
+:func:`load_understanding` refuses another format or version with a message naming the file. A pickle
+runs code when loaded: load only model files you made (the cache, ``crs train-parser``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from groundtrace.crs.schema import Constraint
+from groundtrace.crs.systems.predictions import CandidateCard
+from groundtrace.crs.systems.understanding.evidence import CARD_KINDS, EvidenceModel, QuoteExample, is_warning
+from groundtrace.crs.systems.understanding.keywords import (
+    category_matches,
+    category_words,
+    has_keyword_rule,
+    keyword_mentions,
+    keyword_parse,
+)
+from groundtrace.crs.systems.understanding.language import NEGATION_RE
+from groundtrace.crs.systems.understanding.parser import (
+    SINGLE_VALUED,
+    ConstraintParser,
+    LabelledTurn,
+    class_constraint,
+    class_key,
+    split_rejection,
+)
+from groundtrace.crs.systems.understanding.priors import ConstraintPriors
+
+FORMAT_NAME = "groundtrace-understanding"
+FORMAT_VERSION = 1
+_NO_PREFERENCE_ACTS = ("ask_comparison", "ask_detail", "accept")
+
+
+class ModelFileError(ValueError):
+    """A model file that cannot be used (missing, another format or version, corrupt)."""
+
+
+@dataclass
+class TrainingData:
+    """What the understanding learns from (module docstring)."""
+
+    turns: list[LabelledTurn] = field(default_factory=list)
+    quotes: list[QuoteExample] = field(default_factory=list)
+    background: list[str] = field(default_factory=list)
+    dialogue_sets: list[tuple[str, frozenset[str]]] = field(default_factory=list)
+
+    def content_hash(self) -> str:
+        payload = {
+            "v": FORMAT_VERSION,
+            "turns": [
+                [t.text, [class_key(c.kind, c.value) + "|" + c.label for c in t.constraints]]
+                for t in self.turns
+            ],
+            "quotes": [[q.text, list(q.candidates)] for q in self.quotes],
+            "background": self.background,
+            "sets": [[t, sorted(s)] for t, s in self.dialogue_sets],
+        }
+        blob = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+        return hashlib.sha256(blob).hexdigest()
+
+
+def _poi_type_at(dialogue: Any, index: int) -> str:
+    legs = getattr(dialogue, "legs", None) or []
+    current = dialogue.poi_type
+    for leg in legs:
+        if leg.first_turn <= index:
+            current = leg.poi_type
+    return current
+
+
+def training_data(dialogues: Iterable[Any], review_sentences: Iterable[str] = ()) -> TrainingData:
+    """The labelled turns, quotes and per-leg constraint sets of ``dialogues`` (full dialogues with
+    ``turns``; lean records without them contribute nothing)."""
+    data = TrainingData(background=sorted(set(review_sentences)))
+    for d in dialogues:
+        sets: dict[int, tuple[str, set[str]]] = {}
+        for turn in getattr(d, "turns", None) or []:
+            if turn.role == "user":
+                text = turn.text
+                if turn.act == "reject_and_refine":
+                    text = split_rejection(text)[1]
+                data.turns.append(LabelledTurn(text, tuple(turn.constraints_added)))
+                leg = sum(1 for g in (getattr(d, "legs", None) or []) if g.first_turn <= turn.index)
+                entry = sets.setdefault(leg, (_poi_type_at(d, turn.index), set()))
+                entry[1].update(class_key(c.kind, c.value) for c in turn.constraints_added)
+            elif turn.gold is not None and turn.quote_spans:
+                cands = tuple(
+                    sorted(
+                        {
+                            class_key(c.kind, c.value)
+                            for c in turn.gold.active_constraints
+                            if c.kind not in CARD_KINDS
+                        }
+                    )
+                )
+                for q in turn.quote_spans:
+                    if not is_warning(turn.text[: q.start]):
+                        data.quotes.append(QuoteExample(turn.text[q.start : q.end].strip(), cands))
+        data.dialogue_sets.extend((t, frozenset(s)) for t, s in sets.values())
+    return data
+
+
+@dataclass(eq=False)
+class Understanding:
+    """Parser + evidence model + priors; an instance without models is the generic keyword fallback."""
+
+    parser: ConstraintParser | None = None
+    evidence: EvidenceModel | None = None
+    priors: ConstraintPriors | None = None
+    header: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def trained(self) -> bool:
+        return self.parser is not None
+
+    @property
+    def key(self) -> str:
+        """What a run key records: the train hash (short), or ``keywords`` for the fallback."""
+        return str(self.header.get("train_hash", ""))[:16] or "keywords"
+
+    def parse(self, text: str, cards: Sequence[CandidateCard] = ()) -> tuple[Constraint, ...]:
+        """The constraints ``text`` states: the learned parser's (else the keyword rules'), then every
+        candidate category whose word occurs (``cuisine`` for restaurants, else ``category``)."""
+        return _parse(self, text, *_category_context(tuple(cards)))
+
+    def mentions(self, sentence: str, c: Constraint) -> bool:
+        """Whether a review sentence is about ``c`` (praise or complaint): the evidence model says so for
+        a class it learned, else the keyword rule's words occur."""
+        if self.evidence is not None and self.evidence.knows(c):
+            return self.evidence.expresses(sentence, c)
+        return keyword_mentions(sentence, c)
+
+    def expresses(self, sentence: str, c: Constraint) -> bool:
+        """Whether a review sentence expresses ``c``: it mentions it and carries no negation cue."""
+        return not NEGATION_RE.search(sentence) and self.mentions(sentence, c)
+
+    def addressable(self, c: Constraint) -> bool:
+        """Whether reviews can back ``c``: not a card kind, and learned from quotes or a keyword rule."""
+        if c.kind in CARD_KINDS:
+            return False
+        return (self.evidence is not None and self.evidence.knows(c)) or has_keyword_rule(c)
+
+    def prior_constraints(self, poi_type: str, stated: list[Constraint]) -> list[tuple[Constraint, float]]:
+        """The learned priors (:mod:`.priors`) as constraints with their weight (none untrained)."""
+        if self.priors is None:
+            return []
+        keys = {class_key(c.kind, c.value) for c in stated}
+        return [(class_constraint(k, k), p) for k, p in self.priors.prior(poi_type, keys)]
+
+
+def _category_context(cards: tuple[CandidateCard, ...]) -> tuple[tuple[tuple[str, str], ...], str]:
+    kind = "cuisine" if any(c.poi_type == "restaurant" for c in cards) else "category"
+    return tuple(sorted(category_words(list(cards)).items())), kind
+
+
+def _parse(
+    u: Understanding, text: str, words: tuple[tuple[str, str], ...], cat_kind: str
+) -> tuple[Constraint, ...]:
+    cache = u.__dict__.setdefault("_parse_cache", {})
+    key = (text, words, cat_kind)
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    if u.parser is not None:
+        stated = [p.constraint for p in u.parser.parse(text)]
+    else:
+        stated = keyword_parse(text)
+    found = {(c.kind, str(c.value)): c for c in stated}
+    for c in category_matches(text, words, cat_kind):
+        if (c.kind, str(c.value)) not in found and not (
+            u.parser is not None and any(k == c.kind for k, _ in found) and c.kind in SINGLE_VALUED
+        ):
+            found[(c.kind, str(c.value))] = c
+    hit = cache[key] = tuple(found.values())
+    if len(cache) > 65536:
+        cache.clear()
+    return hit
+
+
+GENERIC = Understanding()
+
+
+def train_understanding(data: TrainingData) -> Understanding:
+    """Fit the parser, the evidence model (when there are quotes) and the priors on ``data``."""
+    parser = ConstraintParser().fit(data.turns)
+    evidence = None
+    if any(q.candidates for q in data.quotes):
+        evidence = EvidenceModel().fit(data.quotes, data.background)
+    priors = ConstraintPriors().fit(data.dialogue_sets)
+    import sklearn
+
+    header = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "train_hash": data.content_hash(),
+        "labels": parser.classes,
+        "evidence_labels": evidence.classes if evidence is not None else [],
+        "counts": {
+            "turns": len(data.turns),
+            "constraints": sum(len(t.constraints) for t in data.turns),
+            "quotes": len(data.quotes),
+            "background": len(data.background),
+            "dialogue_sets": len(data.dialogue_sets),
+        },
+        "sklearn": sklearn.__version__,
+    }
+    return Understanding(parser, evidence, priors, header)
+
+
+def save_understanding(u: Understanding, path: Path | str) -> Path:
+    """Write ``u`` to ``path`` (joblib) and its header to ``path + '.json'``; atomic per file."""
+    import joblib
+
+    if not u.trained:
+        raise ValueError("nothing to save: the understanding is not trained")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if u.evidence is not None:
+        u.evidence._cache = {}
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    joblib.dump({"header": u.header, "parser": u.parser, "evidence": u.evidence, "priors": u.priors}, tmp)
+    tmp.replace(path)
+    side = path.with_name(path.name + ".json")
+    side_tmp = side.with_name(side.name + f".tmp{os.getpid()}")
+    side_tmp.write_text(json.dumps(u.header, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    side_tmp.replace(side)
+    return path
+
+
+def load_understanding(path: Path | str) -> Understanding:
+    """The model in ``path``; :class:`ModelFileError` naming the file when it is missing, corrupt, or of
+    another format or version."""
+    import joblib
+
+    path = Path(path)
+    if not path.is_file():
+        raise ModelFileError(f"{path}: no such model file (make one with: groundtrace crs train-parser)")
+    try:
+        raw = joblib.load(path)
+    except Exception as exc:  # noqa: BLE001 - any unreadable file gets the same message
+        raise ModelFileError(f"{path}: not a readable model file ({type(exc).__name__}: {exc})") from None
+    header = raw.get("header") if isinstance(raw, dict) else None
+    if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
+        raise ModelFileError(f"{path}: not a {FORMAT_NAME} model file")
+    if header.get("format_version") != FORMAT_VERSION:
+        raise ModelFileError(
+            f"{path}: model format version {header.get('format_version')!r}, this groundtrace reads "
+            f"{FORMAT_VERSION}: retrain it (groundtrace crs train-parser)"
+        )
+    return Understanding(raw["parser"], raw["evidence"], raw["priors"], header)
+
+
+def cache_dir() -> Path:
+    """``$GROUNDTRACE_CACHE`` (default ``~/.cache/groundtrace``) ``/understanding``."""
+    return (
+        Path(os.environ.get("GROUNDTRACE_CACHE") or Path.home() / ".cache" / "groundtrace") / "understanding"
+    )
+
+
+_MEMORY: dict[str, Understanding] = {}
+
+
+def understanding_for(data: TrainingData) -> Understanding:
+    """The model trained on ``data``: from memory, else the cache file, else trained now and cached."""
+    key = data.content_hash()
+    hit = _MEMORY.get(key)
+    if hit is not None:
+        return hit
+    path = cache_dir() / f"{key[:32]}-v{FORMAT_VERSION}.joblib"
+    u = None
+    if path.is_file():
+        try:
+            u = load_understanding(path)
+        except ModelFileError:
+            u = None  # a stale or broken cache entry is retrained and overwritten
+    if u is None or u.header.get("train_hash") != key:
+        u = train_understanding(data)
+        save_understanding(u, path)
+    _MEMORY[key] = u
+    return u
+
+
+def review_sentences_of(kb: Any, dialogues: Iterable[Any], limit: int = 4000) -> list[str]:
+    """Background sentences: the sentences of the reviews the ``dialogues`` show (``review_refs``), in
+    a stable order, at most ``limit`` (empty without a KB)."""
+    if kb is None:
+        return []
+    from groundtrace.crs.kb.stance import split_sentences
+
+    seen: dict[str, None] = {}
+    for d in dialogues:
+        refs = getattr(d, "review_refs", None) or {}
+        for ref in refs.values() if isinstance(refs, dict) else refs:
+            try:
+                review = kb.review(ref.review_id)
+            except KeyError:
+                continue
+            for s, e in split_sentences(review.text):
+                seen.setdefault(review.text[s:e].strip(), None)
+                if len(seen) >= limit:
+                    return list(seen)
+    return list(seen)

@@ -1,0 +1,226 @@
+"""The learned constraint parser: clause segmentation + a multi-label classifier over word and character
+n-gram TF-IDF, trained on user turns whose constraints are labelled (a dataset's train split).
+
+Training — each user turn's text is cut into clauses (:func:`.language.clauses`); a clause is labelled
+with every constraint ``(kind, value)`` whose *label* (the phrase as spoken, a substring of the turn) it
+overlaps; clauses that overlap none are negatives. A ``reject_and_refine`` turn trains only on its
+positive part (:func:`split_rejection`): the phrases it turns down are not constraints it adds.
+
+Features: ``TF-IDF(word 1-2 grams, sublinear) ⊕ TF-IDF(char_wb 2-5 grams, sublinear)``; one
+``LogisticRegression(C)`` per class (one-vs-rest, scikit-learn). The classes are the ``(kind, value)``
+pairs seen in training.
+
+Parsing a text: ``P(class | clause)`` for every clause; a class is stated when some clause gives it
+``p >= threshold``. Numeric amounts are read from the clause (:mod:`.language`): a distance, a
+price level or a star floor stated as a number replaces the value of a predicted class of that kind,
+and is taken on its own when no class of the kind was predicted. A :data:`SINGLE_VALUED` kind keeps its
+most probable value. The label of a parsed constraint is the clause it was read from.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from groundtrace.crs.schema import Constraint, decode_value, encode_value
+from groundtrace.crs.systems.understanding.language import clauses, distance_km, price_level, star_floor
+
+#: Kinds with one value at a time (a later statement replaces an earlier one); the rest accumulate.
+SINGLE_VALUED = frozenset(
+    {"cuisine", "category", "price_max", "price_min", "noise_max", "min_stars", "max_distance_km", "alcohol"}
+)
+_WISH_CUE = re.compile(r"\b(?:ideally|preferably)\b", re.IGNORECASE)
+_REFINE_CUE = re.compile(r"\b(?:instead|rather)\b", re.IGNORECASE)
+
+
+def split_rejection(text: str) -> tuple[str, str]:
+    """``(negative, positive)`` parts of a ``reject_and_refine`` text: split at the last ``ideally`` /
+    ``preferably`` (the wish follows it), else at the first ``instead`` / ``rather`` (the wish comes
+    just before: "Mediterranean instead?"; the clause holding it — after the last ``—``, ``;``, ``.``,
+    ``:`` or ``?`` — is positive), else all negative."""
+    wishes = list(_WISH_CUE.finditer(text))
+    if wishes:
+        return text[: wishes[-1].start()], text[wishes[-1].end() :]
+    cue = _REFINE_CUE.search(text)
+    if cue is None:
+        return text, ""
+    head = text[: cue.start()]
+    cut = max(head.rfind(ch) for ch in "\u2014;.:?")
+    return head[: cut + 1], head[cut + 1 :] + " " + text[cue.end() :]
+
+
+def class_key(kind: str, value: object) -> str:
+    """The class name of ``(kind, value)``: ``kind|value_type|value text``."""
+    text, value_type = encode_value(value)  # type: ignore[arg-type]
+    return f"{kind}|{value_type}|{text}"
+
+
+def class_constraint(key: str, label: str) -> Constraint:
+    kind, value_type, text = key.split("|", 2)
+    return Constraint(kind=kind, value=decode_value(text, value_type), label=label)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class LabelledTurn:
+    """A user turn's text (its positive part) and the constraints it adds, labels as spoken in it."""
+
+    text: str
+    constraints: tuple[Constraint, ...] = ()
+
+
+def clause_examples(turns: Iterable[LabelledTurn]) -> tuple[list[str], list[list[str]]]:
+    """``(clause texts, class keys per clause)`` (module docstring, *Training*)."""
+    texts: list[str] = []
+    labels: list[list[str]] = []
+    for turn in turns:
+        low = turn.text.lower()
+        spans = []
+        for c in turn.constraints:
+            at = low.find(c.label.lower()) if c.label else -1
+            if at >= 0:
+                spans.append((at, at + len(c.label), class_key(c.kind, c.value)))
+        for s, e in clauses(turn.text):
+            texts.append(turn.text[s:e])
+            labels.append(sorted({k for a, b, k in spans if a < e and s < b}))
+    return texts, labels
+
+
+@dataclass
+class Parsed:
+    """One parsed constraint with its probability and the clause it came from."""
+
+    constraint: Constraint
+    p: float
+
+
+@dataclass
+class ConstraintParser:
+    """Learned clause classifier (module docstring). ``threshold``: the probability a class needs;
+    ``C``: the logistic regression's inverse regularisation."""
+
+    threshold: float = 0.4
+    C: float = 10.0
+    classes: list[str] = field(default_factory=list)
+    phrasings: dict[str, list[str]] = field(default_factory=dict)
+    _vectorizer: object = None
+    _model: object = None
+
+    def fit(self, turns: Sequence[LabelledTurn]) -> ConstraintParser:
+        """Train on labelled turns; ``ValueError`` when no turn has a constraint."""
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.multiclass import OneVsRestClassifier
+        from sklearn.preprocessing import MultiLabelBinarizer
+
+        texts, labels = clause_examples(turns)
+        if not any(labels):
+            raise ValueError("no labelled constraint in the training turns: nothing to learn")
+        said: dict[str, Counter[str]] = {}
+        for turn in turns:
+            for c in turn.constraints:
+                said.setdefault(class_key(c.kind, c.value), Counter())[c.label.lower()] += 1
+        self.phrasings = {k: [p for p, _ in v.most_common()] for k, v in sorted(said.items())}
+        binarizer = MultiLabelBinarizer()
+        y = binarizer.fit_transform(labels)
+        self.classes = list(binarizer.classes_)
+        self._vectorizer = make_vectorizer().fit(texts)
+        X = self._vectorizer.transform(texts)  # type: ignore[attr-defined]
+        model = OneVsRestClassifier(LogisticRegression(C=self.C, max_iter=2000, solver="liblinear"))
+        self._model = model.fit(X, y)
+        return self
+
+    @property
+    def fitted(self) -> bool:
+        return self._model is not None
+
+    def probabilities(self, texts: list[str]) -> np.ndarray:
+        """``P(class | text)`` per text (rows) and class (columns, :attr:`classes` order)."""
+        if not texts:
+            return np.zeros((0, len(self.classes)))
+        X = self._vectorizer.transform(texts)  # type: ignore[union-attr]
+        return np.asarray(self._model.predict_proba(X))  # type: ignore[union-attr]
+
+    def parse(self, text: str) -> list[Parsed]:
+        """The constraints stated in ``text`` (module docstring, *Parsing*), one per (kind, value)."""
+        spans = clauses(text)
+        pieces = [text[s:e] for s, e in spans]
+        probs = self.probabilities(pieces)
+        found: dict[tuple[str, str], Parsed] = {}
+        for row, piece in zip(probs, pieces, strict=True):
+            kinds_here = set()
+            for j in np.flatnonzero(row >= self.threshold):
+                c = with_amount(class_constraint(self.classes[j], piece.strip()), piece)
+                kinds_here.add(c.kind)
+                _keep(found, Parsed(c, float(row[j])))
+            for c in amounts(piece):
+                if c.kind not in kinds_here and not any(k == c.kind for k, _ in found):
+                    _keep(found, Parsed(c, 0.5))
+        return single_valued(found.values())
+
+
+def _keep(found: dict[tuple[str, str], Parsed], item: Parsed) -> None:
+    key = (item.constraint.kind, str(item.constraint.value))
+    if key not in found or found[key].p < item.p:
+        found[key] = item
+
+
+def single_valued(items: Iterable[Parsed]) -> list[Parsed]:
+    """``items`` with one value per :data:`SINGLE_VALUED` kind (the most probable; first on ties)."""
+    best: dict[str, Parsed] = {}
+    out: list[Parsed] = []
+    for item in items:
+        kind = item.constraint.kind
+        if kind not in SINGLE_VALUED:
+            out.append(item)
+        elif kind not in best or item.p > best[kind].p:
+            best[kind] = item
+    return out + list(best.values())
+
+
+def with_amount(c: Constraint, clause: str) -> Constraint:
+    """``c`` with the numeric value ``clause`` states for its kind, when it states one."""
+    value: object = None
+    if c.kind == "max_distance_km":
+        value = distance_km(clause)
+    elif c.kind in ("price_max", "price_min"):
+        stated = price_level(clause)
+        if stated is not None:
+            return Constraint(kind=stated[0], value=stated[1], label=c.label)  # type: ignore[arg-type]
+    elif c.kind == "min_stars":
+        value = star_floor(clause)
+    return c if value is None else Constraint(kind=c.kind, value=value, label=c.label)  # type: ignore[arg-type]
+
+
+_WITHIN = re.compile(r"\b(?:within|under|less than|no more than|at most|up to|max(?:imum)?)\b", re.IGNORECASE)
+
+
+def amounts(clause: str) -> list[Constraint]:
+    """Constraints a clause states by a number alone: "within 3 km" (a distance after a bound word),
+    "$$ at most" / "under $25 a head" (a price), "4.5 stars" (a star floor)."""
+    out = []
+    km = distance_km(clause)
+    if km is not None and _WITHIN.search(clause):
+        out.append(Constraint(kind="max_distance_km", value=km, label=clause.strip()))
+    price = price_level(clause)
+    if price is not None:
+        out.append(Constraint(kind=price[0], value=price[1], label=clause.strip()))  # type: ignore[arg-type]
+    stars = star_floor(clause)
+    if stars is not None:
+        out.append(Constraint(kind="min_stars", value=stars, label=clause.strip()))
+    return out
+
+
+def make_vectorizer():
+    """Word 1-2 gram ⊕ char_wb 2-5 gram TF-IDF (module docstring)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.pipeline import FeatureUnion
+
+    return FeatureUnion(
+        [
+            ("word", TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, lowercase=True)),
+            ("char", TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True, min_df=2)),
+        ]
+    )
