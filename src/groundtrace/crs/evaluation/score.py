@@ -118,6 +118,7 @@ class ScoreTable:
             "n_dialogues": self.n_dialogues,
             "n_turns": self.n_turns,
             "metrics": list(self.metrics),
+            "metric_versions": {m: _version(m) for m in self.metrics},
             "aggregate": dict(self.aggregate),
             "counts": {k: asdict(v) for k, v in self.counts.items()},
             "unavailable": dict(self.unavailable),
@@ -150,6 +151,14 @@ class ScoreTable:
         from groundtrace.crs.evaluation.run_files import save_table
 
         return save_table(self, out)
+
+
+def _version(metric: str) -> int:
+    """The definition version of ``metric`` (``MetricFamily.version``; 1 for a name no longer registered)."""
+    try:
+        return parse_metric(metric).family.version
+    except (KeyError, ValueError):
+        return 1
 
 
 def _mean(values: list[float]) -> float | None:

@@ -67,6 +67,9 @@ class MetricFamily:
     #: The members of this family in :data:`~groundtrace.crs.metrics.defaults.DEFAULT_METRICS`: cutoffs
     #: for a family that takes ``k`` (e.g. ``(1, 3, 5)``), ``(None,)`` for one without, ``()`` for none.
     defaults: tuple[int | None, ...] = ()
+    #: Definition version, recorded in ``scores.json`` (``metric_versions``): bumped whenever the same
+    #: answers may score differently, so numbers of different versions are never compared unknowingly.
+    version: int = 1
 
     def bind(self, k: int | None = None) -> Metric:
         """The concrete metric (``k`` is required exactly when the family takes one)."""
@@ -164,6 +167,7 @@ class Metric:
             "setting": self.setting,
             "requires": self.requires,
             "formula": self.family.formula,
+            "version": self.family.version,
         }
 
 

@@ -1,142 +1,225 @@
 """Metrics that see whether evidence supports what it is cited for: ``evidence_support`` and
-``constraint_evidence`` (grounding axis).
+``constraint_evidence`` (grounding axis), version :data:`VERSION`.
 
-Both read the KB's stored sentence stance (``groundtrace.crs.kb.stance``): the *stance of a quote* is the
-polarity (+1, 0, -1) of the review sentence where the quote starts (verbatim, case-insensitive, in the
-review its tag resolves to); a quote the stance of which cannot be found supports nothing. Only quotes
-the anti-gaming rules count (:mod:`.support`: verbatim, not an echo, not negated) can support. A quote
-is *cited as a warning* when a warning cue ("warns", "downside", "complained", ...) sits between the
-previous tag group and the quote (``groundtrace.crs.dataset.stance.is_warning``).
+Every quoted citation of the answer is judged by the one support judge,
+:func:`groundtrace.crs.metrics.support_judge.judge_support` (one review sentence, negation parity with it,
+no reversal cue around the quote — after the tag too —, stored stance, warning framing, and for a
+constraint the builder's own ``build.evidence.supports`` on the whole sentence), after the anti-gaming
+rules S1–S5 of :mod:`.support` (verbatim, not an echo, not a repeat).
 
-* ``evidence_support`` = |{quoted citations q : q counts, cites a review of a recommended POI, and
-  (q is a warning and stance(q) = -1, or q is not a warning, stance(q) >= 0 and q addresses an active
-  constraint of the turn)}| / |quoted citations|. *Addresses* = the constraint's aspect-lexicon pattern
-  (``groundtrace.crs.build.evidence.aspect_pattern``) matches the quote. With no active constraint, any
-  non-negative counted quote of a recommended POI supports. Not applicable (left out) when the response
-  quotes nothing; missing prediction: 0.
-* ``constraint_evidence`` = |{active constraints c : some counted, non-warning quote q of the top-1 POI
-  with stance(q) >= 0 expresses c (``groundtrace.crs.build.evidence.supports``: lexicon match, no
-  negation cue)}| / |active constraints|, over the constraints reviews can address: minimum stars and
-  distance are stated by the POI card (``groundtrace.crs.build.quality.CARD_KINDS``) and left out. Not
-  applicable when the turn has no such constraint; missing prediction: 0.
+* **Claimed POIs** of a turn: the top-1; in a ``compare`` turn also each other POI of the recommended set
+  (top-3) that the answer names. A quote is **attached** to the claimed POI named last before it (the
+  top-1 when none is): ``For Sakura: "..." [R3]`` attaches to Sakura. A quote supports only the POI it is
+  attached to, and only when the review it quotes is that POI's.
+* **Constraints** of the turn: the gold's active constraints with an aspect-lexicon pattern.
+* A quote is **good** when it counts (S1–S5), quotes a review of the POI it is attached to, that POI is
+  claimed, and the judge finds it either *supports* one of the constraints, or is a *valid warning*
+  (a negative sentence cited after a warning cue) about one of them; with no constraint, when it
+  supports the recommendation in general (non-negative, not reframed). A warning never supports.
+* ``P`` (precision) = good quotes / (quoted citations + bare tag groups + unresolved tags): every citation
+  that supports nothing — a fabricated, repeated, reframed, off-topic or other-POI quote, a tag with no
+  quote — lowers it.
+
+``evidence_support`` = P × (claimed POIs with a supporting, non-warning good quote / claimed POIs), on
+every recommendation turn; a turn that cites nothing scores 0 (no precision, no support). Why a product:
+precision alone lets a system quote one safe sentence, or none at all; coverage alone lets it pad with
+unsupported citations.
+
+``constraint_evidence`` = P × (constraints other than ``min_stars`` / ``max_distance_km`` — the POI card
+states those, ``build.quality.CARD_KINDS`` — that some supporting good quote attached to the top-1
+supports / those constraints). Not applicable without such a constraint. Weighting by P makes a dump of
+every sentence of the POI's reviews score its share of on-topic sentences, not 1.
+
+Missing prediction: 0 for both.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from dataclasses import dataclass
 
-from groundtrace.crs.build.evidence import aspect_pattern, supports
+from groundtrace.core.evidence.normalize import fold_unicode
+from groundtrace.crs.build.evidence import aspect_pattern
 from groundtrace.crs.build.quality import CARD_KINDS
-from groundtrace.crs.dataset.stance import is_warning
-from groundtrace.crs.kb.stance import SentenceStance
 from groundtrace.crs.metrics.base import Metric, MetricFamily, register
 from groundtrace.crs.metrics.context import TurnContext
+from groundtrace.crs.metrics.support_judge import SupportVerdict, judge_support
+from groundtrace.crs.schema import Constraint
+
+#: Recorded in ``scores.json`` (``metric_versions``): 2 = judged by ``support_judge`` (claim attachment,
+#: frame, negation parity, one sentence), precision × coverage, no-quote turns score 0.
+VERSION = 2
+
+#: Verdicts after which no constraint can change the outcome (the quote fails as cited).
+_FINAL_FAILURES = frozenset(
+    ("sentence", "negation_dropped", "negation_added", "reframed", "negative_as_support",
+     "warning_not_negative")
+)  # fmt: skip
 
 
-def quote_polarity(ctx: TurnContext, quote: str, review_id: str) -> int | None:
-    """Stored polarity of the sentence of ``review_id`` where ``quote`` starts (None when not found);
-    cached for the run."""
-    key = ("polarity", quote, review_id)
-    cache = ctx.run.cache
-    if key not in cache:
-        cache[key] = _quote_polarity(ctx, quote, review_id)
-    return cache[key]  # type: ignore[no-any-return]
+@dataclass(frozen=True, slots=True)
+class JudgedQuote:
+    """One counted quoted citation as ES/CE see it."""
+
+    poi_id: str
+    attached: str | None
+    supported: frozenset[int]  # indexes into the turn's constraints the quote supports
+    general: bool  # supports the recommendation in general (no constraint)
+    warning_about: bool  # a valid warning about one of the constraints
 
 
-def _quote_polarity(ctx: TurnContext, quote: str, review_id: str) -> int | None:
-    review = ctx.run.kb.reviews.get(review_id)
-    if review is None:
+def constraints_of(ctx: TurnContext) -> list[Constraint]:
+    """The turn's active constraints that have an aspect-lexicon pattern (reviews can speak to them)."""
+    return [c for c in ctx.gold.active_constraints if aspect_pattern(c.kind, c.value) is not None]
+
+
+def claimed_pois(ctx: TurnContext) -> tuple[str, ...]:
+    """The top-1, plus in a compare turn each other recommended POI the answer names."""
+    return ctx.memoised("claimed", _claimed_compute)
+
+
+def _name_re(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(fold_unicode(name).lower())}(?!\w)")
+
+
+def _claimed_compute(ctx: TurnContext) -> tuple[str, ...]:
+    top = ctx.top1
+    if top is None or top not in ctx.run.kb.pois:
+        return ()
+    if ctx.turn.act != "compare":
+        return (top,)
+    text = fold_unicode(ctx.response).lower()
+    pois = ctx.run.kb.pois
+    others = [p for p in ctx.recommended[1:] if _name_re(pois[p].name).search(text)]
+    return (top, *others)
+
+
+def _attachments(ctx: TurnContext) -> list[tuple[int, str]]:
+    """``(position, poi_id)`` of each name occurrence of a claimed POI in the answer, in text order."""
+    claimed = claimed_pois(ctx)
+    if len(claimed) < 2:
+        return []
+    text = fold_unicode(ctx.response).lower()
+    if len(text) != len(ctx.response):  # folding changed offsets: fall back to the raw lower-cased text
+        text = ctx.response.lower()
+    pois = ctx.run.kb.pois
+    hits = [(m.start(), p) for p in claimed for m in _name_re(pois[p].name).finditer(text)]
+    return sorted(hits)
+
+
+def attached_poi(ctx: TurnContext, quote_start: int) -> str | None:
+    """The claimed POI named last before ``quote_start`` (the top-1 when none is named before it)."""
+    claimed = claimed_pois(ctx)
+    if not claimed:
         return None
-    needle = quote.strip()
-    at = review.text.find(needle)
-    if at < 0:
-        at = review.text.lower().find(needle.lower())
-    if at < 0:
-        return None
-    stance: SentenceStance | None = ctx.run.kb.sentence_stance(review_id, at)
-    return None if stance is None else stance.polarity
+    found = claimed[0]
+    for at, poi_id in ctx.memoised("attachments", _attachments):
+        if at >= quote_start:
+            break
+        found = poi_id
+    return found
 
 
-def _cited(ctx: TurnContext) -> list[tuple[str, bool, str, int]]:
-    """``(quote, cited as a warning, poi_id, polarity)`` for each counted quoted citation with a known
-    stance (first resolvable tag with one); once per turn for both metrics."""
-    return ctx.memoised("cited", _cited_compute)
+def judged_quotes(ctx: TurnContext) -> list[JudgedQuote]:
+    """Every counted quoted citation, judged once per turn for both metrics."""
+    return ctx.memoised("judged", _judged_compute)
 
 
-def _cited_compute(ctx: TurnContext) -> list[tuple[str, bool, str, int]]:
+def _polarity_at(ctx: TurnContext, review_id: str):
+    def at(start: int) -> int | None:
+        stance = ctx.run.kb.sentence_stance(review_id, start)
+        return None if stance is None else stance.polarity
+
+    return at
+
+
+def _judge(
+    ctx: TurnContext, quote: str, start: int, review_id: str, constraint: Constraint | None
+) -> SupportVerdict:
+    review = ctx.run.kb.reviews[review_id]
+    return judge_support(
+        quote, review.text, constraint, ctx.response, quote_start=start,
+        polarity_at=_polarity_at(ctx, review_id),
+    )  # fmt: skip
+
+
+def _judged_compute(ctx: TurnContext) -> list[JudgedQuote]:
+    constraints = constraints_of(ctx)
     out = []
     for q in ctx.grounding.counted:
-        for tag in q.tags:
-            ref = ctx.resolve(tag)
-            if ref is None:
-                continue
-            polarity = quote_polarity(ctx, q.quote, ref.review_id)
-            if polarity is not None:
-                out.append((q.quote, is_warning(ctx.response, q.start), ref.poi_id, polarity))
-                break
+        ref = next((r for r in map(ctx.resolve, q.tags) if r is not None), None)
+        if ref is None:
+            continue
+        general = _judge(ctx, q.quote, q.start, ref.review_id, None)
+        supported: set[int] = set()
+        warning_about = False
+        if general.reason not in _FINAL_FAILURES:
+            for i, c in enumerate(constraints):
+                v = _judge(ctx, q.quote, q.start, ref.review_id, c)
+                if v.supported:
+                    supported.add(i)
+                warning_about = warning_about or v.warning
+        out.append(
+            JudgedQuote(
+                ref.poi_id, attached_poi(ctx, q.start), frozenset(supported), general.supported, warning_about
+            )
+        )
     return out
 
 
-def _matches(ctx: TurnContext, quote: str, kind: str, value: object) -> bool:
-    """``aspect_pattern(kind, value)`` matches ``quote`` (cached for the run)."""
-    key = ("aspect", quote, kind, str(value))
-    cache = ctx.run.cache
-    found = cache.get(key)
-    if found is None:
-        pattern = aspect_pattern(kind, value)
-        found = cache[key] = pattern is not None and pattern.search(quote) is not None
-    return found  # type: ignore[no-any-return]
-
-
-def _expresses(ctx: TurnContext, quote: str, c: Any) -> bool:
-    """``build.evidence.supports(quote, c)``, cached for the run (it reads ``c.kind``, ``str(c.value)``)."""
-    key = ("supports", quote, c.kind, str(c.value))
-    cache = ctx.run.cache
-    found = cache.get(key)
-    if found is None:
-        found = cache[key] = supports(quote, c)
-    return found  # type: ignore[no-any-return]
-
-
-def _addresses(quote: str, ctx: TurnContext) -> bool:
-    constraints = ctx.gold.active_constraints
-    if not constraints:
-        return True
-    return any(_matches(ctx, quote, c.kind, c.value) for c in constraints)
-
-
-def _evidence_support(metric: Metric, ctx: TurnContext) -> float | None:
-    total = ctx.grounding.n_quoted
-    if total == 0:
-        return None
-    recommended = set(ctx.recommended)
-    good = 0
-    for quote, warning, poi_id, polarity in _cited(ctx):
-        if poi_id not in recommended:
+def _good(ctx: TurnContext) -> tuple[list[JudgedQuote], list[JudgedQuote]]:
+    """``(good quotes, good supporting quotes)`` of the turn (see the module docstring)."""
+    claimed = set(claimed_pois(ctx))
+    any_constraint = bool(constraints_of(ctx))
+    good, supporting = [], []
+    for j in judged_quotes(ctx):
+        if j.poi_id != j.attached or j.poi_id not in claimed:
             continue
-        if warning:
-            good += polarity < 0
-        else:
-            good += polarity >= 0 and _addresses(quote, ctx)
-    return good / total
+        supports = bool(j.supported) if any_constraint else j.general
+        if supports:
+            supporting.append(j)
+            good.append(j)
+        elif j.warning_about:
+            good.append(j)
+    return good, supporting
 
 
-def _review_constraints(ctx: TurnContext) -> list:
+def precision(ctx: TurnContext) -> float:
+    """P: good quotes / (quoted citations + bare tag groups + unresolved tags); 0 when there are none."""
+    attempts = ctx.grounding.attempts
+    return len(_good(ctx)[0]) / attempts if attempts else 0.0
+
+
+def _evidence_support(metric: Metric, ctx: TurnContext) -> float:
+    claimed = claimed_pois(ctx)
+    if not claimed:
+        return 0.0
+    p = precision(ctx)
+    if p == 0.0:
+        return 0.0
+    backed = {j.poi_id for j in _good(ctx)[1]}
+    return p * sum(1 for poi in claimed if poi in backed) / len(claimed)
+
+
+def _review_constraints(ctx: TurnContext) -> list[Constraint]:
     return [c for c in ctx.gold.active_constraints if c.kind not in CARD_KINDS]
 
 
 def _constraint_evidence(metric: Metric, ctx: TurnContext) -> float | None:
-    constraints = _review_constraints(ctx)
-    if not constraints:
+    wanted = _review_constraints(ctx)
+    if not wanted:
         return None
     top = ctx.top1
-    quotes = [
-        quote
-        for quote, warning, poi_id, polarity in _cited(ctx)
-        if poi_id == top and polarity >= 0 and not warning
-    ]
-    covered = sum(1 for c in constraints if any(_expresses(ctx, q, c) for q in quotes))
-    return covered / len(constraints)
+    p = precision(ctx)
+    if p == 0.0 or top is None:
+        return 0.0
+    constraints = constraints_of(ctx)
+    covered: set[int] = set()
+    for j in _good(ctx)[1]:
+        if j.poi_id == top:
+            covered |= j.supported
+    hit = {id(constraints[i]) for i in covered}
+    return p * sum(1 for c in wanted if id(c) in hit) / len(wanted)
 
 
 def _has_constraints(ctx: TurnContext) -> bool:
@@ -153,13 +236,15 @@ EVIDENCE_SUPPORT = register(
         higher_is_better=True,
         default=0.0,
         kernel=_evidence_support,
+        version=VERSION,
         formula=(
-            "Evidence support: ES = |{quoted citations q : q counts (rules S1-S5), cites a review of a\n"
-            "recommended POI, and (q is cited as a warning and stance(q) = -1, or q is not a warning,\n"
-            "stance(q) >= 0 and q addresses an active constraint)}| / |quoted citations|.\n"
-            "stance(q) = the KB's stored polarity of the review sentence where q starts; q addresses c when\n"
-            "c's aspect-lexicon pattern matches q (any q does when no constraint is active). Not applicable\n"
-            "when the response quotes nothing. Missing prediction: 0."
+            "Evidence support (v2): ES = P x (claimed POIs with a supporting good quote / claimed POIs).\n"
+            "Claimed: the top-1, and in a compare turn each other top-3 POI the answer names; a quote is\n"
+            "attached to the claimed POI named last before it (else the top-1). Good quote: counts (S1-S5),\n"
+            "quotes a review of the POI it is attached to, and support_judge finds it supports an active\n"
+            "constraint (any non-negative one when none is active) or is a valid warning about one.\n"
+            "P = good quotes / (quoted citations + bare tag groups + unresolved tags). A turn citing\n"
+            "nothing scores 0. Missing prediction: 0."
         ),
     ),
     aliases=("es", "stance_support"),
@@ -176,12 +261,13 @@ CONSTRAINT_EVIDENCE = register(
         default=0.0,
         kernel=_constraint_evidence,
         applies=_has_constraints,
+        version=VERSION,
         formula=(
-            "Constraint evidence: CE = |{active constraints c : some counted quote q of the top-1 POI, not\n"
-            "cited as a warning, with stance(q) >= 0 expresses c (aspect-lexicon match, no negation cue)}|\n"
-            "/ |active constraints|, leaving out min_stars and max_distance_km (stated by the POI card).\n"
-            "Not applicable when the turn has no other active constraint.\n"
-            "Missing prediction: 0."
+            "Constraint evidence (v2): CE = P x |{active constraints c : a good quote attached to the top-1\n"
+            "supports c (support_judge)}| / |active constraints|, leaving out min_stars and\n"
+            "max_distance_km (stated by the POI card); P as for evidence_support, so a dump of every\n"
+            "sentence scores its share of on-topic ones. Not applicable when the turn has no other\n"
+            "active constraint. Missing prediction: 0."
         ),
     ),
     aliases=("ce",),
