@@ -5,6 +5,7 @@ review queue. See docs/catalog-store.md."""
 from groundtrace.catalog.store.migrate import DEFAULT_URL, StoreError, upgrade
 from groundtrace.catalog.store.store import (
     CatalogStore,
+    ReviewConflict,
     RunRef,
     SkuOutcome,
     StorePolicy,
@@ -15,6 +16,7 @@ from groundtrace.catalog.store.store import (
 __all__ = [
     "DEFAULT_URL",
     "CatalogStore",
+    "ReviewConflict",
     "RunRef",
     "SkuOutcome",
     "StoreError",

@@ -2,7 +2,11 @@
 
 ``make_engine(url)`` — SQLAlchemy engine for ``sqlite:///PATH`` (the parent folder is created; foreign
 keys on; a 30 s busy timeout) or ``postgresql+psycopg2://user@host:port/db``. ``upgrade(engine)`` runs every
-pending migration of ``migrations/versions`` in one transaction and returns the revision now current;
+pending migration of ``migrations/versions`` in one transaction and returns the revision now current.
+Migrating is serialised across processes, so two processes creating the same new store at once both
+succeed (the second finds the schema at head and changes nothing): on SQLite the transaction starts with
+``BEGIN IMMEDIATE`` (the database's write lock, waited for up to the 30 s busy timeout), on PostgreSQL
+with ``pg_advisory_xact_lock`` (:data:`MIGRATION_LOCK`, released at commit);
 ``current_revision(engine)`` reads it (``None`` for an empty database). A URL that cannot be parsed, a
 driver that is not installed or a server that cannot be reached raise :class:`StoreError` with one line.
 """
@@ -11,12 +15,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 DEFAULT_URL = "sqlite:///groundtrace.db"
+MIGRATION_LOCK = 0x67745F6D6967  # pg_advisory_xact_lock key of the store's migrations ("gt_mig")
 
 
 class StoreError(RuntimeError):
@@ -75,11 +80,22 @@ def upgrade(engine: Engine, revision: str = "head") -> str | None:
     config = _alembic_config()
     try:
         with engine.begin() as connection:
+            _migration_lock(connection)
             config.attributes["connection"] = connection
             command.upgrade(config, revision)
     except OperationalError as exc:
         raise StoreError(f"{redact(str(engine.url))}: {str(exc.orig).strip().splitlines()[0]}") from exc
     return current_revision(engine)
+
+
+def _migration_lock(connection: Connection) -> None:
+    """Take the migration lock as the first statement of the transaction (module docstring)."""
+    if connection.dialect.name == "sqlite":
+        # pysqlite leaves BEGIN to the statement: an explicit BEGIN IMMEDIATE takes the write lock now
+        # (a deferred transaction would read the empty schema and race to CREATE the same tables)
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+    elif connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
 
 
 def current_revision(engine: Engine) -> str | None:

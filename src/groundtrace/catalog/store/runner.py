@@ -17,7 +17,11 @@
 
 4. this process is the ONE writer: outcomes are buffered and written ``batch_size`` SKUs (or one second's
    worth) per transaction. A SKU whose processing raises is recorded as failed with its error (reported,
-   retried on the next start) and never stops the batch.
+   retried on the next start) and never stops the batch. Text a backend cannot hold is cleaned by the
+   store (:mod:`.clean`) and reported per SKU as ``file:line: sku_id: what was cleaned``; a SKU that
+   cannot be stored (an over-long id) is reported the same way and counted as failed. Should a batch's
+   transaction still fail, its SKUs are written one per transaction and only the SKU whose write fails is
+   reported (``file:line: sku_id: not stored: <database error>``) — one SKU never stops the others.
 
 Per-SKU LLM usage is measured in the worker for ``processes`` and ``ray``; for ``inline`` and ``async``
 the clients' ledger is read at each write (exact run totals, per-SKU calls from the pipeline).
@@ -34,9 +38,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy.exc import SQLAlchemyError
 
 from groundtrace.catalog.model import SKU
-from groundtrace.catalog.pipeline import Components, EnrichConfig, build_components, process_sku, read_skus
+from groundtrace.catalog.pipeline import (
+    Components,
+    EnrichConfig,
+    build_components,
+    iter_skus,
+    process_sku,
+    read_skus,
+)
 from groundtrace.catalog.run_meta import run_fingerprint
 from groundtrace.catalog.store.store import CatalogStore, SkuOutcome, StorePolicy, WriteStats
 from groundtrace.core.llm.base import Usage
@@ -185,6 +197,7 @@ def enrich_to_store(
     writer = _Writer(
         store, run, options, comp, summary, issue, progress, measured=mode in ("processes", "ray")
     )
+    writer.where = _SkuLines(Path(skus_path))
     status = "failed"
     try:
         for outcome in _outcomes(mode, todo, comp, config, options):
@@ -323,6 +336,26 @@ async def run_async(
 
 
 # -- the one writer ----------------------------------------------------------------------------------------
+class _SkuLines:
+    """``file:line`` of a SKU id in the input (the first record of that id), read only when a problem is
+    reported (a clean run never reads the file twice)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._lines: dict[str, int] | None = None
+
+    def __call__(self, sku_id: str) -> str:
+        if self.path is None:
+            return sku_id
+        if self._lines is None:
+            self._lines = {}
+            for line, item in iter_skus(self.path):
+                if not isinstance(item, str):
+                    self._lines.setdefault(item.sku_id, line)
+        line = self._lines.get(sku_id)
+        return f"{self.path}:{line}: {sku_id!r}" if line is not None else f"{self.path}: {sku_id!r}"
+
+
 class _Writer:
     def __init__(
         self,
@@ -342,6 +375,7 @@ class _Writer:
         self.usage_mark = _usage(comp.llm_clients)
         self.usage_total = Usage()
         self.stats = WriteStats()
+        self.where = _SkuLines(None)
 
     def add(self, outcome: SkuOutcome) -> None:
         self.buffer.append(outcome)
@@ -364,11 +398,34 @@ class _Writer:
         if not self.measured and self.comp.llm_clients:
             now = _usage(self.comp.llm_clients)
             usage, self.usage_mark = _minus(now, self.usage_mark), now
-        self.stats += self.store.record_batch(self.run, batch, policy=self.options.policy, usage=usage)
-        self._tally(batch, usage)
+        stats = self._record(batch, usage)
+        for sku_id, note in stats.notes:
+            self.issue(f"{self.where(sku_id)}: {note}")
+        failed = set(stats.rejected)
+        self.stats += stats
+        self._tally(batch, usage, failed)
         if self.progress is not None:
             for outcome in batch:
                 self.progress(outcome)
+
+    def _record(self, batch: list[SkuOutcome], usage: Usage | None) -> WriteStats:
+        """``record_batch`` of the whole batch; when its transaction fails, one SKU per transaction (the
+        usage goes with the first that is written) and a SKU whose own write fails is rejected with the
+        database's message (module docstring)."""
+        try:
+            return self.store.record_batch(self.run, batch, policy=self.options.policy, usage=usage)
+        except (SQLAlchemyError, ValueError, UnicodeError) as exc:
+            if len(batch) == 1:
+                sku_id = batch[0].sku.sku_id
+                return WriteStats(notes=[(sku_id, f"not stored: {_first_line(exc)}")], rejected=[sku_id])
+            log.warning("batch write failed (%s); one SKU per transaction", _first_line(exc))
+        total = WriteStats()
+        for outcome in batch:
+            one = self._record([outcome], usage)
+            if outcome.sku.sku_id not in one.rejected:
+                usage = None  # counted once, with the first SKU written
+            total += one
+        return total
 
     def flush_quietly(self) -> None:
         try:
@@ -376,10 +433,10 @@ class _Writer:
         except Exception:  # the original error is the one to report
             log.exception("could not write the last outcomes (they are redone on the next start)")
 
-    def _tally(self, batch: list[SkuOutcome], usage: Usage | None) -> None:
+    def _tally(self, batch: list[SkuOutcome], usage: Usage | None, failed: set[str]) -> None:
         s = self.summary
         for outcome in batch:
-            if outcome.error is not None:
+            if outcome.error is not None or outcome.sku.sku_id in failed:
                 s.skus_failed += 1
                 continue
             s.skus_processed += 1
@@ -396,6 +453,12 @@ class _Writer:
         s.queued_for_review = self.stats.queued
         if self.comp.llm_clients or self.usage_total.calls:
             s.llm_usage = self.usage_total
+
+
+def _first_line(exc: BaseException) -> str:
+    """The first line of a database error (the driver's message when there is one)."""
+    text = str(getattr(exc, "orig", None) or exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
 
 
 def _usage(clients: list[Any]) -> Usage:

@@ -16,6 +16,12 @@ Publishing (``record_batch``), for each WRITE decision, against the current publ
 BLOCK never retracts a published value (retraction is a person's decision in the review queue); REVIEW
 upserts an open item in the review queue. ``decide_review`` (approve / reject / edit) and
 ``approve_value`` are the human side: they set ``status='approved'`` values and append audit rows.
+
+Text: every row is cleaned on its way in by the rule of :mod:`.clean` (NUL removed, lone surrogates →
+U+FFFD, over-long non-key text cut to its column), the same on SQLite and PostgreSQL; ``record_batch``
+reports each SKU it cleaned (``WriteStats.notes``) and leaves out — reported, nothing written — a SKU
+whose id or an attribute slug cannot be a key (over 255 characters, empty once cleaned, or equal to
+another SKU's id of the same batch once cleaned).
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ from groundtrace.catalog.model import (
     Verdict,
 )
 from groundtrace.catalog.store import schema as t
+from groundtrace.catalog.store.clean import clean_json, clean_rows, clean_text, key_problem, text_problems
 from groundtrace.catalog.store.migrate import (
     DEFAULT_URL,
     StoreError,
@@ -54,6 +61,10 @@ from groundtrace.catalog.store.migrate import (
 from groundtrace.core.llm.base import Usage
 
 EXPOSURE_KEYS = ("exposure", "traffic", "views", "impressions", "sessions")
+
+
+class ReviewConflict(StoreError):
+    """A review decision lost the race: the item was already decided (by another reviewer or tab)."""
 
 
 class StorePolicy(BaseModel):
@@ -96,6 +107,8 @@ class WriteStats:
     kept_approved: int = 0
     kept_filled: int = 0
     queued: int = 0
+    notes: list[tuple[str, str]] = field(default_factory=list)  # (sku_id, what was cleaned / refused)
+    rejected: list[str] = field(default_factory=list)  # sku_ids left out: not a storable key
 
     def __iadd__(self, other: WriteStats) -> Self:
         for name in self.__dataclass_fields__:
@@ -180,7 +193,47 @@ def upsert(
         for c in table.columns
         if c.name in rows[0] and c.name not in keys and c.name not in keep
     }
-    conn.execute(stmt.on_conflict_do_update(index_elements=list(keys), set_=updates, where=where), list(rows))
+    conn.execute(
+        stmt.on_conflict_do_update(index_elements=list(keys), set_=updates, where=where),
+        clean_rows(table, rows),
+    )
+
+
+def insert_rows(conn: Connection, table: Table, rows: Sequence[dict[str, Any]]) -> None:
+    """Plain INSERT of ``rows``, cleaned like every store write (:mod:`.clean`)."""
+    if rows:
+        conn.execute(table.insert(), clean_rows(table, rows))
+
+
+def screen(outcomes: Sequence[SkuOutcome]) -> tuple[list[SkuOutcome], list[tuple[str, str]], list[str]]:
+    """``(storable outcomes, notes, rejected sku_ids)``: a note per text the cleaning changes in a SKU
+    (its record, and one summary line for its results and review sources); an outcome whose sku_id or an
+    attribute slug cannot be a key (:func:`.clean.key_problem`) or whose cleaned id repeats an earlier one
+    in the batch is left out with a note."""
+    kept: list[SkuOutcome] = []
+    notes: list[tuple[str, str]] = []
+    rejected: list[str] = []
+    seen: set[str] = set()
+    for o in outcomes:
+        sku_id = o.sku.sku_id
+        problem = key_problem("sku_id", sku_id)
+        if problem is None:
+            problem = next((p for r in o.results if (p := key_problem("attribute", r.attribute))), None)
+        if problem is None and clean_text(sku_id) in seen:
+            problem = f"sku_id {clean_text(sku_id)!r} (cleaned) repeats another SKU of the batch: not stored"
+        if problem is not None:
+            notes.append((sku_id, problem))
+            rejected.append(sku_id)
+            continue
+        seen.add(clean_text(sku_id))
+        kept.append(o)
+        notes.extend((sku_id, p) for p in text_problems(o.sku.model_dump(mode="json")))
+        derived = text_problems([r.model_dump(mode="json") for r in o.results]) + text_problems(
+            o.review_sources
+        )
+        if derived:
+            notes.append((sku_id, f"{len(derived)} derived text(s) (candidates, evidence, sources) cleaned"))
+    return kept, notes, rejected
 
 
 class CatalogStore:
@@ -312,7 +365,7 @@ class CatalogStore:
     def pending(self, run: RunRef, skus: Iterable[SKU]) -> list[SKU]:
         """The SKUs the run has not recorded with their current content (new, changed, or failed)."""
         done = self.done(run)
-        return [s for s in skus if done.get(s.sku_id) != content_hash(s)]
+        return [s for s in skus if done.get(clean_text(s.sku_id)) != content_hash(s)]
 
     # -- writing ---------------------------------------------------------------------------------------
     def record_batch(
@@ -327,6 +380,7 @@ class CatalogStore:
         previous batch) is added to the run's totals in the same transaction."""
         policy = policy or StorePolicy()
         stats = WriteStats()
+        outcomes, stats.notes, stats.rejected = screen(outcomes)
         if not outcomes:
             return stats
         now = _now()
@@ -399,7 +453,7 @@ class CatalogStore:
         if not writes:
             return
         pv = t.published_values
-        keys = [(r.sku_id, r.attribute) for r in writes]
+        keys = [(clean_text(r.sku_id), clean_text(r.attribute)) for r in writes]  # as stored
         current = {
             (row["sku_id"], row["attribute"]): row
             for row in conn.execute(
@@ -408,7 +462,7 @@ class CatalogStore:
         }
         rows, audit = [], []
         for r in writes:
-            cur = current.get((r.sku_id, r.attribute))
+            cur = current.get((clean_text(r.sku_id), clean_text(r.attribute)))
             new = _published_row(r, run.id, actor, now)
             if cur is not None:
                 if cur["status"] == "approved" and policy.keep_approved:
@@ -436,15 +490,14 @@ class CatalogStore:
                 }
             )
         upsert(conn, pv, rows, ["sku_id", "attribute"])
-        if audit:
-            conn.execute(t.audit_log.insert(), audit)
+        insert_rows(conn, t.audit_log, audit)
         stats.published += len(rows)
 
     def _queue(self, conn: Connection, run: RunRef, outcomes: list[SkuOutcome], now: datetime) -> int:
         """Upsert an open review item per REVIEW decision; open items of re-processed SKUs whose attribute
         is no longer routed to REVIEW become ``superseded``."""
         rq = t.review_queue
-        sku_ids = [o.sku.sku_id for o in outcomes]
+        sku_ids = [clean_text(o.sku.sku_id) for o in outcomes]
         conn.execute(
             update(rq)
             .where(rq.c.run_id == run.id, rq.c.sku_id.in_(sku_ids), rq.c.status == "open")
@@ -505,49 +558,61 @@ class CatalogStore:
         comment: str = "",
     ) -> None:
         """Close an open item: ``approve`` publishes its value as approved, ``edit`` publishes ``value`` as
-        approved, ``reject`` publishes nothing; each appends one audit row."""
+        approved, ``reject`` publishes nothing; each appends one audit row.
+
+        Exactly once across threads and processes: the first statement is the conditional
+        ``UPDATE review_queue ... WHERE id = :id AND status = 'open'`` (PostgreSQL re-checks the condition
+        after a concurrent writer commits; SQLite takes its write lock for it); when it changes no row the
+        item is missing (:class:`StoreError`) or already decided (:class:`ReviewConflict`, naming who
+        decided it) and nothing is published or audited for this call."""
         if decision not in ("approve", "reject", "edit"):
             raise ValueError(f"decision must be approve, reject or edit, not {decision!r}")
         if decision == "edit" and value is None:
             raise ValueError("an edit needs the corrected value")
         rq = t.review_queue
         now = _now()
+        status = {"approve": "approved", "reject": "rejected", "edit": "edited"}[decision]
+        decided_value: Any = {"approve": rq.c.value, "reject": None, "edit": value}[decision]
+        values = clean_rows(rq, [{"reviewer": reviewer, "comment": comment}])[0]
         with self.engine.begin() as conn:
+            claimed = conn.execute(
+                update(rq)
+                .where(rq.c.id == item_id, rq.c.status == "open")
+                .values(
+                    status=status,
+                    decision=decision,
+                    decided_value=decided_value if decision != "edit" else clean_json(value),
+                    decided_at=now,
+                    updated_at=now,
+                    **values,
+                )
+            ).rowcount
             item = conn.execute(select(rq).where(rq.c.id == item_id)).mappings().first()
             if item is None:
                 raise StoreError(f"no review item {item_id}")
-            if item["status"] != "open":
-                raise StoreError(f"review item {item_id} is {item['status']}, not open")
-            status = {"approve": "approved", "reject": "rejected", "edit": "edited"}[decision]
+            if claimed != 1:
+                by = f" by {item['reviewer']}" if item["reviewer"] else ""
+                raise ReviewConflict(f"review item {item_id} is already {item['status']}{by}, not open")
             final = value if decision == "edit" else item["value"]
-            conn.execute(
-                update(rq)
-                .where(rq.c.id == item_id)
-                .values(
-                    status=status,
-                    reviewer=reviewer,
-                    decision=decision,
-                    decided_value=None if decision == "reject" else final,
-                    comment=comment,
-                    decided_at=now,
-                    updated_at=now,
-                )
-            )
             actor = f"reviewer:{reviewer}"
             if decision == "reject":
-                conn.execute(
-                    t.audit_log.insert().values(
-                        at=now,
-                        actor=actor,
-                        action="reject",
-                        sku_id=item["sku_id"],
-                        attribute=item["attribute"],
-                        old_value=item["value"],
-                        new_value=None,
-                        reason=comment or "rejected in review",
-                        run_id=item["run_id"],
-                        review_id=item_id,
-                    )
+                insert_rows(
+                    conn,
+                    t.audit_log,
+                    [
+                        {
+                            "at": now,
+                            "actor": actor,
+                            "action": "reject",
+                            "sku_id": item["sku_id"],
+                            "attribute": item["attribute"],
+                            "old_value": item["value"],
+                            "new_value": None,
+                            "reason": comment or "rejected in review",
+                            "run_id": item["run_id"],
+                            "review_id": item_id,
+                        }
+                    ],
                 )
                 return
             evidence = item["evidence"] if decision == "approve" else []
@@ -625,19 +690,23 @@ class CatalogStore:
             ],
             ["sku_id", "attribute"],
         )
-        conn.execute(
-            t.audit_log.insert().values(
-                at=now,
-                actor=actor,
-                action="approve",
-                sku_id=sku_id,
-                attribute=attribute,
-                old_value=None if cur is None else cur["value"],
-                new_value=value,
-                reason=comment or "approved in review",
-                run_id=None,
-                review_id=review_id,
-            )
+        insert_rows(
+            conn,
+            t.audit_log,
+            [
+                {
+                    "at": now,
+                    "actor": actor,
+                    "action": "approve",
+                    "sku_id": sku_id,
+                    "attribute": attribute,
+                    "old_value": None if cur is None else cur["value"],
+                    "new_value": value,
+                    "reason": comment or "approved in review",
+                    "run_id": None,
+                    "review_id": review_id,
+                }
+            ],
         )
 
     # -- reviewer accounts (the review page) ----------------------------------------------------------
