@@ -39,12 +39,16 @@ from groundtrace import __version__
 from groundtrace.core.registry import Registry
 from groundtrace.crs.build.coverage import coverage_stats
 from groundtrace.crs.build.itinerary import itinerary_cities, plan_itinerary
+from groundtrace.crs.build.mining import MinedPhrasing, mine_phrasings
+from groundtrace.crs.build.phrasing import PhrasingBank, bundled_bank, load_bank
 from groundtrace.crs.build.planner import PlanConfig, PlanContext, PlanningError, plan_dialogue
 from groundtrace.crs.build.qc import QC_RULES, check_dialogue
 from groundtrace.crs.build.realise import Realiser, TemplateRealiser
 from groundtrace.crs.build.speak import DIALOGUE_SPLIT_BOUNDS, split_of
-from groundtrace.crs.dataset.card import write_build_card
+from groundtrace.crs.dataset.card import language_card_notes, write_build_card
 from groundtrace.crs.dataset.files import write_dialogues, write_json_schema
+from groundtrace.crs.dataset.language import constraint_labels, held_out, user_language
+from groundtrace.crs.dataset.rules import HELD_OUT_PHRASING
 from groundtrace.crs.dataset.tiers import TIERS, assign_tier
 from groundtrace.crs.kb.constraints import satisfies_all
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
@@ -71,6 +75,10 @@ class BuildConfig:
     workers: int = (
         1  # threads realising dialogues concurrently (useful for LLM realisers); output is identical
     )
+    #: mine need statements from the KB's reviews into the build's phrasing bank (build/mining.py)
+    mine_phrasings: bool = True
+    #: a phrasing bank file (YAML, as crs/data/phrasings.yaml); None: the bundled one
+    phrasings: str | None = None
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.rejection_share <= 1.0:
@@ -122,6 +130,14 @@ class BuildReport(BaseModel):
     llm_usage: dict[str, float] | None = Field(
         default=None, description="Token/cost ledger of the LLM realiser."
     )
+    phrasing: dict[str, Any] = Field(
+        default_factory=dict,
+        description=(
+            "User language (groundtrace.crs.build.phrasing / mining, groundtrace.crs.dataset.language): "
+            "bank size per kind, mined phrasings with provenance, the share of test constraint phrases "
+            "seen in train/validation, distinct-1/2 of user turns per split."
+        ),
+    )
 
     def summary_rows(self) -> list[tuple[str, str]]:
         """``(label, value)`` rows of the printed summary."""
@@ -135,6 +151,7 @@ class BuildReport(BaseModel):
             ("mean turns", f"{self.mean_turns:.2f}"),
             ("distinct reviews quoted", str(self.distinct_reviews_quoted)),
             *self._coverage_rows(),
+            *self._phrasing_rows(),
             ("QC failures (attempts)", ", ".join(f"{k} {v}" for k, v in self.qc_failures.items()) or "none"),
             ("planning retries", str(self.planning_failures)),
         ]
@@ -176,6 +193,35 @@ class BuildReport(BaseModel):
                 ),
             ),
             ("negative quotes in support", str(quotes.get("supporting_negative", 0))),
+        ]
+
+    def _phrasing_rows(self) -> list[tuple[str, str]]:
+        ph = self.phrasing
+        if not ph:
+            return []
+        bank = ph.get("bank", {}).get("by_kind", {})
+        held = ph.get("held_out", {})
+        lang = ph.get("user_language", {})
+        return [
+            (
+                "phrasing bank",
+                (
+                    f"{sum(v['phrasings'] for v in bank.values())} phrasings of "
+                    f"{sum(v['constraints'] for v in bank.values())} constraints; "
+                    f"{ph.get('mined', {}).get('count', 0)} mined from reviews"
+                ),
+            ),
+            (
+                "test phrases seen in train/val",
+                (
+                    f"{held.get('seen_in_train_or_validation', 0)} of {held.get('test_phrases', 0)} "
+                    f"({held.get('seen_share', 0.0):.1%})"
+                ),
+            ),
+            (
+                "user distinct-1 / distinct-2",
+                ", ".join(f"{s} {v['distinct_1']:.3f}/{v['distinct_2']:.3f}" for s, v in lang.items()),
+            ),
         ]
 
     @property
@@ -289,6 +335,7 @@ def build_dialogues(
     config = config or BuildConfig()
     real = make_realiser(realiser, config)
     ctx = PlanContext(kb, config.plan)
+    bank, mined = build_bank(kb, config)
     report = BuildReport(
         kb_name=kb.name,
         kb_hash=kb.content_hash,
@@ -300,7 +347,7 @@ def build_dialogues(
     with_rejection = rejection_indices(n_dialogues, config.rejection_share, seed)
 
     def one(i: int) -> _Outcome:
-        outcome = _build_one(ctx, real, config, seed, i, i in with_rejection)
+        outcome = _build_one(ctx, real, config, seed, i, i in with_rejection, bank)
         if progress is not None:
             progress(1)
         return outcome
@@ -325,7 +372,9 @@ def build_dialogues(
             dropped[o.drop_reason] += 1
         else:
             out.append(o.dialogue)
+    out = _hold_out(out, dropped)
     _fill_stats(report, out, qc_fail, dropped)
+    report.phrasing = phrasing_stats(bank, mined, out)
     reason = ""
     if not itinerary_cities(ctx):
         reason = (
@@ -354,8 +403,59 @@ class _Outcome:
     qc_reasons: list[str] = field(default_factory=list)
 
 
+def build_bank(kb: KnowledgeBase, config: BuildConfig) -> tuple[PhrasingBank, list[MinedPhrasing]]:
+    """The build's phrasing bank: the bundled (or ``config.phrasings``) bank plus, with
+    ``config.mine_phrasings``, the phrasings mined from the KB's reviews (those new to the bank)."""
+    bank = load_bank(config.phrasings) if config.phrasings else bundled_bank()
+    if not config.mine_phrasings:
+        return bank, []
+    found = mine_phrasings(kb, bank)
+    bank, kept = bank.with_mined([(m.kind, m.value, m.phrasing) for m in found])
+    kept_ids = {id(p) for p in kept}
+    return bank, [m for m in found if id(m.phrasing) in kept_ids]
+
+
+def _hold_out(dialogues: list[Dialogue], dropped: Counter[str]) -> list[Dialogue]:
+    """Drop test dialogues that say a constraint phrase also said in train/validation (rule GT-F007;
+    none by construction — the split pools are disjoint — but an LLM's fresh phrasing is checked here)."""
+    labels = constraint_labels(d for d in dialogues if d.split != "test")
+    other = labels["train"] | labels["validation"]
+    out = []
+    for d in dialogues:
+        if d.split == "test" and constraint_labels([d])["test"] & other:
+            dropped[str(HELD_OUT_PHRASING)] += 1
+            continue
+        out.append(d)
+    return out
+
+
+def phrasing_stats(
+    bank: PhrasingBank, mined: list[MinedPhrasing], dialogues: list[Dialogue]
+) -> dict[str, Any]:
+    """``BuildReport.phrasing``: bank size per kind, mined phrasings (with provenance), held-out measure,
+    distinct-1/2 of user turns per split."""
+    by_kind: Counter[str] = Counter(m.kind for m in mined)
+    return {
+        "bank": {"file": bank.name, "by_kind": bank.size_by_kind()},
+        "mined": {
+            "count": len(mined),
+            "by_kind": dict(sorted(by_kind.items())),
+            "by_split": dict(sorted(Counter(m.phrasing.split for m in mined).items())),
+            "phrasings": [m.record() for m in mined],
+        },
+        "held_out": held_out(constraint_labels(dialogues)).as_dict(),
+        "user_language": user_language(dialogues),
+    }
+
+
 def _build_one(
-    ctx: PlanContext, real: Realiser, config: BuildConfig, seed: int, i: int, rejection: bool
+    ctx: PlanContext,
+    real: Realiser,
+    config: BuildConfig,
+    seed: int,
+    i: int,
+    rejection: bool,
+    bank: PhrasingBank | None = None,
 ) -> _Outcome:
     """Plan, realise, QC and tier dialogue ``i`` (regenerating on QC failure); see the module docstring."""
     kb = ctx.kb
@@ -380,6 +480,7 @@ def _build_one(
         if plan is None:
             o.drop_reason = "planning"
             continue
+        plan.phrasing_bank = bank
         dialogue = real.realise(plan, rng)
         fallbacks = dialogue.features.get("realiser_fallback_turns")
         if fallbacks is not None:
@@ -477,12 +578,19 @@ def build_dataset(
         "rejection_share": report.rejection_share,
         "tiers": report.tiers,
         "config": _config_dict(config),
+        "phrasing": {
+            "held_out": True,
+            "rule": "60/20/20 by sha256 of the normalised phrasing (groundtrace.crs.build.phrasing)",
+            "bank": report.phrasing.get("bank", {}).get("file"),
+            "mined": report.phrasing.get("mined", {}).get("count", 0),
+        },
     }
     (out / "manifest.json").write_text(
         json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8"
     )
     (out / "build_report.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    write_build_card(out, kb, manifest)  # README.md + knowledge_base/*.jsonl: the Hugging Face configs
+    notes = language_card_notes(report.phrasing)
+    write_build_card(out, kb, manifest, notes=notes)  # README.md + knowledge_base/*.jsonl: HF configs
     return report
 
 

@@ -73,7 +73,7 @@ _CATEGORY_WORDS: dict[str, str] = {
     "aquariums": r"aquarium",
     "botanical gardens": r"botanical|gardens?",
     "zoos": r"\bzoo\b|animals?",
-    "beaches": r"beach|sand",
+    "beaches": r"beach|sand\b|sandy\b",  # not "sandwich"
     "performing arts": r"theat(?:er|re)|performances?|show",
     "tours": r"tours?\b|guide",
 }

@@ -12,7 +12,8 @@ goes to train when ``u < 0.6``, validation when ``u < 0.8``, test otherwise (:da
 left empty by the hash is repaired: the item of the largest pool whose ``u`` is nearest to the empty
 split's interval moves there (so every constraint, family and frame bank is spoken in every split).
 Family realisations take their template's split, so a test template is never seen with any value.
-``normalise``: NFKC, casefold, curly quotes straightened, whitespace collapsed, outer punctuation stripped.
+``normalise`` (:func:`groundtrace.crs.dataset.language.normalise`): NFKC, casefold, curly quotes
+straightened, whitespace collapsed, outer punctuation stripped.
 
 Loading (:func:`load_bank`) validates the file with pydantic and reports every bad entry as
 ``file:line: message`` (:class:`PhrasingFileError`): unknown keys or kinds, fewer than
@@ -24,8 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import string
-import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -37,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from groundtrace.core.files.validation import validation_message
 from groundtrace.core.files.yaml_loader import YamlDocument, YamlError, parse_yaml, read_yaml
+from groundtrace.crs.dataset.language import normalise
 from groundtrace.crs.schema import ConstraintKind, PoiType
 
 SPLITS = ("train", "validation", "test")
@@ -61,15 +61,6 @@ PHRASE, SENTENCE = "phrase", "sentence"
 T = TypeVar("T")
 
 # -- split rule -----------------------------------------------------------------------------------------
-
-_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2014": "-"})
-_EDGE = string.punctuation.replace("$", "").replace("{", "").replace("}", "") + " "
-
-
-def normalise(text: str) -> str:
-    """The form phrasings are compared and hashed in (see module docstring)."""
-    text = unicodedata.normalize("NFKC", text).translate(_QUOTES).casefold()
-    return re.sub(r"\s+", " ", text).strip(_EDGE)
 
 
 def phrase_u(text: str) -> float:

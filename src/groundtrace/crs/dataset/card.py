@@ -229,9 +229,64 @@ def split_configs(
     )
 
 
-def write_build_card(folder: Path, kb: KnowledgeBase, manifest: dict[str, Any]) -> Path:
+_LANGUAGE_INTRO = (
+    "Users say each constraint with one of many phrasings (synonyms, indirect needs, amounts, negated "
+    "wishes, hedges, a few typos); each phrasing belongs to one split by a stable hash of its "
+    "normalised text (60/20/20), and a dialogue speaks only its split's pool, so the test split's "
+    "constraint phrases never occur in train or validation. A constraint's `label` is the phrase "
+    "exactly as it appears in the turn text."
+)
+_DISTINCT_NOTE = (
+    "distinct-n = distinct n-grams / all n-grams of the split's user turns; it falls as a split grows, "
+    "so `@ n` compares the splits on their first n user turns (n = the smallest split's count)."
+)
+
+
+def language_card_notes(phrasing: dict[str, Any]) -> list[str]:
+    """The card's "User language" section from ``BuildReport.phrasing`` (empty when there is none)."""
+    if not phrasing:
+        return []
+    by_kind = phrasing.get("bank", {}).get("by_kind", {})
+    held = phrasing.get("held_out", {})
+    mined = phrasing.get("mined", {})
+    mined_kinds = ", ".join(f"{k} {v}" for k, v in mined.get("by_kind", {}).items()) or "none"
+    seen = held.get("seen_in_train_or_validation", 0)
+    share = held.get("seen_share", 0.0)
+    return [
+        "## User language and held-out phrasing",
+        "",
+        _LANGUAGE_INTRO,
+        "",
+        "| constraint kind | constraints | phrasings | fewest per constraint |",
+        "|---|---|---|---|",
+        *(
+            f"| `{k}` | {v['constraints']} | {v['phrasings']} | {v['min_per_constraint']} |"
+            for k, v in by_kind.items()
+        ),
+        "",
+        f"* phrasings mined from the KB's reviews: {mined.get('count', 0)} ({mined_kinds}); "
+        + "provenance in `build_report.json`",
+        f"* test constraint phrases seen in train/validation: {seen} of {held.get('test_phrases', 0)} "
+        + f"({share:.1%})",
+        "",
+        "| split | user turns | distinct-1 | distinct-2 | distinct-1 @ n | distinct-2 @ n |",
+        "|---|---|---|---|---|---|",
+        *(
+            f"| `{s}` | {v['user_turns']:,} | {v['distinct_1']:.4f} | {v['distinct_2']:.4f} | "
+            + f"{v.get('distinct_1_at_n', 0):.4f} | {v.get('distinct_2_at_n', 0):.4f} |"
+            for s, v in phrasing.get("user_language", {}).items()
+        ),
+        "",
+        _DISTINCT_NOTE,
+    ]
+
+
+def write_build_card(
+    folder: Path, kb: KnowledgeBase, manifest: dict[str, Any], notes: list[str] | None = None
+) -> Path:
     """The card of a built dataset folder: writes ``knowledge_base/{pois,reviews}.jsonl`` (review text
-    included) and ``README.md`` with the configs ``default``, ``knowledge_base`` and ``reviews``."""
+    included) and ``README.md`` with the configs ``default``, ``knowledge_base`` and ``reviews``; ``notes``:
+    extra Markdown lines of the body (the user-language section)."""
     from groundtrace.crs.dataset.files import SPLITS, dialogue_json_schema
     from groundtrace.crs.dataset.kb_files import POIS, REVIEWS, PoiRecord, write_kb_files
 
@@ -265,6 +320,7 @@ def write_build_card(folder: Path, kb: KnowledgeBase, manifest: dict[str, Any]) 
         review_text_included=True,
         yelp_data=not kb.name.startswith("demo:"),
         manifest=manifest,
+        notes=list(notes or []),
     )
     return write_card(folder, card)
 

@@ -113,6 +113,14 @@ OLD_FORMAT = Rule(
     severity="warning",
     builder=None,
 )
+HELD_OUT_PHRASING = Rule(
+    "GT-F007",
+    "held-out-phrasing",
+    "no constraint phrase of the test split (normalised label) occurs in train or validation",
+    "{n} of {total} distinct test constraint phrase(s) also occur in train/validation: {examples}",
+    severity="warning",
+    builder=None,
+)
 
 # -- S: turn structure ------------------------------------------------------------------------------
 TURN_INDEX = Rule(
@@ -138,6 +146,12 @@ ROLE_FIELDS = Rule(
     "role-fields",
     "user turns carry no system fields, system turns no user fields",
     "a {role} turn carries {fields}",
+)
+LABEL_IN_TEXT = Rule(
+    "GT-S005",
+    "label-in-text",
+    "every constraint a user turn adds has its label (the phrase as spoken) inside the turn text",
+    "constraint {kind}={value}: label {label!r} is not in the turn text",
 )
 
 # -- D: dialogue level ------------------------------------------------------------------------------

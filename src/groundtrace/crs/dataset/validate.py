@@ -27,6 +27,7 @@ from pathlib import Path
 from groundtrace.crs.dataset import rules as R
 from groundtrace.crs.dataset.checks import is_redacted, reference_findings, run_checks
 from groundtrace.crs.dataset.files import MANIFEST, dataset_files
+from groundtrace.crs.dataset.language import constraint_labels, held_out
 from groundtrace.crs.dataset.lines import read_line
 from groundtrace.crs.dataset.problems import Problem, placed, problem
 from groundtrace.crs.dataset.release import SIDECAR
@@ -85,9 +86,10 @@ def validate_file(
     *,
     limits: PoolLimits | None = None,
     release: bool = False,
+    labels: dict[str, set[str]] | None = None,
 ) -> list[Problem]:
     """Every problem of one JSONL dataset file (see module docstring); ``release``: the file sits next to a
-    ``redaction.json``."""
+    ``redaction.json``; ``labels``: collects the file's constraint labels by split (for ``GT-F007``)."""
     problems: list[Problem] = []
     seen = seen_ids if seen_ids is not None else {}
     file = str(path)
@@ -108,6 +110,9 @@ def validate_file(
                     refs = reference_findings(read.obj, kb)
                     problems.extend(placed(f, file, number, read.dialogue_id) for f in refs)
                 continue
+            if labels is not None:
+                for split, found in constraint_labels([read.dialogue]).items():
+                    labels.setdefault(split, set()).update(found)
             as_release = release or is_redacted(read.dialogue)
             redacted += as_release
             problems.extend(
@@ -143,6 +148,25 @@ def validate_path(path: Path | str, kb: KnowledgeBase | None = None) -> list[Pro
         problems.append(problem(R.MANIFEST, R.MANIFEST.template, str(path)))
     limits = pool_limits(folder)
     release = (folder / SIDECAR).is_file()
+    labels: dict[str, set[str]] = {}
     for file in dataset_files(path):
-        problems.extend(validate_file(file, kb, seen, limits=limits, release=release))
+        problems.extend(validate_file(file, kb, seen, limits=limits, release=release, labels=labels))
+    problems.extend(held_out_problems(labels, folder, str(path)))
     return problems
+
+
+def held_out_problems(labels: dict[str, set[str]], folder: Path, file: str) -> list[Problem]:
+    """``GT-F007``: test constraint phrases that also occur in train/validation — an error when the
+    folder's ``manifest.json`` declares held-out phrasing (``phrasing.held_out``), a warning otherwise."""
+    result = held_out(labels)
+    if not result.seen:
+        return []
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        declared = bool(manifest.get("phrasing", {}).get("held_out"))
+    except (OSError, ValueError, AttributeError):
+        declared = False
+    message = R.HELD_OUT_PHRASING.template.format(
+        n=result.seen, total=result.total, examples=", ".join(repr(x) for x in result.examples)
+    )
+    return [problem(R.HELD_OUT_PHRASING, message, file, severity="error" if declared else "warning")]

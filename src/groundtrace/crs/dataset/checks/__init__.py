@@ -19,7 +19,12 @@ from groundtrace.crs.dataset.checks.quotes import (
 )
 from groundtrace.crs.dataset.checks.redacted import check_redacted_turn, is_redacted
 from groundtrace.crs.dataset.checks.refs import check_references, reference_findings
-from groundtrace.crs.dataset.checks.structure import check_coverage, check_rejections, check_turns
+from groundtrace.crs.dataset.checks.structure import (
+    check_coverage,
+    check_labels,
+    check_rejections,
+    check_turns,
+)
 from groundtrace.crs.dataset.checks.tier import TIER_FEATURES, check_tier
 from groundtrace.crs.dataset.rules import Finding, PoolLimits
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
@@ -48,6 +53,7 @@ def run_checks(
         tiered = bool(TIER_FEATURES & dialogue.features.keys())
     ctx = CheckContext(dialogue, kb, limits or PoolLimits(), mode, redacted, tiered)
     check_turns(ctx)
+    check_labels(ctx)
     for turn in dialogue.turns:
         used = check_tags(ctx, turn)
         if redacted:

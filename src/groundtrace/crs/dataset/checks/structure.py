@@ -37,6 +37,16 @@ def check_turns(ctx: CheckContext) -> None:
         _role_fields(ctx, turn)
 
 
+def check_labels(ctx: CheckContext) -> None:
+    """GT-S005: a user turn's added constraints are said in its text (``label`` is a substring)."""
+    for turn in ctx.dialogue.turns:
+        if turn.role != "user":
+            continue
+        for c in turn.constraints_added:
+            if c.label not in turn.text:
+                ctx.report(R.LABEL_IN_TEXT, turn.index, kind=c.kind, value=c.value, label=c.label)
+
+
 def _role_fields(ctx: CheckContext, turn: Turn) -> None:
     if turn.role == "user":
         fields = ("recommended", "cited_tags", "quote_spans", "gold")
