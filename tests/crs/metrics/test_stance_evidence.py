@@ -1,7 +1,7 @@
 """evidence_support and constraint_evidence (v2: support_judge, claim attachment, precision x coverage),
 hand-computed on a two-POI KB with stances set by hand.
 
-ES = P x (claimed POIs with a supporting good quote / claimed POIs); CE = P x (covered constraints / review
+ES = P x 1[a supporting good quote is attached to the top-1]; CE = P x (covered constraints / review
 constraints); P = good quotes / (quoted citations + bare tag groups + unresolved tags)."""
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ def test_no_quote_scores_zero_not_not_applicable() -> None:
 
 def test_compare_turn_attaches_each_quote_to_the_poi_named_before_it() -> None:
     # compare, no constraint: claimed = P1 (top-1) and P2 (named). Each quote is attached to the POI named
-    # last before it and quotes that POI's review: P = 2/2, both POIs backed: ES = 1 x 2/2
+    # last before it and quotes that POI's review: P = 2/2, the top-1 backed: ES = 1
     right = (
         'Olive Grove or Sakura. For Sakura: "Great cocktails though." [R3]. '
         'For Olive Grove: "The patio is lovely at sunset." [R1].'
@@ -150,9 +150,9 @@ def test_compare_turn_attaches_each_quote_to_the_poi_named_before_it() -> None:
         'For Sakura: "The patio is lovely at sunset." [R1].'
     )
     assert _score(swapped, [], act="compare")[0] == 0.0
-    # only P1's quote, P2 named: P = 1/1, P1 backed, P2 not: ES = 1 x 1/2
-    half = 'Olive Grove or Sakura. For Olive Grove: "The patio is lovely at sunset." [R1].'
-    assert _score(half, [], act="compare")[0] == 0.5
+    # only the other POI's quote: P = 1/1 but the top-1 (P1) is not backed: ES = 0
+    other = 'Olive Grove or Sakura. For Sakura: "Great cocktails though." [R3].'
+    assert _score(other, [], act="compare")[0] == 0.0
 
 
 @pytest.mark.parametrize(
@@ -217,3 +217,12 @@ def test_scores_json_records_the_metric_versions() -> None:
 def test_missing_prediction_scores_zero(name: str) -> None:
     table = score_predictions([_dialogue([OUTDOOR])], [], _kb(), metrics=[name])
     assert table.aggregate[name] == 0.0
+
+
+def test_card_constraints_accept_general_support_alone() -> None:
+    # distance and stars are stated by the POI card: with no other constraint, a non-negative quote of the
+    # top-1 supports (P = 1, ES = 1; CE not applicable); next to a review constraint it must address one
+    near = Constraint(kind="max_distance_km", value=3.0, label="nearby")
+    quote = 'Olive Grove: "We went on a Tuesday evening." [R2].'
+    assert _score(quote, [near]) == (1.0, None)
+    assert _score(quote, [near, OUTDOOR]) == (0.0, 0.0)

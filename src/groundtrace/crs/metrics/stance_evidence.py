@@ -11,24 +11,27 @@ rules S1–S5 of :mod:`.support` (verbatim, not an echo, not a repeat).
   (top-3) that the answer names. A quote is **attached** to the claimed POI named last before it (the
   top-1 when none is): ``For Sakura: "..." [R3]`` attaches to Sakura. A quote supports only the POI it is
   attached to, and only when the review it quotes is that POI's.
-* **Constraints** of the turn: the gold's active constraints with an aspect-lexicon pattern.
+* **Constraints** of the turn: the gold's active constraints with an aspect-lexicon pattern; the *review
+  constraints* are those other than ``min_stars`` / ``max_distance_km`` (the POI card states those,
+  ``build.quality.CARD_KINDS``).
 * A quote is **good** when it counts (S1–S5), quotes a review of the POI it is attached to, that POI is
   claimed, and the judge finds it either *supports* one of the constraints, or is a *valid warning*
-  (a negative sentence cited after a warning cue) about one of them; with no constraint, when it
-  supports the recommendation in general (non-negative, not reframed). A warning never supports.
+  (a negative sentence cited after a warning cue) about one of them; at a turn without a review
+  constraint, also when it supports the recommendation in general (non-negative, not reframed). A
+  warning never supports.
 * ``P`` (precision) = good quotes / (quoted citations + bare tag groups + unresolved tags): every citation
   that supports nothing — a fabricated, repeated, reframed, off-topic or other-POI quote, a tag with no
   quote — lowers it.
 
-``evidence_support`` = P × (claimed POIs with a supporting, non-warning good quote / claimed POIs), on
+``evidence_support`` = P × 1[some good, supporting (non-warning) quote is attached to the top-1], on
 every recommendation turn; a turn that cites nothing scores 0 (no precision, no support). Why a product:
-precision alone lets a system quote one safe sentence, or none at all; coverage alone lets it pad with
-unsupported citations.
+precision alone lets a system quote one safe sentence about another POI, or a warning, and never back
+its recommendation; support alone lets it pad with unsupported citations. (A compare turn's other POIs
+need no support — the answer may argue against them — but every quote about them must be good.)
 
-``constraint_evidence`` = P × (constraints other than ``min_stars`` / ``max_distance_km`` — the POI card
-states those, ``build.quality.CARD_KINDS`` — that some supporting good quote attached to the top-1
-supports / those constraints). Not applicable without such a constraint. Weighting by P makes a dump of
-every sentence of the POI's reviews score its share of on-topic sentences, not 1.
+``constraint_evidence`` = P × (review constraints that some supporting good quote attached to the top-1
+supports / review constraints). Not applicable without a review constraint. Weighting by P makes a dump
+of every sentence of the POI's reviews score its share of on-topic sentences, not 1.
 
 Missing prediction: 0 for both.
 """
@@ -170,12 +173,12 @@ def _judged_compute(ctx: TurnContext) -> list[JudgedQuote]:
 def _good(ctx: TurnContext) -> tuple[list[JudgedQuote], list[JudgedQuote]]:
     """``(good quotes, good supporting quotes)`` of the turn (see the module docstring)."""
     claimed = set(claimed_pois(ctx))
-    any_constraint = bool(constraints_of(ctx))
+    specific = bool(_review_constraints(ctx))
     good, supporting = [], []
     for j in judged_quotes(ctx):
         if j.poi_id != j.attached or j.poi_id not in claimed:
             continue
-        supports = bool(j.supported) if any_constraint else j.general
+        supports = bool(j.supported) or (not specific and j.general)
         if supports:
             supporting.append(j)
             good.append(j)
@@ -191,14 +194,11 @@ def precision(ctx: TurnContext) -> float:
 
 
 def _evidence_support(metric: Metric, ctx: TurnContext) -> float:
-    claimed = claimed_pois(ctx)
-    if not claimed:
-        return 0.0
+    top = ctx.top1
     p = precision(ctx)
-    if p == 0.0:
+    if p == 0.0 or top is None:
         return 0.0
-    backed = {j.poi_id for j in _good(ctx)[1]}
-    return p * sum(1 for poi in claimed if poi in backed) / len(claimed)
+    return p if any(j.poi_id == top for j in _good(ctx)[1]) else 0.0
 
 
 def _review_constraints(ctx: TurnContext) -> list[Constraint]:
@@ -238,11 +238,12 @@ EVIDENCE_SUPPORT = register(
         kernel=_evidence_support,
         version=VERSION,
         formula=(
-            "Evidence support (v2): ES = P x (claimed POIs with a supporting good quote / claimed POIs).\n"
+            "Evidence support (v2): ES = P x 1[a good supporting quote is attached to the top-1].\n"
             "Claimed: the top-1, and in a compare turn each other top-3 POI the answer names; a quote is\n"
             "attached to the claimed POI named last before it (else the top-1). Good quote: counts (S1-S5),\n"
             "quotes a review of the POI it is attached to, and support_judge finds it supports an active\n"
-            "constraint (any non-negative one when none is active) or is a valid warning about one.\n"
+            "constraint (or any non-negative one without a review constraint: not min_stars/distance)\n"
+            "or is a valid warning about one.\n"
             "P = good quotes / (quoted citations + bare tag groups + unresolved tags). A turn citing\n"
             "nothing scores 0. Missing prediction: 0."
         ),
