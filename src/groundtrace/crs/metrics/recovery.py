@@ -1,5 +1,10 @@
 """Recovery metrics (4, dialogue level): rejection recovery, T2R, task success, rejected-repeat rate.
 
+Version 2 (rejection recovery, rejected repeat) reads the text as well as the ranking: a recommendation
+turn whose answer recommends a rejected POI by name (``text_claims.recommends_by_name``: "I'd recommend
+Olive Grove", "Olive Grove looks like a great fit") repeats it whatever the ranking says, and does not
+recover from the rejection.
+
 A recommendation turn "hits" when its top-1 is the gold POI or one of the turn's multi-reference POIs.
 A recommendation turn with a missing or errored prediction has no top-1: it never hits and never
 equals the gold; for the rejected-repeat rate it counts as a repeat (worst case).
@@ -9,6 +14,10 @@ from __future__ import annotations
 
 from groundtrace.crs.metrics.base import Metric, MetricFamily, register
 from groundtrace.crs.metrics.context import DialogueContext, TurnContext
+from groundtrace.crs.metrics.text_claims import recommends_by_name
+
+#: definition version of rejection_recovery and rejected_repeat (2: the text is read too)
+VERSION = 2
 
 
 def hits(ctx: TurnContext) -> bool:
@@ -17,17 +26,39 @@ def hits(ctx: TurnContext) -> bool:
     return top is not None and (top == ctx.gold.gold_poi or top in ctx.gold.multi_ref)
 
 
+def text_repeats(ctx: TurnContext, rejected: set[str]) -> bool:
+    """The answer recommends one of the ``rejected`` POIs by name (cached per turn and rejected set)."""
+    if not rejected or ctx.prediction is None:
+        return False
+    key = "text_repeats:" + ",".join(sorted(rejected))
+    found = ctx.memo.get(key)
+    if found is None:
+        pois = ctx.run.kb.pois
+        found = ctx.memo[key] = any(
+            recommends_by_name(ctx.response, pois[p].name) for p in sorted(rejected) if p in pois
+        )
+    return bool(found)
+
+
+def repeats(ctx: TurnContext, rejected: set[str]) -> bool:
+    """The turn recommends a rejected POI: its top-1 was rejected, or its text recommends one by name."""
+    return ctx.top1 in rejected or text_repeats(ctx, rejected)
+
+
 def _rejection_recovery(metric: Metric, d: DialogueContext) -> float | None:
     events = 0
     recovered = 0
+    rejected: set[str] = set()
     for turn in d.dialogue.turns:
+        if turn.role == "user":
+            rejected.update(turn.rejected)
         if turn.role != "user" or turn.act != "reject_and_refine":
             continue
         nxt = next((t for t in d.turns if t.turn.index > turn.index), None)
         if nxt is None:
             continue
         events += 1
-        recovered += hits(nxt)
+        recovered += hits(nxt) and not text_repeats(nxt, rejected)
     return recovered / events if events else None
 
 
@@ -49,7 +80,7 @@ def _task_success(metric: Metric, d: DialogueContext) -> float | None:
 def _rejected_repeat(metric: Metric, d: DialogueContext) -> float | None:
     rejected: set[str] = set()
     post = 0
-    repeats = 0
+    count = 0
     for turn in d.dialogue.turns:
         if turn.role == "user":
             rejected.update(turn.rejected)
@@ -58,8 +89,8 @@ def _rejected_repeat(metric: Metric, d: DialogueContext) -> float | None:
         if ctx is None or not rejected:
             continue
         post += 1
-        repeats += (not ctx.scorable) or (ctx.top1 in rejected)
-    return repeats / post if post else None
+        count += (not ctx.scorable) or repeats(ctx, rejected)
+    return count / post if post else None
 
 
 REJECTION_RECOVERY = register(
@@ -72,12 +103,13 @@ REJECTION_RECOVERY = register(
         higher_is_better=True,
         default=0.0,
         kernel=_rejection_recovery,
+        version=VERSION,
         formula=(
-            "Rejection recovery rate: for each user turn with act reject_and_refine, take the next\n"
+            "Rejection recovery rate (v2): for each user turn with act reject_and_refine, take the next\n"
             "recommendation turn; recovered when its top-1 ∈ {gold} ∪ multi_ref (the refined constraints'\n"
-            "satisfying set). Per dialogue: RRR_d = recovered / events; dialogues without such "
-            "a turn are not\n"
-            "applicable; mean over dialogues. A missing prediction at that turn: not recovered (0)."
+            "satisfying set) and its text recommends no rejected POI by name.\n"
+            "Per dialogue: RRR_d = recovered / events; dialogues without such a turn are not applicable;\n"
+            "mean over dialogues. A missing prediction at that turn: not recovered (0)."
         ),
     ),
     aliases=("rrr", "recovery", "rejection_recovery_rate"),
@@ -134,11 +166,11 @@ REJECTED_REPEAT = register(
         higher_is_better=False,
         default=1.0,
         kernel=_rejected_repeat,
+        version=VERSION,
         formula=(
-            "Rejected-repeat rate: among recommendation turns after the first user turn that rejects a POI\n"
-            "(Turn.rejected non-empty): RR_d = repeats / post-rejection turns, a repeat being "
-            "a top-1 that a\n"
-            "previous user turn rejected.\n"
+            "Rejected-repeat rate (v2): among recommendation turns after the first user turn that rejects\n"
+            "a POI (Turn.rejected non-empty): RR_d = repeats / post-rejection turns, a repeat being a turn\n"
+            "whose top-1 a previous user turn rejected or whose text recommends such a POI by name.\n"
             "Dialogues without a rejection are not applicable; mean over dialogues; lower is better.\n"
             "A missing prediction at a post-rejection turn counts as a repeat (1, worst)."
         ),

@@ -1,0 +1,80 @@
+"""What an answer's text says besides its ranking: which POI it recommends by name, and which POI an
+attribute word is claimed of. Read by the recovery metrics (a rejected POI recommended in the text is a
+repeat) and by the hallucinated-attribute rate (an attribute is judged against the POI it is claimed of).
+
+Names are matched case-insensitively, on word boundaries, on the answer as
+``core.evidence.normalize.fold_unicode`` reads it (zero-width characters and look-alike letters cannot
+hide a name).
+
+*Recommended by name*: an occurrence of the POI's name with a recommending cue (:data:`RECOMMEND_BEFORE`:
+"recommend", "try", "go with", "consider", "option is" ...) among the :data:`WINDOW` words before it, or
+a recommending predicate (:data:`RECOMMEND_AFTER`: "is worth", "looks like a great fit", "is perfect",
+"is the best" ...) among the :data:`WINDOW` words after it, within its clause, and no negation or
+contrast cue (:data:`CONTRA`: "not", "n't", "instead of", "unlike", "than", "avoid", "skip" ...) in that
+window. "Compared with Olive Grove, Sakura is worth a look." recommends Sakura, not Olive Grove; "I
+wouldn't recommend Olive Grove" recommends nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from groundtrace.core.evidence.normalize import fold_unicode
+
+WINDOW = 4
+RECOMMEND_BEFORE = re.compile(
+    r"\b(?:recommend\w*|suggest\w*|try|go (?:with|to|for)|consider|pick|choose|visit|head (?:to|over to)|"
+    r"book|like|love|enjoy|option is|choice is|pick is|bet is|fit is)\b"
+)
+RECOMMEND_AFTER = re.compile(
+    r"^\W*(?:is|looks|sounds|seems|would be|will be|fits|remains|stays)\b.{0,40}?"
+    r"\b(?:worth|fit|great|good|perfect|best|ideal|pick|choice|option|recommend\w*|winner|match)\b"
+)
+CONTRA = re.compile(
+    r"\b(?:not|no|never|instead|unlike|than|rather|avoid|skip|except|besides|apart|without|rejected|"
+    r"pass|since|although|though|compared|versus|vs)\b|n't\b"
+)
+_CLAUSE = re.compile(r"[.;:!?()\[\]\n]|,")
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
+
+
+@lru_cache(maxsize=1 << 12)
+def _name_pattern(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(fold_unicode(name).lower())}(?!\w)")
+
+
+def _clause_before(text: str, at: int) -> str:
+    cut = max((m.end() for m in _CLAUSE.finditer(text, 0, at)), default=0)
+    words = list(_WORD.finditer(text, cut, at))[-WINDOW:]
+    return text[words[0].start() : at] if words else ""
+
+
+def _clause_after(text: str, at: int) -> str:
+    stop = _CLAUSE.search(text, at)
+    end = stop.start() if stop is not None else len(text)
+    words = list(_WORD.finditer(text, at, end))[: WINDOW + 4]
+    return text[at : words[-1].end()] if words else ""
+
+
+def recommends_by_name(text: str, name: str) -> bool:
+    """Whether ``text`` recommends the place called ``name`` (module docstring)."""
+    if not name.strip():
+        return False
+    folded = fold_unicode(text).lower()
+    for m in _name_pattern(name).finditer(folded):
+        before, after = _clause_before(folded, m.start()), _clause_after(folded, m.end())
+        if CONTRA.search(before) or CONTRA.search(after):
+            continue
+        if RECOMMEND_BEFORE.search(before) or RECOMMEND_AFTER.search(after):
+            return True
+    return False
+
+
+def name_positions(text: str, names: dict[str, str]) -> list[tuple[int, str]]:
+    """``(position, poi_id)`` of every occurrence of each ``{poi_id: name}`` in ``text`` (folded; positions
+    in the folded text, equal to the raw ones for ASCII text), in text order."""
+    folded = fold_unicode(text).lower()
+    hits = [(m.start(), pid) for pid, name in names.items() if name.strip()
+            for m in _name_pattern(name).finditer(folded)]  # fmt: skip
+    return sorted(hits)
