@@ -240,3 +240,65 @@ def test_subpackages_are_reachable_as_attributes_of_a_plain_import(name: str) ->
         "    raise SystemExit('no AttributeError')\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# -- 3. systems know only the inputs contract, the KB and what they learn from a train split ---------------
+
+#: What no module under ``crs/systems`` may import: the dataset builder (its persona archetypes, planner,
+#: realisers, phrase banks and evidence lexicon), the simulator, the metrics and the evaluation harness.
+SYSTEMS_FORBIDDEN = (
+    "groundtrace.crs.build",
+    "groundtrace.crs.simulate",
+    "groundtrace.crs.metrics",
+    "groundtrace.crs.evaluation",
+)
+#: The one exemption: the ``oracle`` (systems/reference.py) replays gold by definition and may quote by the
+#: builder's evidence lexicon — only that, and only inside ``OracleSystem.respond``.
+SYSTEMS_EXEMPT = {"groundtrace/crs/systems/reference.py": {"groundtrace.crs.build.evidence"}}
+#: Builder data a system must not read by name.
+SYSTEMS_FORBIDDEN_TEXT = ("personas.yaml", "bundled_personas", "phrase_bank", "phrasings.yaml")
+
+
+def systems_violations(root: Path) -> list[str]:
+    """Every forbidden import (static, anywhere in the file) or builder-data mention under
+    ``groundtrace/crs/systems``, as ``file:line: what``."""
+    problems: list[str] = []
+    for file in sorted((root / "groundtrace" / "crs" / "systems").rglob("*.py")):
+        where = file.relative_to(root).as_posix()
+        allowed = SYSTEMS_EXEMPT.get(where, set())
+        for line, target in imported_modules(root, file):
+            bad = any(target == f or target.startswith(f + ".") for f in SYSTEMS_FORBIDDEN)
+            if bad and target not in allowed:
+                problems.append(f"{where}:{line}: imports {target}")
+        for n, text in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
+            problems.extend(f"{where}:{n}: mentions {w}" for w in SYSTEMS_FORBIDDEN_TEXT if w in text)
+    return problems
+
+
+def test_systems_do_not_read_the_builder() -> None:
+    assert systems_violations(SRC) == []
+
+
+def test_the_systems_checker_catches_hidden_imports_and_data_names(tmp_path: Path) -> None:
+    _write(tmp_path, "groundtrace.crs.systems.toolkit.ok", "from groundtrace.crs.schema import Constraint\n")
+    _write(tmp_path, "groundtrace.crs.build.personas")
+    _write(tmp_path, "groundtrace.crs.metrics.core")
+    assert systems_violations(tmp_path) == []
+    _write(
+        tmp_path,
+        "groundtrace.crs.systems.toolkit.state",
+        "def f():\n    from groundtrace.crs.build.personas import bundled_personas\n",
+    )
+    _write(
+        tmp_path,
+        "groundtrace.crs.systems.llm.x",
+        "from ...metrics import core\nPATH = 'crs/data/personas.yaml'\n",
+    )
+    _write(tmp_path, "groundtrace.crs.systems.reference", "from groundtrace.crs.build import personas\n")
+    assert systems_violations(tmp_path) == [
+        "groundtrace/crs/systems/llm/x.py:1: imports groundtrace.crs.metrics.core",
+        "groundtrace/crs/systems/llm/x.py:2: mentions personas.yaml",
+        "groundtrace/crs/systems/reference.py:1: imports groundtrace.crs.build.personas",
+        "groundtrace/crs/systems/toolkit/state.py:2: imports groundtrace.crs.build.personas",
+        "groundtrace/crs/systems/toolkit/state.py:2: mentions bundled_personas",
+    ]
