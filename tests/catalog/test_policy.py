@@ -210,3 +210,62 @@ def test_builtin_cautious_policy_writes_only_pass(tmp_path: Path, monkeypatch: p
     assert load_policy("cautious").name == "mine"
     with pytest.raises(PolicyError, match="missing.yaml: file not found"):
         load_policy(tmp_path / "missing.yaml")
+
+
+# -- conflicts and sibling-variant values (issue 24) --------------------------------------------------------
+def _ev(ref: str, quote: str) -> object:
+    from groundtrace.catalog.model import Evidence
+
+    source = "catalog" if ref.startswith("catalog:") else "syndicated"
+    return Evidence(
+        source=source, source_type="catalog" if source == "catalog" else "hq", source_ref=ref, quote=quote
+    )
+
+
+@pytest.mark.parametrize("name", ["default", "cautious"])
+def test_conflict_with_both_sides_goes_to_review(name: str) -> None:
+    cand = Candidate(
+        sku_id="S",
+        attribute="color",
+        status=CandidateStatus.CONFLICT,
+        evidence=[_ev("catalog:spec:Color", "Color: Black"), _ev("feed.csv#1", "Color: Red")],
+        note="conflict: the catalog record says 'black'; the GTIN-matched syndicated feed says 'red'",
+    )
+    ver = Verdict(sku_id="S", attribute="color", verdict=P, quote_verified=True)
+    d = load_policy(name).decide(cand, ver, PLAIN, "grocery")
+    assert d.action == R and d.reason.startswith("sources disagree (2 sides): conflict: the catalog record")
+    # a conflict without evidence (nothing to show) stays an abstention
+    bare = cand.model_copy(update={"evidence": []})
+    assert load_policy(name).decide(bare, ver, PLAIN, "grocery").action == B
+
+
+def test_policy_cannot_write_a_conflict(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text("name: x\nconflict: WRITE\n", encoding="utf-8")
+    with pytest.raises(PolicyError, match="conflict must be REVIEW or BLOCK"):
+        load_policy(path)
+
+
+@pytest.mark.parametrize(("label", "expected"), [(P, R), (U, R), (N, R), (F, B)])
+def test_sibling_variant_value_is_never_written(
+    tmp_path: Path, label: VerdictLabel, expected: Action
+) -> None:
+    from groundtrace.catalog.identity import FLAG_SIBLING_VARIANT
+
+    eager = tmp_path / "eager.yaml"
+    eager.write_text(
+        "name: eager\nthreshold: 0.0\n"
+        "verdicts: {PASS: WRITE, UNVERIFIED: WRITE, UNCERTAIN: WRITE, FAIL: WRITE}\n",
+        encoding="utf-8",
+    )
+    cand = Candidate(
+        sku_id="S",
+        attribute="flavor",
+        value="vanilla",
+        confidence=0.99,
+        status=CandidateStatus.EXTRACTED,
+        note=f"{FLAG_SIBLING_VARIANT}: value from a sibling-variant page",
+    )
+    ver = Verdict(sku_id="S", attribute="flavor", verdict=label, quote_verified=True)
+    for policy in (load_policy("default"), load_policy("cautious"), load_policy(eager)):
+        assert policy.decide(cand, ver, PLAIN, "grocery").action == expected, policy.name

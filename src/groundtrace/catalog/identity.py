@@ -28,10 +28,12 @@ compared with ``numbers_close`` (2 % or 0.5): 16 oz == 454 g; 16 oz != 12 oz; ou
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any
+from importlib import resources
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 from rapidfuzz import fuzz
@@ -159,6 +161,8 @@ class Size:
         0.5); None when dimensions differ (ounces vs fluid ounces are not comparable)."""
         if self.dimension != other.dimension:
             return None
+        if self.unit == other.unit:  # same unit: compare as stated (no conversion rounding at the 2 % edge)
+            return numbers_close(self.value, other.value)
         return numbers_close(self.amount, other.amount)
 
 
@@ -399,6 +403,215 @@ def extract_variants(text: str, exclude: str | None = None) -> dict[str, set[str
     return found
 
 
+# -- product line and variant (title comparison) ---------------------------------------------------------
+#: ``Candidate.note`` marker of a value lent by a sibling-variant page (policy: REVIEW, never WRITE)
+FLAG_SIBLING_VARIANT = "flag:sibling_variant"
+Relation = Literal["same", "sibling_variant", "other_product", "unknown"]
+
+_CAPACITY_RE = re.compile(
+    r"(?<![a-z0-9.])(\d+(?:[.,]\d+)?)\s*-?\s*(tb|gb|mb|mah|wh|kwh|watts?|w|volts?|v|mp|megapixels?|ghz|mhz|hz|"
+    r"mm|cm|inch(?:es)?|in|\"|ft|feet|ctw?|carats?|tw|mcg|iu|spf|%|k|x|pt|lb|yards?|yd|gauge|awg)(?![a-z0-9])",
+    re.IGNORECASE,
+)
+_DOMAIN_RE = re.compile(
+    r"\b[\w-]+(?:\.[\w-]+)*\.(?:com|net|org|co\.uk|co|de|fr|ca|au|uk|us|shop|store|io)\b", re.IGNORECASE
+)
+_SUFFIX_SPLIT = re.compile(r"\s+[|\-\u2013\u2014:]\s+|\s*\|\s*")
+_SPF_RE = re.compile(r"(?<![a-z])spf\s*#?\s*(\d+)\+?", re.IGNORECASE)
+_WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_SMALL_NUMBER = re.compile(r"^\d{1,2}(?:[.,]5)?$")
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The identity vocabulary (``data/variant_words.yaml`` plus :data:`VARIANT_LEXICON`)."""
+
+    variant: tuple[tuple[str, str, re.Pattern[str]], ...]  # (class, phrase, pattern), longest first
+    ignore: frozenset[str]
+    ignore_phrases: tuple[re.Pattern[str], ...]
+    retail: frozenset[str]
+
+
+def _phrase_pattern(phrase: str) -> re.Pattern[str]:
+    body = re.escape(phrase).replace(r"\ ", r"[\s-]+").replace(r"\-", r"[\s-]+")
+    return re.compile(r"(?<![a-z0-9])" + body + r"(?![a-z0-9])", re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def vocabulary() -> Vocabulary:
+    """Load ``data/variant_words.yaml`` once (the curated word classes; see its header)."""
+    import yaml
+
+    raw = yaml.safe_load(
+        (resources.files("groundtrace.catalog") / "data" / "variant_words.yaml").read_text(encoding="utf-8")
+    )
+    items: dict[str, str] = {}
+    for family, words in VARIANT_LEXICON.items():
+        for word in words:
+            items.setdefault(word, family)
+    for family, words in (raw.get("variant") or {}).items():
+        for word in words:
+            items.setdefault(str(word).lower(), family)
+    ordered = sorted(items.items(), key=lambda kv: len(kv[0]), reverse=True)
+    ignore = [str(w).lower() for w in raw.get("ignore") or []]
+    return Vocabulary(
+        variant=tuple((family, word, _phrase_pattern(word)) for word, family in ordered),
+        ignore=frozenset(w for w in ignore if " " not in w),
+        ignore_phrases=tuple(_phrase_pattern(w) for w in sorted(ignore, key=len, reverse=True) if " " in w),
+        retail=frozenset(str(w).lower() for w in raw.get("retail_suffix_words") or []),
+    )
+
+
+@dataclass(frozen=True)
+class TitleUnits:
+    """A title reduced to what tells products apart: variant phrases (with their class) and line tokens."""
+
+    variants: frozenset[str]
+    line: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TitleComparison:
+    """``relation`` of a page title to a SKU title and the differing words on each side.
+
+    ``same``: no differing line token or variant word; ``sibling_variant``: only variant words (flavour,
+    diet, texture, tier, form, colour, capacity, small sizes) differ; ``other_product``: a line (model /
+    name) token differs; ``unknown``: a title is missing."""
+
+    relation: Relation
+    sku_line: tuple[str, ...] = ()
+    page_line: tuple[str, ...] = ()
+    sku_variant: tuple[str, ...] = ()
+    page_variant: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """ "line words: SKU 'power bank', page 'phone'; variant words: page '256gb x'" — the differing
+        words, for notes and reasons."""
+        parts = []
+        for kind, mine, theirs in (
+            ("line", self.sku_line, self.page_line),
+            ("variant", self.sku_variant, self.page_variant),
+        ):
+            sides = [
+                f"{side} {' '.join(words)!r}" for side, words in (("SKU", mine), ("page", theirs)) if words
+            ]
+            if sides:
+                parts.append(f"{kind} words: {', '.join(sides)}")
+        return "; ".join(parts) or "no differing words"
+
+
+def _strip_retail(title: str, vocab: Vocabulary) -> str:
+    """Drop trailing "| Store" / "- shop.com" / ": Amazon.com" segments that hold nothing but a site (a
+    domain) or retail words; a domain elsewhere is blanked by the caller."""
+    parts = _SUFFIX_SPLIT.split(title)
+    while len(parts) > 1:
+        last = _DOMAIN_RE.sub(" ", parts[-1]).strip().lower()
+        words = set(_WORD_RE.findall(last))
+        if not words or last in vocab.retail or words <= vocab.retail | vocab.ignore:
+            parts.pop()
+            continue
+        break
+    return " ".join(parts)
+
+
+def _stem(token: str) -> str:
+    token = token.removesuffix("'s").removesuffix("'")
+    if len(token) > 4 and token.endswith("ies"):
+        return token[:-3] + "y"
+    if len(token) > 3 and token.endswith("s") and not token.endswith("ss"):
+        return token[:-1]
+    return token
+
+
+def _blank(text: str, pattern: re.Pattern[str]) -> str:
+    return pattern.sub(lambda m: " " * len(m.group(0)), text)
+
+
+def title_units(title: str, brands: list[str] | tuple[str, ...] = ()) -> TitleUnits:
+    """Reduce a title (rules in ``data/variant_words.yaml``): retail suffix and domains dropped, brands,
+    sizes and pack counts blanked (they are compared by the size/pack checks), capacity quantities
+    ("256GB" → ``cap:256gb``) and variant phrases collected, ignored words dropped; every other word
+    (stemmed: "bars" → "bar") is a line token. Bare 1-2 digit numbers ("size 7") count as variants."""
+    vocab = vocabulary()
+    text = unicodedata.normalize("NFKC", title or "").lower().replace("&", " and ").replace("’", "'")
+    text = _DOMAIN_RE.sub(" ", _strip_retail(text, vocab))
+    for brand in sorted({b.lower().strip() for b in brands if b and b.strip()}, key=len, reverse=True):
+        text = _blank(text, re.compile(r"(?<![a-z0-9])" + re.escape(brand) + r"(?:'s)?(?![a-z0-9])"))
+    for pattern in (_SIZE_RE, *_PACK_PATTERNS, _PACK_WORDS):
+        text = _blank(text, pattern)
+    variants: set[str] = set()
+    for match in _CAPACITY_RE.finditer(text):
+        number = (
+            match.group(1).replace(",", ".").rstrip("0").rstrip(".")
+            if "." in match.group(1)
+            else match.group(1)
+        )
+        variants.add(f"{number}{match.group(2).lower().replace('inches', 'in').replace('inch', 'in')}")
+    text = _blank(text, _CAPACITY_RE)
+    for match in _SPF_RE.finditer(text):
+        variants.add(f"spf{match.group(1)}")
+    text = _blank(text, _SPF_RE)
+    for pattern in vocab.ignore_phrases:
+        text = _blank(text, pattern)
+    for _family, word, pattern in vocab.variant:
+        if pattern.search(text):
+            variants.add(word)
+            text = _blank(text, pattern)
+    line: list[str] = []
+    for raw in _WORD_RE.findall(text):
+        if raw in vocab.ignore:
+            continue
+        if _SMALL_NUMBER.match(raw) or (len(raw) == 1 and raw.isalpha()):
+            variants.add(raw)  # a size ("7", "9.5") or a size/width letter ("M", "W", "N")
+            continue
+        token = _stem(raw)
+        if token and token not in vocab.ignore and token not in line:
+            line.append(token)
+    return TitleUnits(frozenset(variants), tuple(line))
+
+
+def _present(token: str, others: tuple[str, ...], joined: str) -> bool:
+    """A line token has a counterpart: equal, a close spelling (rapidfuzz ratio >= 88 for 5+ letters), or
+    written together on the other side ("powerbank" / "power bank", "t-shirt" / "tshirt")."""
+    if token in others:
+        return True
+    if len(token) >= 5 and any(len(o) >= 5 and fuzz.ratio(token, o) >= 88 for o in others):
+        return True
+    return len(token) >= 4 and token in joined
+
+
+def compare_titles(
+    sku_title: str,
+    page_title: str,
+    brands: list[str] | tuple[str, ...] = (),
+    sku_context: str = "",
+    sku_variant_text: str = "",
+) -> TitleComparison:
+    """Compare two titles of (presumably) the same brand (classes in :class:`TitleComparison`).
+
+    ``sku_context`` (the SKU's description and spec values) may vouch for a page-only *line* word — a
+    descriptor the SKU's own record uses ("Portable Charger" on the page of the SKU "Power Bank" whose
+    description says "portable charger") — never for a variant word. ``sku_variant_text`` (the SKU's
+    flavour / colour / variant spec values) states variants the page title may name too."""
+    if not (sku_title or "").strip() or not (page_title or "").strip():
+        return TitleComparison("unknown")
+    mine, theirs = title_units(sku_title, brands), title_units(page_title, brands)
+    joined_mine, joined_theirs = "".join(mine.line), "".join(theirs.line)
+    context = set(title_units(sku_context, brands).line)
+    sku_line = tuple(t for t in mine.line if not _present(t, theirs.line, joined_theirs))
+    page_line = tuple(t for t in theirs.line if not _present(t, mine.line, joined_mine) and t not in context)
+    sku_variant = tuple(sorted(mine.variants - theirs.variants))
+    stated = title_units(sku_variant_text, brands).variants if sku_variant_text else frozenset()
+    page_variant = tuple(sorted(theirs.variants - mine.variants - stated))
+    if sku_line or page_line:
+        relation: Relation = "other_product"
+    elif sku_variant or page_variant:
+        relation = "sibling_variant"
+    else:
+        relation = "same"
+    return TitleComparison(relation, sku_line, page_line, sku_variant, page_variant)
+
+
 # -- matching ------------------------------------------------------------------------------------------
 class IdentityResult(BaseModel):
     """Outcome of ``IdentityMatch(page, sku)`` with the per-check evidence (seed ``identity`` object)."""
@@ -413,6 +626,14 @@ class IdentityResult(BaseModel):
     matched_size: str | None = None
     matched_pack: str | None = None
     confidence: float = Field(default=0.0, ge=0.0, le=1.0)
+    relation: Relation = Field(
+        default="unknown",
+        description="same (matched), sibling_variant (same line, another variant/size: may lend only "
+        "variant-invariant attributes, to REVIEW), other_product, unknown (not decidable).",
+    )
+    differing: list[str] = Field(
+        default_factory=list, description="Differing title words: '-word' SKU only, '+word' page only."
+    )
 
 
 _LABELLED_GTIN = re.compile(
@@ -546,6 +767,16 @@ def _unstated_variants(sku_v: dict[str, set[str]], page_v: dict[str, set[str]]) 
     return sorted(w for family in set(page_v) - set(sku_v) for w in page_v[family])
 
 
+def _relation_when_rejected(checks: dict[str, bool | None], titles: TitleComparison) -> Relation:
+    """A rejected page is another product when the brand or a line word differs, else (only variant words,
+    size, pack count or the GTIN/MPN of another variant differ) a sibling variant of the same line."""
+    if checks.get("brand") is False or titles.relation == "other_product":
+        return "other_product"
+    if titles.relation == "unknown" or checks.get("brand") is not True:
+        return "unknown"
+    return "sibling_variant"
+
+
 def identity_match(sku: SKU, doc: Document) -> IdentityResult:
     """Decide whether ``doc`` describes exactly ``sku`` (rules in the module docstring)."""
     title = _identity_text(doc)
@@ -567,7 +798,19 @@ def identity_match(sku: SKU, doc: Document) -> IdentityResult:
     sku_pack = extract_pack_count(sku_title + _spec_text(sku, _PACK_SPEC_KEYS))
     checks["pack_count"], shown["pack"] = _check_pack(sku_pack, extract_pack_count(page_pack_text))
 
-    def result(matched: bool, reason: str, confidence: float) -> IdentityResult:
+    brands = [b for b in (sku.brand, *_as_list(meta.get("brand"))) if b]
+    sku_context = " ".join([sku.description or "", *sku.specs.values()])
+    titles = compare_titles(sku.title, title, brands, sku_context, _spec_text(sku, _VARIANT_SPEC_KEYS))
+    differing = [
+        *(f"-{t}" for t in (*titles.sku_line, *titles.sku_variant)),
+        *(f"+{t}" for t in (*titles.page_line, *titles.page_variant)),
+    ]
+
+    def result(
+        matched: bool, reason: str, confidence: float, relation: Relation | None = None
+    ) -> IdentityResult:
+        if relation is None:
+            relation = "same" if matched else _relation_when_rejected(checks, titles)
         return IdentityResult(
             matched=matched,
             reason=reason,
@@ -577,6 +820,8 @@ def identity_match(sku: SKU, doc: Document) -> IdentityResult:
             matched_variant=shown["variant"],
             matched_size=shown["size"],
             matched_pack=shown["pack"],
+            relation=relation,
+            differing=differing if relation != "same" else [],
         )
 
     conflicts = [k for k in ("brand", "variant", "size", "pack_count") if checks[k] is False]
@@ -601,11 +846,17 @@ def identity_match(sku: SKU, doc: Document) -> IdentityResult:
             f" (page states variant {', '.join(unstated)!r} the SKU does not; MPN wins)" if unstated else ""
         )
         return result(True, "MPN matches" + note, 0.9)
+    if titles.relation == "other_product":
+        checks["line"] = False
+        return result(False, f"identity_mismatch: another product line ({titles.describe()})", 0.0)
     if unstated:
         checks["variant"] = False
         return result(
             False, f"near-variant: page states variant {', '.join(unstated)!r} the SKU does not", 0.0
         )
+    if titles.relation == "sibling_variant":
+        checks["variant"] = False
+        return result(False, f"near-variant: sibling variant of the same line ({titles.describe()})", 0.0)
     missing = [] if checks["brand"] is True else ["brand"]
     if sku_sizes and checks["size"] is not True:
         missing.append("size")

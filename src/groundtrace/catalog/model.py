@@ -81,6 +81,11 @@ class AttributeSpec(_Model):
     multi_valued: bool = False
     safety_critical: bool = Field(default=False, description="Allergens, dietary labels: WRITE only on PASS.")
     image_friendly: bool = Field(default=False, description="Material, certifications, package print.")
+    variant_invariant: bool = Field(
+        default=False,
+        description="The same for every variant of a product line (brand, manufacturer): a sibling-variant "
+        "page may propose it, to REVIEW only.",
+    )
     title_prefix: bool = Field(
         default=False,
         description="Values usually open the product title (a brand): the offline engine reads a "

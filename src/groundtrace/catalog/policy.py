@@ -3,7 +3,12 @@
 Decoupled from the Judge (seed §3.3): publication rules change by editing a YAML file
 (``data/default_policy.yaml``; ``--policy FILE``), never the Judge. Routing, in order:
 
+0. a ``conflict`` candidate that carries evidence (the catalog record and a GTIN-matched source, or
+   equal-priority sources, name different values; reconcile rule 5) → ``conflict`` (default REVIEW): a
+   person sees every side instead of the run writing one or blocking both;
 1. abstention (status ≠ extracted or no value) → ``abstention`` (default BLOCK, reason "no value");
+1b. a value lent by a sibling-variant page (note flag ``identity.FLAG_SIBLING_VARIANT``) → REVIEW, or
+   BLOCK on a FAIL verdict — under every policy, never WRITE (it is another variant's page);
 2. safety-critical attribute (template flag, or ``attributes.<slug>.safety_critical``):
    FAIL → ``on_fail`` (BLOCK); verdict ∈ ``write_verdicts`` (PASS) with ``quote_verified`` (when
    required) and confidence ≥ θ → WRITE; anything else → ``otherwise`` (REVIEW);
@@ -22,6 +27,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from groundtrace.catalog.identity import FLAG_SIBLING_VARIANT
 from groundtrace.catalog.model import (
     Action,
     AttributeSpec,
@@ -71,6 +77,9 @@ class WritePolicy(_Cfg):
     verdicts: dict[VerdictLabel, Action] = Field(default_factory=_default_verdicts)
     below_threshold: Action = Action.BLOCK
     abstention: Action = Action.BLOCK
+    conflict: Action = Field(
+        default=Action.REVIEW, description="A conflict candidate with both sides' evidence (never WRITE)."
+    )
     safety_critical: SafetyRules = Field(default_factory=SafetyRules)
     attributes: dict[str, Override] = Field(default_factory=dict)
     categories: dict[str, Override] = Field(default_factory=dict)
@@ -79,6 +88,8 @@ class WritePolicy(_Cfg):
         missing = [v.value for v in VerdictLabel if v not in self.verdicts]
         if missing:
             raise ValueError(f"verdicts must map every verdict; missing {', '.join(missing)}")
+        if self.conflict == Action.WRITE:
+            raise ValueError("conflict must be REVIEW or BLOCK: a conflict candidate has no value to write")
 
     def theta(self, category: str, attribute: str) -> float:
         """θ for one (category, attribute): attribute override > category override > ``threshold``."""
@@ -111,8 +122,14 @@ class WritePolicy(_Cfg):
 
         label = verdict.verdict
         conf = candidate.confidence
+        if candidate.status == CandidateStatus.CONFLICT and candidate.evidence:
+            return out(self.conflict, f"sources disagree ({len(candidate.evidence)} sides): {candidate.note}")
         if candidate.status != CandidateStatus.EXTRACTED or candidate.value is None:
             return out(self.abstention, f"no value ({candidate.status.value})")
+        if FLAG_SIBLING_VARIANT in candidate.note:
+            if label == VerdictLabel.FAIL:
+                return out(Action.BLOCK, f"value from a sibling-variant page, verdict FAIL/{_ft(verdict)}")
+            return out(Action.REVIEW, "value from a sibling-variant page of the same line: a person confirms")
         if self.is_safety_critical(spec, candidate.attribute):
             rules = self.safety_critical
             if label == VerdictLabel.FAIL:

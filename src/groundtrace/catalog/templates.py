@@ -60,6 +60,11 @@ def validate_template(template: CategoryTemplate) -> list[str]:
             problems.append(f"enum attribute {spec.slug!r} has no allowed_values")
         if spec.type == "bool" and spec.allowed_values and set(spec.allowed_values) != {"true", "false"}:
             problems.append(f"bool attribute {spec.slug!r} must allow exactly 'true' and 'false'")
+        if spec.variant_invariant and spec.safety_critical:
+            problems.append(
+                f"attribute {spec.slug!r} is safety_critical and variant_invariant: allergens and dietary "
+                "claims change between variants, so a sibling-variant page must never propose them"
+            )
         if spec.unit is not None and spec.type != "number":
             problems.append(
                 f"attribute {spec.slug!r} has a unit but type {spec.type!r} (units need type number)"

@@ -16,6 +16,15 @@
    as the lexicon finds a value on a matched page, or after ``max_queries`` queries for the SKU.
 5. The engine extracts the unresolved attributes from the matched pages (one more call for LLM
    engines) and everything is reconciled again. Every step is logged in ``search_steps``.
+6. Product lines and variants (``identity_match``'s ``relation``): a page of another product line of the
+   brand is only a rejection (``identity_mismatch``, its differing words in the note). A *sibling-variant*
+   page (same line, another flavour / diet / size / capacity ...) may propose only an attribute the
+   template marks ``variant_invariant`` that nothing else answered, read by the offline probe (never sent
+   to an LLM), its note flagged :data:`~groundtrace.catalog.identity.FLAG_SIBLING_VARIANT` so that every
+   write policy routes it to REVIEW.
+7. Conflicts: a page matched by GTIN that states, in an explicit field, another value than the catalog's
+   turns that attribute into a ``conflict`` with both sides' evidence (reconcile rule 5; REVIEW). With
+   nothing unresolved, a SKU with a valid GTIN still runs its GTIN query (one query) to find such pages.
 
 ``ScoutResult.documents`` holds every Document a candidate's evidence may refer to (own evidence and
 identity-matched pages), so the Judge can re-check each quote against the stored source text.
@@ -81,6 +90,21 @@ class PageIdentity(_Model):
     reason: str
     confidence: float
     checks: dict[str, bool | None] = Field(default_factory=dict)
+    relation: str = Field(default="unknown", description="same / sibling_variant / other_product / unknown.")
+    differing: list[str] = Field(
+        default_factory=list, description="'-word' SKU title only, '+word' page only."
+    )
+
+
+class WebPages(_Model):
+    """What the web step found: identity-matched pages, sibling-variant pages (same line, another
+    variant), other rejected pages, each rejection's reason, and the URLs matched by GTIN."""
+
+    matched: list[Document] = Field(default_factory=list)
+    siblings: list[Document] = Field(default_factory=list)
+    rejected: list[Document] = Field(default_factory=list)
+    reasons: dict[str, str] = Field(default_factory=dict)
+    gtin_matched: set[str] = Field(default_factory=set)
 
 
 class IdentitySummary(_Model):
@@ -216,34 +240,113 @@ class ScoutAgent:
         result.documents = list(own_docs)
 
         unresolved = [a for a in attributes if candidates[a.slug].status == CandidateStatus.NOT_FOUND]
-        if unresolved and self.search is not None:
-            matched, rejected = self._web(sku, unresolved, attributes, result)
-            web = (
-                self._extract(self.engine, result, sku, unresolved, matched, attributes)
-                if matched
-                else EngineOutput()
-            )
-            self._absorb(result, web)
-            rejected_findings = (
-                self._extract(self._probe, result, sku, unresolved, rejected, attributes).findings
-                if rejected
-                else []
-            )
-            own_by_attr = [f for f in own.findings if f.attribute in {a.slug for a in unresolved}]
-            abstentions = {**own.abstentions, **web.abstentions}
-            candidates.update(
-                reconcile(
-                    sku.sku_id,
-                    unresolved,
-                    own_by_attr + web.findings,
-                    rejected_findings,
-                    abstentions,
-                    engine_name,
-                )
-            )
-            result.documents.extend(matched)
+        gtin_check = not unresolved and bool(sku.gtin and identity.valid_gtin(sku.gtin))
+        if self.search is not None and (unresolved or gtin_check):
+            # nothing unresolved: only the GTIN query runs, to look for GTIN-matched pages that disagree
+            pages = self._web(sku, unresolved or attributes[:1], attributes, result, gtin_only=gtin_check)
+            if unresolved:
+                candidates.update(self._fill_gaps(sku, unresolved, attributes, own, pages, result))
+            self._conflicts_with_pages(sku, attributes, own, pages, candidates, result)
+            result.documents.extend(pages.matched)
         result.candidates = candidates
         return result
+
+    def _fill_gaps(
+        self,
+        sku: SKU,
+        unresolved: list[AttributeSpec],
+        attributes: list[AttributeSpec],
+        own: EngineOutput,
+        pages: WebPages,
+        result: ScoutResult,
+    ) -> dict[str, Candidate]:
+        """Candidates of the unresolved attributes from identity-matched pages; a variant-invariant attribute
+        still without one may take a sibling-variant page's value (read by the offline probe, never sent to an
+        LLM), flagged for REVIEW (:data:`~groundtrace.catalog.identity.FLAG_SIBLING_VARIANT`)."""
+        engine_name = result.engine
+        web = (
+            self._extract(self.engine, result, sku, unresolved, pages.matched, attributes)
+            if pages.matched
+            else EngineOutput()
+        )
+        self._absorb(result, web)
+        others = pages.rejected + pages.siblings
+        rejected_findings = (
+            self._extract(self._probe, result, sku, unresolved, others, attributes).findings if others else []
+        )
+        own_by_attr = [f for f in own.findings if f.attribute in {a.slug for a in unresolved}]
+        abstentions = {**own.abstentions, **web.abstentions}
+        out = reconcile(
+            sku.sku_id,
+            unresolved,
+            own_by_attr + web.findings,
+            rejected_findings,
+            abstentions,
+            engine_name,
+            rejected_reasons=pages.reasons,
+            gtin_matched=pages.gtin_matched,
+        )
+        invariant = [
+            a for a in unresolved if a.variant_invariant and out[a.slug].status != CandidateStatus.EXTRACTED
+        ]
+        if invariant and pages.siblings:
+            # the offline probe reads them: a rejected page is never sent to an LLM engine
+            lent = self._extract(self._probe, result, sku, invariant, pages.siblings, attributes)
+            for spec in invariant:
+                findings = [f for f in lent.findings if f.attribute == spec.slug]
+                if not findings:
+                    continue
+                cand = reconcile(sku.sku_id, [spec], findings, engine=engine_name)[spec.slug]
+                if cand.status == CandidateStatus.EXTRACTED:
+                    refs = ", ".join(sorted({f.evidence.source_ref for f in findings})[:3])
+                    note = (
+                        f"{identity.FLAG_SIBLING_VARIANT}: value from a sibling-variant page of the same "
+                        f"product line ({refs}; {pages.reasons.get(findings[0].evidence.source_ref, '')}); "
+                        "a person must confirm it"
+                    )
+                    out[spec.slug] = cand.model_copy(
+                        update={"note": "; ".join(n for n in (note, cand.note) if n)}
+                    )
+                    result.documents.extend(d for d in pages.siblings if d not in result.documents)
+        return out
+
+    def _conflicts_with_pages(
+        self,
+        sku: SKU,
+        attributes: list[AttributeSpec],
+        own: EngineOutput,
+        pages: WebPages,
+        candidates: dict[str, Candidate],
+        result: ScoutResult,
+    ) -> None:
+        """A catalog value that a GTIN-matched page contradicts (an explicit field naming another value)
+        becomes a ``conflict`` candidate with both sides' evidence (reconcile rule 5): never written
+        silently, shown to a person."""
+        gtin_docs = [d for d in pages.matched if d.source_ref in pages.gtin_matched]
+        if not gtin_docs:
+            return
+        checked = [
+            a
+            for a in attributes
+            if not a.multi_valued
+            and candidates[a.slug].status == CandidateStatus.EXTRACTED
+            and candidates[a.slug].evidence
+            and candidates[a.slug].evidence[0].source == "catalog"
+        ]
+        if not checked:
+            return
+        found = self._probe.extract(sku, checked, gtin_docs, template_attributes=attributes).findings
+        for spec in checked:
+            extra = [f for f in found if f.attribute == spec.slug and f.explicit]
+            if not extra:
+                continue
+            mine = [f for f in own.findings if f.attribute == spec.slug]
+            cand = reconcile(
+                sku.sku_id, [spec], mine + extra, engine=result.engine, gtin_matched=pages.gtin_matched
+            )[spec.slug]
+            if cand.status == CandidateStatus.CONFLICT:
+                candidates[spec.slug] = cand
+                result.documents.extend(d for d in gtin_docs if d not in result.documents)
 
     # -- steps --------------------------------------------------------------------------------------
     @staticmethod
@@ -304,13 +407,19 @@ class ScoutAgent:
         result.llm_calls += out.calls
 
     def _web(
-        self, sku: SKU, unresolved: list[AttributeSpec], attributes: list[AttributeSpec], result: ScoutResult
-    ) -> tuple[list[Document], list[Document]]:
+        self,
+        sku: SKU,
+        unresolved: list[AttributeSpec],
+        attributes: list[AttributeSpec],
+        result: ScoutResult,
+        *,
+        gtin_only: bool = False,
+    ) -> WebPages:
         assert self.search is not None
         hits_cache: dict[str, list[Any]] = {}
         pages: dict[str, tuple[Document | None, bool]] = {}  # url -> (doc, matched)
-        matched: list[Document] = []
-        rejected: list[Document] = []
+        found = WebPages()
+        matched, rejected = found.matched, found.rejected
         probe_findings: list[Finding] = []
 
         def resolved(spec: AttributeSpec) -> bool:
@@ -318,6 +427,8 @@ class ScoutAgent:
 
         for spec in unresolved:
             for kind, query in build_queries(sku, spec, self.policy):
+                if gtin_only and kind != "gtin":
+                    continue
                 if resolved(spec):
                     break
                 step = SearchStep(attribute=spec.slug, kind=kind, query=query)
@@ -367,6 +478,8 @@ class ScoutAgent:
                             reason=verdict.reason,
                             confidence=verdict.confidence,
                             checks=verdict.checks,
+                            relation=verdict.relation,
+                            differing=verdict.differing,
                         )
                     )
                     result.identity.pages_checked += 1
@@ -374,6 +487,8 @@ class ScoutAgent:
                     if verdict.matched:
                         result.identity.pages_matched += 1
                         matched.append(doc)
+                        if verdict.checks.get("gtin") is True:
+                            found.gtin_matched.add(doc.source_ref)
                         probe_findings.extend(
                             self._probe.extract(
                                 sku, unresolved, [doc], template_attributes=attributes
@@ -382,7 +497,8 @@ class ScoutAgent:
                         decision.reason = verdict.reason
                     else:
                         result.identity.pages_rejected += 1
-                        rejected.append(doc)
+                        (found.siblings if verdict.relation == "sibling_variant" else rejected).append(doc)
+                        found.reasons[doc.source_ref] = verdict.reason
                         decision.decision, decision.reason = "identity_rejected", verdict.reason
                 result.search_steps.append(step)
-        return matched, rejected
+        return found

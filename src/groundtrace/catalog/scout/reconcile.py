@@ -17,9 +17,16 @@ Rules, per attribute:
 3. single-valued: one Document of the deciding tier naming two different values → ``ambiguous``;
    two Documents of that tier disagreeing → ``conflict``; otherwise ``extracted``.
    multi-valued (allergens, labels): the union of the deciding tier's values, each with its evidence.
-4. no usable finding: ``identity_mismatch`` when pages rejected by identity had one, else the engine's
+4. no usable finding: ``identity_mismatch`` when pages rejected by identity had one (the note names each
+   page and why it was rejected: the differing product-line or variant words), else the engine's
    abstention status (e.g. ``not_applicable``) when it gave one, else ``not_found``. Non-extracted
    candidates have ``value=None`` and confidence 0.
+5. **conflicts are shown, not buried**: a single-valued catalog value that a GTIN-matched source (the
+   syndicated feed, keyed by GTIN, or a web page whose GTIN matched) contradicts in an explicit
+   ``key: value`` field → ``conflict``; likewise equal-priority sources that disagree (rule 3). A
+   ``conflict`` candidate has ``value=None`` and carries the evidence of *every* side (one quote per
+   value, best first) and a note naming each value with its source, so the write policy routes it to
+   REVIEW and the review page shows both.
 
 **Confidence** of an extracted value (documented formula, always in [0, 1])::
 
@@ -177,12 +184,14 @@ def _without_usable_findings(
     abstention: Abstention | None,
     engine: str,
     notes: list[str],
+    reasons: dict[str, str] | None = None,
 ) -> Candidate:
-    """The abstention when no finding is usable: identity mismatch (only rejected pages had evidence), the
-    engine's own abstention, else not found."""
+    """The abstention when no finding is usable: identity mismatch (only rejected pages had evidence; each
+    page with the reason it was rejected), the engine's own abstention, else not found."""
     if rejected:
         refs = sorted({f.evidence.source_ref for f in rejected})
-        notes.append("only evidence came from pages rejected by identity matching: " + ", ".join(refs[:5]))
+        shown = [f"{ref} ({reasons[ref]})" if reasons and reasons.get(ref) else ref for ref in refs[:5]]
+        notes.append("only evidence came from pages rejected by identity matching: " + ", ".join(shown))
         return _abstain(sku_id, spec, CandidateStatus.IDENTITY_MISMATCH, engine, "; ".join(notes))
     if abstention is not None and abstention.status != CandidateStatus.EXTRACTED:
         notes.append(abstention.note)
@@ -257,6 +266,45 @@ def _disagreement(
     return None
 
 
+def _gtin_matched(f: Finding, gtin_refs: set[str] | frozenset[str]) -> bool:
+    """Evidence from a source tied to the SKU by its GTIN: the syndicated feed (keyed by GTIN) or a page
+    whose GTIN matched the SKU's."""
+    return f.evidence.source == "syndicated" or f.evidence.source_ref in gtin_refs
+
+
+def _conflict(
+    sku_id: str,
+    spec: AttributeSpec,
+    clusters: list[tuple[str, list[Finding]]],
+    engine: str,
+    notes: list[str],
+) -> Candidate:
+    """A ``conflict`` abstention that shows every side: the best quote of each value as evidence."""
+    evidence: list[Evidence] = []
+    for _value, members in clusters[:4]:
+        best = min(members, key=lambda f: (tier(f.evidence), -finding_quality(f)))
+        if best.evidence not in evidence:
+            evidence.append(best.evidence)
+    return Candidate(
+        sku_id=sku_id,
+        attribute=spec.slug,
+        value=None,
+        evidence=evidence,
+        confidence=0.0,
+        status=CandidateStatus.CONFLICT,
+        engine=engine,
+        note="; ".join(notes),
+    )
+
+
+def _side(f: Finding) -> str:
+    if f.evidence.source == "catalog":
+        return "the catalog record"
+    if f.evidence.source == "syndicated":
+        return "the GTIN-matched syndicated feed"
+    return f"the GTIN-matched {f.evidence.source_type} page"
+
+
 def reconcile_attribute(
     sku_id: str,
     spec: AttributeSpec,
@@ -264,15 +312,20 @@ def reconcile_attribute(
     rejected: list[Finding] | None = None,
     abstention: Abstention | None = None,
     engine: str = "",
+    *,
+    rejected_reasons: dict[str, str] | None = None,
+    gtin_matched: set[str] | frozenset[str] = frozenset(),
 ) -> Candidate:
-    """One Candidate for ``spec`` from its findings (rules in the module docstring)."""
+    """One Candidate for ``spec`` from its findings (rules in the module docstring). ``rejected_reasons``:
+    source_ref → why identity matching rejected that page; ``gtin_matched``: source_refs of web pages
+    whose GTIN matched the SKU's (the syndicated feed always counts as GTIN-matched)."""
     notes: list[str] = []
     injected = [f for f in findings if FLAG_INJECTION in f.flags]
     if injected:
         notes.append(f"ignored {len(injected)} finding(s) quoting instruction-like text (prompt injection)")
     usable = [f for f in findings if FLAG_INJECTION not in f.flags]
     if not usable:
-        return _without_usable_findings(sku_id, spec, rejected, abstention, engine, notes)
+        return _without_usable_findings(sku_id, spec, rejected, abstention, engine, notes, rejected_reasons)
 
     best = min(tier(f.evidence) for f in usable)
     top = [f for f in usable if tier(f.evidence) == best]
@@ -285,11 +338,28 @@ def reconcile_attribute(
     if problem is not None:
         status, note = problem
         notes.append(note)
+        if status == CandidateStatus.CONFLICT:
+            return _conflict(sku_id, spec, clusters, engine, notes)
         return _abstain(sku_id, spec, status, engine, "; ".join(notes))
 
     value = clusters[0][0]
     agree = [f for f in usable if same_value(value, f.value, spec)]
     disagree = [f for f in usable if f not in agree]
+    contradicting = [
+        f
+        for f in disagree
+        if f.explicit and _gtin_matched(f, gtin_matched) and agree and agree[0].evidence.source == "catalog"
+    ]
+    if contradicting:
+        sides = [(value, agree), *_cluster(contradicting, spec)]
+        notes.append(
+            "conflict: "
+            + "; ".join(
+                f"{_side(members[0])} says {v!r} ({members[0].evidence.source_ref})"
+                for v, members in sides[:4]
+            )
+        )
+        return _conflict(sku_id, spec, sides, engine, notes)
     if disagree:
         refs = sorted({f.evidence.source_ref for f in disagree})
         notes.append("other sources name another value (not used): " + ", ".join(refs[:5]))
@@ -318,8 +388,12 @@ def reconcile(
     rejected: list[Finding] | None = None,
     abstentions: dict[str, Abstention] | None = None,
     engine: str = "",
+    *,
+    rejected_reasons: dict[str, str] | None = None,
+    gtin_matched: set[str] | frozenset[str] = frozenset(),
 ) -> dict[str, Candidate]:
-    """``{slug: Candidate}`` for every attribute of the template (order kept)."""
+    """``{slug: Candidate}`` for every attribute of the template (order kept); keyword options as
+    :func:`reconcile_attribute`."""
     by_attr: dict[str, list[Finding]] = defaultdict(list)
     for f in findings:
         by_attr[f.attribute].append(f)
@@ -335,6 +409,8 @@ def reconcile(
             rejected_by.get(spec.slug),
             abstentions.get(spec.slug),
             engine,
+            rejected_reasons=rejected_reasons,
+            gtin_matched=gtin_matched,
         )
         for spec in attributes
     }
