@@ -65,6 +65,10 @@ def user_add(
     store = _store(db)
     try:
         created = store.set_reviewer(name, hashed)
+        if not created:  # a new password ends the account's open sessions
+            from groundtrace.catalog.store.access import end_sessions_of
+
+            end_sessions_of(store, name)
     except StoreError as exc:
         print_error(exc)
         raise typer.Exit(2) from None
@@ -84,12 +88,19 @@ def serve(
         help="File holding the session secret (created when missing; default "
         "~/.config/groundtrace/web_secret); $GROUNDTRACE_WEB_SECRET overrides it.",
     ),
+    forwarded_allow_ips: str = typer.Option(
+        "",
+        "--forwarded-allow-ips",
+        help="Comma-separated proxy addresses (IPs or networks; * = any) whose X-Forwarded-For / "
+        "X-Forwarded-Proto headers are trusted. Default: none — the client address is the socket peer "
+        "(set it to your reverse proxy's address when the page runs behind one).",
+    ),
 ) -> None:
     """Serve the review page: reviewers log in and approve, reject or edit the REVIEW items of a store."""
     _web_modules()
     import uvicorn
 
-    from groundtrace.catalog.web.app import create_app
+    from groundtrace.catalog.web.app import create_app, server_options
     from groundtrace.catalog.web.auth import session_secret
 
     try:
@@ -103,7 +114,9 @@ def serve(
     if host not in ("127.0.0.1", "localhost", "::1"):
         typer.echo(f"warning: serving on {host}, reachable from other machines; use HTTPS in front", err=True)
     typer.echo(f"review page: http://{host}:{port}/")
-    uvicorn.run(create_app(store, secret), host=host, port=port, log_level="warning")
+    if forwarded_allow_ips.strip():
+        typer.echo(f"trusting X-Forwarded-For from: {forwarded_allow_ips}", err=True)
+    uvicorn.run(create_app(store, secret), **server_options(host, port, forwarded_allow_ips))
 
 
 review_app = typer.Typer(

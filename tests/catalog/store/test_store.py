@@ -52,7 +52,7 @@ def test_migrations_build_the_schema_of_the_code(store_url: str) -> None:
     from groundtrace.catalog.store.schema import metadata
 
     store = CatalogStore(store_url)
-    assert current_revision(store.engine) == head_revision() == "0003"
+    assert current_revision(store.engine) == head_revision() == "0004"
     with store.engine.connect() as conn:
         diffs = compare_metadata(MigrationContext.configure(conn), metadata)
     assert diffs == []

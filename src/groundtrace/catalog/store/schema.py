@@ -22,6 +22,10 @@ Keys (every write is an upsert on them, so replaying a SKU never duplicates a ro
   ``status`` (open / approved / rejected / edited), reviewer, decision, comment, times.
 * ``reviewers`` — the review page's accounts (``name``): an argon2 password hash made by the web layer
   (the store never sees a password) and an ``active`` flag.
+* ``review_sessions`` — the review page's logged-in sessions, server-side: sha256 of the session id (the
+  signed cookie carries the id) → reviewer, expiry. Logout deletes the row (:mod:`.access`).
+* ``login_failures`` — failed logins per key (``ip:<address>``, ``user:<name>``) with their epoch time,
+  read by the page's rate limit in every server process (:mod:`.access`).
 """
 
 from __future__ import annotations
@@ -203,4 +207,24 @@ reviewers = Table(
     Column("active", Boolean, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+review_sessions = Table(
+    "review_sessions",
+    metadata,
+    Column("id_hash", String(64), primary_key=True),  # sha256 hex of the session id (the cookie holds the id)
+    Column("reviewer", String(200), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("last_seen", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Index("ix_review_sessions_reviewer", "reviewer"),
+)
+
+login_failures = Table(
+    "login_failures",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("key", String(300), nullable=False),  # ip:<address> or user:<name>
+    Column("at", Float, nullable=False),  # epoch seconds
+    Index("ix_login_failures_key_at", "key", "at"),
 )

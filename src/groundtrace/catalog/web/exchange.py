@@ -26,6 +26,7 @@ an edit without a value) is reported as ``FILE: task N (review R): problem`` and
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +35,9 @@ from typing import Any
 from groundtrace.catalog.model import SKU
 from groundtrace.catalog.store import CatalogStore, StoreError
 from groundtrace.catalog.store import schema as t
-from groundtrace.catalog.web.queue import Highlight, highlight, parse_value
+from groundtrace.catalog.templates import TemplateSet, load_templates
+from groundtrace.catalog.web.queue import Highlight, highlight
+from groundtrace.catalog.web.validate import check_edit
 
 FORMATS = ("label-studio", "argilla")
 DECISIONS = ("approve", "reject", "edit")
@@ -275,6 +278,12 @@ def import_decisions(
     return report
 
 
+@functools.cache
+def _templates() -> TemplateSet:
+    """The built-in templates (an imported edit is checked like one made on the page)."""
+    return load_templates()
+
+
 def _apply(store: CatalogStore, review_id: Any, decision: dict[str, str], reviewer: str | None) -> str:
     """Decide one item; '' on success, else the problem."""
     try:
@@ -287,10 +296,16 @@ def _apply(store: CatalogStore, review_id: Any, decision: dict[str, str], review
     value = None
     if kind == "edit":
         items = {i["id"]: i for i in store.review_items(None)}
-        multi = isinstance(items.get(item_id, {}).get("value"), list)
-        value = parse_value(decision.get("value", ""), multi)
-        if value is None:
-            return "an edit needs the corrected value"
+        item = items.get(item_id, {})
+        spec = None
+        if item:
+            template = _templates().for_category(item["category"])
+            if template is not None:
+                spec = next((a for a in template.attributes if a.slug == item["attribute"]), None)
+        checked = check_edit(decision.get("value", ""), spec, isinstance(item.get("value"), list))
+        if checked.error is not None:
+            return checked.error.removesuffix(".").replace("An edit needs", "an edit needs")
+        value = checked.value
     try:
         store.decide_review(
             item_id,
