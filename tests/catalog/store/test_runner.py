@@ -72,7 +72,7 @@ def test_cli_enrich_export_evaluate_status(small: tuple, tmp_path: Path) -> None
     db = f"sqlite:///{tmp_path / 'cli.db'}"
     runner = CliRunner()
     up = runner.invoke(app, ["catalog", "db", "upgrade", "--db", db])
-    assert up.exit_code == 0 and "schema empty -> 0003" in up.output
+    assert up.exit_code == 0 and "schema empty -> 0004" in up.output
     common = ["--feed", str(paths.feed), "--corpus", str(paths.corpus), "--no-progress"]
     first = runner.invoke(app, ["catalog", "enrich", str(skus), "--db", db, "--run-name", "nightly", *common])
     assert first.exit_code == 0, first.output
