@@ -11,7 +11,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from groundtrace.cli import app
-from groundtrace.demo import run_demo
+from groundtrace.demo import SUMMARY_COLUMNS, discrimination_text, run_demo, summary_table
 
 
 @pytest.mark.slow
@@ -25,9 +25,14 @@ def test_run_demo_end_to_end(tmp_path: Path) -> None:
     assert rows["oracle"]["recall@1"]["value"] == 1.0  # the oracle ranks the gold POI first, always
     assert rows["random"]["recall@1"]["value"] < 0.5  # 1/8 expected on the closed set of 8
     # the console table lists the systems as the report does: oracle, by R@1 best first, random
-    listed = [line.split("│")[1].strip() for line in shown.getvalue().splitlines() if line.count("│") == 6]
+    out = shown.getvalue()
+    listed = [line.split("│")[1].strip() for line in out.splitlines() if line.count("│") == 7]
     ranked = sorted(set(rows) - {"oracle", "random"}, key=lambda s: (-rows[s]["recall@1"]["value"], s))
     assert listed == ["oracle", *ranked, "random"]
+    assert "evidence support" in out and "CGS" in out
+    spread = next(line for line in out.splitlines() if line.startswith("discrimination (oracle − random):"))
+    es = rows["oracle"]["evidence_support"]["value"] - rows["random"]["evidence_support"]["value"]
+    assert f"evidence support {es:.3f}" in spread
     html = artefacts["html_report"].read_text()
     assert "<script>" not in html.split("</head>")[-1] or "&lt;script&gt;" in html
     results = artefacts["catalog_results"].read_text().splitlines()
@@ -64,3 +69,30 @@ def test_demo_cli_bad_out_is_one_line_error(tmp_path: Path) -> None:
         assert expected in result.stderr and str(out) in result.stderr
         assert result.exception is None or isinstance(result.exception, SystemExit)
         assert len(result.stderr.strip().splitlines()) == 1
+
+
+def _render(table) -> str:
+    shown = io.StringIO()
+    Console(file=shown, width=200).print(table)
+    return shown.getvalue()
+
+
+def test_summary_shows_evidence_support_next_to_cgs_and_the_discrimination() -> None:
+    """The printed summary names the grounding axis twice — the paper's CGS and evidence support — and the
+    line under it gives oracle − random per column (hand-computed)."""
+    assert [m for _, m in SUMMARY_COLUMNS] == ["R@1", "cgs", "evidence_support", "rejection_recovery"]
+    rows = [
+        ("random", (0.125, 1.0, 0.25, 0.5), 0.1),
+        ("bm25", (0.5, 1.0, 0.625, None), 0.2),
+        ("oracle", (1.0, 1.0, 0.875, 1.0), 0.1),
+    ]
+    text = _render(summary_table(rows))
+    head = next(line for line in text.splitlines() if "system" in line)
+    assert head.index("CGS (grounding, paper)") < head.index("evidence support (grounding)")
+    body = [line.split("│")[1:-1] for line in text.splitlines() if line.count("│") == 7]
+    assert [cells[0].strip() for cells in body] == ["oracle", "bm25", "random"]
+    assert [c.strip() for c in body[1]] == ["bm25", "0.500", "1.000", "0.625", "-", "0.2"]
+    assert discrimination_text(rows) == (
+        "discrimination (oracle − random): R@1 0.875 · CGS 0.000 · evidence support 0.625 · recovery 0.500"
+    )
+    assert discrimination_text(rows[1:]) == ""  # no random run: nothing to subtract

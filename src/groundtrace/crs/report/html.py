@@ -25,8 +25,8 @@ from markupsafe import Markup
 from groundtrace.core.evidence.citations import find_tags, parse_citations
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, locate_quote
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase, open_review_refs
-from groundtrace.crs.report.leaderboard import HEADLINE, MAIN, Report, all_metrics
-from groundtrace.crs.report.render import fmt, row_name, sort_line
+from groundtrace.crs.report.leaderboard import HEADLINE, MAIN, Report, all_metrics, discrimination
+from groundtrace.crs.report.render import discrimination_line, fmt, row_name, sort_line
 from groundtrace.crs.schema import Dialogue, ReviewRef
 from groundtrace.crs.systems.predictions import Prediction
 
@@ -210,6 +210,7 @@ def _settings(report: Report) -> list[dict[str, Any]]:
         metrics = [m for m in HEADLINE[setting] if any(m in r.cells for r in rows)]
         main = [m for m in MAIN[setting] if any(m in r.cells or m in r.unavailable for r in rows)]
         every = []
+        spread = discrimination(report, setting)
         for m in all_metrics(report, setting):
             spec = parse_metric(m)
             every.append(
@@ -218,6 +219,7 @@ def _settings(report: Report) -> list[dict[str, Any]]:
                     "axis": spec.axis,
                     "arrow": "↑" if spec.higher_is_better else "↓",
                     "cells": [_cell(r, m) for r in rows],
+                    "discrimination": fmt(spread.get(m)),
                 }
             )
         out.append(
@@ -225,6 +227,7 @@ def _settings(report: Report) -> list[dict[str, Any]]:
                 "name": setting,
                 "title": setting.capitalize(),
                 "sort_line": sort_line(report, setting),
+                "discrimination_line": discrimination_line(report, setting, main),
                 "main_metrics": [{"name": m, "short": SHORT_NAMES.get(m, m)} for m in main],
                 "main_rows": _main_rows(report, setting, main),
                 "n_tests": len(report.tests_of(setting)),

@@ -15,6 +15,12 @@ Rows and tests (:func:`build`):
   convention); a cell carries the letters of the runs it is significantly *better* than on that metric
   (``p_holm < alpha``, default 0.05, in the metric's direction) — :attr:`RunRow.beats`.
 
+Discrimination (:func:`discrimination`): per metric, ``value(oracle) − value(random)`` on the report's own
+runs of a setting — how far the metric separates a system that reads the gold from chance *on this data*.
+A metric whose discrimination is ~0 cannot rank systems here (CGS on extractive template data: every
+system quotes reviews verbatim near every attribute word, so oracle and random both score 1.000).
+``None`` (shown "—") unless the setting has exactly one ``oracle`` run and one ``random`` run with a value.
+
 Axis score (radar and bar plots): the mean over the axis's metrics present in a run of a value mapped to
 [0, 1] with 1 best — ``v`` for higher-is-better metrics, ``1 − v`` for the lower-is-better rates
 (hallucinated-attribute rate, rejected-repeat rate), ``1 / v`` for turns-to-first-correct (T2R ≥ 1).
@@ -146,6 +152,7 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "discrimination": {s: discrimination(self, s) for s in self.settings()},
             "resamples": self.resamples,
             "seed": self.seed,
             "sort_by": self.sort_by,
@@ -234,7 +241,7 @@ def _row(run: RunData, resamples: int, seed: int) -> RunRow:
         path=str(run.path),
         cells=cells,
         axes=axis_scores(run),
-        unscorable_turns=sum(not t["scorable"] for t in run.scores["turns"]),
+        unscorable_turns=sum(not t.get("scorable", True) for t in run.scores["turns"]),
         n_dialogues=int(run.scores.get("n_dialogues", 0)),
         n_turns=int(run.scores.get("n_turns", 0)),
         unavailable=unavailable_metrics(run),
@@ -320,6 +327,28 @@ def all_metrics(report: Report, setting: str) -> list[str]:
     present = list(dict.fromkeys(m for r in rows for m in (*r.cells, *r.unavailable)))
     order = [str(m) for m in DEFAULT_METRICS]
     return [m for m in order if m in present] + [m for m in present if m not in order]
+
+
+#: the (upper, lower) reference systems whose difference is a metric's discrimination
+DISCRIMINATION_PAIR = ("oracle", "random")
+
+
+def discrimination(report: Report, setting: str) -> dict[str, float | None]:
+    """Per metric of :func:`all_metrics`: ``oracle − random`` on the runs of ``setting`` (module docstring);
+    ``None`` when the setting lacks exactly one run of each system or either has no value for the metric.
+    For a lower-is-better metric a useful value is negative."""
+    rows = report.setting_rows(setting)
+    pair = [[r for r in rows if r.system == name] for name in DISCRIMINATION_PAIR]
+    metrics = all_metrics(report, setting)
+    if any(len(found) != 1 for found in pair):
+        return dict.fromkeys(metrics)
+    upper, lower = pair[0][0], pair[1][0]
+    out: dict[str, float | None] = {}
+    for m in metrics:
+        a, b = upper.cells.get(m), lower.cells.get(m)
+        ok = a is not None and b is not None and a.value is not None and b.value is not None
+        out[m] = float(a.value - b.value) if ok else None  # type: ignore[union-attr,operator]
+    return out
 
 
 def _aligned(a: RunData, b: RunData, metric: str) -> tuple[np.ndarray, np.ndarray, list[str]]:

@@ -117,6 +117,7 @@ class _TurnRow(_Loose):
     dialogue_id: str
     turn_index: int
     values: dict[str, float | None]
+    scorable: bool = True  # absent: the turn counts as scorable (the report reads it with that default)
 
 
 class _DialogueRow(_Loose):

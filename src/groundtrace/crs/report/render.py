@@ -14,7 +14,16 @@ import csv
 import io
 import json
 
-from groundtrace.crs.report.leaderboard import HEADLINE, LOWER, MAIN, UPPER, Report, RunRow, all_metrics
+from groundtrace.crs.report.leaderboard import (
+    HEADLINE,
+    LOWER,
+    MAIN,
+    UPPER,
+    Report,
+    RunRow,
+    all_metrics,
+    discrimination,
+)
 
 #: ranx's superscript letters (``q`` has no Unicode superscript; ranx's stand-in is kept)
 SUPERSCRIPT = dict(zip("abcdefghijklmnopqrstuvwxyz", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ۹ʳˢᵗᵘᵛʷˣʸᶻ", strict=True))
@@ -113,6 +122,19 @@ def _main_cell(row: RunRow, metric: str) -> str:
     return text if cell.ci_low is None else f"{text} [{fmt(cell.ci_low)}, {fmt(cell.ci_high)}]"
 
 
+def discrimination_line(report: Report, setting: str, metrics: list[str]) -> str:
+    """``Discrimination on this data (oracle − random): recall@1 0.875 · cgs 0.000 · ...`` for the main
+    table's metrics; ``""`` when the setting lacks the oracle or random run."""
+    values = discrimination(report, setting)
+    if all(values.get(m) is None for m in metrics):
+        return ""
+    shown = " · ".join(f"{m} {fmt(values.get(m))}" for m in metrics)
+    return (
+        f"Discrimination on this data (oracle − random): {shown}. A metric near 0 cannot tell the gold "
+        "reader from chance here (CGS saturates on extractive answers; evidence_support does not)."
+    )
+
+
 def _main_markdown(report: Report, setting: str) -> list[str]:
     rows = report.setting_rows(setting)
     metrics = [m for m in MAIN[setting] if any(m in r.cells or m in r.unavailable for r in rows)]
@@ -127,7 +149,8 @@ def _main_markdown(report: Report, setting: str) -> list[str]:
         latency = f"{r.usage['latency_mean_s']:.4f}" if r.usage else "—"
         cost = f"{r.usage['cost_usd']:.4f}" if r.usage else "—"
         lines.append(f"| {r.letter} | {_md_escape(row_name(r))} | {cells} | {latency} | {cost} |")
-    return lines
+    line = discrimination_line(report, setting, metrics)
+    return lines + (["", line] if line else [])
 
 
 def markdown(report: Report) -> str:
@@ -167,14 +190,17 @@ def markdown(report: Report) -> str:
             "",
             f"### All metrics, {setting} set",
             "",
-            "| metric | axis | better | " + " | ".join(_md_escape(r.label) for r in rows) + " |",
-            "|---|---|---|" + "---|" * len(rows),
+            "| metric | axis | better | "
+            + " | ".join(_md_escape(r.label) for r in rows)
+            + " | discrimination (oracle − random) |",
+            "|---|---|---|" + "---|" * (len(rows) + 1),
         ]
+        spread = discrimination(report, setting)
         for m in all_metrics(report, setting):
             spec = parse_metric(m)
             arrow = "↑" if spec.higher_is_better else "↓"
             cells = " | ".join(_cell(report, r.label, setting, m) for r in rows)
-            lines.append(f"| {m} | {spec.axis} | {arrow} | {cells} |")
+            lines.append(f"| {m} | {spec.axis} | {arrow} | {cells} | {fmt(spread.get(m))} |")
         unavailable = sorted({f"{m}: {why}" for r in rows for m, why in r.unavailable.items()})
         lines += [""] + [f"Unavailable (not 0) — {u}." for u in unavailable] + ([""] if unavailable else [])
         lines += ["</details>", ""]
