@@ -15,12 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from groundtrace.catalog.enrichment import enrich_list
-from groundtrace.catalog.identity import (
-    FLAG_SIBLING_VARIANT,
-    compare_titles,
-    gtin_check_digit,
-    identity_match,
-)
+from groundtrace.catalog.identity import gtin_check_digit, identity_match
 from groundtrace.catalog.model import SKU, Action, AttributeResult, CandidateStatus, Document
 from groundtrace.catalog.pipeline import EnrichConfig
 from groundtrace.cli import app
@@ -191,6 +186,8 @@ def test_sibling_page_lends_only_invariant_attributes_to_review(tmp_path: Path, 
     sku = {"sku_id": "ph", "title": "Voltix Phone X 128GB", "brand": "Voltix", "category": "gadgets"}
     page = ("Voltix Phone X 256GB", "Manufacturer: Voltix Devices Ltd\nScreen size: 6.7 in")
     results = _run(tmp_path, sku, [page], templates=templates, policy=policy_path)
+    from groundtrace.catalog.identity import FLAG_SIBLING_VARIANT
+
     lent = results["manufacturer"]
     assert lent.candidate.value == "Voltix Devices Ltd"
     assert lent.candidate.note.startswith(FLAG_SIBLING_VARIANT)
@@ -315,6 +312,8 @@ def test_cli_enrich_routes_the_conflict_to_review(tmp_path: Path) -> None:
     ],
 )
 def test_compare_titles(a: str, b: str, relation: str) -> None:
+    from groundtrace.catalog.identity import compare_titles
+
     brand = a.split()[0]
     assert compare_titles(a, b, [brand]).relation == relation
 
