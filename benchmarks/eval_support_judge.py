@@ -24,7 +24,9 @@ the set's own reviews left out; the review's stars as context); ``lexical`` — 
 
 Scores (:func:`scores`): with TP, FP, FN, TN counted against the hand labels, accuracy = (TP + TN) / n,
 precision = TP / (TP + FP), recall = TP / (TP + FN), F1 = 2PR / (P + R); a ratio whose denominator is 0
-is ``None`` (printed "—"). Reported overall, per constraint kind and per sampling stratum.
+is ``None`` (printed "—"). Reported overall, per sentence stance (the polarity model above: a judge that
+refuses negative sentences on purpose loses exactly the "stance -1" positives), per constraint kind and
+(JSON) per sampling stratum.
 
     python benchmarks/eval_support_judge.py [--judge support_judge --judge nli:lexical] [--json out.json]
 """
@@ -138,16 +140,25 @@ def scores(cm: dict[str, int]) -> dict[str, float | int | None]:
     }
 
 
-def evaluate(pairs: Sequence[Pair], pred: Sequence[bool]) -> dict[str, object]:
-    """Scores overall, per constraint kind and per stratum of one judge's predictions."""
+def evaluate(
+    pairs: Sequence[Pair], pred: Sequence[bool], polarities: Sequence[int] | None = None
+) -> dict[str, object]:
+    """Scores overall, per constraint kind, per stratum and — with ``polarities`` (the stance of each
+    pair's sentence) — per stance (``-1``, ``0``, ``+1``) of one judge's predictions."""
     gold = [p.label for p in pairs]
     if len(pred) != len(gold):
         raise ValueError(f"{len(gold)} pairs but {len(pred)} predictions")
+    keys: dict[str, list[str]] = {
+        "kind": [p.constraint.kind for p in pairs],
+        "stratum": [p.stratum for p in pairs],
+    }
+    if polarities is not None:
+        keys["polarity"] = [f"{x:+d}" if x else "0" for x in polarities]
     out: dict[str, object] = {"overall": scores(confusion(gold, pred))}
-    for field in ("kind", "stratum"):
+    for field, names in keys.items():
         groups: dict[str, list[int]] = defaultdict(list)
-        for i, p in enumerate(pairs):
-            groups[p.constraint.kind if field == "kind" else p.stratum].append(i)
+        for i, name in enumerate(names):
+            groups[name].append(i)
         out[f"by_{field}"] = {
             name: scores(confusion([gold[i] for i in idx], [pred[i] for i in idx]))
             for name, idx in sorted(groups.items())
@@ -315,10 +326,11 @@ def _fmt(x: object) -> str:
 
 
 def table(results: dict[str, dict]) -> str:
-    """A markdown table: one row per judge and group (overall, then per kind)."""
+    """A markdown table: one row per judge and group (overall, per stance, then per kind)."""
     rows = ["| judge | group | n | acc | precision | recall | F1 | TP | FP | FN | TN |", "|---" * 11 + "|"]
     for name, res in results.items():
-        groups = [("overall", res["overall"])] + list(res["by_kind"].items())
+        stance = [(f"stance {k}", v) for k, v in res.get("by_polarity", {}).items()]
+        groups = [("overall", res["overall"]), *stance, *res["by_kind"].items()]
         for group, s in groups:
             cells = [name, group] + [_fmt(s[k]) for k in ("n", "accuracy", "precision", "recall", "f1")]
             cells += [str(s[k]) for k in ("tp", "fp", "fn", "tn")]

@@ -70,7 +70,7 @@ def test_evaluate_groups_by_kind_and_stratum() -> None:
         _pair(2, "noise_max", True, "cued"),
         _pair(3, "noise_max", False),
     ]
-    res = evaluate(pairs, [True, True, False, False])
+    res = evaluate(pairs, [True, True, False, False], [1, 0, -1, -1])
     assert res["overall"]["tp"] == 1 and res["overall"]["fp"] == 1 and res["overall"]["fn"] == 1
     amenity = res["by_kind"]["amenity"]
     assert (amenity["tp"], amenity["fp"], amenity["fn"], amenity["tn"]) == (1, 1, 0, 0)
@@ -80,6 +80,10 @@ def test_evaluate_groups_by_kind_and_stratum() -> None:
     assert noise["recall"] == 0.0 and noise["accuracy"] == 0.5
     cued = res["by_stratum"]["cued"]
     assert (cued["fp"], cued["fn"]) == (1, 1) and cued["accuracy"] == 0.0
+    stance = res["by_polarity"]
+    assert sorted(stance) == ["+1", "-1", "0"]
+    assert (stance["-1"]["fn"], stance["-1"]["tn"], stance["+1"]["tp"], stance["0"]["fp"]) == (1, 1, 1, 1)
+    assert "by_polarity" not in evaluate(pairs, [True, True, False, False])
 
 
 def test_load_pairs_reports_bad_lines_and_keeps_the_rest(tmp_path: Path) -> None:
