@@ -148,3 +148,31 @@ def test_without_a_session_or_csrf_token_nothing_is_written(page: Any, review_st
     assert forged.status == 403
     assert all(i["status"] == "open" for i in review_store.review_items(None))
     assert review_store.table("audit_log") == []
+
+
+def test_a_cookie_replayed_after_logout_reads_and_decides_nothing(
+    page: Any, review_store: CatalogStore
+) -> None:
+    """Issue 24: the browser logs in, keeps its cookies, logs out with the page's button, then puts the
+    saved cookies back — the queue redirects to /login and a decision POST with the old token gets 401."""
+    _login(page)
+    saved = page.context.cookies()
+    g1 = item_id(review_store, "G1")
+    page.goto(f"{page.base}/items/{g1}")
+    token = page.get_attribute("input[name=csrf_token]", "value")
+    with page.expect_navigation():
+        page.click("form[action='/logout'] button[type=submit]")
+    assert page.url == page.base + "/login"
+    page.context.clear_cookies()
+    page.context.add_cookies(saved)
+    page.goto(page.base + "/")
+    assert page.url == page.base + "/login"  # the replayed session is gone on the server
+    page.context.clear_cookies()
+    page.context.add_cookies(saved)
+    replay = page.request.post(
+        f"{page.base}/items/{g1}/decide", form={"csrf_token": token, "decision": "approve"}
+    )
+    assert replay.status == 401
+    assert all(i["status"] == "open" for i in review_store.review_items(None))
+    assert review_store.table("audit_log") == [] and review_store.table("published_values") == []
+    assert page.dialogs == []
