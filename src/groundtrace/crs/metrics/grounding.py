@@ -19,6 +19,7 @@ from bisect import bisect_left
 
 from groundtrace.crs.metrics.base import Metric, MetricFamily, register
 from groundtrace.crs.metrics.context import TurnContext
+from groundtrace.crs.metrics.text_claims import name_positions
 
 PC_WINDOW_CHARS = 80
 CD_SATURATION = 0.05
@@ -163,20 +164,58 @@ def support_pois(ctx: TurnContext) -> list[str]:
     return pois
 
 
+#: definition version of hallucinated_attribute_rate (2: judged against the POI each claim is about;
+#: a recorded KB attribute that contradicts the term makes it false even when a review uses the word;
+#: words inside counted quotes are the reviewer's, not claims)
+HALLUCINATION_VERSION = 2
+
+
+def term_true_of(ctx: TurnContext, poi_id: str, term_id: str) -> bool:
+    """Whether the KB says ``term_id`` is true of ``poi_id``: one of the term's support rules holds, or no
+    rule's attribute is recorded for the POI (nothing contradicts it) and one of its reviews or category
+    labels names the term. Cached for the run."""
+    key = ("term_true", poi_id, term_id)
+    cache = ctx.run.cache
+    found = cache.get(key)
+    if found is None:
+        run = ctx.run
+        poi = run.kb.pois[poi_id]
+        term = run.lexicon.terms[term_id]
+        if term.supported_by_kb(poi):
+            found = True
+        else:
+            recorded = any(r.attribute and poi.attributes.get(r.attribute) is not None for r in term.support)
+            found = not recorded and term_id in run.review_terms(poi_id)
+        cache[key] = found
+    return found  # type: ignore[no-any-return]
+
+
+def claimed_of(ctx: TurnContext, pois: list[str], at: int) -> str:
+    """The POI of ``pois`` an attribute word at ``at`` is claimed of: the one named last before it in the
+    answer (``text_claims.name_positions``), else the first of ``pois`` (the top-1)."""
+    key = "names:" + ",".join(pois)
+    positions = ctx.memo.get(key)
+    if positions is None:
+        kb = ctx.run.kb
+        positions = ctx.memo[key] = name_positions(ctx.response, {p: kb.pois[p].name for p in pois})
+    found = pois[0]
+    for where, poi_id in positions:
+        if where > at:
+            break
+        found = poi_id
+    return found
+
+
 def _hallucinated(metric: Metric, ctx: TurnContext) -> float:
-    mentions = ctx.mentions
-    if not mentions:
+    quoted = [(c.start, c.end) for c in ctx.grounding.counted]
+    claims = [m for m in ctx.mentions if not any(s <= m.start and m.end <= e for s, e in quoted)]
+    if not claims:
         return 0.0
-    kb, run = ctx.run.kb, ctx.run
-    pois = [kb.pois[p] for p in support_pois(ctx)]
-    verdict: dict[str, bool] = {}
-    unsupported = 0
-    for m in mentions:
-        ok = verdict.get(m.term)
-        if ok is None:
-            ok = verdict[m.term] = any(run.supports(p, m.term) for p in pois)
-        unsupported += not ok
-    return unsupported / len(mentions)
+    pois = support_pois(ctx)
+    if not pois:
+        return 1.0
+    false = sum(1 for m in claims if not term_true_of(ctx, claimed_of(ctx, pois, m.start), m.term))
+    return false / len(claims)
 
 
 # -- registrations -------------------------------------------------------------------------------
@@ -333,14 +372,16 @@ HALLUCINATED = register(
         higher_is_better=False,
         default=1.0,
         kernel=_hallucinated,
+        version=HALLUCINATION_VERSION,
         formula=(
-            "Hallucinated-attribute rate: |{mentions m : no POI p in S supports term(m)}| / "
-            "|mentions|, where\n"
-            "S = recommended set ∪ POIs of the response's resolvable cited reviews, and p "
-            "supports a term when\n"
-            "a lexicon support rule holds on p's KB record or any KB review of p mentions the term.\n"
-            "Words inside the name of a dialogue anchor are no mentions.\n"
-            "0.0 when there is no mention. Lower is better. Missing prediction: 1.0 (worst)."
+            "Hallucinated-attribute rate (v2): HAR = |{claims m : term(m) false of POI(m)}| / |claims|.\n"
+            "Claims: lexicon mentions outside counted quotes and anchor names. POI(m): the POI of S\n"
+            "(recommended set ∪ POIs of resolvable cited reviews) named last before m, else the top-1.\n"
+            "A term is true of p\n"
+            "when a lexicon support rule holds on p's KB record, or none of the rules' attributes is\n"
+            "recorded for p (nothing contradicts) and a KB review or category label of p names the term.\n"
+            "0.0 when there is no claim (1.0 with claims but no KB POI). Lower is better.\n"
+            "Missing prediction: 1.0 (worst)."
         ),
     ),
     aliases=("har", "hallucination_rate", "hallucinated"),

@@ -26,6 +26,7 @@ import re
 from collections.abc import Callable
 from itertools import combinations
 
+from groundtrace.core.evidence.normalize import fold_unicode
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD
 from groundtrace.core.evidence.tokens import token_spans
 from groundtrace.crs.kb.geo import haversine_km
@@ -440,29 +441,51 @@ def reference_turn_values(  # noqa: C901 -- one pass per metric in the order of 
         validity = None
     rate = 1.0 if groups else 0.0
 
-    # hallucinated-attribute rate
+    # hallucinated-attribute rate (v2): claims = mentions outside counted quotes, each judged against the
+    # POI named last before it (else the first of the support set)
     support = list(recommended)
     for t in all_tags:
         r = resolve(t)
         if r is not None and r.poi_id in kb.pois and r.poi_id not in support:
             support.append(r.poi_id)
-    if mentions:
+    claims = [m for m in mentions if not any(s <= m[1] and m[2] <= e for s, e in counted)]
+    if claims and not support:
+        har = 1.0
+    elif claims:
+        searched = fold_unicode(response)
+        if len(searched) != len(response):
+            searched = response
+        named: list[tuple[int, str]] = []
+        for pid in support:
+            needle = fold_unicode(kb.pois[pid].name)
+            for i in range(len(searched) - len(needle) + 1):
+                if needle and searched[i : i + len(needle)].lower() == needle.lower():
+                    before = searched[i - 1] if i > 0 else " "
+                    after = searched[i + len(needle)] if i + len(needle) < len(searched) else " "
+                    if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+                        named.append((i, pid))
+        named.sort()
         bad = 0
-        for term_id, _s, _e in mentions:
+        for term_id, ms, _me in claims:
+            pid = support[0]
+            for at, who in named:
+                if at <= ms:
+                    pid = who
+            poi = kb.pois[pid]
             term = lexicon.terms[term_id]
-            ok_term = False
-            for pid in support:
-                poi = kb.pois[pid]
-                in_reviews = any(
-                    term_id in {m[0] for m in reference_mentions(rv.text, lexicon)}
-                    for rv in kb.reviews_of(pid)
-                )
-                in_categories = any(  # a "Bed & Breakfast" label supports "breakfast"
-                    term_id in {m[0] for m in reference_mentions(label, lexicon)} for label in poi.categories
-                )
-                ok_term = ok_term or term.supported_by_kb(poi) or in_reviews or in_categories
-            bad += not ok_term
-        har = bad / len(mentions)
+            in_reviews = any(
+                term_id in {m[0] for m in reference_mentions(rv.text, lexicon)} for rv in kb.reviews_of(pid)
+            )
+            in_categories = any(  # a "Bed & Breakfast" label supports "breakfast"
+                term_id in {m[0] for m in reference_mentions(label, lexicon)} for label in poi.categories
+            )
+            recorded = any(
+                rule.attribute != "" and poi.attributes.get(rule.attribute) is not None
+                for rule in term.support
+            )
+            true = term.supported_by_kb(poi) or (not recorded and (in_reviews or in_categories))
+            bad += not true
+        har = bad / len(claims)
     else:
         har = 0.0
 

@@ -71,10 +71,18 @@ def recommends_by_name(text: str, name: str) -> bool:
     return False
 
 
+@lru_cache(maxsize=1 << 12)
+def _name_pattern_i(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(fold_unicode(name))}(?!\w)", re.IGNORECASE)
+
+
 def name_positions(text: str, names: dict[str, str]) -> list[tuple[int, str]]:
-    """``(position, poi_id)`` of every occurrence of each ``{poi_id: name}`` in ``text`` (folded; positions
-    in the folded text, equal to the raw ones for ASCII text), in text order."""
-    folded = fold_unicode(text).lower()
+    """``(position, poi_id)`` of every case-insensitive, word-bounded occurrence of each ``{poi_id: name}``
+    in ``text``, in text order. Positions index ``text``: it is searched folded
+    (``fold_unicode``) when folding keeps its length, else as it is."""
+    folded = fold_unicode(text)
+    if len(folded) != len(text):
+        folded = text
     hits = [(m.start(), pid) for pid, name in names.items() if name.strip()
-            for m in _name_pattern(name).finditer(folded)]  # fmt: skip
+            for m in _name_pattern_i(name).finditer(folded)]  # fmt: skip
     return sorted(hits)
