@@ -23,10 +23,10 @@ Rules, per attribute:
    candidates have ``value=None`` and confidence 0.
 5. **conflicts are shown, not buried**: a single-valued catalog value that a GTIN-matched source (the
    syndicated feed, keyed by GTIN, or a web page whose GTIN matched) contradicts in an explicit
-   ``key: value`` field → ``conflict``; likewise equal-priority sources that disagree (rule 3). A
-   ``conflict`` candidate has ``value=None`` and carries the evidence of *every* side (one quote per
+   ``key: value`` field → ``conflict`` with ``value=None``, the evidence of *every* side (one quote per
    value, best first) and a note naming each value with its source, so the write policy routes it to
-   REVIEW and the review page shows both.
+   REVIEW and the review page shows both. (Rule 3's equal-priority conflicts, e.g. the catalog title vs
+   its description, stay evidence-less abstentions: BLOCK, as before.)
 
 **Confidence** of an extracted value (documented formula, always in [0, 1])::
 
@@ -338,8 +338,6 @@ def reconcile_attribute(
     if problem is not None:
         status, note = problem
         notes.append(note)
-        if status == CandidateStatus.CONFLICT:
-            return _conflict(sku_id, spec, clusters, engine, notes)
         return _abstain(sku_id, spec, status, engine, "; ".join(notes))
 
     value = clusters[0][0]
