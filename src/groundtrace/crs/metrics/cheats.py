@@ -22,6 +22,9 @@ from dataclasses import dataclass
 
 from groundtrace.crs.build.evidence import split_sentences, supports
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
+from groundtrace.crs.metrics.context import RunState
+from groundtrace.crs.metrics.grounding import term_true
+from groundtrace.crs.metrics.lexicon import load_lexicon
 from groundtrace.crs.schema import Dialogue, Turn
 from groundtrace.crs.systems.predictions import Prediction
 
@@ -49,6 +52,10 @@ CHEATS: dict[str, str] = {
     "repeat_quote": "gold ranking; the gold answer's first quote repeated ten times",
     "one_true_many_false": "gold ranking; the gold answer's first quote and nine made-up quotes with tags",
     "rejected_quotes": "gold ranking; after a rejection, sentences of the rejected POI's reviews",
+    "rejected_in_text": "gold ranking; after a rejection, the text recommends the rejected POI by name",
+    "false_attributes": (
+        "the gold answer plus attribute words false of the top-1 (KB) but true of the rank-2 POI"
+    ),
 }
 
 _QUOTE_TAG = re.compile(r"[\"“]([^\"”]+)[\"”]\s*(\[R\d+(?:,\s*R\d+)*\])")
@@ -80,8 +87,10 @@ class _Sentence:
 class _Turn:
     """What a cheat needs of one recommendation turn."""
 
-    def __init__(self, d: Dialogue, t: Turn, kb: KnowledgeBase, tags: dict[str, list[str]]) -> None:
-        self.d, self.t, self.kb, self._tags = d, t, kb, tags
+    def __init__(
+        self, d: Dialogue, t: Turn, kb: KnowledgeBase, tags: dict[str, list[str]], run: RunState
+    ) -> None:
+        self.d, self.t, self.kb, self._tags, self.run = d, t, kb, tags, run
         self.gold_ranking = list(t.recommended) + [
             p for p in d.candidates_at(t.index) if p not in t.recommended
         ]
@@ -234,6 +243,26 @@ def _rejected_quotes(tt: _Turn, rng: random.Random) -> tuple[list[str], str]:
     return tt.gold_ranking, f"I recommend {tt.name(tt.top)}. " + _cite(quotes)
 
 
+def _rejected_in_text(tt: _Turn, rng: random.Random) -> tuple[list[str], str]:
+    rejected = tt.rejected_before()
+    if not rejected:
+        return tt.gold_ranking, tt.t.text
+    return tt.gold_ranking, f"I'd recommend {tt.name(rejected[-1])}. " + " ".join(
+        f'"{q}" {tags}.' for q, tags in tt.gold_quotes()
+    )
+
+
+def _false_attributes(tt: _Turn, rng: random.Random) -> tuple[list[str], str]:
+    run = tt.run
+    other = next((p for p in tt.gold_ranking[1:] if p in tt.kb.pois), None)
+    words = [
+        term.patterns[0]
+        for term in run.lexicon.terms.values()
+        if other is not None and not term_true(run, tt.top, term.id) and term_true(run, other, term.id)
+    ][:4]
+    return tt.gold_ranking, tt.t.text + (f" It is also {', '.join(words)}." if words else "")
+
+
 _MAKERS: dict[str, Callable[[_Turn, random.Random], tuple[list[str], str]]] = {
     "warn_random": _warn_random,
     "warn_gold": _warn_gold,
@@ -255,6 +284,8 @@ _MAKERS: dict[str, Callable[[_Turn, random.Random], tuple[list[str], str]]] = {
     "repeat_quote": _repeat_quote,
     "one_true_many_false": _one_true_many_false,
     "rejected_quotes": _rejected_quotes,
+    "rejected_in_text": _rejected_in_text,
+    "false_attributes": _false_attributes,
 }
 assert set(_MAKERS) == set(CHEATS)
 
@@ -270,12 +301,13 @@ def make_cheats(
     gold answer and each cheat of ``names`` (default: all of :data:`CHEATS`)."""
     makers = {"gold": _gold} | {n: _MAKERS[n] for n in (names if names is not None else CHEATS)}
     out: dict[str, list[Prediction]] = {n: [] for n in makers}
+    run = RunState(kb, load_lexicon(), "closed")
     for d in dialogues:
         tags: dict[str, list[str]] = {}
         for tag, ref in d.review_refs.items():
             tags.setdefault(ref.poi_id, []).append(tag)
         for t in d.recommendation_turns():
-            tt = _Turn(d, t, kb, tags)
+            tt = _Turn(d, t, kb, tags, run)
             for name, make in makers.items():
                 rng = random.Random(f"{seed}:{name}:{d.dialogue_id}:{t.index}")
                 ranking, response = make(tt, rng)

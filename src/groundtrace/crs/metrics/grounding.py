@@ -18,7 +18,7 @@ from __future__ import annotations
 from bisect import bisect_left
 
 from groundtrace.crs.metrics.base import Metric, MetricFamily, register
-from groundtrace.crs.metrics.context import TurnContext
+from groundtrace.crs.metrics.context import RunState, TurnContext
 from groundtrace.crs.metrics.text_claims import name_positions
 
 PC_WINDOW_CHARS = 80
@@ -171,14 +171,18 @@ HALLUCINATION_VERSION = 2
 
 
 def term_true_of(ctx: TurnContext, poi_id: str, term_id: str) -> bool:
+    """:func:`term_true` for the turn's run."""
+    return term_true(ctx.run, poi_id, term_id)
+
+
+def term_true(run: RunState, poi_id: str, term_id: str) -> bool:
     """Whether the KB says ``term_id`` is true of ``poi_id``: one of the term's support rules holds, or no
     rule's attribute is recorded for the POI (nothing contradicts it) and one of its reviews or category
     labels names the term. Cached for the run."""
     key = ("term_true", poi_id, term_id)
-    cache = ctx.run.cache
+    cache = run.cache
     found = cache.get(key)
     if found is None:
-        run = ctx.run
         poi = run.kb.pois[poi_id]
         term = run.lexicon.terms[term_id]
         if term.supported_by_kb(poi):
