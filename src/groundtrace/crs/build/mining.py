@@ -61,6 +61,7 @@ STOPWORDS = frozenset(
 #: kinds mined (price, stars and distance have no level in the lexicon)
 MINED_KINDS = frozenset({"amenity", "noise_max", "ambience", "meal", "alcohol", "cuisine", "category"})
 _NOISE_ORDER = ("quiet", "average", "loud")
+_WITHOUT_RE = re.compile(r"\bwithout\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +112,7 @@ def _targets(bank: PhrasingBank) -> list[tuple[str, object, re.Pattern[str]]]:
 
 def classify(text: str, targets: list[tuple[str, object, re.Pattern[str]]]) -> tuple[str, object] | None:
     """The one ``(kind, value)`` ``text`` states (see module docstring), or None."""
-    if NEGATION_RE.search(text):
+    if NEGATION_RE.search(text) or _WITHOUT_RE.search(text):
         return None
     best: dict[str, list[tuple[int, object]]] = {}
     for kind, value, pattern in targets:
