@@ -77,6 +77,7 @@ from groundtrace.catalog.scout.agent import ScoutResult
 from groundtrace.catalog.scout.injection import has_injection, instruction_spans
 from groundtrace.catalog.scout.lexicon_engine import LexiconEngine, ParsedEvidence
 from groundtrace.catalog.scout.lexicons import value_phrases
+from groundtrace.catalog.scout.numbers import find_numbers
 from groundtrace.catalog.scout.reconcile import same_value
 from groundtrace.catalog.scout.sentences import overlaps
 from groundtrace.catalog.sources.base import SearchProvider, SourceError
@@ -233,7 +234,7 @@ def literal_support(item: str, quote: str, spec: AttributeSpec) -> float:
         for size in extract_sizes(quote):
             if same_value(item, size.text, spec):
                 return 1.0
-        numbers = re.findall(r"\d+(?:\.\d+)?", quote)
+        numbers = [repr(n.value) for n in find_numbers(quote) if not n.ambiguous]
         return (
             1.0
             if parse_quantity(item) is not None and any(same_value(item, n, spec) for n in numbers)

@@ -56,7 +56,10 @@ from groundtrace.catalog.model import (
     VerdictLabel,
 )
 from groundtrace.catalog.scout.agent import ScoutResult
+from groundtrace.catalog.scout.ingredients import allergen_mentions, covers, ingredient_list_mentions
 from groundtrace.catalog.scout.injection import has_injection
+from groundtrace.catalog.scout.numbers import find_numbers
+from groundtrace.catalog.scout.quantities import convert, fmt, quantities
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, locate_quote
 
 #: Claim attributes that are safety-critical whatever the template says (a wrong "true" harms a buyer).
@@ -113,6 +116,7 @@ ALLERGEN_CONTRADICTS: dict[str, tuple[str, ...]] = {
     "crustacean_shellfish": ("vegan", "vegetarian", "kosher"),
     "molluscs": ("vegan", "vegetarian", "kosher"),
 }
+_OATS = re.compile(r"oat(?:s|meal)?\b", re.IGNORECASE)
 _OWN_SOURCES = frozenset({"catalog", "syndicated", "image"})
 
 
@@ -152,7 +156,16 @@ def _term_re(term: str) -> re.Pattern[str]:
 
 def contradicting_mention(claim: str, docs: list[Document]) -> tuple[str, str] | None:
     """``(ingredient, source_ref)`` of the first non-negated mention in ``docs`` that contradicts
-    ``claim``, or ``None``."""
+    ``claim``, or ``None``: an ingredient of an ingredient list ("Ingredients: ...") that the allergen map
+    (``scout.ingredients``: Annex II + Open Food Facts) makes a source of an allergen contradicting it
+    (:data:`ALLERGEN_CONTRADICTS`; may-contain clauses count, oats do not contradict gluten_free), then
+    the words of :data:`CONTRADICTED_BY` anywhere in ``docs``."""
+    for doc in docs:  # Annex II / Open Food Facts map first: "enriched flour", "panko", "soy sauce" ...
+        for mention in ingredient_list_mentions(doc.text):  # a title "Buckwheat Crackers" is no ingredient
+            if claim == "gluten_free" and _OATS.match(mention.term):
+                continue  # oats in a gluten-free product are gluten-free oats (Regulation (EU) 828/2014)
+            if any(claim in ALLERGEN_CONTRADICTS.get(v, ()) for v in mention.values):
+                return mention.term, doc.source_ref
     for term in CONTRADICTED_BY.get(claim, ()):
         pattern = _term_re(term)
         for doc in docs:
@@ -203,7 +216,7 @@ def safety_review(
     ):
         return current
     located = _verbatim(candidate, scout)
-    for check in (_injected, _value_in_quote, _contradicted, _partial, _who_states):
+    for check in (_injected, _value_in_quote, _ambiguous_number, _contradicted, _partial, _who_states):
         problem = check(sku, candidate, spec, scout, current, located, exact_match)
         if problem is None:
             continue
@@ -259,6 +272,55 @@ def _value_in_quote(
     return None
 
 
+def _ambiguous_number(
+    sku: SKU,
+    candidate: Candidate,
+    spec: AttributeSpec,
+    scout: ScoutResult,
+    current: Verdict,
+    located: Located,
+    exact_match: ExactMatch,
+) -> Problem | None:
+    """Rule 2b: a number attribute whose quoted number has more than one reading (``numbers``): a value
+    equal to a reading the unit's plausible range rules out ("1.2 mAh" from "1.200 mAh") → FAIL /
+    INCORRECT_VALUE; a number with two plausible readings ("1.500 W": 1.5 or 1500) → UNCERTAIN (review),
+    never a silent 1000x write."""
+    if spec.type != "number" or candidate.value is None:
+        return None
+    for ev in candidate.evidence:
+        doc = scout.document(ev.source_ref)
+        if doc is None:
+            continue
+        m = locate_quote(ev.quote, doc.text)
+        if m.score < GROUNDED_THRESHOLD:
+            continue
+        for q in quantities(doc.text):
+            if not (q.start < m.end and m.start < q.end) or not q.raw:
+                continue
+            token = q.raw.split(" ", 1)[1]
+            said = [convert(i, token) for i in _items(candidate.value)]
+            raw = next((n for n in find_numbers(doc.text) if n.span[0] == q.start), None)
+            readings = raw.readings if raw is not None else q.readings
+            if q.ambiguous and any(v is not None and _near(v, r) for v in said for r in q.readings):
+                shown = " or ".join(fmt(r) for r in q.readings)
+                return (
+                    f"the quoted number {doc.text[q.start : q.end]!r} reads {shown} {token}: ambiguous",
+                    None,
+                )
+            ruled_out = [r for r in readings if r not in q.readings]
+            if any(v is not None and _near(v, r) for v in said for r in ruled_out):
+                why = (
+                    f"{doc.text[q.start : q.end]!r} reads {fmt(q.value)} {token}; the value's reading is "
+                    "implausible for the unit"
+                )
+                return why, FailureType.INCORRECT_VALUE
+    return None
+
+
+def _near(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+
+
 def _contradicted(
     sku: SKU,
     candidate: Candidate,
@@ -294,6 +356,13 @@ def _partial(
     if not (spec.multi_valued and spec.type == "enum" and is_safety(spec) and spec.allowed_values):
         return None
     missing = _left_out(candidate, spec, scout)
+    if not missing and "allergen" in spec.slug and "trace" not in spec.slug:
+        omitted = _omitted_by_ingredients(candidate, spec, scout)
+        if omitted is not None:
+            return (
+                f"the SKU's own ingredients name {omitted[0]!r} ({omitted[1]}), which the value leaves out",
+                FailureType.PARTIAL_EXTRACTION,
+            )
     if missing:
         return (
             f"the quoted list also names {missing!r}, which the value leaves out",
@@ -338,6 +407,31 @@ def _allergens(scout: ScoutResult) -> list[str]:
     return [i.lower() for i in _items(cand.value)]
 
 
+def _omitted_by_ingredients(
+    candidate: Candidate, spec: AttributeSpec, scout: ScoutResult
+) -> tuple[str, str] | None:
+    """``(ingredient words, allergen)`` of the first allergen the ingredient lists of the SKU's own Documents
+    (catalog, feed, image) name — not negated, not in a may-contain clause — that the value does not cover
+    (:func:`scout.ingredients.covers`: "wheat" or "gluten" covers a wheat source), or ``None``."""
+    items = _items(candidate.value)
+    allowed = set(spec.allowed_values or [])
+    for doc in scout.documents:
+        if doc.source not in _OWN_SOURCES:
+            continue
+        for mention in ingredient_list_mentions(doc.text):
+            if mention.trace or not allowed.intersection(mention.values) or covers(items, mention):
+                continue
+            return mention.term, "/".join(v for v in mention.values if v in allowed)
+    return None
+
+
+def _covered_sources(value: str, sentence: str, items: list[str]) -> bool:
+    """Every ingredient of ``sentence`` that is a source of ``value`` is covered by ``items`` (and there is
+    one): "wheat" in [wheat] covers its "gluten"; "barley" does not."""
+    sources = [m for m in allergen_mentions(sentence) if value in m.values and not m.trace]
+    return bool(sources) and all(covers(items, m) for m in sources)
+
+
 def _left_out(candidate: Candidate, spec: AttributeSpec, scout: ScoutResult) -> str | None:
     """An allowed value the quoted sentences state (not negated, not hedged) that the value lacks."""
     from groundtrace.catalog.scout.reconcile import same_value
@@ -349,10 +443,13 @@ def _left_out(candidate: Candidate, spec: AttributeSpec, scout: ScoutResult) -> 
         if (doc := scout.document(ev.source_ref)) is not None
         for s in quote_sentences(ev.quote, doc)
     ]
+    allergen_list = "allergen" in spec.slug and "trace" not in spec.slug
     for allowed in spec.allowed_values or []:
         if any(same_value(allowed, i, spec) for i in items):
             continue
         for sentence in sentences:
+            if allergen_list and _covered_sources(allowed, sentence, items):
+                continue  # "Contains: wheat" with [wheat]: the wheat is also its gluten
             if sentence_statement(allowed, sentence, spec) in ("stated", "no_cue"):  # not negated/hedged
                 return allowed
     return None

@@ -27,11 +27,13 @@ import re
 from typing import Literal
 
 from groundtrace.catalog.model import AttributeSpec, Document
+from groundtrace.catalog.scout.ingredients import allergen_mentions
 from groundtrace.catalog.scout.lexicons import BOOL_CUES, KEY_ALIASES, value_phrases
+from groundtrace.catalog.scout.numbers import find_numbers
+from groundtrace.catalog.scout.quantities import quantities
 from groundtrace.catalog.scout.reconcile import same_value
 from groundtrace.catalog.scout.sentences import phrase_re, sentence_spans
 from groundtrace.core.evidence.normalize import (
-    is_unitless,
     parse_bool,
     parse_quantity,
     parse_unit,
@@ -55,7 +57,6 @@ _HEDGE = re.compile(
     r"same\s+line|cross[\s-]?contact)\b",
     re.IGNORECASE,
 )
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)?(?:\s*(?:fl\.?\s*oz|[a-zA-Z%]{1,6}\.?))?")
 _KV = re.compile(r"^\s*([^:]{1,50}):\s*(.+)$")
 _ORDER: dict[Statement, int] = {"stated": 0, "negated": 1, "hedged": 2, "no_cue": 3, "absent": 4}
 
@@ -86,15 +87,21 @@ def _value_positions(item: str, sentence: str, spec: AttributeSpec) -> list[int]
     if spec.type == "number":
         target = parse_unit(spec.unit) if spec.unit else None
         out = []
-        for m in _NUMBER.finditer(sentence):
-            qty = parse_quantity(m.group(0))
-            if qty is None:
-                continue
-            if target is not None and (is_unitless(qty) or not same_dimension(qty, target)):
-                continue  # a bare number or another dimension does not state "16 oz"
-            if same_value(item, m.group(0), spec):
-                out.append(m.start())
-        return out
+        for q in quantities(sentence):  # numbers.find_numbers: "10 000 mAh" is 10000, never "000 mAh"
+            qty = parse_quantity(q.raw)
+            if qty is None or q.ambiguous:
+                continue  # "1.500 W" (1.5 or 1500) states neither
+            if target is not None and not same_dimension(qty, target):
+                continue  # another dimension does not state "16 oz"
+            if same_value(item, q.raw, spec):
+                out.append(q.start)
+        if target is None:  # a unitless attribute (pack count): bare numbers state it
+            out += [
+                n.span[0]
+                for n in find_numbers(sentence)
+                if not n.ambiguous and same_value(item, repr(n.value), spec)
+            ]
+        return sorted(set(out))
     phrases = {*value_phrases(item), item.replace("_", " ")}
     return sorted({m.start() for p in phrases if p.strip() for m in phrase_re(p).finditer(sentence)})
 
@@ -125,10 +132,39 @@ def _bool_statement(item: str, sentence: str, spec: AttributeSpec) -> Statement:
     return "absent"
 
 
+_LIST_CUE = re.compile(r"\bingredients?\b|\bcontains?\b|\ballerg", re.IGNORECASE)
+
+
+def _ingredient_statement(item: str, sentence: str, spec: AttributeSpec) -> Statement | None:
+    """For an allergen attribute: an ingredient the Annex II / Open Food Facts map makes a source of
+    ``item`` ("wheat flour" for wheat and gluten) states it — ``stated`` in an ingredient list or a Contains
+    / Allergens sentence, ``no_cue`` elsewhere, ``hedged`` when only inside a may-contain clause; ``None``
+    when no ingredient names it."""
+    if "allergen" not in spec.slug or "trace" in spec.slug:
+        return None
+    mentions = [m for m in allergen_mentions(sentence) if item.lower() in m.values]
+    if not mentions:
+        return None
+    if all(m.trace for m in mentions):
+        return "hedged"
+    return "stated" if _LIST_CUE.search(sentence) else "no_cue"
+
+
 def sentence_statement(item: str, sentence: str, spec: AttributeSpec) -> Statement:
-    """How one sentence states ``item`` for ``spec`` (module docstring)."""
+    """How one sentence states ``item`` for ``spec`` (module docstring; allergens also by the ingredients
+    that are their sources, :func:`_ingredient_statement`)."""
     if spec.type == "bool":
         return _bool_statement(item, sentence, spec)
+    usual = _sentence_statement(item, sentence, spec)
+    if usual in ("stated", "negated", "hedged"):
+        return usual
+    by_ingredient = _ingredient_statement(item, sentence, spec)
+    if by_ingredient is None:
+        return usual
+    return min(usual, by_ingredient, key=_ORDER.__getitem__)
+
+
+def _sentence_statement(item: str, sentence: str, spec: AttributeSpec) -> Statement:
     positions = _value_positions(item, sentence, spec)
     if not positions:
         return "absent"

@@ -42,6 +42,7 @@ from functools import lru_cache
 
 from groundtrace.catalog.model import SKU, AttributeSpec, Document, Evidence
 from groundtrace.catalog.scout.engine import EngineOutput, Finding
+from groundtrace.catalog.scout.ingredients import ingredient_list_mentions
 from groundtrace.catalog.scout.injection import instruction_spans
 from groundtrace.catalog.scout.lexicons import (
     AMBIGUOUS_WORDS,
@@ -633,12 +634,29 @@ class LexiconEngine:
                             spec, ctx, value, span, Q_EXPLICIT, True, quote_span=_trim(ctx.doc.text, span)
                         )
                     )
+        out.extend(self._ingredient_allergens(spec, ctx, traces))
         if traces:
             for m in _TRACE.finditer(ctx.text):
                 if not m.group(0).lower().startswith(("may", "might", "can")):
                     s, e = ctx.sentence_of(m.start(), m.end())
                     for value in map_to_vocab(ctx.text[m.end() : e], spec.allowed_values, search=True):
                         out.append(self._finding(spec, ctx, value, (s, e), Q_NAMED))
+        return out
+
+    def _ingredient_allergens(self, spec: AttributeSpec, ctx: _Ctx, traces: bool) -> list[Finding]:
+        """Allergens an ingredient list names (``scout.ingredients``: the Annex II / Open Food Facts map),
+        each quoted by its ingredient words ("wheat flour" -> wheat, gluten) at :data:`Q_NAMED`; with
+        ``traces`` the names inside its may-contain clause instead."""
+        out = []
+        allowed = set(spec.allowed_values or [])
+        for mention in ingredient_list_mentions(ctx.text):
+            if mention.trace != traces:
+                continue
+            for value in mention.values:
+                if value in allowed:
+                    out.append(
+                        self._finding(spec, ctx, value, mention.span, Q_NAMED, quote_span=mention.span)
+                    )
         return out
 
 

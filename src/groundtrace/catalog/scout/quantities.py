@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from groundtrace.catalog.model import AttributeSpec
+from groundtrace.catalog.scout.numbers import find_numbers, resolve
 
 _UNIT_TOKENS: dict[str, str] = {
     "fl oz": "fluid_ounce",
@@ -94,13 +95,15 @@ _DISPLAY = {
     "gallon": "gal",
     "quart": "qt",
 }
-_QTY = re.compile(
-    r"(?<![\w.])(?<![A-Za-z]-)(?P<num>\d+(?:[.,]\d+)?)\s*-?\s*(?P<unit>fl\.?\s*oz|fluid\s+ounces?|oz|ounces?|lbs?|pounds?|kg|"
+# the unit right after a number (the number itself is read by ``numbers.find_numbers``)
+_UNIT_AFTER = re.compile(
+    r"\s*-?\s*(?P<unit>fl\.?\s*oz|fluid\s+ounces?|oz|ounces?|lbs?|pounds?|kg|"
     r"kilograms?|mg|grams?|g|ml|millilit(?:er|re)s?|cl|lit(?:er|re)s?|l|gal(?:lons?)?|qt|quarts?|mah|kwh|wh|"
     r"kw|watts?|w|volts?|v|khz|mhz|ghz|hz|mm|cm|m|inch(?:es)?|in|ft|feet|gb|tb|mb|percent)(?![\w])\.?"
-    r"|(?<![\w.])(?P<num2>\d+(?:\.\d+)?)\s*(?P<unit2>%|\"|”)",
+    r"|\s*(?P<unit2>%|\"|”)",
     re.IGNORECASE,
 )
+_MODEL_BEFORE = re.compile(r"[A-Za-z]-$")
 
 
 def unit_key(token: str) -> str | None:
@@ -139,28 +142,40 @@ class Qty:
     unit: str  # pint unit name from the token table (display symbol lookup)
     start: int
     end: int
-    raw: str  # the matched text, parsed by core.normalize.parse_quantity
+    raw: str  # "<value> <unit token>", parsed by core.normalize.parse_quantity
+    ambiguous: bool = False  # the number has two plausible readings ("1.500 W"): the Judge sends it to review
+    readings: tuple[float, ...] = ()  # every plausible reading, ``value`` first
+    low: float | None = None  # the low end of a range ("100-240 V")
 
 
 def quantities(text: str) -> list[Qty]:
-    """Every number+unit mention of ``text`` (units from a closed token list). Cached per distinct text
-    (every number attribute of a template scans the same Documents); callers get their own list."""
+    """Every number+unit mention of ``text`` (numbers: ``numbers.find_numbers`` — thousands separators,
+    decimal commas, fractions, ranges; units from a closed token list; a reading implausible for the unit,
+    ``numbers.PLAUSIBLE``, is dropped). Cached per distinct text (every number attribute of a template
+    scans the same Documents); callers get their own list."""
     return list(_quantities(text))
 
 
 @lru_cache(maxsize=256)
 def _quantities(text: str) -> tuple[Qty, ...]:
     out = []
-    for m in _QTY.finditer(text):
-        num, unit = (
-            (m.group("num"), m.group("unit")) if m.group("num") else (m.group("num2"), m.group("unit2"))
-        )
+    for number in find_numbers(text):
+        start, end = number.span
+        if number.value < 0 or _MODEL_BEFORE.search(text[max(0, start - 2) : start]):
+            continue  # "SM-G930 5 W": a model number; a negative size is none
+        m = _UNIT_AFTER.match(text, end)
+        if m is None:
+            continue
+        unit = m.group("unit") or m.group("unit2")
         key = unit_key(unit)
         if key is None:
             continue
-        raw = m.group(0).rstrip(".")
-        raw_num = f"{num} {unit}"  # "2.2-Pound" -> "2.2 Pound" for parse_quantity
-        out.append(Qty(float(num.replace(",", ".")), key, m.start(), m.start() + len(raw), raw_num))
+        number = resolve(number, key)
+        stop = m.end() - (1 if m.group(0).endswith(".") and m.group("unit") else 0)
+        raw_num = f"{number.value!r} {unit}"  # "2.2-Pound" -> "2.2 Pound" for parse_quantity
+        out.append(
+            Qty(number.value, key, start, stop, raw_num, number.ambiguous, number.readings, number.low)
+        )
     return tuple(out)
 
 
