@@ -17,6 +17,7 @@ the generic keyword rules of :mod:`.keywords` decide for it.
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -78,7 +79,9 @@ class EvidenceModel:
             if not keep.all():
                 y[:, ~keep] = 0
             model = OneVsRestClassifier(LogisticRegression(C=self.C, max_iter=2000, solver="liblinear"))
-            return model.fit(X, y)
+            with warnings.catch_warnings():  # a class left without a quote is a constant predictor: fine
+                warnings.filterwarnings("ignore", message="Label .* is present in all training examples")
+                return model.fit(X, y)
 
         model = fitted(labels)
         if any(len(q.candidates) > 1 for q in usable):
