@@ -46,7 +46,7 @@ from groundtrace.core.evidence.normalize import fold_unicode
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, quote_score
 from groundtrace.crs.build.evidence import aspect_pattern, supports
 from groundtrace.crs.dataset.stance import is_warning
-from groundtrace.crs.kb.stance import COMPLAINT_RE, split_sentences
+from groundtrace.crs.kb.stance import ASPECTS, COMPLAINT_RE, split_sentences
 from groundtrace.crs.schema import Constraint
 
 __all__ = ["NEGATIONS", "SupportVerdict", "judge_support", "lexical_polarity", "locate_sentence"]
@@ -236,7 +236,7 @@ def judge_support(
     if warned:
         if polarity >= 0:
             return SupportVerdict(False, "warning_not_negative", polarity=polarity, sentence=sentence)
-        if constraint is not None and not _about(q, constraint):
+        if constraint is not None and not _warning_about(q, constraint):
             return SupportVerdict(False, "warning_off_topic", polarity=polarity, sentence=sentence)
         return SupportVerdict(False, "warning", warning=True, polarity=polarity, sentence=sentence)
     if polarity < 0:
@@ -246,6 +246,36 @@ def judge_support(
     return SupportVerdict(True, "supported", polarity=polarity, sentence=sentence)
 
 
+#: The KB stance aspect (``kb.stance.ASPECTS``) a constraint is about, for warnings: a complaint names the
+#: aspect ("the room was noisy"), rarely the wished-for value ("quiet").
+_KIND_ASPECT = {
+    "cuisine": "food", "meal": "food", "price_max": "price", "price_min": "price", "noise_max": "noise",
+    "ambience": "ambience", "alcohol": "drinks", "max_distance_km": "location",
+}  # fmt: skip
+_AMENITY_ASPECT = {
+    "wifi": "wifi", "wheelchair_accessible": "accessibility", "good_for_kids": "kids",
+    "good_for_groups": "groups", "outdoor_seating": "outdoor", "parking": "parking",
+    "bike_parking": "parking", "takes_reservations": "wait",
+}  # fmt: skip
+
+
+def constraint_aspect(constraint: Constraint) -> str | None:
+    """The ``kb.stance.ASPECTS`` name a constraint is about (None when no aspect fits, e.g. min_stars)."""
+    if constraint.kind == "amenity":
+        return _AMENITY_ASPECT.get(str(constraint.value))
+    return _KIND_ASPECT.get(constraint.kind)
+
+
 def _about(quote: str, constraint: Constraint) -> bool:
+    """The quote speaks to the constraint: its aspect-lexicon pattern matches (what the builder reads)."""
     pattern = aspect_pattern(constraint.kind, constraint.value)
     return pattern is not None and pattern.search(quote) is not None
+
+
+def _warning_about(quote: str, constraint: Constraint) -> bool:
+    """A warning is about the constraint when :func:`_about` holds or the constraint's stance aspect
+    (:func:`constraint_aspect`) matches: "the room was noisy" warns about a quiet request."""
+    if _about(quote, constraint):
+        return True
+    aspect = constraint_aspect(constraint)
+    return aspect is not None and ASPECTS[aspect].search(quote) is not None
