@@ -35,6 +35,12 @@ def test_recommends_by_name(text: str, expected: bool) -> None:
     assert recommends_by_name(text, "Olive Grove") is expected
 
 
+def test_a_name_inside_a_longer_ranked_name_is_that_place() -> None:
+    text = "You could also consider Tidewater Harbor Bistro; both fit what you asked for."
+    assert recommends_by_name(text, "Harbor Bistro") is True  # without knowing the longer name
+    assert recommends_by_name(text, "Harbor Bistro", ("Tidewater Harbor Bistro",)) is False
+
+
 def test_name_positions_in_text_order() -> None:
     text = "For Sakura: x. For Olive Grove: y. Sakura again."
     assert name_positions(text, {"P1": "Olive Grove", "P2": "Sakura"}) == [(4, "P2"), (19, "P1"), (35, "P2")]

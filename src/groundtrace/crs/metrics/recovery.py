@@ -34,8 +34,9 @@ def text_repeats(ctx: TurnContext, rejected: set[str]) -> bool:
     found = ctx.memo.get(key)
     if found is None:
         pois = ctx.run.kb.pois
+        ranked = tuple(pois[p].name for p in ctx.ranking if p in pois and p not in rejected)
         found = ctx.memo[key] = any(
-            recommends_by_name(ctx.response, pois[p].name) for p in sorted(rejected) if p in pois
+            recommends_by_name(ctx.response, pois[p].name, ranked) for p in sorted(rejected) if p in pois
         )
     return bool(found)
 

@@ -57,12 +57,22 @@ def _clause_after(text: str, at: int) -> str:
     return text[at : words[-1].end()] if words else ""
 
 
-def recommends_by_name(text: str, name: str) -> bool:
-    """Whether ``text`` recommends the place called ``name`` (module docstring)."""
+def recommends_by_name(text: str, name: str, others: tuple[str, ...] = ()) -> bool:
+    """Whether ``text`` recommends the place called ``name`` (module docstring). An occurrence inside an
+    occurrence of a longer name of ``others`` is that other place ("Harbor Bistro" in "Tidewater Harbor
+    Bistro") and is skipped."""
     if not name.strip():
         return False
     folded = fold_unicode(text).lower()
+    longer = [
+        (m.start(), m.end())
+        for other in others
+        if len(other) > len(name)
+        for m in _name_pattern(other).finditer(folded)
+    ]
     for m in _name_pattern(name).finditer(folded):
+        if any(s <= m.start() and m.end() <= e for s, e in longer):
+            continue
         before, after = _clause_before(folded, m.start()), _clause_after(folded, m.end())
         if CONTRA.search(before) or CONTRA.search(after):
             continue
