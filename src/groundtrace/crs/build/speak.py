@@ -154,8 +154,11 @@ def relabel(plan: DialoguePlan, mapping: dict[tuple[str, str, str], Constraint],
     """Replace every constraint of ``plan.turns[start:]`` (and the final constraints) found in ``mapping``
     (keyed by kind, value and old label)."""
 
+    if not mapping:
+        return
+
     def m(cs: list[Constraint]) -> list[Constraint]:
-        return [mapping.get(_key(c), c) for c in cs]
+        return [mapping.get((c.kind, str(c.value), c.label), c) for c in cs]
 
     for tp in plan.turns[start:]:
         _relabel_turn(tp, m)
@@ -169,7 +172,9 @@ def _relabel_turn(tp: TurnPlan, m) -> None:  # type: ignore[no-untyped-def]
     if tp.spoken:
         tp.spoken = [Spoken(m([s.constraint])[0], s.sentence, s.hedge) for s in tp.spoken]
     if tp.gold is not None:
-        tp.gold = tp.gold.model_copy(update={"active_constraints": m(list(tp.gold.active_constraints))})
+        active = m(tp.gold.active_constraints)
+        if any(a is not b for a, b in zip(active, tp.gold.active_constraints, strict=True)):
+            tp.gold = tp.gold.model_copy(update={"active_constraints": active})
 
 
 def spoken_of(tp: TurnPlan) -> list[Spoken]:

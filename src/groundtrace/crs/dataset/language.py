@@ -79,30 +79,36 @@ def tokens(text: str) -> list[str]:
 
 def distinct_n(texts: Iterable[str], n: int) -> float:
     """Distinct n-grams over all n-grams of ``texts`` (0.0 when there is none)."""
-    grams: list[tuple[str, ...]] = []
-    for text in texts:
-        toks = tokens(text)
-        grams.extend(tuple(toks[i : i + n]) for i in range(len(toks) - n + 1))
-    return len(set(grams)) / len(grams) if grams else 0.0
+    return _distinct([tokens(t) for t in texts], n)
+
+
+def _distinct(tokenised: list[list[str]], n: int) -> float:
+    seen: set[tuple[str, ...]] = set()
+    total = 0
+    for toks in tokenised:
+        grams = list(zip(*(toks[i:] for i in range(n)), strict=False))
+        total += len(grams)
+        seen.update(grams)
+    return len(seen) / total if total else 0.0
 
 
 def user_language(dialogues: Iterable[Dialogue]) -> dict[str, dict[str, float]]:
     """``{split: {"user_turns": k, "distinct_1", "distinct_2", "distinct_1_at_n", "distinct_2_at_n",
     "n"}}`` over the user turns. distinct-n falls as a text set grows, so ``*_at_n`` compare the splits
     at one size: the first ``n`` user turns of each (dialogue order), ``n`` = the smallest split's count."""
-    texts: dict[str, list[str]] = {s: [] for s in SPLITS}
+    texts: dict[str, list[list[str]]] = {s: [] for s in SPLITS}
     for d in dialogues:
         if d.split in texts:
-            texts[d.split].extend(t.text for t in d.turns if t.role == "user")
+            texts[d.split].extend(tokens(t.text) for t in d.turns if t.role == "user")
     n = min((len(ts) for ts in texts.values() if ts), default=0)
     return {
         s: {
             "user_turns": len(ts),
-            "distinct_1": round(distinct_n(ts, 1), 4),
-            "distinct_2": round(distinct_n(ts, 2), 4),
+            "distinct_1": round(_distinct(ts, 1), 4),
+            "distinct_2": round(_distinct(ts, 2), 4),
             "n": n,
-            "distinct_1_at_n": round(distinct_n(ts[:n], 1), 4),
-            "distinct_2_at_n": round(distinct_n(ts[:n], 2), 4),
+            "distinct_1_at_n": round(_distinct(ts[:n], 1), 4),
+            "distinct_2_at_n": round(_distinct(ts[:n], 2), 4),
         }
         for s, ts in texts.items()
         if ts
