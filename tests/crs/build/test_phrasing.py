@@ -209,3 +209,15 @@ def test_classify_needs_one_kind_and_no_negation() -> None:
     assert classify("a place with no patio", targets) is None
     assert classify("a quiet romantic corner", targets) is None
     assert classify("a sandwich", targets) is None  # the Beaches lexicon no longer matches "sandwich"
+
+
+def test_loader_checks_frame_slots(tmp_path: Path) -> None:
+    text = (Path(__file__).parents[3] / "src/groundtrace/crs/data/phrasings.yaml").read_text(encoding="utf-8")
+    bad = text.replace('    - "Sure, {labels}."\n', '    - "Sure, {labels} in {city}."\n', 1)
+    assert bad != text
+    path = tmp_path / "bank.yaml"
+    path.write_text(bad, encoding="utf-8")
+    line = bad[: bad.index("Sure, {labels} in {city}")].count("\n") + 1
+    with pytest.raises(PhrasingFileError) as err:
+        load_bank(path)
+    assert f"{path}:{line}:" in str(err.value) and "provide frames take labels" in str(err.value)

@@ -12,6 +12,12 @@ For dialogue ``i`` of a build with seed ``S``:
    ``max_attempts``, then drop; every failed attempt is counted by rule; 5. tiers
    (``groundtrace.crs.dataset.tiers``).
 
+User language: before realisation the plan's user constraints get phrasings of the dialogue's split
+(``groundtrace.crs.build.speak.phrase_plan``) from the build's bank — the bundled
+``crs/data/phrasings.yaml`` plus phrasings mined from the KB's reviews (:func:`build_bank`); the test
+split's constraint phrases never occur in train/validation (``_hold_out`` enforces GT-F007) and
+``BuildReport.phrasing`` / the card report the bank, the mined phrasings and distinct-1/2 per split.
+
 Rejection share: the dialogues that get a ``reject_and_refine`` turn are the first
 ``round(share · N)`` indices of a seeded permutation of ``0..N-1``, so the realised share is exact
 up to dropped dialogues. Split: ``u = int(sha256(dialogue_id)[:8], 16) / 16**8``; train ``u < 0.8``,

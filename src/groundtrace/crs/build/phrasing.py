@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import string
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -57,6 +58,20 @@ FRAME_NAMES = (
     "reject_tail",
 )
 PHRASE, SENTENCE = "phrase", "sentence"
+#: the slots each frame may use (the realiser fills exactly these; ``labels`` only where phrases go)
+FRAME_SLOTS: dict[str, frozenset[str]] = {
+    "request": frozenset({"city", "noun", "a_noun", "labels"}),
+    "request_open": frozenset({"city", "noun", "a_noun"}),
+    "request_next": frozenset({"prev", "a_noun", "labels"}),
+    "request_next_open": frozenset({"prev", "a_noun"}),
+    "provide": frozenset({"labels"}),
+    "provide_open": frozenset(),
+    "extra": frozenset({"labels"}),
+    "extra_open": frozenset(),
+    "reject": frozenset({"name", "reason", "labels"}),
+    "reject_open": frozenset({"name", "reason"}),
+    "reject_tail": frozenset(),
+}
 
 T = TypeVar("T")
 
@@ -488,6 +503,20 @@ def _build(doc: YamlDocument) -> PhrasingBank:
             ld.err(("families",), f"families lack {f!r}")
     fixed = ld.fixed()
     families = ld.families()
+    for f, texts in model.frames.items():
+        allowed = FRAME_SLOTS.get(f)
+        if allowed is None:
+            ld.err(("frames", f), f"unknown frame {f!r} (frames: {', '.join(FRAME_NAMES)})")
+            continue
+        for j, text in enumerate(texts):
+            try:
+                used = {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
+            except ValueError as exc:
+                ld.err(("frames", f, j), f"frame {text!r}: {exc}")
+                continue
+            if used - allowed or ("labels" in allowed and "labels" not in used):
+                want = ", ".join(sorted(allowed)) or "none"
+                ld.err(("frames", f, j), f"frame {text!r} uses {sorted(used)}; {f} frames take {want}")
     frames = {f: ld.split_pools(v, ("frames", f), f"frame {f!r}") for f, v in model.frames.items()}
     hedges = ld.split_pools(model.hedges, ("hedges",), "hedges")
     bank = PhrasingBank(

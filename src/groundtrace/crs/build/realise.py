@@ -12,7 +12,10 @@ Realisers
 ---------
 A :class:`Realiser` turns a :class:`~groundtrace.crs.build.planner.DialoguePlan` into a
 :class:`~groundtrace.crs.schema.Dialogue`. :class:`TemplateRealiser` (the default) is offline and
-deterministic for a seed: it phrases every turn from varied template banks.
+deterministic for a seed: it phrases every turn from varied template banks. User turns say their
+constraints with the phrasings :func:`groundtrace.crs.build.speak.phrase_plan` chose for the dialogue's
+split, inside the split's frames of the phrasing bank (``crs/data/phrasings.yaml``: openers,
+provide/extra/reject shapes); sentence-shaped phrasings follow the frame as sentences of their own.
 """
 
 from __future__ import annotations
