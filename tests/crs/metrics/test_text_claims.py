@@ -74,3 +74,9 @@ def test_recovery_reads_the_text(dialogues, kb, response, ranking, repeat, recov
     assert table.aggregate["rejected_repeat"] == repeat
     assert table.aggregate["rejection_recovery"] == recovered
     assert table.to_dict()["metric_versions"] == {"rejected_repeat": 2, "rejection_recovery": 2}
+
+
+def test_name_positions_skip_a_name_inside_a_longer_one() -> None:
+    text = "For Tidewater Harbor Bistro: x. For Harbor Bistro: y"
+    names = {"A": "Harbor Bistro", "B": "Tidewater Harbor Bistro"}
+    assert name_positions(text, names) == [(4, "B"), (36, "A")]

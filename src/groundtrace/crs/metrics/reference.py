@@ -463,12 +463,18 @@ def reference_turn_values(  # noqa: C901 -- one pass per metric in the order of 
                     before = searched[i - 1] if i > 0 else " "
                     after = searched[i + len(needle)] if i + len(needle) < len(searched) else " "
                     if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-                        named.append((i, pid))
+                        named.append((i, i + len(needle), pid))
+        # a name inside a longer name is the longer name's place
+        named = [
+            (s, e, pid)
+            for s, e, pid in named
+            if not any(s2 <= s and e <= e2 and e2 - s2 > e - s for s2, e2, _p in named)
+        ]
         named.sort()
         bad = 0
         for term_id, ms, _me in claims:
             pid = support[0]
-            for at, who in named:
+            for at, _end, who in named:
                 if at <= ms:
                     pid = who
             poi = kb.pois[pid]

@@ -47,6 +47,7 @@ from groundtrace.crs.build.quality import CARD_KINDS
 from groundtrace.crs.metrics.base import Metric, MetricFamily, register
 from groundtrace.crs.metrics.context import TurnContext
 from groundtrace.crs.metrics.support_judge import SupportVerdict, judge_support
+from groundtrace.crs.metrics.text_claims import name_positions
 from groundtrace.crs.schema import Constraint
 
 #: Recorded in ``scores.json`` (``metric_versions``): 2 = judged by ``support_judge`` (claim attachment,
@@ -98,16 +99,13 @@ def _claimed_compute(ctx: TurnContext) -> tuple[str, ...]:
 
 
 def _attachments(ctx: TurnContext) -> list[tuple[int, str]]:
-    """``(position, poi_id)`` of each name occurrence of a claimed POI in the answer, in text order."""
+    """``(position, poi_id)`` of each name occurrence of a claimed POI in the answer, in text order
+    (``text_claims.name_positions``)."""
     claimed = claimed_pois(ctx)
     if len(claimed) < 2:
         return []
-    text = fold_unicode(ctx.response).lower()
-    if len(text) != len(ctx.response):  # folding changed offsets: fall back to the raw lower-cased text
-        text = ctx.response.lower()
     pois = ctx.run.kb.pois
-    hits = [(m.start(), p) for p in claimed for m in _name_re(pois[p].name).finditer(text)]
-    return sorted(hits)
+    return name_positions(ctx.response, {p: pois[p].name for p in claimed})
 
 
 def attached_poi(ctx: TurnContext, quote_start: int) -> str | None:
