@@ -53,6 +53,7 @@ from groundtrace.catalog.scout.lexicons import (
     parse_bool,
     value_phrases,
 )
+from groundtrace.catalog.scout.numbers import find_numbers
 from groundtrace.catalog.scout.quantities import Qty, accepts, convert, dimension_units, fmt, quantities
 from groundtrace.catalog.scout.sentences import (
     ABBREVIATIONS,
@@ -414,10 +415,10 @@ class LexiconEngine:
             vals = [v for q in qs if (v := accepts(spec, q)) is not None]
             if vals:
                 return vals[:1] if not spec.multi_valued else vals
-            m = re.fullmatch(
-                r"\s*(\d+(?:\.\d+)?)\s*(?:pack|pk|count|ct|pcs|pieces|units?)?\s*", raw, re.IGNORECASE
-            )
-            return [fmt(float(m.group(1)))] if m and not spec.unit else []
+            nums = find_numbers(raw, ranges=False)
+            rest = raw[nums[0].span[1] :] if len(nums) == 1 and not raw[: nums[0].span[0]].strip() else None
+            ok = rest is not None and _COUNT_TAIL.fullmatch(rest) and not nums[0].ambiguous
+            return [fmt(nums[0].value)] if ok and nums[0].value >= 0 and not spec.unit else []
         vocab = spec.allowed_values if spec.type == "enum" else spec.recommended_values
         items = re.split(r"\s*(?:,|;|/|\||\band\b|&)\s*", raw) if spec.multi_valued else [raw]
         values: list[str] = []
@@ -554,12 +555,12 @@ class LexiconEngine:
             pattern = _COUNT
         else:
             return []
-        return [
-            self._finding(
-                spec, ctx, fmt(float(next(g for g in m.groups() if g).replace(",", ""))), m.span(), Q_NAMED
-            )
-            for m in pattern.finditer(ctx.text)
-        ]
+        out = []
+        for m in pattern.finditer(ctx.text):
+            count = _count(next(g for g in m.groups() if g))
+            if count is not None:
+                out.append(self._finding(spec, ctx, fmt(count), m.span(), Q_NAMED))
+        return out
 
     @staticmethod
     def _quantity_quality(
@@ -599,10 +600,10 @@ class LexiconEngine:
                 continue
             if m.group("letter") and not m.group("unit") and not _in_dim_chain(ctx.text, m.start(), m.end()):
                 continue  # "1500 W" is watts, "1.7 L" litres: a bare axis letter needs an "A x B x C" chain
-            number = re.sub(r"(\d)[- ](\d+/\d+)", r"\1 \2", m.group("num"))
+            number = _count(m.group("num"))  # "31-1/2" = 31.5 (numbers.find_numbers)
             unit = m.group("unit") or '"'
             unit = {"'": "ft", "''": "in", "”": "in", '"': "in"}.get(unit, unit.rstrip("."))
-            converted = convert(f"{number} {unit}", spec.unit or "in")
+            converted = None if number is None else convert(f"{number!r} {unit}", spec.unit or "in")
             if converted is not None:
                 out.append(
                     self._finding(spec, ctx, f"{fmt(converted)} {spec.unit or 'in'}", m.span(), Q_NAMED)
@@ -658,6 +659,16 @@ class LexiconEngine:
                         self._finding(spec, ctx, value, mention.span, Q_NAMED, quote_span=mention.span)
                     )
         return out
+
+
+_COUNT_TAIL = re.compile(r"\s*(?:pack|pk|count|ct|pcs|pieces|units?)?\s*", re.IGNORECASE)
+
+
+def _count(text: str) -> float | None:
+    """The one unambiguous number of ``text`` ("1,000" -> 1000, "31-1/2" -> 31.5), via
+    ``numbers.find_numbers``; None when there is not exactly one or it is ambiguous."""
+    nums = find_numbers(text, ranges=False)
+    return nums[0].value if len(nums) == 1 and not nums[0].ambiguous else None
 
 
 _CHAIN_AFTER = re.compile(r"\s*[x×X*]\s*\d")
