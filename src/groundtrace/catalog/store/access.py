@@ -19,7 +19,7 @@ import secrets
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, select
 
 from groundtrace.catalog.store import schema as t
 from groundtrace.catalog.store.clean import clean_text
@@ -68,13 +68,6 @@ def session_reviewer(store: CatalogStore, session_id: object) -> str | None:
         return None
     expires = row.expires_at if row.expires_at.tzinfo else row.expires_at.replace(tzinfo=UTC)  # SQLite
     return str(row.reviewer) if expires > datetime.now(UTC) else None
-
-
-def touch_session(store: CatalogStore, session_id: str) -> None:
-    """Record that the session was used now (``last_seen``)."""
-    rs = t.review_sessions
-    with store.engine.begin() as conn:
-        conn.execute(update(rs).where(rs.c.id_hash == _hash(session_id)).values(last_seen=datetime.now(UTC)))
 
 
 def end_session(store: CatalogStore, session_id: object) -> bool:

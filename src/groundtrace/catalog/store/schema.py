@@ -215,7 +215,7 @@ review_sessions = Table(
     Column("id_hash", String(64), primary_key=True),  # sha256 hex of the session id (the cookie holds the id)
     Column("reviewer", String(200), nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("last_seen", DateTime(timezone=True), nullable=False),
+    Column("last_seen", DateTime(timezone=True), nullable=False),  # set at login (room for an idle limit)
     Column("expires_at", DateTime(timezone=True), nullable=False),
     Index("ix_review_sessions_reviewer", "reviewer"),
 )
