@@ -330,3 +330,57 @@ def test_identity_result_names_the_differing_words() -> None:
         "identity_mismatch: another product line (line words: SKU 'power bank', page 'phone'; "
         "variant words: page '256gb x')"
     )
+
+
+@pytest.mark.parametrize(
+    ("sku_title", "page_title", "relation", "word"),
+    [
+        (
+            "Polar Peak Lager Beer 12 fl oz",
+            "Polar Peak Light Lager Beer 12 fl oz",
+            "sibling_variant",
+            "+light",
+        ),
+        (
+            "Dripline Coffee Pods Original 12 ct",
+            "Dripline Coffee Pods Decaf 12 ct",
+            "sibling_variant",
+            "+decaf",
+        ),
+        ("Nimbus Drive 1TB", "Nimbus Drive 2TB", "sibling_variant", "+2tb"),
+        ("Zephyr Watch Series 5", "Zephyr Watch Series 5 Plus", "sibling_variant", "+plus"),
+        (
+            "Aurel Hand Soap, Lavender, 8 fl oz",
+            "Aurel Hand Soap, Eucalyptus, 8 fl oz",
+            "sibling_variant",
+            "+eucalyptus",
+        ),
+        ("Kora Salsa Mild 16 oz", "Kora Salsa Hot 16 oz", "sibling_variant", "+hot"),
+        ("Kora Salsa Mild 16 oz", "Kora Tortilla Chips 16 oz", "other_product", "+tortilla"),
+        ("Vireo Headphones Max, Black", "Vireo Speaker Mini, Black", "other_product", "-headphone"),
+        (
+            "Tallis Vitamin D3 Gummies 60 ct",
+            "Tallis Vitamin D3 Softgels 60 ct",
+            "sibling_variant",
+            "+softgels",
+        ),
+    ],
+)
+def test_other_brands_and_variant_words(sku_title: str, page_title: str, relation: str, word: str) -> None:
+    brand = sku_title.split()[0]
+    sku = SKU(sku_id="s", title=sku_title, brand=brand, category="grocery")
+    page = Document(source="web", source_type="retailer", source_ref="u", text="", title=page_title)
+    result = identity_match(sku, page)
+    assert not result.matched and result.relation == relation and word in result.differing, result
+
+
+def test_same_product_despite_order_case_and_retail_suffix() -> None:
+    sku = SKU(sku_id="s", title="Aurel Hand Soap, Lavender, 8 fl oz", brand="Aurel", category="grocery")
+    for title in (
+        "AUREL HAND SOAP - 8 FL OZ - LAVENDER | Target",
+        "Hand Soap, 8 fl oz, Lavender by Aurel - Walmart.com",
+        "Aurel Lavender Hand Soap 8 fl. oz. bottle",
+    ):
+        page = Document(source="web", source_type="retailer", source_ref="u", text="", title=title)
+        result = identity_match(sku, page)
+        assert result.matched and result.relation == "same" and result.differing == [], (title, result)
