@@ -14,6 +14,13 @@ or MPN match confirms; near-variants are rejected. The decision, in order:
    Chocolate 16 oz" or "... Gluten Free 16 oz" for the SKU "Acme Crunch Granola 16 oz", "Coca-Cola Cherry"
    for "Coca-Cola Classic") → **reject** ("near-variant: page states variant ... the SKU does not"): an
    unnamed SKU variant cannot be confirmed to be that one, and only a GTIN or MPN match (rules 1, 4) can;
+5b. **product line and variant** (:func:`compare_titles`, vocabulary in ``data/variant_words.yaml``): after
+   the brand, sizes, pack counts, retail suffix and non-distinguishing words are taken out, a title word
+   only one side has is a *line* word (another model or product name: "Power Bank" vs "Phone X") →
+   **reject** as ``other_product`` (checked before rule 5); or only *variant* words differ (Zero, Diet,
+   Crunchy/Creamy, Pro, Mini, Decaf, 128GB/256GB, 10000mAh, colours, flavours ...) → **reject** as
+   ``sibling_variant``. :attr:`IdentityResult.relation` and ``differing`` say which and name the words;
+   a sibling-variant page may only propose ``variant_invariant`` attributes, for REVIEW (Scout, policy);
 6. otherwise **match** only if the brand is confirmed and every size / pack count / variant the SKU states
    is confirmed on the page; else **reject** ("cannot confirm ...").
 
