@@ -51,3 +51,23 @@ def test_session_secret_is_generated_once_into_a_private_file(
     first = session_secret(path)
     assert session_secret(path) == first and len(first) >= 32
     assert path.stat().st_mode & 0o077 == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "proxy_headers", "allowed"),
+    [([], False, None), (["--forwarded-allow-ips", "10.0.0.5, 10.1.0.0/16"], True, "10.0.0.5,10.1.0.0/16")],
+)
+def test_serve_trusts_forwarded_headers_only_from_the_given_proxies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], proxy_headers: bool, allowed: str | None
+) -> None:
+    """Issue 24: uvicorn's own default trusts X-Forwarded-For from 127.0.0.1; `catalog serve` turns proxy
+    headers off unless --forwarded-allow-ips names the proxies."""
+    import uvicorn
+
+    seen: dict[str, object] = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **options: seen.update(options))
+    monkeypatch.setenv("GROUNDTRACE_WEB_SECRET", "x" * 40)
+    result = CliRunner().invoke(app, ["catalog", "serve", "--db", f"sqlite:///{tmp_path / 's.db'}", *args])
+    assert result.exit_code == 0, result.output
+    assert (seen["proxy_headers"], seen["forwarded_allow_ips"]) == (proxy_headers, allowed)
+    assert (seen["host"], seen["port"]) == ("127.0.0.1", 8000)
