@@ -52,9 +52,7 @@ def test_references_score_high(cheat_scores) -> None:
     assert cheat_scores["random"]["evidence_support"] <= cheat_scores["oracle"]["evidence_support"] - 0.1
 
 
-@pytest.mark.parametrize(
-    "cheat", sorted(set(CHEATS) - {"rejected_in_text", "false_attributes", "rejected_quotes"})
-)
+@pytest.mark.parametrize("cheat", sorted(set(CHEATS) - {"false_attributes"}))
 def test_no_cheat_beats_chance_on_evidence_support(cheat_scores, cheat: str) -> None:
     assert cheat_scores[cheat]["evidence_support"] <= cheat_scores["random"]["evidence_support"] + MARGIN
 
@@ -81,5 +79,6 @@ def test_text_that_repeats_a_rejected_poi_is_a_repeat(cheat_scores) -> None:
 
 
 def test_false_attributes_of_the_top1_count_as_hallucinated(cheat_scores) -> None:
+    # ES judges citations only: the gold quotes still support the top-1 (the made-up words are HAR's)
     assert cheat_scores["gold"]["hallucinated_attribute_rate"] == 0.0
     assert cheat_scores["false_attributes"]["hallucinated_attribute_rate"] >= 0.3

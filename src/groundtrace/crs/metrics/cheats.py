@@ -51,8 +51,13 @@ CHEATS: dict[str, str] = {
     "quote_user": "gold ranking; the user's own words quoted with a top-1 tag",
     "repeat_quote": "gold ranking; the gold answer's first quote repeated ten times",
     "one_true_many_false": "gold ranking; the gold answer's first quote and nine made-up quotes with tags",
-    "rejected_quotes": "gold ranking; after a rejection, sentences of the rejected POI's reviews",
-    "rejected_in_text": "gold ranking; after a rejection, the text recommends the rejected POI by name",
+    "rejected_quotes": (
+        "gold ranking; after a rejection, sentences of the rejected POI's reviews (silent before)"
+    ),
+    "rejected_in_text": (
+        "gold ranking; after a rejection, the text recommends the rejected POI by name and quotes the gold "
+        "answer's evidence (silent before)"
+    ),
     "false_attributes": (
         "the gold answer plus attribute words false of the top-1 (KB) but true of the rank-2 POI"
     ),
@@ -237,16 +242,16 @@ def _one_true_many_false(tt: _Turn, rng: random.Random) -> tuple[list[str], str]
 
 def _rejected_quotes(tt: _Turn, rng: random.Random) -> tuple[list[str], str]:
     rejected = tt.rejected_before()
-    if not rejected:
-        return tt.gold_ranking, tt.t.text  # nothing rejected yet: the gold answer
+    if not rejected:  # nothing rejected yet: a silent answer (scores 0), so the run shows the rest
+        return tt.gold_ranking, f"I recommend {tt.name(tt.top)}."
     quotes = [(s.text, s.tag) for p in rejected for s in tt.sentences(p) if s.polarity >= 0][:3]
     return tt.gold_ranking, f"I recommend {tt.name(tt.top)}. " + _cite(quotes)
 
 
 def _rejected_in_text(tt: _Turn, rng: random.Random) -> tuple[list[str], str]:
     rejected = tt.rejected_before()
-    if not rejected:
-        return tt.gold_ranking, tt.t.text
+    if not rejected:  # nothing rejected yet: a silent answer
+        return tt.gold_ranking, f"I recommend {tt.name(tt.top)}."
     return tt.gold_ranking, f"I'd recommend {tt.name(rejected[-1])}. " + " ".join(
         f'"{q}" {tags}.' for q, tags in tt.gold_quotes()
     )

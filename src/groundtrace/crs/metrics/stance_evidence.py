@@ -8,9 +8,11 @@ constraint the builder's own ``build.evidence.supports`` on the whole sentence),
 rules S1–S5 of :mod:`.support` (verbatim, not an echo, not a repeat).
 
 * **Claimed POIs** of a turn: the top-1; in a ``compare`` turn also each other POI of the recommended set
-  (top-3) that the answer names. A quote is **attached** to the claimed POI named last before it (the
-  top-1 when none is): ``For Sakura: "..." [R3]`` attaches to Sakura. A quote supports only the POI it is
-  attached to, and only when the review it quotes is that POI's.
+  (top-3) that the answer names. A quote is **attached** to the POI named last before it — among the
+  recommended set, the POIs the user rejected so far and the POIs of the cited reviews — else to the
+  top-1: ``For Sakura: "..." [R3]`` attaches to Sakura, ``I'd recommend <a rejected POI>. "..." [R5]``
+  to the rejected POI. A quote supports only a claimed POI it is attached to, and only when the review
+  it quotes is that POI's.
 * **Constraints** of the turn: the gold's active constraints with an aspect-lexicon pattern; the *review
   constraints* are those other than ``min_stars`` / ``max_distance_km`` (the POI card states those,
   ``build.quality.CARD_KINDS``).
@@ -98,18 +100,31 @@ def _claimed_compute(ctx: TurnContext) -> tuple[str, ...]:
     return (top, *others)
 
 
-def _attachments(ctx: TurnContext) -> list[tuple[int, str]]:
-    """``(position, poi_id)`` of each name occurrence of a claimed POI in the answer, in text order
-    (``text_claims.name_positions``)."""
-    claimed = claimed_pois(ctx)
-    if len(claimed) < 2:
-        return []
+def nameable_pois(ctx: TurnContext) -> tuple[str, ...]:
+    """POIs a quote may be attached to by name: the recommended set (top-3), the POIs the user rejected
+    earlier in the dialogue and the POIs of the answer's resolvable cited reviews (KB POIs only)."""
     pois = ctx.run.kb.pois
-    return name_positions(ctx.response, {p: pois[p].name for p in claimed})
+    out = list(ctx.recommended)
+    for turn in ctx.dialogue.turns[: ctx.turn.index]:
+        out += [p for p in turn.rejected if p in pois]
+    for q in ctx.grounding.counted:
+        for tag in q.tags:
+            ref = ctx.resolve(tag)
+            if ref is not None and ref.poi_id in pois:
+                out.append(ref.poi_id)
+    return tuple(dict.fromkeys(out))
+
+
+def _attachments(ctx: TurnContext) -> list[tuple[int, str]]:
+    """``(position, poi_id)`` of each name occurrence of a :func:`nameable_pois` POI in the answer, in
+    text order (``text_claims.name_positions``)."""
+    pois = ctx.run.kb.pois
+    return name_positions(ctx.response, {p: pois[p].name for p in nameable_pois(ctx)})
 
 
 def attached_poi(ctx: TurnContext, quote_start: int) -> str | None:
-    """The claimed POI named last before ``quote_start`` (the top-1 when none is named before it)."""
+    """The POI named last before ``quote_start`` among :func:`nameable_pois` (the top-1 when none is):
+    ``I'd recommend <rejected POI>. "q" [R5]`` attaches q to the rejected POI, which is not claimed."""
     claimed = claimed_pois(ctx)
     if not claimed:
         return None
