@@ -9,6 +9,7 @@ allergen list [sesame] next to "wheat flour, sesame seeds" was WRITTEN, "10 000 
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 from typing import Any
@@ -44,15 +45,26 @@ def _page(url: str, title: str, body: str, upc: str) -> str:
     )
 
 
-def _enrich(tmp_path: Path, items: list[tuple[SKU, str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
-    """Enrich ``(sku, page url, page body)`` items offline; ``{(sku_id, attribute): result line}``."""
+def _enrich(
+    tmp_path: Path, items: list[tuple[SKU, str, str]], feed: list[dict[str, str]] | None = None
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """Enrich ``(sku, page url, page body)`` items offline (with a GTIN-keyed feed of ``feed`` rows);
+    ``{(sku_id, attribute): result line}``."""
+    feed_path = None
+    if feed:
+        feed_path = tmp_path / "feed.csv"
+        cols = sorted({k for row in feed for k in row})
+        with feed_path.open("w", encoding="utf-8", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=cols)
+            writer.writeheader()
+            writer.writerows(feed)
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (tmp_path / "skus.jsonl").write_text("".join(s.model_dump_json() + "\n" for s, _, _ in items), "utf-8")
     for i, (sku, url, body) in enumerate(items):
         (corpus / f"p{i}.html").write_text(_page(url, sku.title, body, sku.gtin or ""), "utf-8")
     out = tmp_path / "out.jsonl"
-    run_enrich(tmp_path / "skus.jsonl", out, EnrichConfig(corpus=corpus))
+    run_enrich(tmp_path / "skus.jsonl", out, EnrichConfig(corpus=corpus, feed=feed_path))
     lines = [json.loads(line) for line in out.read_text("utf-8").splitlines() if line.strip()]
     return {(r["sku_id"], r["attribute"]): r for r in lines}
 
@@ -169,6 +181,25 @@ def test_compound_list_and_traces(grocery: dict) -> None:
     # oats (gluten), milkfat (milk), soy lecithin (soybeans), almonds (tree nuts); peanuts only a trace
     assert set(value) == {"gluten", "milk", "soybeans", "tree_nuts"}, (value, verdict, failure)
     assert "peanuts" not in value
+
+
+def test_feed_ingredients_contradict_claims_and_yield_allergens(tmp_path: Path) -> None:
+    sku = _sku("F1", "01234500066", "Acme Cheese Crisps, 4 oz", "grocery")
+    feed = [
+        {
+            "gtin": sku.gtin or "",
+            "title": "Acme Cheese Crisps 4 oz",
+            "Ingredient List": "Unbleached enriched flour (wheat flour, niacin), cheddar cheese "
+            "(milk, salt), sunflower oil. Made on shared equipment with tree nuts.",
+        }
+    ]
+    page = "Dietary labels: nut-free, dairy-free."
+    got = _enrich(tmp_path, [(sku, "https://www.acme.com/p/cheese-crisps", page)], feed)
+    value, action, verdict, failure = _outcome(got[("F1", "dietary_labels")])
+    assert set(value) == {"nut_free", "dairy_free"}
+    assert (action, verdict, failure) == ("BLOCK", "FAIL", "CONTRADICTION")
+    allergens, _, _, _ = _outcome(got[("F1", "allergens")])
+    assert set(allergens) == {"wheat", "gluten", "milk"}  # the tree nuts are only a trace
 
 
 # -- the Judge on its own: an incomplete list from any engine --------------------------------------------

@@ -51,8 +51,10 @@ _NEGATED_BEFORE = re.compile(
 )
 _FREE_AFTER = re.compile(r"\s*[-\s]?\s*free\b", re.IGNORECASE)
 _GLUTEN_FREE = re.compile(r"\bgluten[\s-]*free\b", re.IGNORECASE)
-#: an ingredient list: "Ingredients:" (or "Ingredients -") up to the end of its line
-INGREDIENT_LIST = re.compile(r"\bingredients?\s*(?::|-|–)\s*(?P<list>[^\n]+)", re.IGNORECASE)
+#: an ingredient list: "Ingredients:" ("Ingredient list:", "Ingredients -") up to the end of its line
+INGREDIENT_LIST = re.compile(
+    r"\bingredients?(?:\s+(?:list|statement|declaration))?\s*(?::|-|–)\s*(?P<list>[^\n]+)", re.IGNORECASE
+)
 _PERCENT = re.compile(r"\d+(?:[.,]\d+)?\s*%|\*")
 
 
