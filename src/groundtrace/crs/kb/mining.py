@@ -36,20 +36,27 @@ from dataclasses import dataclass
 from typing import Any
 
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
+from groundtrace.crs.kb.price import infer_missing_prices
+from groundtrace.crs.kb.review_words import CHEAP, EVIDENCE_KEY, PRICEY, _p
 from groundtrace.crs.kb.stance import SentenceStance
 from groundtrace.crs.schema import POI
 
+__all__ = [
+    "CHEAP",
+    "EVIDENCE_KEY",
+    "PRICEY",
+    "fill_from_reviews",
+    "infer_price",
+    "mine_poi",
+    "mining_agreement",
+]
+
 MIN_REVIEWS = 2
 MAX_EVIDENCE = 3
-EVIDENCE_KEY = "mined_from_reviews"
 
 NEGATION_RE = re.compile(
     r"\b(?:not|no|never|nothing|none|nowhere|without|lack(?:s|ed|ing)?|hardly)\b|n't\b", re.IGNORECASE
 )
-
-
-def _p(words: str) -> re.Pattern[str]:
-    return re.compile(rf"\b(?:{words})", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -77,12 +84,6 @@ MINED: tuple[MinedAttribute, ...] = (
     MinedAttribute("parking", True, False, _p(r"parking|valet|garage")),
     MinedAttribute("wifi", "free", "no", _p(r"wi-?fi|internet")),
 )
-
-CHEAP = _p(
-    r"cheap|affordable|inexpensive|bargain|budget|good value|great value|reasonabl[ey] priced|fair prices?|"
-    r"won't break the bank|prices are (?:great|good|reasonable|low)"
-)
-PRICEY = _p(r"pric(?:e)?y|expensive|overpriced|splurge|fine dining|high[- ]end|upscale|steep prices?|costly")
 
 
 def _ref(s: SentenceStance) -> str:
@@ -172,8 +173,6 @@ def fill_from_reviews(
         "agreement": mining_agreement(kb, kb.pois.values()),
     }
     if infer_prices:
-        from groundtrace.crs.kb.price import infer_missing_prices
-
         out, report["price_inferred"] = infer_missing_prices(out)
         if report["price_inferred"]["filled"]:
             report["filled"]["price_level"] = report["price_inferred"]["filled"]

@@ -10,7 +10,7 @@ Model (:class:`PriceModel`)
 Per POI, one document: the text of its reviews. Features: TF-IDF of word 1–2-grams (sublinear tf,
 ``min_df`` 3, at most 20,000 terms); menu prices written in the text (``$12``, ``$ 7.50``: whether any,
 log of their median and maximum, their count per 100 words, the share >= $25); the rate of cheap and
-pricey words (``mining.CHEAP`` / ``mining.PRICEY``) per 100 words; and the POI's Yelp categories as
+pricey words (``review_words.CHEAP`` / ``PRICEY``) per 100 words; and the POI's Yelp categories as
 tokens (they exist without attributes). Classifier: multinomial logistic regression (scikit-learn,
 ``C`` = :data:`C`, lbfgs: deterministic). Levels 3 and 4 are one class (3): Yelp's $$$$ is rare (11 of
 the 267 priced yelp_dense restaurants), so a filled 3 means "$$$ or more".
@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
+from groundtrace.crs.kb.review_words import CHEAP, EVIDENCE_KEY, PRICEY
 from groundtrace.crs.schema import POI
 
 MODEL_NAME = "price-lr-1"
@@ -65,8 +66,6 @@ def level_class(level: int) -> int:
 
 def price_signals(text: str) -> list[float]:
     """Menu prices and price words of a POI's review text (module docstring), 7 numbers."""
-    from groundtrace.crs.kb.mining import CHEAP, PRICEY
-
     words = max(1, len(text.split()))
     amounts = [a for a in (float(x) for x in DOLLAR_RE.findall(text)) if 0 < a < 1000]
     cheap = 100 * len(CHEAP.findall(text)) / words
@@ -244,8 +243,6 @@ def infer_missing_prices(kb: KnowledgeBase, seed: int = 0) -> tuple[KnowledgeBas
     per POI type (a model per type, trained on that type's priced POIs only: a restaurant's words say
     nothing about a hotel's price) the cross-validated quality, the floor, how many were filled (per
     level) or why none; ``filled`` and ``missing`` in all."""
-    from groundtrace.crs.kb.mining import EVIDENCE_KEY
-
     pois = [kb.pois[i] for i in sorted(kb.pois)]
     filled: dict[str, POI] = {}
     report: dict[str, Any] = {"model": MODEL_NAME, "by_type": {}}
@@ -290,7 +287,5 @@ def infer_missing_prices(kb: KnowledgeBase, seed: int = 0) -> tuple[KnowledgeBas
 
 def is_inferred(poi: POI) -> bool:
     """Whether the POI's price level was inferred from text (not Yelp's)."""
-    from groundtrace.crs.kb.mining import EVIDENCE_KEY
-
     refs = poi.attributes.get(EVIDENCE_KEY, {}).get("price_level", [])
     return any(str(r).startswith(INFERRED) for r in refs)
