@@ -24,7 +24,7 @@ def dataset(tmp_path_factory):
 
 
 def test_train_parser_writes_a_model_and_scores_validation(dataset, tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv("GROUNDTRACE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("GROUNDTRACE_CACHE_DIR", str(tmp_path / "cache"))
     model = tmp_path / "parser.joblib"
     result = CliRunner().invoke(app, ["crs", "train-parser", "--dataset", str(dataset), "--out", str(model)])
     assert result.exit_code == 0, result.output
@@ -57,7 +57,7 @@ def test_train_parser_writes_a_model_and_scores_validation(dataset, tmp_path, mo
 
 
 def test_a_single_file_without_train_split_says_so(dataset, tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv("GROUNDTRACE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("GROUNDTRACE_CACHE_DIR", str(tmp_path / "cache"))
     single = tmp_path / "only.jsonl"
     single.write_text((dataset / "test.jsonl").read_text())
     args = ["crs", "run", "--dataset", str(single), "--system", "knowledge", "--out", str(tmp_path / "r")]

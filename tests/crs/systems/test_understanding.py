@@ -198,7 +198,7 @@ def test_model_file_round_trip_and_version_check(tmp_path) -> None:
 
 
 def test_trained_once_then_read_from_the_cache(tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv("GROUNDTRACE_CACHE", str(tmp_path))
+    monkeypatch.setenv("GROUNDTRACE_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(model_mod, "_MEMORY", {})
     data = training_data(_dialogues())
     first = understanding_for(data)
@@ -220,7 +220,7 @@ def test_systems_fit_and_parse_paraphrases(tmp_path, monkeypatch) -> None:
     from groundtrace.crs.systems.base import build_system
     from groundtrace.crs.systems.predictions import CandidateCard, HistoryTurn, SystemInput
 
-    monkeypatch.setenv("GROUNDTRACE_CACHE", str(tmp_path))
+    monkeypatch.setenv("GROUNDTRACE_CACHE_DIR", str(tmp_path))
     card = CandidateCard(poi_id="a", name="Inn", city="X", poi_type="hotel", stars=4.0, lat=0, lon=0)
     inp = SystemInput(
         dialogue_id="d", turn_index=1, setting="closed", city="X", poi_type="hotel",

@@ -174,8 +174,19 @@ def _bare_flour_is_wheat(prefix: str, qualifiers: frozenset[str]) -> bool:
 
 
 def allergen_mentions(text: str, amap: AllergenMap | None = None) -> list[AllergenMention]:
-    """Every Annex II ingredient mention in ``text``, in text order (module docstring)."""
-    amap = amap or load_map()
+    """Every Annex II ingredient mention in ``text``, in text order (module docstring). Cached per text for
+    the bundled map (the Judge re-reads the same sentences once per allowed value)."""
+    if amap is None:
+        return list(_cached_mentions(text))
+    return _mentions(text, amap)
+
+
+@lru_cache(maxsize=4096)
+def _cached_mentions(text: str) -> tuple[AllergenMention, ...]:
+    return tuple(_mentions(text, load_map()))
+
+
+def _mentions(text: str, amap: AllergenMap) -> list[AllergenMention]:
     traces = trace_spans(text)
     out: list[AllergenMention] = []
     for group, pattern in amap.patterns.items():

@@ -7,7 +7,8 @@ quotes with the turn's gold active constraints, and optionally background review
 
 :func:`training_data` extracts that; :func:`train_understanding` fits the three parts;
 :func:`understanding_for` returns the cached model for a train split (trains on first use). The cache
-lives under ``$GROUNDTRACE_CACHE`` (default ``~/.cache/groundtrace``) ``/understanding/<hash>.joblib``,
+lives under ``$GROUNDTRACE_CACHE_DIR`` (else ``$GROUNDTRACE_CACHE``, else ``~/.cache/groundtrace``)
+``/understanding/<hash>-v<version>.joblib``,
 keyed by ``train_hash`` = sha256 of the training data (canonical JSON) and :data:`FORMAT_VERSION`.
 
 Model file: a joblib pickle of ``{"header": {...}, "parser", "evidence", "priors"}``; the header (also
@@ -273,10 +274,10 @@ def load_understanding(path: Path | str) -> Understanding:
 
 
 def cache_dir() -> Path:
-    """``$GROUNDTRACE_CACHE`` (default ``~/.cache/groundtrace``) ``/understanding``."""
-    return (
-        Path(os.environ.get("GROUNDTRACE_CACHE") or Path.home() / ".cache" / "groundtrace") / "understanding"
-    )
+    """``$GROUNDTRACE_CACHE_DIR``, else ``$GROUNDTRACE_CACHE``, else ``~/.cache/groundtrace``; then
+    ``/understanding`` (the test suite points ``GROUNDTRACE_CACHE_DIR`` at a temporary folder)."""
+    base = os.environ.get("GROUNDTRACE_CACHE_DIR") or os.environ.get("GROUNDTRACE_CACHE")
+    return Path(base or Path.home() / ".cache" / "groundtrace") / "understanding"
 
 
 _MEMORY: dict[str, Understanding] = {}
