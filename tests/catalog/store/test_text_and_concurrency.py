@@ -92,6 +92,38 @@ def test_nul_bytes_are_cleaned_reported_and_the_batch_is_written(
     store.close()
 
 
+@pytest.mark.slow
+def test_a_sku_whose_write_fails_is_reported_and_the_other_six_are_written(
+    store_url: str, hostile: tuple[Path, EnrichConfig], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failure the cleaning cannot foresee (here an LLM call count no INTEGER column holds, 2**64): the
+    batch's transaction fails, the runner writes its SKUs one per transaction and reports only line 3."""
+    from groundtrace.catalog.store import runner
+
+    path, config = hostile
+    ids = [json.loads(line)["sku_id"] for line in path.read_text(encoding="utf-8").splitlines()]
+    real = runner.process_one
+
+    def poisoned(sku: SKU, comp: Any, measure_usage: bool = False) -> SkuOutcome:
+        outcome = real(sku, comp, measure_usage)
+        if sku.sku_id == ids[2]:
+            outcome.llm_calls = 2**64
+        return outcome
+
+    monkeypatch.setattr(runner, "process_one", poisoned)
+    store = CatalogStore(store_url)
+    issues: list[str] = []
+    first = enrich_to_store(path, store, config, on_issue=issues.append)
+    assert (first.skus_read, first.skus_processed, first.skus_failed) == (7, 6, 1)
+    assert sorted(r["sku_id"] for r in store.table("sku_runs")) == sorted(ids[:2] + ids[3:])
+    (failed,) = [i for i in issues if "not stored" in i]
+    assert failed.startswith(f"{path}:3: {ids[2]!r}: not stored: ")
+    monkeypatch.setattr(runner, "process_one", real)
+    again = enrich_to_store(path, store, config)
+    assert (again.skus_unchanged, again.skus_processed, again.skus_failed) == (6, 1, 0)
+    store.close()
+
+
 def _outcome(sku_id: str, title: str = "Plain title") -> SkuOutcome:
     # model_construct: a library caller can hand the store what the SKU model would refuse (an id over
     # the model's 200 characters); the store must still not stop on it

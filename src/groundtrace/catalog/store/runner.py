@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy.exc import SQLAlchemyError
 
 from groundtrace.catalog.model import SKU
 from groundtrace.catalog.pipeline import (
@@ -414,7 +413,7 @@ class _Writer:
         database's message (module docstring)."""
         try:
             return self.store.record_batch(self.run, batch, policy=self.options.policy, usage=usage)
-        except (SQLAlchemyError, ValueError, UnicodeError) as exc:
+        except Exception as exc:  # noqa: BLE001 - a write that fails is narrowed to its SKU and reported
             if len(batch) == 1:
                 sku_id = batch[0].sku.sku_id
                 return WriteStats(notes=[(sku_id, f"not stored: {_first_line(exc)}")], rejected=[sku_id])
