@@ -128,3 +128,19 @@ def test_bad_exports_are_one_line_errors(review_store: CatalogStore, tmp_path: P
     )
     report = import_decisions(review_store, bad, "label-studio")
     assert report.problems == [f"{bad}: task 1 (review {g1}): an edit needs the corrected value"]
+
+
+def test_an_imported_edit_outside_the_allowed_values_is_refused(
+    review_store: CatalogStore, tmp_path: Path
+) -> None:
+    """Issue 24: an edit from Label Studio is checked against the template like one made on the page."""
+    g1 = item_id(review_store, "G1")  # grocery dietary_labels: enum
+    path = tmp_path / "ls.json"
+    bad = _ls_annotation("edit", "<script>alert(1)</script>, vegan")
+    path.write_text(json.dumps([{"id": g1, "data": {"review_id": g1}, "annotations": [bad]}]))
+    report = import_decisions(review_store, path, "label-studio")
+    assert report.decided == 0 and len(report.problems) == 1
+    assert report.problems[0].startswith(
+        f"{path}: task 1 (review {g1}): dietary_labels: '<script>alert(1)</script>' is not an allowed value"
+    )
+    assert review_store.table("published_values") == [] and review_store.table("audit_log") == []
