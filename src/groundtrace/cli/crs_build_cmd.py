@@ -41,6 +41,16 @@ def build(
     workers: int = typer.Option(
         1, "--workers", min=1, help="Threads realising dialogues at once (for --realiser llm); same output."
     ),
+    phrasings: Path = typer.Option(
+        None,
+        "--phrasings",
+        help="A user-language bank (YAML like groundtrace/crs/data/phrasings.yaml) to use instead.",
+    ),
+    mine_phrasings: bool = typer.Option(
+        True,
+        "--mine-phrasings/--no-mine-phrasings",
+        help="Add phrasings mined from the KB's reviews ('we were looking for a quiet spot') to the bank.",
+    ),
 ) -> None:
     """Build a TRACE-CRS dialogue dataset from a knowledge base and print the build report.
 
@@ -59,7 +69,21 @@ def build(
         raise typer.BadParameter(
             f"unknown realiser {realiser!r}; choose from {REALISERS.names()}", param_hint="--realiser"
         )
-    config = BuildConfig(rejection_share=rejection_share, llm=llm, workers=workers)
+    from groundtrace.crs.build.phrasing import PhrasingFileError, load_bank
+
+    config = BuildConfig(
+        rejection_share=rejection_share,
+        llm=llm,
+        workers=workers,
+        mine_phrasings=mine_phrasings,
+        phrasings=str(phrasings) if phrasings is not None else None,
+    )
+    if phrasings is not None:
+        try:
+            load_bank(phrasings)
+        except PhrasingFileError as exc:  # every bad entry, as file:line: message
+            print_error(f"bad phrasing bank --phrasings {phrasings}:\n{exc}")
+            raise typer.Exit(2) from None
     try:
         real = make_realiser(realiser, config)
     except LLMError as exc:  # LLMConfigError (bad spec, no LLM configured) or a client that cannot be built

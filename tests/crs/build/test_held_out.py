@@ -9,6 +9,8 @@ import random
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from groundtrace.crs.build import speak
 from groundtrace.crs.build.builder import BuildConfig, build_dataset, build_dialogues
@@ -43,6 +45,18 @@ def test_test_split_phrases_never_occur_in_train_or_validation(kb, seed: int) ->
         for t in d.turns:
             for c in t.constraints_added:
                 assert c.label in t.text, (c.label, t.text)
+
+
+@pytest.mark.slow
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**31 - 1))
+def test_held_out_and_determinism_for_any_seed(kb, seed: int) -> None:
+    a, _ = build_dialogues(kb, 40, seed)
+    labels = constraint_labels(a)
+    assert labels["test"].isdisjoint(labels["train"] | labels["validation"])
+    assert labels["validation"].isdisjoint(labels["train"])
+    b, _ = build_dialogues(kb, 40, seed)
+    assert [d.model_dump_json() for d in a] == [d.model_dump_json() for d in b]
 
 
 def test_gold_constraints_carry_the_spoken_labels(kb) -> None:
@@ -202,3 +216,34 @@ def test_an_llm_user_turn_that_states_no_constraint_is_rejected(ctx) -> None:
     assert turn.constraints_added == tp.constraints_added
     with pytest.raises(LLMTurnRejected, match="phrases for"):
         check_llm_turn(plan, tp, 0, "Something nice please, thank you.", [], phrases=[])
+
+
+def test_cli_build_refuses_a_bad_phrasing_bank_with_file_and_line(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from groundtrace.cli import app
+
+    bank = tmp_path / "bank.yaml"
+    bank.write_text(
+        "hedges: ['{p}, please', 'ideally {p}', 'maybe {p}']\nframes: {}\nfamilies: {}\n"
+        "constraints:\n  - kind: amenity\n    value: wifi\n    phrases: [with wifi]\n",
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(
+        app,
+        [
+            "crs",
+            "build",
+            "--kb",
+            "demo",
+            "--dialogues",
+            "2",
+            "--out",
+            str(tmp_path / "o"),
+            "--phrasings",
+            str(bank),
+        ],
+    )
+    assert result.exit_code == 2, result.output
+    assert f"{bank}:5:" in result.output and "at least 3 are needed" in result.output
+    assert not (tmp_path / "o").exists()
