@@ -300,3 +300,23 @@ def test_dot_grouped_capacity_is_never_written_as_1_2_mah(electronics: dict) -> 
 def test_ambiguous_wattage_goes_to_review(electronics: dict) -> None:
     value, action, verdict, _ = _outcome(electronics[("E3", "wattage")])
     assert action == "REVIEW" and verdict == "UNCERTAIN", (value, action, verdict)
+
+
+def test_probe_number_forms_through_enrich(tmp_path: Path) -> None:
+    items = [
+        (
+            _sku("H1", "06900000911", "Acme Electric Kettle K15", "home"),
+            "https://www.acme.com/p/k15",
+            "Capacity: 1,5 L. Wattage: 2 200 W.",  # a decimal-comma page groups thousands with a space
+        ),
+        (
+            _sku("E9", "04800000999", "Acme Power Bank PB9", "electronics"),
+            "https://www.acme.com/p/pb9",
+            "Battery capacity: 10.000 mAh.",  # 10 mAh and 10000 mAh are both batteries: a person decides
+        ),
+    ]
+    got = _enrich(tmp_path, items)
+    assert _outcome(got[("H1", "capacity")])[:3] == ("1.5 L", "WRITE", "PASS")
+    assert got[("H1", "wattage")]["candidate"]["value"] == "2200 W"
+    value, action, verdict, _ = _outcome(got[("E9", "battery_capacity")])
+    assert action != "WRITE" and verdict == "UNCERTAIN", (value, action, verdict)

@@ -66,6 +66,9 @@ def test_text_convention_decides_between_readings() -> None:
     # "1,500" next to a decimal comma may be 1.5 or 1500: ambiguous, 1.5 first
     n = next(x for x in find_numbers("1,5 L bottle, 1,500 ml jug") if x.text == "1,500")
     assert n.ambiguous and n.readings == (1.5, 1500.0)
+    # a decimal-comma text groups thousands with spaces: "2 200 W" is one number there
+    n = next(x for x in find_numbers("Capacity 1,5 L, power 2 200 W") if x.text == "2 200")
+    assert (n.value, n.ambiguous) == (2200.0, False)
     # "1.200" next to a decimal comma is dot grouping
     n = next(x for x in find_numbers("2,5 kg, 1.200 mAh") if x.text == "1.200")
     assert (n.value, n.ambiguous) == (1200.0, False)

@@ -12,9 +12,10 @@ one distinct reading is ambiguous:
   "12,75") reads "1.200" as 1200 and keeps "1,500" ambiguous (1.5 first: it may still be a thousands
   comma); one with a decimal point ("3.7 V") reads "1,200" as 1200 and keeps "1.200" ambiguous (1.2
   first); with no evidence, "1,200" is 1200 (the US/UK retail default) and "1.200" stays ambiguous;
-* groups of three separated by a plain space ("10 000") are one number only when a group starts with 0
-  or the separator is a typographic space (U+00A0, U+2009, U+202F); otherwise "3 100" may be two
-  numbers and is ambiguous; apostrophes ("1'200", "1’200") are Swiss grouping;
+* groups of three separated by a plain space ("10 000") are one number only when a group starts with 0,
+  the separator is a typographic space (U+00A0, U+2009, U+202F) or the text uses decimal commas (French
+  and Nordic pages group with spaces: "1,5 L ... 2 200 W"); otherwise "3 100" may be two numbers and is
+  ambiguous; apostrophes ("1'200", "1’200") are Swiss grouping;
 * fractions "1/2", "1 1/2", "1-1/2", "½", "1½" are exact; ranges "5-10", "5–10", "5 to 10" give ``low``
   and ``value`` = the high end; a leading "-", "−" or "+" is a sign unless it joins a range.
 
@@ -173,7 +174,7 @@ def _one(m: re.Match[str], convention: str | None) -> tuple[float, tuple[float, 
         extra += unicodedata.numeric(m.group("vf"))
     sign = -1.0 if m.group("sign") in ("-", "\u2212") else 1.0
     values = tuple(sign * (r + extra) for r in readings)
-    if plain_space:  # "3 100": maybe two numbers
+    if plain_space and convention != "comma":  # "3 100": maybe two numbers (a decimal-comma text groups so)
         last = float(m.group("int").split(" ")[-1])
         values = (*values, sign * last)
     return values[0], values, len(values) > 1
