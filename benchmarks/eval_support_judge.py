@@ -354,8 +354,9 @@ def main(argv: list[str] | None = None) -> int:
     for error in errors + bad:
         print(f"warning: {error}", file=sys.stderr)
     polarity = polarity_model(args.polarity, train)
+    stances = [polarity(p) for p in pairs]
     results = {
-        name: evaluate(pairs, get_judge(name)(pairs, reviews, polarity))
+        name: evaluate(pairs, get_judge(name)(pairs, reviews, polarity), stances)
         for name in args.judge or DEFAULT_JUDGES
     }
     positives = sum(p.label for p in pairs)
