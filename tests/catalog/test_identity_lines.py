@@ -384,3 +384,18 @@ def test_same_product_despite_order_case_and_retail_suffix() -> None:
         page = Document(source="web", source_type="retailer", source_ref="u", text="", title=title)
         result = identity_match(sku, page)
         assert result.matched and result.relation == "same" and result.differing == [], (title, result)
+
+
+def test_sku_mpn_listed_on_another_lines_page_confirms_nothing() -> None:
+    sku = SKU(sku_id="s", title="Voltix Power Bank", brand="Voltix", mpn="VX-PB10", category="electronics")
+    listed = Document(
+        source="web",
+        source_type="retailer",
+        source_ref="u",
+        text="Screen size: 6.7 in\nCompatible accessories: VX-PB10 power bank, VX-CH20 charger",
+        title="Voltix Phone X 256GB",
+    )
+    result = identity_match(sku, listed)
+    assert not result.matched and result.relation == "other_product" and result.checks["mpn"] is None
+    own = listed.model_copy(update={"text": "Model: VX-PB10", "title": "Voltix Portable Charger"})
+    assert identity_match(sku, own).matched  # the page's own labelled part number still confirms

@@ -8,7 +8,8 @@ or MPN match confirms; near-variants are rejected. The decision, in order:
 2. a conflicting page GTIN or MPN → **reject**;
 3. a stated brand, size, pack count or variant that differs → **reject** (near-variant);
 4. the MPN found on the page → **match** (overrides title noise: word order, marketing words, missing brand,
-   and a variant word the SKU title leaves out);
+   and a variant word the SKU title leaves out) — except an MPN only in the body text of a page whose
+   title is another product line (rule 5b): a page lists related products' part numbers;
 5. the page states a variant the SKU does not (a flavor / color / scent / dietary word of
    :data:`VARIANT_LEXICON` in a family the SKU title and specs name nothing of: "Acme Crunch Granola
    Chocolate 16 oz" or "... Gluten Free 16 oz" for the SKU "Acme Crunch Granola 16 oz", "Coca-Cola Cherry"
@@ -708,6 +709,11 @@ def _check_gtin(sku: SKU, doc: Document) -> tuple[bool | None, str | None]:
     return None, None
 
 
+_MPN_LABEL = re.compile(
+    r"\b(?:model|mpn|part|mfr|manufacturer|item|sku|style|product|catalog)\b[^\n]{0,20}$", re.IGNORECASE
+)
+
+
 def _check_mpn(sku: SKU, doc: Document) -> tuple[bool | None, str | None]:
     target = _norm_id(sku.mpn) if sku.mpn else ""
     if len(target) < 4:
@@ -715,8 +721,15 @@ def _check_mpn(sku: SKU, doc: Document) -> tuple[bool | None, str | None]:
     declared = [_norm_id(m) for m in _as_list(doc.metadata.get("mpn")) if _norm_id(m)]
     if declared:
         return (True, None) if target in declared else (False, declared[0])
-    tokens = (_norm_id(t) for t in re.split(r"\s+", f"{_identity_text(doc)} {doc.text}"))
-    return (True, None) if any(target in t for t in tokens if t) else (None, None)
+    if any(target in _norm_id(t) for t in re.split(r"\s+", _identity_text(doc)) if t):
+        return True, None
+    body = doc.text or ""
+    for match in re.finditer(r"\S+", body):
+        if target in _norm_id(match.group(0)):
+            if _MPN_LABEL.search(body[max(0, match.start() - 30) : match.start()]):
+                return True, None  # "Model: 106R01409": the page's own part number
+            return True, "text"  # a bare mention: a page may list related products' part numbers
+    return None, None
 
 
 def _check_brand(sku: SKU, doc: Document, title: str) -> tuple[bool | None, str | None]:
@@ -784,6 +797,23 @@ def _relation_when_rejected(checks: dict[str, bool | None], titles: TitleCompari
     return "sibling_variant"
 
 
+def _unconfirmed(
+    checks: dict[str, bool | None], has_size: bool, has_variant: bool, has_pack: bool
+) -> list[str]:
+    """Rule 6: the brand and every size / variant / pack count the SKU states must be confirmed."""
+    wanted = (("brand", True), ("size", has_size), ("variant", has_variant), ("pack_count", has_pack))
+    return [name for name, stated in wanted if stated and checks[name] is not True]
+
+
+def _compare_with_page(sku: SKU, title: str, meta: dict[str, Any]) -> TitleComparison:
+    """:func:`compare_titles` of the SKU title and the page title (plus its ``variant`` metadata); the
+    SKU's description and spec values vouch for page-only descriptors, its variant specs for variants."""
+    brands = [b for b in (sku.brand, *_as_list(meta.get("brand"))) if b]
+    sku_context = " ".join([sku.description or "", *sku.specs.values()])
+    page_title = " ".join([title, *_as_list(meta.get("variant"))])
+    return compare_titles(sku.title, page_title, brands, sku_context, _spec_text(sku, _VARIANT_SPEC_KEYS))
+
+
 def identity_match(sku: SKU, doc: Document) -> IdentityResult:
     """Decide whether ``doc`` describes exactly ``sku`` (rules in the module docstring)."""
     title = _identity_text(doc)
@@ -794,8 +824,11 @@ def identity_match(sku: SKU, doc: Document) -> IdentityResult:
     sku_title = f"{sku.title} "
     checks: dict[str, bool | None] = {}
     shown: dict[str, str | None] = {}
+    titles = _compare_with_page(sku, title, meta)
     checks["gtin"], page_gtin = _check_gtin(sku, doc)
     checks["mpn"], page_mpn = _check_mpn(sku, doc)
+    if checks["mpn"] is True and page_mpn == "text" and titles.relation == "other_product":
+        checks["mpn"] = None  # the SKU's MPN in the body of another product line's page confirms nothing
     checks["brand"], shown["brand"] = _check_brand(sku, doc, title)
     sku_variants = extract_variants(sku_title + _spec_text(sku, _VARIANT_SPEC_KEYS), exclude=sku.brand)
     page_variants = extract_variants(page_variant_text, exclude=sku.brand)
@@ -805,9 +838,6 @@ def identity_match(sku: SKU, doc: Document) -> IdentityResult:
     sku_pack = extract_pack_count(sku_title + _spec_text(sku, _PACK_SPEC_KEYS))
     checks["pack_count"], shown["pack"] = _check_pack(sku_pack, extract_pack_count(page_pack_text))
 
-    brands = [b for b in (sku.brand, *_as_list(meta.get("brand"))) if b]
-    sku_context = " ".join([sku.description or "", *sku.specs.values()])
-    titles = compare_titles(sku.title, title, brands, sku_context, _spec_text(sku, _VARIANT_SPEC_KEYS))
     differing = [
         *(f"-{t}" for t in (*titles.sku_line, *titles.sku_variant)),
         *(f"+{t}" for t in (*titles.page_line, *titles.page_variant)),
@@ -864,13 +894,7 @@ def identity_match(sku: SKU, doc: Document) -> IdentityResult:
     if titles.relation == "sibling_variant":
         checks["variant"] = False
         return result(False, f"near-variant: sibling variant of the same line ({titles.describe()})", 0.0)
-    missing = [] if checks["brand"] is True else ["brand"]
-    if sku_sizes and checks["size"] is not True:
-        missing.append("size")
-    if sku_variants and checks["variant"] is not True:
-        missing.append("variant")
-    if sku_pack is not None and checks["pack_count"] is not True:
-        missing.append("pack_count")
+    missing = _unconfirmed(checks, bool(sku_sizes), bool(sku_variants), sku_pack is not None)
     if missing:
         return result(False, "cannot confirm " + ", ".join(missing), 0.3 if checks["brand"] else 0.1)
     confirmed = sum(checks[k] is True for k in ("size", "pack_count", "variant"))
