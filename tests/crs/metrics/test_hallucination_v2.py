@@ -35,12 +35,15 @@ def _har(dialogues, kb, response: str, ranking: list[str], refs=None) -> tuple[f
         ("Taco Loco is quiet and has free wifi.", ["P3", "P4"], 1.0, 0.0),
         # "quiet" claimed of Trattoria Roma (named last before it): true -> 0
         ("Compared with Taco Loco, Trattoria Roma is quiet.", ["P4", "P3"], 0.0, 0.0),
-        # "Trattoria" (italian) claimed of Trattoria Roma: true; "quiet" claimed of Taco Loco (named last
-        # before it): false -> 1/2 (v1: 0, P4 is quiet)
-        ("Trattoria Roma beats Taco Loco, which is quiet.", ["P4", "P3"], 0.5, 0.0),
-        # "Sushi" (P2 is Japanese: true); "elegant" inside a counted quote is the reviewer's word (left out);
-        # "romantic": P2's ambience (upscale, classy) is recorded and says otherwise -> 1/2 (v1: 1/3)
-        ('Try Sakura Sushi: "the room feels elegant" [R3] and it is romantic.', ["P2"], 0.5, 1 / 3),
+        # "Trattoria" is part of a POI's name, no claim; "quiet" claimed of Taco Loco (named last before it):
+        # false -> 1/1 (v1: 0 of 2, P4 is quiet)
+        ("Trattoria Roma beats Taco Loco, which is quiet.", ["P4", "P3"], 1.0, 0.0),
+        # "Sushi" is part of the name Sakura Sushi, no claim; "elegant" inside a counted quote is the
+        # reviewer's word; "romantic": P2's ambience (upscale, classy) is recorded and says otherwise -> 1/1
+        # (v1: 1/3)
+        ('Try Sakura Sushi: "the room feels elegant" [R3] and it is romantic.', ["P2"], 1.0, 1 / 3),
+        # "Greek": a category label of Olive Grove (Mediterranean, Greek)
+        ("Olive Grove is Greek.", ["P1"], 0.0, 0.0),
     ],
 )
 def test_claims_are_judged_against_their_poi(dialogues, kb, response, ranking, expected, v1) -> None:
@@ -75,3 +78,17 @@ def test_a_recorded_attribute_beats_a_review_word() -> None:
     table = score_predictions([d], [pred], kb, metrics=["hallucinated_attribute_rate"])
     assert table.aggregate["hallucinated_attribute_rate"] == 1.0
     assert table.to_dict()["metric_versions"] == {"hallucinated_attribute_rate": 2}
+
+
+def test_a_category_label_beats_a_recorded_attribute() -> None:
+    # good_for_meal is recorded as [lunch, dinner], yet the category "Breakfast & Brunch" names breakfast and
+    # brunch: the label is KB data too, so both are true (a review word alone would not beat the attribute)
+    poi = POI(poi_id="P9", name="Egg Cafe", city="Tampa", poi_type="restaurant", lat=28.0, lon=-82.4,
+              stars=4.0, review_count=1, categories=["Breakfast & Brunch"],
+              attributes={"good_for_meal": ["lunch", "dinner"]})  # fmt: skip
+    kb = KnowledgeBase(
+        [poi], [Review(review_id="W1", poi_id="P9", stars=4.0, text="Good eggs, fast service.")]
+    )
+    refs = {"R1": ReviewRef(review_id="W1", poi_id="P9")}
+    ref = reference_turn_values("Try it for breakfast or brunch.", ["P9"], refs, kb, load_lexicon())
+    assert ref["hallucinated_attribute_rate"] == 0.0

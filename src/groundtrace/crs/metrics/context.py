@@ -184,6 +184,14 @@ class RunState:
             self._poi_review_terms[poi_id] = terms
         return terms
 
+    def category_terms(self, poi_id: str) -> frozenset[str]:
+        """Lexicon terms named by ``poi_id``'s category labels (cached)."""
+        key = ("category_terms", poi_id)
+        found = self.cache.get(key)
+        if found is None:
+            found = self.cache[key] = self.lexicon.term_ids_in(" | ".join(self.kb.pois[poi_id].categories))
+        return found  # type: ignore[no-any-return]
+
     def supports(self, poi: POI, term_id: str) -> bool:
         """The KB supports ``term_id`` for ``poi``: by an attribute/category rule or by one of its reviews
         (cached per POI id and term: ``poi`` is the KB's)."""

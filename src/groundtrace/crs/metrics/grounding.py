@@ -19,7 +19,7 @@ from bisect import bisect_left
 
 from groundtrace.crs.metrics.base import Metric, MetricFamily, register
 from groundtrace.crs.metrics.context import RunState, TurnContext
-from groundtrace.crs.metrics.text_claims import name_positions
+from groundtrace.crs.metrics.text_claims import name_spans
 
 PC_WINDOW_CHARS = 80
 CD_SATURATION = 0.05
@@ -176,16 +176,16 @@ def term_true_of(ctx: TurnContext, poi_id: str, term_id: str) -> bool:
 
 
 def term_true(run: RunState, poi_id: str, term_id: str) -> bool:
-    """Whether the KB says ``term_id`` is true of ``poi_id``: one of the term's support rules holds, or no
-    rule's attribute is recorded for the POI (nothing contradicts it) and one of its reviews or category
-    labels names the term. Cached for the run."""
+    """Whether the KB says ``term_id`` is true of ``poi_id``: one of the term's support rules holds, or a
+    category label of the POI names it ("Breakfast & Brunch"), or no rule's attribute is recorded for the
+    POI (nothing contradicts it) and one of its reviews names the term. Cached for the run."""
     key = ("term_true", poi_id, term_id)
     cache = run.cache
     found = cache.get(key)
     if found is None:
         poi = run.kb.pois[poi_id]
         term = run.lexicon.terms[term_id]
-        if term.supported_by_kb(poi):
+        if term.supported_by_kb(poi) or term_id in run.category_terms(poi_id):
             found = True
         else:
             recorded = any(r.attribute and poi.attributes.get(r.attribute) is not None for r in term.support)
@@ -194,16 +194,20 @@ def term_true(run: RunState, poi_id: str, term_id: str) -> bool:
     return found  # type: ignore[no-any-return]
 
 
+def _names(ctx: TurnContext, pois: list[str]) -> list[tuple[int, int, str]]:
+    key = "names:" + ",".join(pois)
+    spans = ctx.memo.get(key)
+    if spans is None:
+        kb = ctx.run.kb
+        spans = ctx.memo[key] = name_spans(ctx.response, {p: kb.pois[p].name for p in pois})
+    return spans  # type: ignore[no-any-return]
+
+
 def claimed_of(ctx: TurnContext, pois: list[str], at: int) -> str:
     """The POI of ``pois`` an attribute word at ``at`` is claimed of: the one named last before it in the
-    answer (``text_claims.name_positions``), else the first of ``pois`` (the top-1)."""
-    key = "names:" + ",".join(pois)
-    positions = ctx.memo.get(key)
-    if positions is None:
-        kb = ctx.run.kb
-        positions = ctx.memo[key] = name_positions(ctx.response, {p: kb.pois[p].name for p in pois})
+    answer (``text_claims.name_spans``), else the first of ``pois`` (the top-1)."""
     found = pois[0]
-    for where, poi_id in positions:
+    for where, _end, poi_id in _names(ctx, pois):
         if where > at:
             break
         found = poi_id
@@ -212,10 +216,16 @@ def claimed_of(ctx: TurnContext, pois: list[str], at: int) -> str:
 
 def _hallucinated(metric: Metric, ctx: TurnContext) -> float:
     quoted = [(c.start, c.end) for c in ctx.grounding.counted]
-    claims = [m for m in ctx.mentions if not any(s <= m.start and m.end <= e for s, e in quoted)]
+    pois = support_pois(ctx)
+    named = [(s, e) for s, e, _p in _names(ctx, pois)] if pois else []
+    claims = [
+        m
+        for m in ctx.mentions
+        if not any(s <= m.start and m.end <= e for s, e in quoted)
+        and not any(s < m.end and m.start < e for s, e in named)
+    ]
     if not claims:
         return 0.0
-    pois = support_pois(ctx)
     if not pois:
         return 1.0
     false = sum(1 for m in claims if not term_true_of(ctx, claimed_of(ctx, pois, m.start), m.term))
@@ -379,11 +389,12 @@ HALLUCINATED = register(
         version=HALLUCINATION_VERSION,
         formula=(
             "Hallucinated-attribute rate (v2): HAR = |{claims m : term(m) false of POI(m)}| / |claims|.\n"
-            "Claims: lexicon mentions outside counted quotes and anchor names. POI(m): the POI of S\n"
-            "(recommended set ∪ POIs of resolvable cited reviews) named last before m, else the top-1.\n"
-            "A term is true of p\n"
-            "when a lexicon support rule holds on p's KB record, or none of the rules' attributes is\n"
-            "recorded for p (nothing contradicts) and a KB review or category label of p names the term.\n"
+            "Claims: lexicon mentions outside counted quotes, anchor names and the names of S's POIs.\n"
+            "POI(m): the POI of S (recommended set ∪ POIs of resolvable cited reviews) named last before\n"
+            "m, else the top-1. A term is true of p\n"
+            "when a lexicon support rule holds on p's KB record or a category label of p names it, or\n"
+            "none of the rules' attributes is recorded for p (nothing contradicts) and a KB review of p\n"
+            "names the term.\n"
             "0.0 when there is no claim (1.0 with claims but no KB POI). Lower is better.\n"
             "Missing prediction: 1.0 (worst)."
         ),

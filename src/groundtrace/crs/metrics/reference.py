@@ -364,6 +364,29 @@ def reference_citations(
     return counted, backed, n_quoted + bare + unresolved
 
 
+def _reference_names(response: str, names: list[tuple[str, str]]) -> list[tuple[int, int, str]]:
+    """``(start, end, poi_id)`` of every case-insensitive, word-bounded occurrence of each name, position
+    by position, in the folded response (as it is when folding changes its length); an occurrence inside
+    a longer one is dropped; sorted."""
+    searched = fold_unicode(response)
+    if len(searched) != len(response):
+        searched = response
+    found: list[tuple[int, int, str]] = []
+    for pid, name in names:
+        needle = fold_unicode(name)
+        for i in range(len(searched) - len(needle) + 1):
+            if needle and searched[i : i + len(needle)].lower() == needle.lower():
+                before = searched[i - 1] if i > 0 else " "
+                after = searched[i + len(needle)] if i + len(needle) < len(searched) else " "
+                if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+                    found.append((i, i + len(needle), pid))
+    return sorted(
+        (s, e, pid)
+        for s, e, pid in found
+        if not any(s2 <= s and e <= e2 and e2 - s2 > e - s for s2, e2, _p in found)
+    )
+
+
 def reference_turn_values(  # noqa: C901 -- one pass per metric in the order of docs/crs-metrics.md
     response: str,
     ranking: list[str],
@@ -448,29 +471,17 @@ def reference_turn_values(  # noqa: C901 -- one pass per metric in the order of 
         r = resolve(t)
         if r is not None and r.poi_id in kb.pois and r.poi_id not in support:
             support.append(r.poi_id)
-    claims = [m for m in mentions if not any(s <= m[1] and m[2] <= e for s, e in counted)]
+    named_all = _reference_names(response, [(pid, kb.pois[pid].name) for pid in support])
+    claims = [
+        m
+        for m in mentions
+        if not any(s <= m[1] and m[2] <= e for s, e in counted)
+        and not any(s < m[2] and m[1] < e for s, e, _p in named_all)  # a POI's own name is no claim
+    ]
     if claims and not support:
         har = 1.0
     elif claims:
-        searched = fold_unicode(response)
-        if len(searched) != len(response):
-            searched = response
-        named: list[tuple[int, str]] = []
-        for pid in support:
-            needle = fold_unicode(kb.pois[pid].name)
-            for i in range(len(searched) - len(needle) + 1):
-                if needle and searched[i : i + len(needle)].lower() == needle.lower():
-                    before = searched[i - 1] if i > 0 else " "
-                    after = searched[i + len(needle)] if i + len(needle) < len(searched) else " "
-                    if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-                        named.append((i, i + len(needle), pid))
-        # a name inside a longer name is the longer name's place
-        named = [
-            (s, e, pid)
-            for s, e, pid in named
-            if not any(s2 <= s and e <= e2 and e2 - s2 > e - s for s2, e2, _p in named)
-        ]
-        named.sort()
+        named = named_all
         bad = 0
         for term_id, ms, _me in claims:
             pid = support[0]
@@ -489,7 +500,7 @@ def reference_turn_values(  # noqa: C901 -- one pass per metric in the order of 
                 rule.attribute != "" and poi.attributes.get(rule.attribute) is not None
                 for rule in term.support
             )
-            true = term.supported_by_kb(poi) or (not recorded and (in_reviews or in_categories))
+            true = term.supported_by_kb(poi) or in_categories or (not recorded and in_reviews)
             bad += not true
         har = bad / len(claims)
     else:

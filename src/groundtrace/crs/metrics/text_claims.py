@@ -86,20 +86,24 @@ def _name_pattern_i(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w){re.escape(fold_unicode(name))}(?!\w)", re.IGNORECASE)
 
 
-def name_positions(text: str, names: dict[str, str]) -> list[tuple[int, str]]:
-    """``(position, poi_id)`` of every case-insensitive, word-bounded occurrence of each ``{poi_id: name}``
-    in ``text`` that does not lie inside a longer one, in text order. Positions index ``text``: it is
-    searched folded (``fold_unicode``) when folding keeps its length, else as it is."""
+def name_spans(text: str, names: dict[str, str]) -> list[tuple[int, int, str]]:
+    """``(start, end, poi_id)`` of every case-insensitive, word-bounded occurrence of each
+    ``{poi_id: name}`` in ``text`` that does not lie inside a longer one ("Harbor Bistro" in "Tidewater
+    Harbor Bistro" is the longer name's place), in text order. Offsets index ``text``: it is searched
+    folded (``fold_unicode``) when folding keeps its length, else as it is."""
     folded = fold_unicode(text)
     if len(folded) != len(text):
         folded = text
     spans = [(m.start(), m.end(), pid) for pid, name in names.items() if name.strip()
              for m in _name_pattern_i(name).finditer(folded)]  # fmt: skip
-    # an occurrence inside a longer one is the longer name's place ("Harbor Bistro" in "Tidewater Harbor
-    # Bistro")
     kept = [
-        (s, pid)
+        (s, e, pid)
         for s, e, pid in spans
         if not any(s2 <= s and e <= e2 and (e2 - s2) > (e - s) for s2, e2, _p in spans)
     ]
     return sorted(kept)
+
+
+def name_positions(text: str, names: dict[str, str]) -> list[tuple[int, str]]:
+    """``(start, poi_id)`` of :func:`name_spans`."""
+    return [(s, pid) for s, _e, pid in name_spans(text, names)]
