@@ -270,7 +270,11 @@ def test_an_edit_outside_the_allowed_values_is_refused_with_the_reason_escaped(
     client = _client(create_app(review_store, SECRET))
     _login(client)
     g1 = item_id(review_store, "G1")  # grocery dietary_labels: enum, multi-valued
-    token = _token(client.get(f"/items/{g1}").text)
+    page = client.get(f"/items/{g1}").text
+    token = _token(page)
+    assert (
+        "dietary_labels: enum, comma-separated; allowed: vegan, vegetarian, gluten_free" in page
+    )  # the hint
     refused = client.post(
         f"/items/{g1}/decide",
         data={"csrf_token": token, "decision": "edit", "value": "<script>alert(1)</script>, vegan"},

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 DEFAULT_URL = "sqlite:///groundtrace.db"
@@ -83,9 +83,19 @@ def upgrade(engine: Engine, revision: str = "head") -> str | None:
             _migration_lock(connection)
             config.attributes["connection"] = connection
             command.upgrade(config, revision)
-    except OperationalError as exc:
+    except DBAPIError as exc:
+        # a process without the lock (an older groundtrace) may have migrated the store meanwhile
+        if revision == "head" and _at_head(engine):
+            return current_revision(engine)
         raise StoreError(f"{redact(str(engine.url))}: {str(exc.orig).strip().splitlines()[0]}") from exc
     return current_revision(engine)
+
+
+def _at_head(engine: Engine) -> bool:
+    try:
+        return current_revision(engine) == head_revision()
+    except StoreError:
+        return False
 
 
 def _migration_lock(connection: Connection) -> None:

@@ -194,6 +194,7 @@ async def item(request: Request, item_id: int) -> Response:
         filters=filters,
         query=urlencode(filters.as_query()),
         next_id=_next_open(state, filters, item_id),
+        spec=_spec(state.templates, context["item"]["category"], context["item"]["attribute"]),
     )
 
 
