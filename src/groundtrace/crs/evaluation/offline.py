@@ -30,9 +30,9 @@ from groundtrace.crs.evaluation.run_files import (
     scorer_name,
     usage_summary,
     write_json,
-    write_scores,
 )
 from groundtrace.crs.evaluation.runner import RunResult, check_setting
+from groundtrace.crs.evaluation.score import write_scores
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.systems.predictions import Setting
 

@@ -25,7 +25,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -319,35 +319,6 @@ def error_sample(preds: Sequence[Prediction], limit: int = 20) -> list[dict[str,
         for p in preds
         if p.error is not None
     ][:limit]
-
-
-def write_scores(
-    out: Path,
-    dialogues: Sequence[AnyDialogue],
-    preds: Sequence[Prediction],
-    kb: Any,
-    setting: str,
-    metrics: Sequence[Any] | None,
-    entailment: Any,
-    *,
-    progress: Callable[[int, int], None] | None = None,
-) -> Any:
-    """Score ``preds`` on ``dialogues`` and write ``scores.json`` and ``dialogues.json`` into ``out``
-    (``progress(done, total)``: recommendation turns scored, see ``score_predictions``).
-
-    Returns the :class:`~.score.ScoreTable`, carrying the predictions (``outputs``) and the dialogue
-    metadata (``meta``) so that :meth:`~.score.ScoreTable.save` can write the folder again elsewhere.
-    """
-    from groundtrace.crs.evaluation.score import score_predictions
-
-    table = score_predictions(
-        dialogues, preds, kb, setting=setting, metrics=metrics, entailment=entailment, progress=progress
-    )
-    table.outputs = list(preds)
-    table.meta = {d.dialogue_id: dialogue_meta(d) for d in dialogues}
-    write_json(out / SCORES_FILE, table.to_dict())
-    write_json(out / META_FILE, table.meta)
-    return table
 
 
 def save_table(table: Any, out: Path | str) -> Path:

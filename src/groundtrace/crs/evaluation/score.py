@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from groundtrace.crs.evaluation.lean import AnyDialogue
+from groundtrace.crs.evaluation.run_files import META_FILE, SCORES_FILE, dialogue_meta, save_table, write_json
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.metrics.base import Metric, parse_metric
 from groundtrace.crs.metrics.context import DialogueContext, DialogueState, RunState, TurnContext
@@ -148,8 +149,6 @@ class ScoreTable:
     def save(self, out: Path | str) -> Path:
         """Write the run folder ``crs run`` writes (``predictions.jsonl``, ``scores.json``,
         ``dialogues.json``, ``run.json``) into ``out``; a folder holding another run is refused."""
-        from groundtrace.crs.evaluation.run_files import save_table
-
         return save_table(self, out)
 
 
@@ -467,3 +466,30 @@ def _dialogue_metrics(
             dialogue_values[j][name] = value
         aggregate[name] = _mean(values)
     return dialogue_values
+
+
+def write_scores(
+    out: Path,
+    dialogues: Sequence[AnyDialogue],
+    preds: Sequence[Prediction],
+    kb: Any,
+    setting: str,
+    metrics: Sequence[Any] | None,
+    entailment: Any,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> Any:
+    """Score ``preds`` on ``dialogues`` and write ``scores.json`` and ``dialogues.json`` into ``out``
+    (``progress(done, total)``: recommendation turns scored, see ``score_predictions``).
+
+    Returns the :class:`~.score.ScoreTable`, carrying the predictions (``outputs``) and the dialogue
+    metadata (``meta``) so that :meth:`~.score.ScoreTable.save` can write the folder again elsewhere.
+    """
+    table = score_predictions(
+        dialogues, preds, kb, setting=setting, metrics=metrics, entailment=entailment, progress=progress
+    )
+    table.outputs = list(preds)
+    table.meta = {d.dialogue_id: dialogue_meta(d) for d in dialogues}
+    write_json(out / SCORES_FILE, table.to_dict())
+    write_json(out / META_FILE, table.meta)
+    return table
