@@ -399,3 +399,48 @@ def test_sku_mpn_listed_on_another_lines_page_confirms_nothing() -> None:
     assert not result.matched and result.relation == "other_product" and result.checks["mpn"] is None
     own = listed.model_copy(update={"text": "Model: VX-PB10", "title": "Voltix Portable Charger"})
     assert identity_match(sku, own).matched  # the page's own labelled part number still confirms
+
+
+@pytest.mark.parametrize("policy", ["default", "cautious"])
+def test_cli_issue_command_writes_nothing_from_a_variant_page(tmp_path: Path, policy: str) -> None:
+    """`groundtrace catalog enrich SKUS --corpus PAGES --feed FEED --policy P`, the issue's command."""
+    gtin = _gtin("05000000002")
+    skus = tmp_path / "skus.jsonl"
+    skus.write_text(
+        json.dumps(
+            {
+                "sku_id": "cola",
+                "title": "Fizzco Cola, 12 fl oz can",
+                "brand": "Fizzco",
+                "category": "grocery",
+                "gtin": gtin,
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    feed = tmp_path / "feed.csv"
+    feed.write_text(f"gtin,Brand\n{gtin},Fizzco\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    args = [
+        "catalog",
+        "enrich",
+        str(skus),
+        "--corpus",
+        str(_corpus(tmp_path, [COLA_ZERO])),
+        "--feed",
+        str(feed),
+    ]
+    result = CliRunner().invoke(app, [*args, "--policy", policy, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = {json.loads(line)["attribute"]: json.loads(line) for line in out.read_text().splitlines()}
+    assert rows["dietary_labels"]["candidate"]["value"] is None
+    assert rows["dietary_labels"]["candidate"]["status"] == "identity_mismatch"
+    assert "zero" in rows["dietary_labels"]["candidate"]["note"]
+    written_from_web = [
+        a
+        for a, r in rows.items()
+        if r["decision"]["action"] == "WRITE"
+        and any(e["source"] == "web" for e in r["candidate"]["evidence"])
+    ]
+    assert written_from_web == []
