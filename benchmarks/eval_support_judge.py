@@ -28,7 +28,8 @@ is ``None`` (printed "—"). Reported overall, per sentence stance (the polarity
 refuses negative sentences on purpose loses exactly the "stance -1" positives), per constraint kind and
 (JSON) per sampling stratum.
 
-    python benchmarks/eval_support_judge.py [--judge support_judge --judge nli:lexical] [--json out.json]
+    python benchmarks/eval_support_judge.py [--judge support_judge --judge nli:lexical] [--json out.json] \\
+        [--errors disagreements.jsonl]
 """
 
 from __future__ import annotations
@@ -201,7 +202,8 @@ Polarity = Callable[[Pair], int]
 Judge = Callable[[Sequence[Pair], dict[str, Review], Polarity], list[bool]]
 
 
-def judge_support_judge(pairs: Sequence[Pair], reviews: dict[str, Review], polarity: Polarity) -> list[bool]:
+def support_verdicts(pairs: Sequence[Pair], reviews: dict[str, Review], polarity: Polarity) -> list:
+    """The support judge's verdict (``SupportVerdict``: supported, reason, ...) on each pair."""
     from groundtrace.crs.metrics.support_judge import judge_support
 
     out = []
@@ -216,8 +218,28 @@ def judge_support_judge(pairs: Sequence[Pair], reviews: dict[str, Review], polar
             quote_start=at,
             polarity_at=lambda start, s=stance, p=p: s if start == p.start else None,
         )
-        out.append(verdict.supported)
+        out.append(verdict)
     return out
+
+
+def judge_support_judge(pairs: Sequence[Pair], reviews: dict[str, Review], polarity: Polarity) -> list[bool]:
+    return [v.supported for v in support_verdicts(pairs, reviews, polarity)]
+
+
+def disagreements(pairs: Sequence[Pair], verdicts: Sequence) -> list[dict[str, object]]:
+    """The pairs where the support judge and the hand label disagree, with the judge's reason."""
+    return [
+        {
+            "id": p.id,
+            "error": "FP" if v.supported else "FN",
+            "reason": v.reason,
+            "polarity": v.polarity,
+            "constraint": f"{p.constraint.kind}={p.constraint.value}",
+            "quote": p.quote,
+        }
+        for p, v in zip(pairs, verdicts, strict=True)
+        if v.supported != p.label
+    ]
 
 
 def _lexicon_match(p: Pair) -> bool:
@@ -346,6 +368,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--polarity", choices=("kb", "lexical"), default="kb")
     parser.add_argument("--per-poi", type=int, default=15)
     parser.add_argument("--json", type=Path, help="write all scores (with per-stratum) here")
+    parser.add_argument("--errors", type=Path, help="write the support judge's disagreements (JSONL) here")
     args = parser.parse_args(argv)
     pairs, errors = load_pairs(args.pairs)
     per_poi = args.per_poi if args.polarity == "kb" else 0
@@ -362,6 +385,16 @@ def main(argv: list[str] | None = None) -> int:
     positives = sum(p.label for p in pairs)
     print(f"{len(pairs)} pairs, {positives} labelled supporting; polarity: {args.polarity}\n")
     print(table(results))
+    if args.errors:
+        wrong = disagreements(pairs, support_verdicts(pairs, reviews, polarity))
+        args.errors.write_text("".join(json.dumps(w) + "\n" for w in wrong), encoding="utf-8")
+        counts: dict[str, int] = defaultdict(int)
+        for w in wrong:
+            counts[f"{w['error']} {w['reason']}"] += 1
+        print(
+            "\nsupport judge disagreements by reason: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+        )
     if args.json:
         summary = {"pairs": len(pairs), "positives": positives, "polarity": args.polarity, "judges": results}
         args.json.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")

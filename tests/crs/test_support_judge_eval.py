@@ -14,6 +14,7 @@ from benchmarks.eval_support_judge import (
     Pair,
     check_offsets,
     confusion,
+    disagreements,
     evaluate,
     hypothesis,
     judge_es_rule,
@@ -23,6 +24,7 @@ from benchmarks.eval_support_judge import (
     polarity_model,
     read_reviews,
     scores,
+    support_verdicts,
 )
 from groundtrace.crs.schema import Constraint, Review
 
@@ -140,6 +142,11 @@ def test_rule_judges_on_hand_made_pairs() -> None:
     assert judge_lexicon(pairs, {"r0": review}, pol) == [True, True, False]
     assert judge_es_rule(pairs, {"r0": review}, pol) == [True, False, False]
     assert judge_support_judge(pairs, {"r0": review}, pol) == [True, False, False]
+    wrong = disagreements(pairs, support_verdicts(pairs, {"r0": review}, pol))
+    assert [(w["id"], w["error"], w["reason"]) for w in wrong] == [
+        ("p1", "FN", "negative_as_support"),
+        ("p2", "FN", "not_about_constraint"),
+    ]
     assert hypothesis(c) == "The place has outdoor seating."
     assert (
         hypothesis(Constraint(kind="meal", value="latenight", label="late"))
