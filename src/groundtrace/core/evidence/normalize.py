@@ -29,9 +29,28 @@ from groundtrace.core.files.yaml_loader import YamlError, parse_yaml
 
 ValueKind = Literal["bool", "number", "enum", "string"]
 
-UREG = pint.UnitRegistry()
-"""The one unit registry of groundtrace (quantities from different registries cannot be compared)."""
-UREG.define("piece = [count]")
+
+class _LazyRegistry:
+    """Stands for the one ``pint.UnitRegistry`` and builds it on first use: building it costs about 2 s of
+    CPU, which every importer of this module (the CLI, the CRS metrics' Unicode folding) paid before it
+    needed a single unit. Attribute access is forwarded (``UREG.Quantity``, ``UREG.Unit`` ...)."""
+
+    __slots__ = ()
+
+    @staticmethod
+    @lru_cache(maxsize=1)
+    def registry() -> pint.UnitRegistry:
+        ureg = pint.UnitRegistry()
+        ureg.define("piece = [count]")
+        return ureg
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.registry(), name)
+
+
+UREG: Any = _LazyRegistry()
+"""The one unit registry of groundtrace (quantities from different registries cannot be compared);
+built on first use."""
 
 # ---------------------------------------------------------------------------------------------- bool
 
