@@ -155,11 +155,14 @@ _OPEN = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from groundtrace.catalog.store import CatalogStore
+    from groundtrace.cli import app
     go = Path(sys.argv[2])
     while not go.exists():
         time.sleep(0.005)
-    store = CatalogStore(sys.argv[1])
+    if sys.argv[3] == "cli":
+        app(["catalog", "db", "upgrade", "--db", sys.argv[1]])  # exits with the command's code
+    from groundtrace.catalog.store import CatalogStore
+    store = CatalogStore(sys.argv[1])  # what catalog enrich --db and catalog serve do
     print(len(store.runs()))
     store.close()
     """
@@ -176,27 +179,29 @@ def _reset(url: str) -> None:
 
 
 def test_two_processes_creating_the_same_new_store_both_succeed(store_url: str, tmp_path: Path) -> None:
-    """Both processes import first, then open the (empty) store as soon as a start file appears — three
-    rounds, each from an empty database."""
+    """Both processes import first, then create the (empty) store as soon as a start file appears — one
+    with `groundtrace catalog db upgrade`, one by opening a CatalogStore — three rounds, each from an empty
+    database."""
     for round_ in range(3):
         _reset(store_url)
         go = tmp_path / f"go{round_}"
         procs: list[Any] = [
             subprocess.Popen(
-                [sys.executable, "-c", _OPEN, store_url, str(go)],
+                [sys.executable, "-c", _OPEN, store_url, str(go), how],
                 cwd=REPO,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
             )
-            for _ in range(2)
+            for how in ("cli", "store")
         ]
         time.sleep(0.5)  # let both reach the wait (correctness does not depend on it)
         go.touch()
         results = [(p.wait(timeout=120), *p.communicate()) for p in procs]
-        for rc, out, err in results:
+        for rc, _out, err in results:
             assert rc == 0, err[-2000:]
-            assert out.strip() == "0"
+        assert f"-> {head_revision()}" in results[0][1]
+        assert results[1][1].strip() == "0"
         store = CatalogStore(store_url, migrate=False)
         assert current_revision(store.engine) == head_revision()
         store.close()
