@@ -48,19 +48,13 @@ from groundtrace.crs.build.evidence import aspect_pattern
 from groundtrace.crs.build.quality import CARD_KINDS
 from groundtrace.crs.metrics.base import Metric, MetricFamily, register
 from groundtrace.crs.metrics.context import TurnContext
-from groundtrace.crs.metrics.support_judge import SupportVerdict, judge_support
+from groundtrace.crs.metrics.support_judge import for_constraint, judge_quote
 from groundtrace.crs.metrics.text_claims import name_positions
 from groundtrace.crs.schema import Constraint
 
 #: Recorded in ``scores.json`` (``metric_versions``): 2 = judged by ``support_judge`` (claim attachment,
 #: frame, negation parity, one sentence), precision × coverage, no-quote turns score 0.
 VERSION = 2
-
-#: Verdicts after which no constraint can change the outcome (the quote fails as cited).
-_FINAL_FAILURES = frozenset(
-    ("sentence", "negation_dropped", "negation_added", "reframed", "negative_as_support",
-     "warning_not_negative")
-)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,16 +143,6 @@ def _polarity_at(ctx: TurnContext, review_id: str):
     return at
 
 
-def _judge(
-    ctx: TurnContext, quote: str, start: int, review_id: str, constraint: Constraint | None
-) -> SupportVerdict:
-    review = ctx.run.kb.reviews[review_id]
-    return judge_support(
-        quote, review.text, constraint, ctx.response, quote_start=start,
-        polarity_at=_polarity_at(ctx, review_id),
-    )  # fmt: skip
-
-
 def _judged_compute(ctx: TurnContext) -> list[JudgedQuote]:
     constraints = constraints_of(ctx)
     out = []
@@ -166,12 +150,19 @@ def _judged_compute(ctx: TurnContext) -> list[JudgedQuote]:
         ref = next((r for r in map(ctx.resolve, q.tags) if r is not None), None)
         if ref is None:
             continue
-        general = _judge(ctx, q.quote, q.start, ref.review_id, None)
+        review = ctx.run.kb.reviews[ref.review_id]
+        general = judge_quote(
+            q.quote,
+            review.text,
+            ctx.response,
+            quote_start=q.start,
+            polarity_at=_polarity_at(ctx, ref.review_id),
+        )
         supported: set[int] = set()
         warning_about = False
-        if general.reason not in _FINAL_FAILURES:
+        if general.supported or general.warning:
             for i, c in enumerate(constraints):
-                v = _judge(ctx, q.quote, q.start, ref.review_id, c)
+                v = for_constraint(general, q.quote, c)
                 if v.supported:
                     supported.add(i)
                 warning_about = warning_about or v.warning

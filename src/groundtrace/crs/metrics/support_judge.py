@@ -49,7 +49,10 @@ from groundtrace.crs.dataset.stance import is_warning
 from groundtrace.crs.kb.stance import ASPECTS, COMPLAINT_RE, split_sentences
 from groundtrace.crs.schema import Constraint
 
-__all__ = ["NEGATIONS", "SupportVerdict", "judge_support", "lexical_polarity", "locate_sentence"]
+__all__ = [
+    "NEGATIONS", "SupportVerdict", "for_constraint", "judge_quote", "judge_support", "lexical_polarity",
+    "locate_sentence",
+]  # fmt: skip
 
 #: Negation words (lower-cased, apostrophes removed): their count must be the same in a quote and in the
 #: review text it stands for.
@@ -212,6 +215,20 @@ def judge_support(
     ``None``, the recommendation in general). ``polarity_at(start)`` gives the stored polarity of the
     review sentence starting at ``start`` of ``review_text`` (KB stance; ``None``: unknown → the
     lexical fallback). Rules: module docstring."""
+    base = judge_quote(quote, review_text, context, quote_start=quote_start, polarity_at=polarity_at)
+    return base if constraint is None else for_constraint(base, quote, constraint)
+
+
+def judge_quote(
+    quote: str,
+    review_text: str,
+    context: str,
+    *,
+    quote_start: int | None = None,
+    polarity_at: Callable[[int], int | None] | None = None,
+) -> SupportVerdict:
+    """:func:`judge_support` without a constraint: rules 1–5, the part that does not depend on one (call
+    :func:`for_constraint` on its verdict for each constraint instead of judging the quote again)."""
     q = fold_unicode(quote).strip()
     located = locate_sentence(quote, review_text)
     if located is None:
@@ -232,18 +249,29 @@ def judge_support(
     polarity = polarity_at(start) if polarity_at is not None else None
     if polarity is None:
         polarity = lexical_polarity(sentence)
-    warned = at >= 0 and is_warning(folded_context, at)
-    if warned:
+    if at >= 0 and is_warning(folded_context, at):
         if polarity >= 0:
             return SupportVerdict(False, "warning_not_negative", polarity=polarity, sentence=sentence)
-        if constraint is not None and not _warning_about(q, constraint):
-            return SupportVerdict(False, "warning_off_topic", polarity=polarity, sentence=sentence)
         return SupportVerdict(False, "warning", warning=True, polarity=polarity, sentence=sentence)
     if polarity < 0:
         return SupportVerdict(False, "negative_as_support", polarity=polarity, sentence=sentence)
-    if constraint is not None and not (_about(q, constraint) and supports(sentence, constraint)):
-        return SupportVerdict(False, "not_about_constraint", polarity=polarity, sentence=sentence)
     return SupportVerdict(True, "supported", polarity=polarity, sentence=sentence)
+
+
+def for_constraint(base: SupportVerdict, quote: str, constraint: Constraint) -> SupportVerdict:
+    """The verdict for ``constraint`` from the quote's constraint-free verdict ``base`` (rules 5–6): a
+    valid warning must be about the constraint (else ``warning_off_topic``); support must match its
+    aspect pattern and the whole sentence must satisfy ``build.evidence.supports``."""
+    q = fold_unicode(quote).strip()
+    if base.warning:
+        if _warning_about(q, constraint):
+            return base
+        return SupportVerdict(False, "warning_off_topic", polarity=base.polarity, sentence=base.sentence)
+    if not base.supported:
+        return base
+    if not (_about(q, constraint) and supports(base.sentence, constraint)):
+        return SupportVerdict(False, "not_about_constraint", polarity=base.polarity, sentence=base.sentence)
+    return base
 
 
 #: The KB stance aspect (``kb.stance.ASPECTS``) a constraint is about, for warnings: a complaint names the
