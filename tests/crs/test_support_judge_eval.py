@@ -154,14 +154,21 @@ def test_rule_judges_on_hand_made_pairs() -> None:
     )
 
 
+def test_committed_set_is_complete_and_balanced() -> None:
+    """Needs no review text: every line parses, is labelled, quotes at most 300 characters of one review."""
+    pairs, errors = load_pairs(PAIRS)
+    assert errors == [] and len(pairs) >= 400
+    assert len({p.id for p in pairs}) == len(pairs)
+    assert all(0 < len(p.quote) <= 300 and p.end - p.start == len(p.quote) for p in pairs)
+    share = sum(p.label for p in pairs) / len(pairs)
+    assert 0.4 <= share <= 0.6, share  # the set is balanced by construction (guide: ~40-60 % positives)
+
+
 def test_evaluation_runs_on_the_committed_set() -> None:
     from tests.conftest import shared_path
 
     data = shared_path("yelp_dense")
-    pairs, errors = load_pairs(PAIRS)
-    assert errors == [] and len(pairs) >= 400
-    share = sum(p.label for p in pairs) / len(pairs)
-    assert 0.4 <= share <= 0.6, share  # the set is balanced by construction (guide: ~40-60 % positives)
+    pairs, _errors = load_pairs(PAIRS)
     reviews, _train = read_reviews(data, {p.review_id for p in pairs})
     good, bad = check_offsets(pairs, reviews, PAIRS)
     assert bad == [] and len(good) == len(pairs)
