@@ -197,7 +197,14 @@ def test_two_processes_creating_the_same_new_store_both_succeed(store_url: str, 
         ]
         time.sleep(0.5)  # let both reach the wait (correctness does not depend on it)
         go.touch()
-        results = [(p.wait(timeout=120), *p.communicate()) for p in procs]
+        try:
+            results = [(*p.communicate(timeout=120), p.returncode) for p in procs]
+        finally:
+            for p in procs:  # never leave a hung child behind
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        results = [(rc, out, err) for out, err, rc in results]
         for rc, _out, err in results:
             assert rc == 0, err[-2000:]
         assert f"-> {head_revision()}" in results[0][1]
