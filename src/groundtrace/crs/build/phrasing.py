@@ -281,9 +281,13 @@ class PhrasingBank:
     def pool(self, kind: str, value: object, split: str, poi_type: str) -> list[Phrasing]:
         """The split's phrasings of ``(kind, value)`` that fit ``poi_type`` (all of the split's when none
         fits)."""
-        pool = self.phrasings(kind, value)[split]
-        fitting = [p for p in pool if p.fits(poi_type)]
-        return fitting or pool
+        key = (kind, value_key(value), f"{split}:{poi_type}")
+        hit = self._cache.get(key)
+        if hit is None:
+            pool = self.phrasings(kind, value)[split]
+            hit = {split: [p for p in pool if p.fits(poi_type)] or pool}
+            self._cache[key] = hit
+        return hit[split]
 
     def _phrasings(self, kind: str, value: object) -> dict[str, list[Phrasing]]:
         vk = value_key(value)

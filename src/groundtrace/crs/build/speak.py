@@ -166,9 +166,12 @@ def relabel(plan: DialoguePlan, mapping: dict[tuple[str, str, str], Constraint],
 
 
 def _relabel_turn(tp: TurnPlan, m) -> None:  # type: ignore[no-untyped-def]
-    tp.constraints_added = m(tp.constraints_added)
-    tp.replaced = m(tp.replaced)
-    tp.active = m(tp.active)
+    if tp.constraints_added:
+        tp.constraints_added = m(tp.constraints_added)
+    if tp.replaced:
+        tp.replaced = m(tp.replaced)
+    if tp.active:
+        tp.active = m(tp.active)
     if tp.spoken:
         tp.spoken = [Spoken(m([s.constraint])[0], s.sentence, s.hedge) for s in tp.spoken]
     if tp.gold is not None:
