@@ -19,8 +19,8 @@ one distinct reading is ambiguous:
 * fractions "1/2", "1 1/2", "1-1/2", "½", "1½" are exact; ranges "5-10", "5–10", "5 to 10" give ``low``
   and ``value`` = the high end; a leading "-", "−" or "+" is a sign unless it joins a range.
 
-:func:`plausible` checks a value against a per-unit range (:data:`PLAUSIBLE`; a template attribute may
-name its own ``plausible: [lo, hi]``); :func:`resolve` drops implausible readings, so "1.200 mAh" for a
+:func:`plausible` checks a value against a per-unit range (:data:`PLAUSIBLE`, or ``bounds`` given by the
+caller — templates carry no range field yet); :func:`resolve` drops implausible readings, so "1.200 mAh" for a
 power bank is 1200 mAh (1.2 mAh is no battery), while "1.500 W" (1.5 W and 1500 W both exist) stays
 ambiguous and the Judge sends it to review.
 """
