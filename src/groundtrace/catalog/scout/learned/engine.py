@@ -70,7 +70,8 @@ class LearnedEngine:
                 for p in propose(self.tagger, sku.category, texts)
                 if p.attribute in slugs and not overlaps((p.start, p.end), masked[p.field])
             ]  # instruction-like text is never evidence
-            for slug, chosen in select(self.model, proposals, sku.title, sku.category).items():
+            gold = self.tagger.lexicon_gold(sku.category)
+            for slug, chosen in select(self.model, proposals, sku.title, sku.category, gold).items():
                 for p, conf in chosen:
                     if conf < self.model.threshold(slug):
                         continue

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from groundtrace.catalog.scout.learned.model import LearnedModel
 from groundtrace.catalog.scout.learned.rerank import KIND, featurise
-from groundtrace.catalog.scout.learned.tokens import Gazetteer, decode, features, tokenize
+from groundtrace.catalog.scout.learned.tokens import Gazetteer, crf_items, decode, tokenize
 from groundtrace.catalog.scout.sentences import norm_key
 
 FIELDS = ("title", "description")
@@ -57,6 +56,8 @@ class Tagger:
         self._weights = model.crf_bytes()  # crfsuite reads this buffer in place: keep it alive
         self._tagger.open_inmemory(self._weights)
         self._gazetteers: dict[str, Gazetteer] = {}
+        self._lexicon_index: dict[str, LexiconIndex] = {}
+        self._lexicon_gold: dict[str, dict[tuple[str, str], int]] = {}
         self._labels: set[str] | None = None
 
     def gazetteer(self, category: str) -> Gazetteer:
@@ -65,11 +66,25 @@ class Tagger:
             self._gazetteers[key] = gazetteer_of(self.model.lexicons, key)
         return self._gazetteers[key]
 
+    def lexicon_index(self, category: str) -> LexiconIndex:
+        """The category's :class:`LexiconIndex` (built once per category)."""
+        key = category.lower()
+        if key not in self._lexicon_index:
+            self._lexicon_index[key] = LexiconIndex(self.model.lexicons.get(key, {}))
+        return self._lexicon_index[key]
+
+    def lexicon_gold(self, category: str) -> dict[tuple[str, str], int]:
+        """:meth:`LearnedModel.lexicon_gold` of the category, built once per category."""
+        key = category.lower()
+        if key not in self._lexicon_gold:
+            self._lexicon_gold[key] = self.model.lexicon_gold(key)
+        return self._lexicon_gold[key]
+
     def spans(self, text: str, category: str, field: str) -> list[Proposal]:
         tokens = tokenize(text)
         if not tokens:
             return []
-        self._tagger.set(features(tokens, category, field, self.gazetteer(category)))
+        self._tagger.set(crf_items(tokens, category, field, self.gazetteer(category)))
         labels = self._tagger.tag()
         out = []
         for slug, first, end in decode(labels):
@@ -94,47 +109,112 @@ class Tagger:
         return float(max(after, before))
 
 
-@lru_cache(maxsize=4096)
 def _word_re(value: str) -> re.Pattern[str]:
     words = [re.escape(w) for w in re.findall(r"\w+", value)]
     return re.compile(r"(?<!\w)" + r"[\s\-_/.,]*".join(words) + r"(?!\w)", re.IGNORECASE)
 
 
-def lexicon_spans(model: LearnedModel, text: str, category: str, field: str) -> list[Proposal]:
-    """Every lexicon value of ``category`` found in ``text`` as whole words, raw score = its precision."""
-    out = []
-    for slug, entries in model.lexicons.get(category.lower(), {}).items():
-        for entry in entries.values():
-            if not re.search(r"\w", entry.value):
-                continue
-            m = _word_re(entry.value).search(text)
+_RUN = re.compile(r"\w+")
+# non-ASCII characters that re.IGNORECASE equates with an ASCII word character, or whose lower case holds
+# one (İ ı ſ K: computed over every code point, tests/catalog/scout/learned/test_speed.py checks it); a text
+# holding one is matched against every lexicon value, as before the index
+_ASCII_FOLDING = frozenset("\u0130\u0131\u017f\u212a")
+
+
+class LexiconIndex:
+    """One category's lexicon values indexed by their first word, so a text is matched only against the
+    values that can occur in it.
+
+    A value matches (:func:`_word_re`) where its words occur case-insensitively as whole words, any of
+    ``\\s - _ / . ,`` between them. Where a value whose first word ``w`` is ASCII matches, the match starts
+    a run of word characters of the text whose lower case begins with ``w.lower()`` (the ASCII characters
+    of the text that re.IGNORECASE equates with ``w``'s are its ASCII upper/lower case, unless the text
+    holds one of :data:`_ASCII_FOLDING`). So only those values — and every value with a non-ASCII first
+    word — are searched; the others cannot match. The result is exactly that of searching every value
+    (same proposals, same order: values in lexicon order); compiled patterns are kept per value."""
+
+    def __init__(self, lexicon: dict[str, dict[str, Any]]) -> None:
+        self._entries: list[tuple[str, str, float]] = []  # (slug, value, raw score) in lexicon order
+        self._patterns: dict[int, re.Pattern[str]] = {}
+        self._by_first: dict[str, list[int]] = {}
+        self._always: list[int] = []
+        for slug, entries in lexicon.items():
+            for entry in entries.values():
+                words = _RUN.findall(entry.value)
+                if not words:
+                    continue
+                i = len(self._entries)
+                self._entries.append((slug, entry.value, entry.precision))
+                if words[0].isascii():
+                    self._by_first.setdefault(words[0].lower(), []).append(i)
+                else:
+                    self._always.append(i)
+        self._lengths = sorted({len(k) for k in self._by_first})
+
+    def _candidates(self, text: str) -> list[int]:
+        if not text.isascii() and not _ASCII_FOLDING.isdisjoint(text):
+            return list(range(len(self._entries)))
+        found = set(self._always)
+        by_first, lengths = self._by_first, self._lengths
+        for run in _RUN.findall(text):
+            run = run.lower()
+            for n in lengths:
+                if n > len(run):
+                    break
+                hit = by_first.get(run[:n])
+                if hit is not None:
+                    found.update(hit)
+        return sorted(found)
+
+    def spans(self, text: str, field: str) -> list[Proposal]:
+        """Every lexicon value found in ``text`` as whole words (first match), raw score = its precision."""
+        out = []
+        for i in self._candidates(text):
+            pattern = self._patterns.get(i)
+            slug, value, precision = self._entries[i]
+            if pattern is None:
+                pattern = self._patterns[i] = _word_re(value)
+            m = pattern.search(text)
             if m:
-                out.append(Proposal(slug, m.group(0), field, m.start(), m.end(), entry.precision, "lexicon"))
-    return out
+                out.append(Proposal(slug, m.group(0), field, m.start(), m.end(), precision, "lexicon"))
+        return out
+
+
+def lexicon_spans(model: LearnedModel, text: str, category: str, field: str) -> list[Proposal]:
+    """Every lexicon value of ``category`` found in ``text`` as whole words, raw score = its precision
+    (:class:`LexiconIndex`; the :class:`Tagger` keeps one per category)."""
+    return LexiconIndex(model.lexicons.get(category.lower(), {})).spans(text, field)
 
 
 def propose(tagger: Tagger, sku_category: str, texts: dict[str, str]) -> list[Proposal]:
     """Every tagger and lexicon proposal over ``texts`` (field → text), raw scores."""
     found: list[Proposal] = []
+    index = tagger.lexicon_index(sku_category)
     for field, text in texts.items():
         if not text or not text.strip():
             continue
         found += tagger.spans(text, sku_category, field)
-        found += lexicon_spans(tagger.model, text, sku_category, field)
+        found += index.spans(text, field)
     return found
 
 
 def select(
-    model: LearnedModel, proposals: list[Proposal], title: str = "", category: str = ""
+    model: LearnedModel,
+    proposals: list[Proposal],
+    title: str = "",
+    category: str = "",
+    lexicon_gold: dict[tuple[str, str], int] | None = None,
 ) -> dict[str, list[tuple[Proposal, float]]]:
     """Per attribute: ``(proposal, calibrated confidence)`` of the best value (highest confidence; ties:
     the first proposed) and of the other proposals stating the same value (``norm_key``), best first.
 
     With a reranker (model version 3) the confidence is that of the *value*: the reranker's score of the
     value's proposals against their rivals (:mod:`.rerank`; ``title``: the SKU title, ``category``: for
-    the lexicon counts), calibrated as kind ``ranker``; every proposal of the value carries it."""
+    the lexicon counts; ``lexicon_gold``: :meth:`Tagger.lexicon_gold` of it, when cached), calibrated as
+    kind ``ranker``; every proposal of the value carries it."""
     if model.ranker is not None:
-        return _select_ranked(model, proposals, title, category)
+        gold = model.lexicon_gold(category) if lexicon_gold is None else lexicon_gold
+        return _select_ranked(model, proposals, title, gold)
     scored: dict[str, list[tuple[Proposal, float]]] = {}
     for p in proposals:
         scored.setdefault(p.attribute, []).append((p, model.confidence(p.attribute, p.how, p.confidence)))
@@ -148,11 +228,11 @@ def select(
 
 
 def _select_ranked(
-    model: LearnedModel, proposals: list[Proposal], title: str, category: str
+    model: LearnedModel, proposals: list[Proposal], title: str, lexicon_gold: dict[tuple[str, str], int]
 ) -> dict[str, list[tuple[Proposal, float]]]:
     assert model.ranker is not None
     best: dict[str, tuple[float, list[Proposal]]] = {}
-    for slug, _key, mine, feats in featurise(proposals, title, model.lexicon_gold(category)):
+    for slug, _key, mine, feats in featurise(proposals, title, lexicon_gold):
         conf = model.confidence(slug, KIND, model.ranker.score(feats))
         if slug not in best or conf > best[slug][0]:
             best[slug] = (conf, list(mine))

@@ -40,11 +40,6 @@ def _shape(word: str) -> str:
     return re.sub(r"(.)\1+", r"\1\1", shape)  # "Xxxxx" -> "Xxx": length-independent
 
 
-def _word_features(word: str, prefix: str) -> dict[str, str | float]:
-    low = word.lower()
-    return {f"{prefix}w": low, f"{prefix}shape": _shape(word), f"{prefix}suf3": low[-3:]}
-
-
 class Gazetteer:
     """Known values per attribute (one category's lexicon) as token sequences — lower case, ``-``/``/``/``_``
     dropped, as :func:`find_value` matches them; :meth:`tags` marks where they occur in a token list."""
@@ -75,43 +70,153 @@ class Gazetteer:
         return out
 
 
+_WORD_INFO: dict[str, tuple[str, str, str, str, float, float, float]] = {}
+_WORD_INFO_LIMIT = 200_000  # distinct words cached (bounded: a long run stops adding, never evicts)
+_POS = tuple(str(i) for i in range(7))
+
+
+def _word_info(word: str) -> tuple[str, str, str, str, float, float, float]:
+    """``(lower, shape, suffix-3, prefix-3, upper, title, digit)`` of a word, cached: the per-word work of
+    :func:`features` is done once per distinct word, not once per occurrence and neighbour."""
+    info = _WORD_INFO.get(word)
+    if info is None:
+        low = word.lower()
+        info = (
+            low,
+            _shape(word),
+            low[-3:],
+            low[:3],
+            float(word.isupper()),
+            float(word.istitle()),
+            float(word.isdigit()),
+        )
+        if len(_WORD_INFO) < _WORD_INFO_LIMIT:
+            _WORD_INFO[word] = info
+    return info
+
+
 def features(
     tokens: list[Token], category: str, field: str, gazetteer: Gazetteer | None = None
 ) -> list[dict[str, str | float]]:
     """One feature dict per token: the word (lower case), its shape, prefix/suffix, case and digit flags,
     position, the Document field (title/description), the category, the words ±1 and ±2 around it, and
-    the ``gazetteer`` marks (known values of the category) on it."""
+    the ``gazetteer`` marks (known values of the category) on it.
+
+    The keys of every dict come in one fixed order (crfsuite sums the weights in item order, so the same
+    order gives the same marginals to the last bit)."""
     cat = category.lower()
     out: list[dict[str, str | float]] = []
     n = len(tokens)
-    marks = gazetteer.tags(tokens) if gazetteer else [[] for _ in tokens]
-    for i, tok in enumerate(tokens):
-        word = tok.text
+    marks = gazetteer.tags(tokens) if gazetteer else None
+    infos = [_word_info(tok.text) for tok in tokens]
+    for i, (low, shape, suf3, pre3, upper, title, digit) in enumerate(infos):
         f: dict[str, str | float] = {
             "bias": 1.0,
-            "pre3": word.lower()[:3],
-            "upper": float(word.isupper()),
-            "title": float(word.istitle()),
-            "digit": float(word.isdigit()),
-            "pos": str(min(i, 6)),
+            "pre3": pre3,
+            "upper": upper,
+            "title": title,
+            "digit": digit,
+            "pos": _POS[min(i, 6)],
             "field": field,
             "cat": cat,
-            "cat_w": f"{cat}|{word.lower()}",
+            "cat_w": f"{cat}|{low}",
+            "w": low,
+            "shape": shape,
+            "suf3": suf3,
         }
-        f.update(_word_features(word, ""))
-        for d in (-2, -1, 1, 2):
-            j = i + d
-            if 0 <= j < n:
-                f.update(
-                    {k: v for k, v in _word_features(tokens[j].text, f"{d}:").items() if k.endswith("w")}
-                )
-                if abs(d) == 1:
-                    f[f"{d}:shape"] = _shape(tokens[j].text)
-            else:
-                f[f"{d}:edge"] = 1.0
-        for mark in marks[i]:
-            f[f"gaz={mark}"] = 1.0
+        if i >= 2:
+            f["-2:w"] = infos[i - 2][0]
+        else:
+            f["-2:edge"] = 1.0
+        if i >= 1:
+            f["-1:w"], f["-1:shape"] = infos[i - 1][0], infos[i - 1][1]
+        else:
+            f["-1:edge"] = 1.0
+        if i + 1 < n:
+            f["1:w"], f["1:shape"] = infos[i + 1][0], infos[i + 1][1]
+        else:
+            f["1:edge"] = 1.0
+        if i + 2 < n:
+            f["2:w"] = infos[i + 2][0]
+        else:
+            f["2:edge"] = 1.0
+        if marks is not None:
+            for mark in marks[i]:
+                f[f"gaz={mark}"] = 1.0
         out.append(f)
+    return out
+
+
+_WORD_ITEMS: dict[str, tuple[bytes, ...]] = {}
+_POS_ITEMS = tuple(f"pos:{i}".encode() for i in range(7))
+
+
+def _word_items(word: str) -> tuple[bytes, ...]:
+    """The crfsuite attribute names a word contributes (cached per word): ``pre3:…``, the set flags among
+    ``upper`` / ``title`` / ``digit`` (a flag of value 0.0 adds nothing to a score), ``w:…``, ``shape:…``,
+    ``suf3:…`` on its own token, ``-2:w:…``, ``-1:w:…``, ``-1:shape:…``, ``1:w:…``, ``1:shape:…``, ``2:w:…``
+    as a neighbour, and ``|lower`` for ``cat_w``."""
+    items = _WORD_ITEMS.get(word)
+    if items is None:
+        low, shape, suf3, pre3, upper, title, digit = _word_info(word)
+        lw, sh = low.encode(), shape.encode()
+        flags = b"".join(name for name, on in ((b"upper", upper), (b"title", title), (b"digit", digit)) if on)
+        items = (
+            b"pre3:" + pre3.encode(),
+            b"upper" if upper else b"",
+            b"title" if title else b"",
+            b"digit" if digit else b"",
+            b"w:" + lw,
+            b"shape:" + sh,
+            b"suf3:" + suf3.encode(),
+            b"-2:w:" + lw,
+            b"-1:w:" + lw,
+            b"-1:shape:" + sh,
+            b"1:w:" + lw,
+            b"1:shape:" + sh,
+            b"2:w:" + lw,
+            b"|" + lw,
+            flags,
+        )
+        if len(_WORD_ITEMS) < _WORD_INFO_LIMIT:
+            _WORD_ITEMS[word] = items
+    return items
+
+
+def crf_items(
+    tokens: list[Token], category: str, field: str, gazetteer: Gazetteer | None = None
+) -> list[list[bytes]]:
+    """:func:`features` as crfsuite attribute names (``key:value`` for a string feature, ``key`` for a
+    numeric one of value 1.0; numeric features of value 0.0 are left out), in :func:`features`' order —
+    what the tagger is given, built from per-word cached names. crfsuite adds ``weight × value`` per
+    attribute in item order, so a 0.0 feature adds an exact zero and the same order gives the same scores
+    and marginals to the last bit; names the model does not know are ignored either way. (Training keeps
+    :func:`features`: there a feature of value 0.0 still enters the model's attribute set.)"""
+    cat = category.lower()
+    head = (b"field:" + field.encode(), b"cat:" + cat.encode())
+    cat_w = b"cat_w:" + cat.encode()
+    n = len(tokens)
+    marks = gazetteer.tags(tokens) if gazetteer else None
+    words = [_word_items(tok.text) for tok in tokens]
+    out: list[list[bytes]] = []
+    for i, w in enumerate(words):
+        item = [b"bias", w[0]]
+        if w[14]:
+            item += [x for x in w[1:4] if x]
+        item += [_POS_ITEMS[min(i, 6)], *head, cat_w + w[13], w[4], w[5], w[6]]
+        item.append(words[i - 2][7] if i >= 2 else b"-2:edge")
+        if i >= 1:
+            item += (words[i - 1][8], words[i - 1][9])
+        else:
+            item.append(b"-1:edge")
+        if i + 1 < n:
+            item += (words[i + 1][10], words[i + 1][11])
+        else:
+            item.append(b"1:edge")
+        item.append(words[i + 2][12] if i + 2 < n else b"2:edge")
+        if marks is not None and marks[i]:
+            item += [f"gaz={mark}".encode() for mark in dict.fromkeys(marks[i])]
+        out.append(item)
     return out
 
 

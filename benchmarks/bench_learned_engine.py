@@ -1,0 +1,235 @@
+"""CPU time per SKU of the learned engine, and a check that its output is byte-identical to a recorded one
+(issue 26, item 1).
+
+    PYTHONPATH=src python benchmarks/bench_learned_engine.py --models WORK [--data DIR] [--only NAME]...
+        [--repeat 3] [--record FILE | --check FILE] [--baseline-src OLD/src | --baseline-learned REV]
+
+``WORK`` is a ``benchmarks/catalog_learned.py --work`` folder: it holds the trained models
+(``<name>-0.95-5-<n>.model.json``) and templates (``<name>-templates``). The SKUs are the same held-out
+splits that script measures (OA-Mine / AE-110K validation, the WDC-PAVE 20 %).
+
+Per dataset and engine the SKUs go once through the pipeline (``process_sku``; the engine's calls are
+recorded), then are timed ``--repeat`` times (the *least* CPU time of the repeats is reported, since
+other jobs on a shared machine only ever add time; ``time.process_time``):
+
+* ``engine`` — the extraction engine's ``extract`` calls alone, replayed on the recorded arguments;
+* ``pipeline`` — ``process_sku`` (Scout → Judge → policy), as ``catalog_learned.py``'s CPU column.
+
+``offline`` (the rule engine) is timed in the same process as the reference. ``--baseline-src`` also
+runs this script's timing in a subprocess on another checkout's ``src`` (e.g. ``git archive`` of the old
+commit) alternately with this one, so the old/new ratio comes from one run; ``--baseline-learned REV`` builds
+that ``src`` itself: a copy of this ``src`` with ``src/groundtrace/catalog/scout/learned/`` as of git
+revision ``REV`` (so the other modules — the rule engine the learned engine adds to, the Judge — are the
+same on both sides and only the learned engine differs).
+
+Output digests (sha256) per dataset: ``learned`` — the learned engine's own proposals and selection
+(:func:`propose` + :func:`select`, depends on learned code only); ``engine`` — the learned engine's
+``EngineOutput`` (includes the rule engine it adds to); ``pipeline`` — every ``AttributeResult``.
+``--record`` writes them (with per-SKU digests, to locate a difference), ``--check`` compares and exits 1
+on any difference, naming the first differing SKU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+DATASETS = ("oa-mine", "ae-110k", "wdc-pave")
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _model_path(work: Path, name: str) -> Path:
+    found = sorted(p for p in work.glob(f"{name}-0.95-5-*.model.json") if "-plain" not in p.name)
+    if not found:
+        raise SystemExit(f"{work}: no {name}-0.95-5-*.model.json (run benchmarks/catalog_learned.py first)")
+    return found[0]
+
+
+class _Recorder:
+    """Wraps an engine; records every ``extract`` call's arguments (to replay them timed)."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine, self.calls = engine, []
+        self.name = getattr(engine, "name", type(engine).__name__)
+
+    def extract(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls.append((args, kwargs))
+        return self.engine.extract(*args, **kwargs)
+
+
+def _learned_digest(engine: Any, calls: list) -> list[str]:  # type: ignore[type-arg]
+    """Per call: the learned engine's own proposals and selection (depends on learned code only)."""
+    from groundtrace.catalog.scout.learned.predict import FIELDS, propose, select
+
+    out = []
+    for args, _kw in calls:
+        sku, _attrs, documents = args[:3]
+        texts = {
+            d.metadata.get("field"): d.text
+            for d in documents
+            if d.source == "catalog" and d.metadata.get("field") in FIELDS
+        }
+        proposals = propose(engine.tagger, sku.category, texts)
+        chosen = select(engine.model, proposals, sku.title, sku.category)
+        rows = [repr(p) for p in proposals]
+        rows += [f"{slug}:{p!r}:{conf!r}" for slug, xs in sorted(chosen.items()) for p, conf in xs]
+        out.append(_sha("\n".join(rows)))
+    return out
+
+
+def measure(name: str, data: Path, work: Path, repeat: int) -> dict[str, Any]:
+    """Digests and least CPU seconds (of ``repeat``) per engine and step for one dataset."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from catalog_learned import _split
+
+    from groundtrace.catalog.pipeline import EnrichConfig, build_components, process_sku
+
+    _train, val = _split(name, data, name)
+    tpl_dir = work / f"{name}-templates"
+    model = _model_path(work, name)
+    out: dict[str, Any] = {"skus": len(val), "model": model.name}
+    for engine, options in (("offline", {}), ("learned", {"learned": {"model": str(model)}})):
+        comp = build_components(EnrichConfig(templates=tpl_dir, engine=engine, options=options))
+        rec = _Recorder(comp.scout.engine)
+        comp.scout.engine = rec
+        lines = [[r.model_dump_json() for r in process_sku(r.sku, comp).results] for r in val]
+        outputs = [rec.engine.extract(*a, **k).model_dump_json() for a, k in rec.calls]
+        comp.scout.engine = rec.engine
+        times: dict[str, float] = {"engine": float("inf"), "pipeline": float("inf")}
+        for _ in range(repeat):
+            t0 = time.process_time()
+            for a, k in rec.calls:
+                rec.engine.extract(*a, **k)
+            times["engine"] = min(times["engine"], time.process_time() - t0)
+            t0 = time.process_time()
+            for r in val:
+                process_sku(r.sku, comp)
+            times["pipeline"] = min(times["pipeline"], time.process_time() - t0)
+        out[engine] = {"cpu_s": times, "calls": len(rec.calls)}
+        if engine == "learned":
+            per_sku = {
+                "pipeline": [_sha("\n".join(x)) for x in lines],
+                "engine": [_sha(x) for x in outputs],
+                "learned": _learned_digest(rec.engine, rec.calls),
+            }
+            out["digests"] = {k: _sha("".join(v)) for k, v in per_sku.items()}
+            out["per_sku"] = {
+                k: dict(zip([r.sku.sku_id for r in val], v, strict=False)) for k, v in per_sku.items()
+            }
+    return out
+
+
+def baseline_tree(rev: str, root: Path) -> Path:
+    """``root/src`` copied to a temporary folder with the learned engine's files as of ``rev``."""
+    import shutil
+    import tempfile
+
+    learned = "src/groundtrace/catalog/scout/learned"
+    tmp = Path(tempfile.mkdtemp(prefix="gt-baseline-"))
+    shutil.copytree(root / "src", tmp / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    for old in (tmp / learned).glob("*.py"):
+        old.unlink()
+
+    def git(*args: str) -> bytes:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, check=True).stdout
+
+    for name in git("ls-tree", "--name-only", rev, f"{learned}/").decode().split():
+        (tmp / name).write_bytes(git("show", f"{rev}:{name}"))
+    return tmp / "src"
+
+
+def _check(found: dict[str, Any], golden: dict[str, Any]) -> list[str]:
+    problems = []
+    for name, got in found.items():
+        want = golden.get(name)
+        if want is None:
+            problems.append(f"{name}: not in the golden file")
+            continue
+        for level in ("learned", "engine", "pipeline"):
+            if got["digests"][level] == want["digests"][level]:
+                continue
+            first = next(
+                (s for s, d in got["per_sku"][level].items() if want["per_sku"][level].get(s) != d), "?"
+            )
+            n = sum(want["per_sku"][level].get(s) != d for s, d in got["per_sku"][level].items())
+            problems.append(f"{name}: {level} output differs for {n} SKUs (first {first})")
+    return problems
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=Path("../shared/data/catalog"))
+    parser.add_argument("--models", type=Path, default=Path("/tmp/gt_learned"), help="catalog_learned --work")
+    parser.add_argument("--only", action="append", choices=DATASETS)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--record", type=Path, help="Write the output digests here.")
+    parser.add_argument("--check", type=Path, help="Compare the output digests with this file.")
+    parser.add_argument("--baseline-src", type=Path, help="Also time this src folder (subprocess).")
+    parser.add_argument("--baseline-learned", help="Also time the learned engine as of this git revision.")
+    parser.add_argument("--json", action="store_true", help="Print the raw measurements as JSON.")
+    args = parser.parse_args()
+    names = [n for n in DATASETS if not args.only or n in args.only]
+    if args.baseline_learned:
+        args.baseline_src = baseline_tree(args.baseline_learned, Path(__file__).resolve().parents[1])
+    found: dict[str, Any] = {}
+    base: dict[str, Any] = {}
+    for name in names:
+        if args.baseline_src is not None:
+            cmd = [sys.executable, __file__, "--json", "--only", name, "--repeat", str(args.repeat)]
+            cmd += ["--data", str(args.data), "--models", str(args.models)]
+            env = {"PYTHONPATH": str(args.baseline_src), "PATH": "/usr/bin:/bin"}
+            done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+            base.update(json.loads(done.stdout.strip().splitlines()[-1]))
+        found[name] = measure(name, args.data, args.models, args.repeat)
+    if args.json:
+        print(json.dumps(found))
+        return
+    print(
+        "| dataset | SKUs | step | rule engine ms/SKU | learned ms/SKU | learned / rule |"
+        + (" old learned ms/SKU | old / new |" if base else "")
+    )
+    print("|---|---|---|---|---|---|" + ("---|---|" if base else ""))
+    for name, got in found.items():
+        n = got["skus"]
+        for step in ("engine", "pipeline"):
+            rule, learned = got["offline"]["cpu_s"][step] / n, got["learned"]["cpu_s"][step] / n
+            cells = [
+                name,
+                str(n),
+                step,
+                f"{1000 * rule:.2f}",
+                f"{1000 * learned:.2f}",
+                f"{learned / rule:.2f}",
+            ]
+            if base:
+                old = base[name]["learned"]["cpu_s"][step] / n
+                cells += [f"{1000 * old:.2f}", f"{old / learned:.2f}"]
+            print("| " + " | ".join(cells) + " |")
+    if base:
+        problems = _check(found, base)
+        print("\nold and new outputs: " + ("identical (learned, engine, pipeline)" if not problems else ""))
+        for p in problems:
+            print(p)
+    if args.record is not None:
+        args.record.write_text(json.dumps(found, indent=1), encoding="utf-8")
+        print(f"wrote {args.record}")
+    if args.check is not None:
+        problems = _check(found, json.loads(args.check.read_text(encoding="utf-8")))
+        for p in problems:
+            print(p)
+        print("identical to", args.check if not problems else "NOT identical")
+        if problems:
+            raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()
