@@ -345,8 +345,7 @@ class ScoutAgent:
                 sku.sku_id, [spec], mine + extra, engine=result.engine, gtin_matched=pages.gtin_matched
             )[spec.slug]
             if cand.status == CandidateStatus.CONFLICT:
-                candidates[spec.slug] = cand
-                result.documents.extend(d for d in gtin_docs if d not in result.documents)
+                candidates[spec.slug] = cand  # its page joins result.documents with every matched page
 
     # -- steps --------------------------------------------------------------------------------------
     @staticmethod
