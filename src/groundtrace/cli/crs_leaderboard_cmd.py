@@ -109,8 +109,10 @@ def leaderboard(
     def show(name: str, setting: str, run, seconds: float) -> None:
         table = run.table
         r1 = table.value("recall@1") if setting == "closed" else table.value("open_recall@1")
+        es = table.aggregate.get("evidence_support")  # the grounding axis next to CGS (saturates at ~1)
+        es_text = "—" if es is None else f"{es:.3f}"
         typer.echo(
-            f"{name:>13} · {setting:<6} R@1={r1:.3f} CGS={table.value('cgs'):.3f} "
+            f"{name:>13} · {setting:<6} R@1={r1:.3f} CGS={table.value('cgs'):.3f} ES={es_text} "
             f"recovery={table.value('rejection_recovery'):.3f}  {seconds:.1f}s"
         )
 

@@ -38,6 +38,10 @@ def test_leaderboard_cli_runs_each_system_in_both_settings(tmp_path) -> None:
     assert rows == {(s, t) for s in ("random", "knowledge", "trace-hybrid") for t in ("closed", "open")}
     assert (out / "axes_radar.png").exists() and (out / "report.html").exists()
     assert (out / "runs" / "trace-hybrid-open" / "predictions.jsonl").exists()
+    # each finished run's line shows evidence support next to CGS (CGS saturates on extractive answers)
+    lines = [line for line in result.output.splitlines() if " R@1=" in line]
+    assert len(lines) == 6 and all(" CGS=" in x and " ES=" in x for x in lines)
+    assert all(x.index(" CGS=") < x.index(" ES=") < x.index(" recovery=") for x in lines)
     bad = CliRunner().invoke(app, [*args, "--systems", "nope"])
     assert bad.exit_code == 2 and "--systems" in bad.output
     bad = CliRunner().invoke(app, [*args, "--settings", "closed,ajar"])
