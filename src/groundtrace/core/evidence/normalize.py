@@ -612,15 +612,19 @@ def fold_unicode(text: str) -> str:
     ASCII text is returned unchanged; cached."""
     if text.isascii():
         return text
-    text = unicodedata.normalize("NFKC", text)
-    out = []
-    for ch in text:
-        if ch.isascii():
-            out.append(ch)
-        elif unicodedata.category(ch) in _INVISIBLE_CATEGORIES:
-            continue
-        elif ch.isalnum():
-            out.append(_latin_lookalike(ch))
-        else:
-            out.append(ch)
-    return "".join(out)
+    return _NON_ASCII.sub(_fold_match, unicodedata.normalize("NFKC", text))
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+@lru_cache(maxsize=4096)
+def _fold_char(ch: str) -> str:
+    """One non-ASCII character folded: removed when invisible, its ASCII look-alike when a letter/digit."""
+    if unicodedata.category(ch) in _INVISIBLE_CATEGORIES:
+        return ""
+    return _latin_lookalike(ch) if ch.isalnum() else ch
+
+
+def _fold_match(m: re.Match[str]) -> str:
+    return _fold_char(m.group())

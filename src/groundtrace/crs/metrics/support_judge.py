@@ -117,14 +117,18 @@ def locate_sentence(quote: str, review_text: str) -> tuple[int, int, float] | No
     q = fold_unicode(quote).strip()
     if not q:
         return None
+    low = q.lower()
+    sentences = [
+        (start, end, fold_unicode(review_text[start:end])) for start, end in split_sentences(review_text)
+    ]
+    for start, end, sentence in sentences:  # the common case, verbatim: no fuzzy matching at all
+        if low in sentence.lower():
+            return (start, end, 1.0)
     best: tuple[int, int, float] | None = None
-    for start, end in split_sentences(review_text):
-        sentence = fold_unicode(review_text[start:end])
-        score = 1.0 if q.lower() in sentence.lower() else float(quote_score(q, sentence))
+    for start, end, sentence in sentences:
+        score = float(quote_score(q, sentence))
         if score >= GROUNDED_THRESHOLD and (best is None or score > best[2]):
             best = (start, end, score)
-            if score == 1.0:
-                break
     return best
 
 
