@@ -99,8 +99,17 @@ def test_loader_names_file_and_line_of_an_ambiguous_phrasing(tmp_path: Path) -> 
 
 
 def test_loader_rejects_unknown_kinds_and_thin_entries(tmp_path: Path) -> None:
-    with pytest.raises(PhrasingFileError, match=r"bank\.yaml:\d+:"):
-        load_bank(_write(tmp_path, "  - kind: vibes\n    value: x\n    phrases: [a, b, c]\n"))
+    path = _write(
+        tmp_path,
+        "  - kind: vibes\n    value: x\n    phrases: [a, b, c]\n"
+        "  - kind: amenity\n    value: wifi\n    phrasez: [a, b, c]\n",
+    )
+    n = len(path.read_text(encoding="utf-8").splitlines())
+    with pytest.raises(PhrasingFileError) as err:
+        load_bank(path)
+    message = str(err.value)  # both bad entries, each at its own line
+    assert f"{path}:{n - 5}: constraints." in message and "kind" in message
+    assert f"{path}:{n}: constraints." in message and "phrasez" in message
     with pytest.raises(PhrasingFileError, match="at least 3 are needed"):
         load_bank(_write(tmp_path, "  - kind: amenity\n    value: delivery_robot\n    phrases: [a, b]\n"))
 

@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from groundtrace.core.files.validation import validation_message
+from groundtrace.core.files.validation import validation_errors
 from groundtrace.core.files.yaml_loader import YamlDocument, YamlError, parse_yaml, read_yaml
 from groundtrace.crs.dataset.language import normalise
 from groundtrace.crs.schema import ConstraintKind, PoiType
@@ -492,12 +492,9 @@ class _Loader:
 def _build(doc: YamlDocument) -> PhrasingBank:
     try:
         model = BankFile.model_validate(doc.data)
-    except ValidationError as exc:
-        lines = []
-        for e in exc.errors()[:20]:
-            lines.append(f"{doc.name}:{doc.line_of(e['loc'])}: {validation_message(exc, model=BankFile)}")
-            break
-        raise PhrasingFileError("\n".join(lines)) from None
+    except ValidationError as exc:  # every bad entry (up to 20), each at its own line
+        errors = validation_errors(exc, file=doc.name, line=doc.line_of, model=BankFile, limit=20)
+        raise PhrasingFileError("\n".join(str(e) for e in errors)) from None
     ld = _Loader(doc, model)
     missing = [f for f in FRAME_NAMES if f not in model.frames]
     if missing:
