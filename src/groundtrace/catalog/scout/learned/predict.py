@@ -87,8 +87,9 @@ class Tagger:
         self._tagger.set(crf_items(tokens, category, field, self.gazetteer(category)))
         labels = self._tagger.tag()
         out = []
+        marginal = self._tagger.marginal
         for slug, first, end in decode(labels):
-            conf = min(self._tagger.marginal(labels[i], i) for i in range(first, end))
+            conf = min([marginal(labels[i], i) for i in range(first, end)])
             s, e = tokens[first].start, tokens[end - 1].end
             extend = self._extend(slug, first, end, len(tokens))
             out.append(Proposal(slug, text[s:e], field, s, e, float(conf), "tagger", extend))

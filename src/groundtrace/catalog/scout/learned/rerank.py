@@ -32,6 +32,8 @@ from pydantic import BaseModel, ConfigDict
 from groundtrace.catalog.scout.sentences import norm_key
 
 KIND = "ranker"
+_WORDS = re.compile(r"\w+")
+_DIGIT = re.compile(r"\d")
 
 
 class _Span(Protocol):
@@ -63,7 +65,8 @@ class Ranker(BaseModel):
     weights: dict[str, float]
 
     def score(self, features: Mapping[str, float]) -> float:
-        z = self.intercept + sum(self.weights.get(k, 0.0) * v for k, v in features.items())
+        get = self.weights.get
+        z = self.intercept + sum([get(k, 0.0) * v for k, v in features.items()])
         return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
 
 
@@ -101,16 +104,23 @@ def candidate_features(
     rivals: Sequence[Sequence[_Span]],
     title: str,
     lexicon_gold: int = 0,
+    rival_best: tuple[float, float] | None = None,
 ) -> dict[str, float]:
     """Features of one candidate value (``mine``: its proposals) against the other values proposed for the
     same attribute (``rivals``); ``title`` is the SKU title, ``lexicon_gold`` how often the value was a
-    training SKU's gold (module docstring)."""
+    training SKU's gold (module docstring). ``rival_best``: the rivals' best tagger and lexicon scores
+    when the caller has them (:func:`featurise`), else computed here."""
     tagger, lexicon = _best(mine, "tagger"), _best(mine, "lexicon")
+    if rival_best is None:
+        rival_best = (
+            max((_best(r, "tagger") for r in rivals), default=0.0),
+            max((_best(r, "lexicon") for r in rivals), default=0.0),
+        )
     rival_spans = [p for r in rivals for p in r]
     inside, outside = _nesting(mine, rival_spans)
     in_title = [p for p in mine if p.field == "title"]
     first = min((p.start for p in in_title), default=-1)
-    words = len(re.findall(r"\w+", mine[0].value))
+    words = len(_WORDS.findall(mine[0].value))
     f = {
         f"attr={slug}": 1.0,
         f"tagger|attr={slug}": tagger,
@@ -129,10 +139,10 @@ def candidate_features(
         "words_1": float(words <= 1),
         "words_2": float(words == 2),
         "words_3plus": float(words >= 3),
-        "digits": float(bool(re.search(r"\d", mine[0].value))),
+        "digits": float(bool(_DIGIT.search(mine[0].value))),
         "rivals": min(3, len(rivals)) / 3,
-        "rival_tagger": max((_best(r, "tagger") for r in rivals), default=0.0),
-        "rival_lexicon": max((_best(r, "lexicon") for r in rivals), default=0.0),
+        "rival_tagger": rival_best[0],
+        "rival_lexicon": rival_best[1],
         "inside_rival": inside,
         "contains_rival": outside,
     }
@@ -146,10 +156,15 @@ def featurise(
     ``lexicon_gold[(slug, key)]``: the value's training gold count (absent: 0)."""
     out = []
     for slug, values in group(proposals).items():
+        bests = {key: (_best(mine, "tagger"), _best(mine, "lexicon")) for key, mine in values.items()}
         for key, mine in values.items():
             rivals = [v for k, v in values.items() if k != key]
-            feats = candidate_features(slug, mine, rivals, title, lexicon_gold.get((slug, key), 0))
-            out.append((slug, key, mine, feats))
+            rival_best = (
+                max((b[0] for k, b in bests.items() if k != key), default=0.0),
+                max((b[1] for k, b in bests.items() if k != key), default=0.0),
+            )
+            gold = lexicon_gold.get((slug, key), 0)
+            out.append((slug, key, mine, candidate_features(slug, mine, rivals, title, gold, rival_best)))
     return out
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from itertools import islice
 from typing import NamedTuple
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -25,12 +26,7 @@ class Token(NamedTuple):
 
 def tokenize(text: str, limit: int = MAX_TOKENS) -> list[Token]:
     """The first ``limit`` tokens of ``text`` with their spans."""
-    out: list[Token] = []
-    for m in _TOKEN.finditer(text):
-        out.append(Token(m.group(0), m.start(), m.end()))
-        if len(out) >= limit:
-            break
-    return out
+    return [Token(m.group(0), *m.span()) for m in islice(_TOKEN.finditer(text), max(1, limit))]
 
 
 def _shape(word: str) -> str:
