@@ -232,7 +232,7 @@ def test_systems_fit_and_parse_paraphrases(tmp_path, monkeypatch) -> None:
     system = build_system("knowledge")
     # the keyword rules know "peaceful", not that "good internet" asks for wifi
     assert {(c.kind, c.value) for c in track_state(inp, system.memo.understanding).constraints} == {QUIET}
-    system.fit(_dialogues())
+    system.learn(_dialogues())
     tracked = track_state(inp, system.memo.understanding).constraints
     assert {(c.kind, c.value) for c in tracked} == {QUIET, WIFI}
     assert system.config()["understanding"] == system.memo.understanding.header["train_hash"][:16]

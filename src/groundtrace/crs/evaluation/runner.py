@@ -163,16 +163,16 @@ class SystemPool:
 
 
 def fit_on(train: Sequence[AnyDialogue] | None, kb: KnowledgeBase) -> Callable[[CRSSystem], None] | None:
-    """The training hook: ``system.fit(train, kb)`` for a system that has ``fit`` (the offline systems
+    """The training hook: ``system.learn(train, kb)`` for a system that has ``learn`` (the systems
     learn their constraint understanding from the train split, ``crs/systems/toolkit/learning.py``);
     None without train dialogues."""
     if not train:
         return None
 
     def prepare(system: CRSSystem) -> None:
-        fit = getattr(system, "fit", None)
-        if callable(fit):
-            fit(train, kb)
+        learn = getattr(system, "learn", None)
+        if callable(learn):
+            learn(train, kb)
 
     return prepare
 
@@ -289,7 +289,7 @@ def run_system(
     ``label`` (``run.json["label"]``) names the run in reports instead of the system name; it is not part
     of the run key, so a run can be relabelled on resume. ``run.json["provenance"]`` records what the run
     was made with (:mod:`.provenance`); ``run_config`` (e.g. the ``crs run --config`` file's content) is
-    stored as ``run.json["run_config"]``. ``train``: the dialogues a system with ``fit`` learns from before
+    stored as ``run.json["run_config"]``. ``train``: the dialogues a system with ``learn`` learns from before
     the run (:func:`fit_on`); None reads the ``train`` split of the ``dataset`` folder when it has one.
     Returns the scores and the ``run.json`` content; a folder holding another run raises
     :class:`~.run_files.RunKeyMismatchError`.

@@ -81,7 +81,7 @@ def move_rejected_last(ranking: list[str], rejected: set[str]) -> list[str]:
 
 class RankingSystem(Learns, CRSSystem):
     """Base of the offline systems (module docstring). Options: ``max_quotes`` (quotes per answer).
-    ``fit(train_dialogues, kb)`` learns the constraint understanding (:mod:`.learning`)."""
+    ``learn(train_dialogues, kb)`` learns the constraint understanding (:mod:`.learning`)."""
 
     stance_aware: bool = False
 

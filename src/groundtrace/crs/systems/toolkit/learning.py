@@ -1,12 +1,12 @@
-"""The training hook of the offline systems: ``fit(train_dialogues, kb)`` before a run.
+"""The training hook of the offline systems: ``learn(train_dialogues, kb)`` before a run.
 
 The runner (``crs.evaluation.runner.run_system(train=...)``, which ``crs run`` fills with the dataset's
-train split) calls :meth:`Learns.fit` on every instance it builds, before the first turn. ``fit`` gets
+train split) calls :meth:`Learns.learn` on every instance it builds, before the first turn. ``learn`` gets
 the understanding trained on that split (:func:`~groundtrace.crs.systems.understanding.understanding_for`:
 from memory, else the cache file, else trained now and cached) and installs it in the system's memo,
 which the state tracker, the aspect counts and the evidence selection all read. A model given with
-``--system-arg parser=MODEL`` (:meth:`Learns.use_understanding`) is kept: ``fit`` then does nothing.
-Without ``fit`` a system keeps the generic keyword understanding.
+``--system-arg parser=MODEL`` (:meth:`Learns.use_understanding`) is kept: ``learn`` then does nothing.
+Without ``learn`` a system keeps the generic keyword understanding.
 """
 
 from __future__ import annotations
@@ -34,11 +34,11 @@ class Learns:
     _understanding_fixed: bool = False
 
     def use_understanding(self, understanding: Understanding, *, fixed: bool = True) -> None:
-        """Install ``understanding``; ``fixed`` (a user's model file) makes later :meth:`fit` calls no-ops."""
+        """Install ``understanding``; ``fixed`` (a user's model file) makes later :meth:`learn` no-ops."""
         self.memo.set_understanding(understanding)
         self._understanding_fixed = self._understanding_fixed or fixed
 
-    def fit(self, train_dialogues: Sequence[Any], kb: Any = None) -> None:
+    def learn(self, train_dialogues: Sequence[Any], kb: Any = None) -> None:
         """Learn the understanding from ``train_dialogues`` (module docstring); :class:`NothingToLearn`
         when they hold no labelled user turn."""
         if self._understanding_fixed:
