@@ -1,0 +1,96 @@
+"""The learned engine's speed work changes no output (issue 26, item 1): the lexicon index finds exactly what
+searching every value finds, the crfsuite attribute names give the tagger bit-identical marginals to the
+feature dicts training uses, and the ASCII-folding exception list is complete."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from groundtrace.catalog.scout.learned.model import LexiconEntry
+from groundtrace.catalog.scout.learned.predict import _ASCII_FOLDING, LexiconIndex, Proposal, _word_re
+from groundtrace.catalog.scout.learned.tokens import Gazetteer, crf_items, features, tokenize
+from groundtrace.catalog.scout.learned.train import _train_crf
+
+VALUES = ["Mt. Hagen", "mt hagen", "Kicking Horse", "K-Cup", "Dark", "Dark Roast", "Über Bean", "snake_case",
+          "100% Arabica", "ß-Kaffee", "Ok", "k", "---"]  # fmt: skip
+TEXTS = [
+    "Mt. Hagen Dark Roast K-Cup Pods, 12 oz",
+    "MT-HAGEN darkroast: kicking/horse; KCup",  # separators optional between words
+    "Ein Über Bean Kaffee, 100 % arabica (100%Arabica)",
+    "uses snake_case and SNAKE CASE and ok, OK!",
+    "\u212aicking Horse with a Kelvin sign, ſnake",  # re.IGNORECASE folds these to ASCII letters
+    "İstanbul dark roast, ıok",
+    "ß-kaffee und SS-Kaffee",
+    "",
+]
+
+
+def _brute(values: list[str], text: str) -> list[tuple[str, int, int]]:
+    """What the engine did before the index: every value with a word character searched in order."""
+    out = []
+    for v in values:
+        if not re.search(r"\w", v):
+            continue
+        m = _word_re(v).search(text)
+        if m:
+            out.append((m.group(0), m.start(), m.end()))
+    return out
+
+
+def test_lexicon_index_finds_exactly_what_searching_every_value_finds() -> None:
+    lexicon = {"brand": {str(i): LexiconEntry(value=v, gold=1, seen=2) for i, v in enumerate(VALUES)}}
+    index = LexiconIndex(lexicon)
+    rng = random.Random(5)
+    texts = TEXTS + ["".join(rng.choice(" -_/.,ab\u212akKdDs") for _ in range(30)) for _ in range(300)]
+    for text in texts:
+        got = [(p.value, p.start, p.end) for p in index.spans(text, "title")]
+        assert got == _brute(VALUES, text), text
+    # hand-checked: "MT-HAGEN" matches "Mt. Hagen" and "mt hagen"; "darkroast" is "Dark Roast" glued
+    found = {p.value for p in index.spans(TEXTS[1], "title")}
+    assert found == {"MT-HAGEN", "kicking/horse", "KCup", "darkroast"}
+    assert {p.value for p in index.spans(TEXTS[4], "title")} == {"\u212aicking Horse"}  # Kelvin sign K
+    p = index.spans("Dark", "description")[0]
+    assert p == Proposal("brand", "Dark", "description", 0, 4, 1 / 4, "lexicon")
+
+
+def test_ascii_folding_lists_every_non_ascii_character_that_folds_to_ascii() -> None:
+    chars = "".join(chr(c) for c in range(0x80, 0x110000) if not 0xD800 <= c <= 0xDFFF)
+    folding = set(re.findall(r"[a-z0-9_]", chars, re.IGNORECASE))
+    folding |= {c for c in chars if any(x.isascii() for x in c.lower())}
+    assert folding == set(_ASCII_FOLDING)
+
+
+def test_crf_items_give_the_tagger_bit_identical_marginals() -> None:
+    pycrfsuite = pytest.importorskip("pycrfsuite")
+    from groundtrace.catalog.model import SKU, GoldLabel
+
+    titles = [("Acme Red Gadget Pro", "Acme"), ("Globex BLUE gadget 2 pack", "Globex"),
+              ("Initech Green Gadget-Max 3", "Initech"), ("acme blue Gadget mini", "acme")] * 3  # fmt: skip
+    skus = [SKU(sku_id=f"s{i}", title=t, category="Gadgets") for i, (t, _b) in enumerate(titles)]
+    gold = {f"s{i}": {"brand": GoldLabel(sku_id=f"s{i}", attribute="brand", value=b)} for i, (_t, b) in
+            enumerate(titles)}  # fmt: skip
+    crf = _train_crf(skus, gold, {"brand"}, 0.05, 0.01, 30, gazetteer_parts=2)
+    tagger = pycrfsuite.Tagger()
+    tagger.open_inmemory(crf)
+    gazetteer = Gazetteer({"brand": ["Acme", "Globex Blue"]})
+    for text in ["Acme Red Gadget", "GLOBEX blue Gadget 12 Pack, 2x", "x", "Initech Initech 7 Green-Gadget"]:
+        tokens = tokenize(text)
+        by_dict, by_items = [], []
+        for xs, out in ((features(tokens, "Gadgets", "title", gazetteer), by_dict),
+                        (crf_items(tokens, "Gadgets", "title", gazetteer), by_items)):  # fmt: skip
+            tagger.set(xs)
+            labels = tagger.tag()
+            out += [labels] + [tagger.marginal(y, i) for i in range(len(tokens)) for y in tagger.labels()]
+        assert by_dict == by_items  # floats compared exactly
+
+
+def test_crf_items_are_the_features_as_crfsuite_names() -> None:
+    tokens = tokenize("Acme 12")
+    items = crf_items(tokens, "Gadgets", "title", Gazetteer({"brand": ["acme"]}))
+    assert items[0] == [b"bias", b"pre3:acm", b"title", b"pos:0", b"field:title", b"cat:gadgets",
+                        b"cat_w:gadgets|acme", b"w:acme", b"shape:Xxx", b"suf3:cme", b"-2:edge", b"-1:edge",
+                        b"1:w:12", b"1:shape:dd", b"2:edge", b"gaz=B:brand"]  # fmt: skip
+    assert items[1][:3] == [b"bias", b"pre3:12", b"digit"]
