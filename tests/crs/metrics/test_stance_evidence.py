@@ -226,3 +226,34 @@ def test_card_constraints_accept_general_support_alone() -> None:
     quote = 'Olive Grove: "We went on a Tuesday evening." [R2].'
     assert _score(quote, [near]) == (1.0, None)
     assert _score(quote, [near, OUTDOOR]) == (0.0, 0.0)
+
+
+def _rejecting_dialogue() -> Dialogue:
+    base = _dialogue([])
+    gold = TurnGold(gold_poi="P1", open_pool=["P1", "P2"], active_constraints=[])
+    turns = [
+        *base.turns,
+        Turn(index=2, role="user", act="reject_and_refine", text="Not Sakura, please.", rejected=["P2"]),
+        Turn(index=3, role="system", act="recommend", text="Olive Grove.", recommended=["P1"], gold=gold),
+    ]
+    return base.model_copy(update={"turns": turns})
+
+
+@pytest.mark.parametrize(
+    ("response", "expected"),
+    [
+        # the quote follows the rejected Sakura's name: attached to Sakura, which is not claimed -> P = 0
+        ('I\'d recommend Sakura again. "Great cocktails though." [R3].', 0.0),
+        # a quote of the top-1 after the rejected POI's name is attached to the rejected POI too -> 0
+        ('I\'d recommend Sakura again. "The patio is lovely at sunset." [R1].', 0.0),
+        # named top-1, its own quote: P = 1, supported -> 1
+        ('I\'d recommend Olive Grove. "The patio is lovely at sunset." [R1].', 1.0),
+    ],
+)
+def test_a_quote_after_a_rejected_poi_name_is_attached_to_it(response: str, expected: float) -> None:
+    preds = [
+        Prediction(dialogue_id="d1", turn_index=1, response="Olive Grove.", ranking=["P1", "P2"]),
+        Prediction(dialogue_id="d1", turn_index=3, response=response, ranking=["P1", "P2"]),
+    ]
+    table = score_predictions([_rejecting_dialogue()], preds, _kb(), metrics=["evidence_support"])
+    assert {t.turn_index: t.values["evidence_support"] for t in table.turns} == {1: 0.0, 3: expected}
