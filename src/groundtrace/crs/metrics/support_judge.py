@@ -105,6 +105,7 @@ def _words(text: str) -> list[str]:
     return [w.lower().translate(_APOSTROPHES) for w in _WORD_RE.findall(text)]
 
 
+@lru_cache(maxsize=1 << 14)
 def _negations(text: str) -> int:
     return sum(1 for w in _words(text) if w in NEGATIONS)
 
@@ -132,6 +133,7 @@ def locate_sentence(quote: str, review_text: str) -> tuple[int, int, float] | No
     return best
 
 
+@lru_cache(maxsize=1 << 14)
 def _governed_span(quote: str, sentence: str) -> str:
     """The part of ``sentence`` the quote stands for: the aligned span (rapidfuzz partial alignment on
     lower-cased text), widened to whole words and to the :data:`GOVERNING_WORDS` words before it within
@@ -178,6 +180,7 @@ def _frame(context: str, quote: str, quote_start: int | None) -> tuple[str, int]
     return before[lo:] + " " + after[:open_at], at
 
 
+@lru_cache(maxsize=1 << 14)
 def reversal_cue(frame: str) -> str | None:
     """The first reversal cue of a (folded) frame: a word of :data:`REVERSAL_WORDS` or a phrase of
     :data:`REVERSAL_PHRASES`; tags (``[R3]``) are ignored."""
