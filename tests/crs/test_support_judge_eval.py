@@ -182,3 +182,16 @@ def test_evaluation_runs_on_the_committed_set() -> None:
         for key in ("tp", "fp", "fn", "tn"):
             assert sum(s[key] for s in res[group].values()) == manual[key]
     assert res["overall"]["n"] == len(good)
+
+
+def test_sampler_rebuilds_the_committed_pairs() -> None:
+    """``benchmarks/support_pairs.py`` is seeded: drawing again from yelp_dense gives exactly the committed
+    pairs (constraint, review, offsets, quote, stratum), in order."""
+    from benchmarks.support_pairs import candidates, draw, pair_key
+    from tests.conftest import shared_path
+
+    data = shared_path("yelp_dense")
+    committed = [json.loads(line) for line in PAIRS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    drawn = draw(list(candidates(data, 23)), 23)
+    assert [pair_key(p) for p in drawn] == [pair_key(p) for p in committed]
+    assert [(p["quote"], p["stratum"]) for p in drawn] == [(p["quote"], p["stratum"]) for p in committed]
