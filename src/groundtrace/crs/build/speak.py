@@ -127,7 +127,9 @@ class _Chooser:
             text = text[:1].upper() + text[1:]
         hedges = self.bank.hedges[self.split]
         hedge = self.rng.choice(hedges) if not sentence and self.rng.random() < HEDGE_RATE else ""
-        return Spoken(Constraint(kind=c.kind, value=c.value, label=text), sentence, hedge)
+        # kind and value come from a validated constraint: construct without re-validating (hot path)
+        said = Constraint.model_construct(kind=c.kind, value=c.value, label=text)
+        return Spoken(said, sentence, hedge)
 
 
 def phrase_plan(plan: DialoguePlan, bank: PhrasingBank | None = None) -> DialoguePlan:
@@ -174,10 +176,8 @@ def _relabel_turn(tp: TurnPlan, m) -> None:  # type: ignore[no-untyped-def]
         tp.active = m(tp.active)
     if tp.spoken:
         tp.spoken = [Spoken(m([s.constraint])[0], s.sentence, s.hedge) for s in tp.spoken]
-    if tp.gold is not None:
-        active = m(tp.gold.active_constraints)
-        if any(a is not b for a, b in zip(active, tp.gold.active_constraints, strict=True)):
-            tp.gold = tp.gold.model_copy(update={"active_constraints": active})
+    if tp.gold is not None and tp.gold.active_constraints:
+        tp.gold.active_constraints = m(tp.gold.active_constraints)  # the turn's own gold (TurnMaker.gold)
 
 
 def spoken_of(tp: TurnPlan) -> list[Spoken]:
