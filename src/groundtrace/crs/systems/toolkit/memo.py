@@ -114,4 +114,5 @@ class Memo:
         # stable: input order within a polarity, positive first (the old sorted(..., key=-polarity))
         order = sorted((i for i, s in enumerate(sentences) if s[2] >= 0), key=lambda i: -sentences[i][2])
         vector = self.index.document(key, lambda: document_parts(card, list(reviews)))
+        self.understanding.warm([s[1] for s in sentences])
         return PoiView(key, vector, sentences, tuple(order), self.understanding)

@@ -98,6 +98,19 @@ class EvidenceModel:
         """Whether ``c``'s class was quoted in training (else the keyword rules decide)."""
         return self._model is not None and class_key(c.kind, c.value) in self.classes
 
+    def warm(self, texts: Iterable[str]) -> None:
+        """Compute and cache ``P(class | text)`` for the uncached ``texts`` in one batch (a POI's
+        sentences at once: one vectorisation and one matrix product instead of one per sentence)."""
+        if self._model is None:
+            return
+        todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if not todo:
+            return
+        X = self._vectorizer.transform(todo)  # type: ignore[union-attr]
+        probs = np.asarray(self._model.predict_proba(X))  # type: ignore[union-attr]
+        for text, row in zip(todo, probs, strict=True):
+            self._cache[text] = row
+
     def probabilities(self, text: str) -> np.ndarray:
         """``P(class | text)`` over :attr:`classes` (cached per text)."""
         hit = self._cache.get(text)

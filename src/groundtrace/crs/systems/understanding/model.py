@@ -157,6 +157,11 @@ class Understanding:
         """Whether a review sentence expresses ``c``: it mentions it and carries no negation cue."""
         return not NEGATION_RE.search(sentence) and self.mentions(sentence, c)
 
+    def warm(self, sentences: Sequence[str]) -> None:
+        """Let the evidence model score ``sentences`` in one batch (answers are cached per text)."""
+        if self.evidence is not None:
+            self.evidence.warm(sentences)
+
     def addressable(self, c: Constraint) -> bool:
         """Whether reviews can back ``c``: not a card kind, and learned from quotes or a keyword rule."""
         if c.kind in CARD_KINDS:
