@@ -142,7 +142,8 @@ class Understanding:
         return str(self.header.get("train_hash", ""))[:16] or "keywords"
 
     def parse(self, text: str, cards: Sequence[CandidateCard] = ()) -> tuple[Constraint, ...]:
-        """The constraints ``text`` states: the learned parser's (else the keyword rules'), then every
+        """The constraints ``text`` states: the learned parser's, then the keyword rules' for what it did
+        not read (a kind it already holds a value of, single-valued, is not overwritten), then every
         candidate category whose word occurs (``cuisine`` for restaurants, else ``category``)."""
         return _parse(self, text, *_category_context(tuple(cards)))
 
@@ -189,11 +190,13 @@ def _parse(
     hit = cache.get(key)
     if hit is not None:
         return hit
-    if u.parser is not None:
-        stated = [p.constraint for p in u.parser.parse(text)]
-    else:
-        stated = keyword_parse(text)
+    stated = [p.constraint for p in u.parser.parse(text)] if u.parser is not None else []
     found = {(c.kind, str(c.value)): c for c in stated}
+    for c in keyword_parse(text):  # the generic rules fill what the parser did not read
+        if (c.kind, str(c.value)) not in found and not (
+            c.kind in SINGLE_VALUED and any(k == c.kind for k, _ in found)
+        ):
+            found[(c.kind, str(c.value))] = c
     for c in category_matches(text, words, cat_kind):
         if (c.kind, str(c.value)) not in found and not (
             u.parser is not None and any(k == c.kind for k, _ in found) and c.kind in SINGLE_VALUED
