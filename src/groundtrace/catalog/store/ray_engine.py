@@ -24,6 +24,7 @@ from typing import Any
 
 from groundtrace.catalog.model import SKU
 from groundtrace.catalog.pipeline import Components, EnrichConfig, build_components
+from groundtrace.catalog.store.sku_step import process_one
 from groundtrace.catalog.store.store import SkuOutcome
 
 CHUNK = 8  # SKUs per Ray task: amortises scheduling without starving workers of work
@@ -42,8 +43,6 @@ def _absolute(config: EnrichConfig) -> EnrichConfig:
 
 def process_chunk(config_json: str, skus_json: list[str]) -> list[SkuOutcome]:
     """The Ray task: Scout → Judge → policy for a chunk of SKUs with this worker's cached components."""
-    from groundtrace.catalog.store.runner import process_one
-
     comp = _COMPONENTS.get(config_json)
     if comp is None:
         comp = _COMPONENTS[config_json] = build_components(EnrichConfig.model_validate_json(config_json))

@@ -45,10 +45,10 @@ from groundtrace.catalog.pipeline import (
     EnrichConfig,
     build_components,
     iter_skus,
-    process_sku,
     read_skus,
 )
 from groundtrace.catalog.run_meta import run_fingerprint
+from groundtrace.catalog.store.sku_step import process_one, usage_minus, usage_of
 from groundtrace.catalog.store.store import CatalogStore, SkuOutcome, StorePolicy, WriteStats
 from groundtrace.core.llm.base import Usage
 
@@ -129,25 +129,6 @@ def choose_mode(config: EnrichConfig, options: StoreRunOptions) -> Mode:
     if config.llm or config.vlm or config.judge != "rule":
         return "async"
     return "processes" if config.workers > 1 else "inline"
-
-
-def process_one(sku: SKU, comp: Components, measure_usage: bool = False) -> SkuOutcome:
-    """Scout → Judge → policy for one SKU, never raising: a failure becomes ``SkuOutcome.error``."""
-    before = _usage(comp.llm_clients) if measure_usage else None
-    try:
-        done = process_sku(sku, comp)
-        outcome = SkuOutcome(
-            sku=sku,
-            results=done.results,
-            llm_calls=done.calls,
-            issues=list(done.issues),
-            review_sources=dict(done.review_sources or {}),
-        )
-    except Exception as exc:  # noqa: BLE001 - one SKU's failure is data for the report, not a crash
-        outcome = SkuOutcome(sku=sku, error=f"{type(exc).__name__}: {exc}")
-    if before is not None:
-        outcome.usage = _minus(_usage(comp.llm_clients), before)
-    return outcome
 
 
 def enrich_to_store(
@@ -371,7 +352,7 @@ class _Writer:
         self.summary, self.issue, self.progress, self.measured = summary, issue, progress, measured
         self.buffer: list[SkuOutcome] = []
         self.last_flush = time.monotonic()
-        self.usage_mark = _usage(comp.llm_clients)
+        self.usage_mark = usage_of(comp.llm_clients)
         self.usage_total = Usage()
         self.stats = WriteStats()
         self.where = _SkuLines(None)
@@ -395,8 +376,8 @@ class _Writer:
             return
         usage: Usage | None = None
         if not self.measured and self.comp.llm_clients:
-            now = _usage(self.comp.llm_clients)
-            usage, self.usage_mark = _minus(now, self.usage_mark), now
+            now = usage_of(self.comp.llm_clients)
+            usage, self.usage_mark = usage_minus(now, self.usage_mark), now
         stats = self._record(batch, usage)
         for sku_id, note in stats.notes:
             self.issue(f"{self.where(sku_id)}: {note}")
@@ -458,14 +439,3 @@ def _first_line(exc: BaseException) -> str:
     """The first line of a database error (the driver's message when there is one)."""
     text = str(getattr(exc, "orig", None) or exc).strip()
     return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
-
-
-def _usage(clients: list[Any]) -> Usage:
-    total = Usage()
-    for client in clients:
-        total = total + client.usage()
-    return total
-
-
-def _minus(after: Usage, before: Usage) -> Usage:
-    return Usage(**{name: getattr(after, name) - getattr(before, name) for name in Usage.model_fields})

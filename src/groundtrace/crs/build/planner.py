@@ -26,15 +26,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from groundtrace.crs.build.evidence import SUPPORT_MIN_STARS, EvidenceIndex
 from groundtrace.crs.build.personas import Persona, bundled_personas, constraint_order, sample_persona
-from groundtrace.crs.build.phrasing import PhrasingBank
+from groundtrace.crs.build.plan import DialoguePlan, Quote, TurnPlan
 from groundtrace.crs.build.pools import build_closed_pool, build_open_pool, number_reviews, stratum
 from groundtrace.crs.build.quality import QualityIndex, near_misses
-from groundtrace.crs.build.realise import Quote, aspect_word
-from groundtrace.crs.build.speak import Spoken
+from groundtrace.crs.build.realise import aspect_word
 from groundtrace.crs.kb.constraints import satisfies
 from groundtrace.crs.kb.geo import haversine_km
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
@@ -42,11 +41,6 @@ from groundtrace.crs.schema import (
     POI_TYPES,
     Anchor,
     Constraint,
-    Dialogue,
-    Leg,
-    QuoteSpan,
-    ReviewRef,
-    Turn,
     TurnGold,
 )
 
@@ -78,88 +72,6 @@ class PlanConfig:
     #: P(a dialogue is a multi-type itinerary) when the KB has a city with full pools of 2+ types
     #: (groundtrace.crs.build.itinerary); drawn per dialogue from its own seeded stream
     itinerary_share: float = 0.2
-
-
-@dataclass
-class TurnPlan:
-    """One planned turn; ``about`` lists POIs a user turn talks about, ``quotes`` the system's evidence."""
-
-    role: str
-    act: str
-    constraints_added: list[Constraint] = field(default_factory=list)
-    replaced: list[Constraint] = field(default_factory=list)
-    rejected: list[str] = field(default_factory=list)
-    recommended: list[str] = field(default_factory=list)
-    about: list[str] = field(default_factory=list)
-    gold: TurnGold | None = None
-    quotes: dict[str, list[Quote]] = field(default_factory=dict)
-    active: list[Constraint] = field(default_factory=list)
-    aspect: str = ""
-    ask_kinds: list[str] = field(default_factory=list)
-    extra: bool = False
-    more: bool = False
-    poi_type: str = ""  # itinerary legs: the type this turn is about ("" = the dialogue's)
-    anchor: Anchor | None = None  # system turns: where the turn's distance constraint is measured from
-    after: list[str] = field(default_factory=list)  # itinerary: the earlier legs' picks, in order
-    #: user turns: how each added constraint is said (groundtrace.crs.build.speak.phrase_plan)
-    spoken: list[Spoken] = field(default_factory=list)
-
-    def to_turn(self, index: int, text: str, tags: list[str], spans: list[QuoteSpan]) -> Turn:
-        return Turn(
-            index=index,
-            role=self.role,
-            act=self.act,
-            text=text,  # type: ignore[arg-type]
-            constraints_added=list(self.constraints_added),
-            rejected=list(self.rejected),
-            recommended=list(self.recommended),
-            cited_tags=list(tags),
-            quote_spans=list(spans),
-            gold=self.gold,
-        )
-
-
-@dataclass
-class DialoguePlan:
-    """Everything about a dialogue except its wording."""
-
-    kb: KnowledgeBase
-    dialogue_id: str
-    city: str
-    poi_type: str
-    persona: Persona
-    anchor: Anchor | None
-    candidates: list[str]
-    review_refs: dict[str, ReviewRef]
-    open_pool: list[str]
-    turns: list[TurnPlan]
-    has_rejection: bool
-    middle: str
-    final_constraints: list[Constraint]
-    seed: int | None = None
-    legs: list[Leg] = field(default_factory=list)  # itinerary dialogues (groundtrace.crs.build.itinerary)
-    #: the build's phrasing bank (bundled + mined); None: the bundled one (groundtrace.crs.build.speak)
-    phrasing_bank: PhrasingBank | None = None
-    #: the split whose phrasings the user constraints were given ("" until phrase_plan ran)
-    spoken_split: str = ""
-
-    def to_dialogue(self, turns: list[Turn], *, realiser: str) -> Dialogue:
-        return Dialogue(
-            dialogue_id=self.dialogue_id,
-            city=self.city,
-            poi_type=self.poi_type,  # type: ignore[arg-type]
-            persona_id=self.persona.id,
-            persona=self.persona.description,
-            anchor=self.anchor,
-            has_rejection=self.has_rejection,
-            candidates=list(self.candidates),
-            review_refs=dict(self.review_refs),
-            turns=turns,
-            kb_hash=self.kb.content_hash,
-            realiser=realiser,
-            seed=self.seed,
-            legs=[leg.model_copy() for leg in self.legs],
-        )
 
 
 class PlanningError(RuntimeError):

@@ -21,33 +21,22 @@ provide/extra/reject shapes); sentence-shaped phrasings follow the frame as sent
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from groundtrace.crs.build.evidence import Sentence
 from groundtrace.crs.build.phrasing import PhrasingBank, bundled_bank
+from groundtrace.crs.build.plan import Quote
 from groundtrace.crs.build.pools import main_category
 from groundtrace.crs.build.speak import CASING_RATE, phrase_plan, split_of, spoken_of
 from groundtrace.crs.kb.geo import haversine_km
 from groundtrace.crs.schema import POI, Constraint, Dialogue, QuoteSpan, Turn
 
 if TYPE_CHECKING:
-    from groundtrace.crs.build.planner import DialoguePlan, TurnPlan
+    from groundtrace.crs.build.plan import DialoguePlan, TurnPlan
     from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 
 # --------------------------------------------------------------------------------------------------
 # Assembling text with exact quote spans
 # --------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Quote:
-    """A verbatim quote to render as ``"<sentence.text>" [tag]``; a ``warning`` is introduced as one
-    (a negative sentence cited against a POI, see ``groundtrace.crs.dataset.stance.WARNING_RE``)."""
-
-    tag: str
-    sentence: Sentence
-    warning: bool = False
 
 
 class TextBuilder:

@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import hashlib
 import random
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from groundtrace.crs.build.phrasing import SENTENCE, SPLIT_CUTS, SPLITS, PhrasingBank, bundled_bank
+from groundtrace.crs.build.plan import Spoken
 from groundtrace.crs.schema import Constraint
 
 if TYPE_CHECKING:
-    from groundtrace.crs.build.planner import DialoguePlan, TurnPlan
+    from groundtrace.crs.build.plan import DialoguePlan, TurnPlan
 
 TYPO_RATE = 0.04
 CASING_RATE = 0.03
@@ -47,23 +47,6 @@ def split_of(dialogue_id: str) -> str:
     """train / validation / test from the sha256 of the dialogue id (≈ 80/10/10); the builder's split."""
     u = int(hashlib.sha256(dialogue_id.encode("utf-8")).hexdigest()[:8], 16) / 16**8
     return next(name for name, bound in DIALOGUE_SPLIT_BOUNDS if u < bound)
-
-
-@dataclass(frozen=True, slots=True)
-class Spoken:
-    """How a user turn says one constraint: ``label`` (the exact span), as a ``sentence`` of its own or
-    as a list phrase, wrapped in ``hedge`` (a ``{p}`` template, "" for none)."""
-
-    constraint: Constraint
-    sentence: bool = False
-    hedge: str = ""
-
-    @property
-    def label(self) -> str:
-        return self.constraint.label
-
-    def text(self) -> str:
-        return self.hedge.replace("{p}", self.label) if self.hedge else self.label
 
 
 def _key(c: Constraint) -> tuple[str, str, str]:

@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from groundtrace.core.files.errors import LineError
 from groundtrace.core.files.validation import validation_message
-from groundtrace.crs.dataset.release import fingerprint
+from groundtrace.crs.dataset.fingerprints import fingerprint
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.schema import POI, PoiType, Review, decode_value, encode_value
 

@@ -43,6 +43,7 @@ from pydantic import BaseModel
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, locate_quote
 from groundtrace.core.files.errors import LineError
 from groundtrace.crs.dataset.files import MANIFEST, dataset_files, dialogue_line, read_dialogues
+from groundtrace.crs.dataset.fingerprints import fingerprint
 from groundtrace.crs.dataset.placeholders import (
     CLOSE,
     OPEN,
@@ -85,11 +86,6 @@ def apply_edits(source: str, ops: Iterable[EditOp | list[Any]]) -> str:
         pos = i2
     out.append(source[pos:])
     return "".join(out)
-
-
-def fingerprint(text: str) -> str:
-    """First 16 hex digits of sha256 of the UTF-8 text (detects a changed review, reveals nothing useful)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 # -- text level -----------------------------------------------------------------------------------------

@@ -25,8 +25,9 @@ from markupsafe import Markup
 from groundtrace.core.evidence.citations import find_tags, parse_citations
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, locate_quote
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase, open_review_refs
-from groundtrace.crs.report.leaderboard import HEADLINE, MAIN, Report, all_metrics, discrimination
+from groundtrace.crs.report.leaderboard import Report
 from groundtrace.crs.report.render import discrimination_line, fmt, row_name, sort_line
+from groundtrace.crs.report.tables import HEADLINE, MAIN, all_metrics, discrimination
 from groundtrace.crs.schema import Dialogue, ReviewRef
 from groundtrace.crs.systems.predictions import Prediction
 

@@ -35,43 +35,16 @@ from typing import Any
 import numpy as np
 
 from groundtrace.crs.report.load import RunData
+from groundtrace.crs.report.render import csv_text, latex, markdown
 from groundtrace.crs.report.stats import PairedTest, bootstrap_ci, holm, paired_test, per_dialogue
+from groundtrace.crs.report.tables import (
+    HEADLINE,
+    LOWER,
+    MAIN,
+    UPPER,
+    discrimination,
+)
 
-HEADLINE: dict[str, tuple[str, ...]] = {
-    "closed": (
-        "recall@1",
-        "recall@3",
-        "mrr",
-        "ndcg@3",
-        "gs",
-        "cgs",
-        "evidence_support",
-        "constraint_evidence",
-        "citation_validity",
-        "rejection_recovery",
-        "task_success",
-        "t2r",
-    ),
-    "open": (
-        "open_recall@1",
-        "open_recall@10",
-        "open_mrr",
-        "gs",
-        "cgs",
-        "evidence_support",
-        "constraint_evidence",
-        "citation_validity",
-        "rejection_recovery",
-        "task_success",
-        "t2r",
-    ),
-}
-#: the compact main table: accuracy (two), grounding (CGS and evidence support, which separates
-#: extractive systems whose CGS is ~1.0), recovery; latency and cost are added by the renderers
-MAIN: dict[str, tuple[str, ...]] = {
-    "closed": ("recall@1", "mrr", "cgs", "evidence_support", "rejection_recovery"),
-    "open": ("open_recall@1", "open_mrr", "cgs", "evidence_support", "rejection_recovery"),
-}
 DEFAULT_SORT = {"closed": "recall@1", "open": "open_recall@1"}
 #: closed-set metric ↔ its open-set twin (for ``sort_by``)
 TWINS = {
@@ -81,7 +54,6 @@ TWINS = {
     "recall@10": "open_recall@10",
     "mrr": "open_mrr",
 }
-UPPER, LOWER = "upper", "lower"
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 TIER_ORDER = ("Easy", "Medium", "Hard", "Expert")
 AXIS_NAMES = ("accuracy", "grounding", "recovery", "practicality")
@@ -170,20 +142,14 @@ class Report:
 
     def to_markdown(self) -> str:
         """The leaderboard, paired tests and breakdowns as Markdown (``leaderboard.md``)."""
-        from groundtrace.crs.report.render import markdown
-
         return markdown(self)
 
     def to_latex(self) -> str:
         """The leaderboard as a LaTeX table (``leaderboard.tex``)."""
-        from groundtrace.crs.report.render import latex
-
         return latex(self)
 
     def to_csv(self) -> str:
         """One row per (run, metric) with value and CI (``leaderboard.csv``)."""
-        from groundtrace.crs.report.render import csv_text
-
         return csv_text(self)
 
 
@@ -315,39 +281,6 @@ def unavailable_metrics(run: RunData) -> dict[str, str]:
     for metric, reason in run.scores.get("unavailable", {}).items():
         if parse_metric(metric).setting in ("any", run.setting):
             out[metric] = str(reason)
-    return out
-
-
-def all_metrics(report: Report, setting: str) -> list[str]:
-    """Every metric with a value or an 'unavailable' mark in a run of ``setting``: the 27 in report order
-    first, then any other requested metric."""
-    from groundtrace.crs.metrics import DEFAULT_METRICS
-
-    rows = [r for r in report.rows if r.setting == setting]
-    present = list(dict.fromkeys(m for r in rows for m in (*r.cells, *r.unavailable)))
-    order = [str(m) for m in DEFAULT_METRICS]
-    return [m for m in order if m in present] + [m for m in present if m not in order]
-
-
-#: the (upper, lower) reference systems whose difference is a metric's discrimination
-DISCRIMINATION_PAIR = ("oracle", "random")
-
-
-def discrimination(report: Report, setting: str) -> dict[str, float | None]:
-    """Per metric of :func:`all_metrics`: ``oracle − random`` on the runs of ``setting`` (module docstring);
-    ``None`` when the setting lacks exactly one run of each system or either has no value for the metric.
-    For a lower-is-better metric a useful value is negative."""
-    rows = report.setting_rows(setting)
-    pair = [[r for r in rows if r.system == name] for name in DISCRIMINATION_PAIR]
-    metrics = all_metrics(report, setting)
-    if any(len(found) != 1 for found in pair):
-        return dict.fromkeys(metrics)
-    upper, lower = pair[0][0], pair[1][0]
-    out: dict[str, float | None] = {}
-    for m in metrics:
-        a, b = upper.cells.get(m), lower.cells.get(m)
-        ok = a is not None and b is not None and a.value is not None and b.value is not None
-        out[m] = float(a.value - b.value) if ok else None  # type: ignore[union-attr,operator]
     return out
 
 

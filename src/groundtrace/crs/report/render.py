@@ -13,17 +13,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+from typing import TYPE_CHECKING
 
-from groundtrace.crs.report.leaderboard import (
-    HEADLINE,
-    LOWER,
-    MAIN,
-    UPPER,
-    Report,
-    RunRow,
-    all_metrics,
-    discrimination,
-)
+from groundtrace.crs.report.tables import HEADLINE, LOWER, MAIN, UPPER, all_metrics, discrimination
+
+if TYPE_CHECKING:
+    from groundtrace.crs.report.leaderboard import Report, RunRow
 
 #: ranx's superscript letters (``q`` has no Unicode superscript; ranx's stand-in is kept)
 SUPERSCRIPT = dict(zip("abcdefghijklmnopqrstuvwxyz", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ۹ʳˢᵗᵘᵛʷˣʸᶻ", strict=True))
