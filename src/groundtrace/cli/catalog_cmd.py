@@ -9,6 +9,7 @@ from typing import Any
 import typer
 
 from groundtrace.cli.apps import catalog_app
+from groundtrace.cli.catalog_files import exclude_titles
 from groundtrace.cli.console import print_error, registry_names
 
 templates_app = typer.Typer(
@@ -207,23 +208,6 @@ def templates_from_gold_cmd(
     _write_templates(templates, out, f"`groundtrace catalog templates from-gold` from {gold.name}")
 
 
-def exclude_titles(sku_rows: list, gold_rows: list, held_out: Path | None) -> tuple[list, list]:
-    """``--exclude-titles-of``: drop the SKUs (and their gold) whose title occurs in ``held_out``; says how
-    many on stderr."""
-    if held_out is None:
-        return sku_rows, gold_rows
-    from groundtrace.catalog.importers.base import read_jsonl_models
-    from groundtrace.catalog.importers.train_templates import without_titles
-    from groundtrace.catalog.model import SKU
-
-    held, issues = read_jsonl_models(held_out, SKU)
-    for issue in issues:
-        typer.echo(str(issue), err=True)
-    kept, gold_kept, dropped = without_titles(sku_rows, gold_rows, held)
-    typer.echo(f"left out {dropped} of {len(sku_rows)} SKUs whose title is in {held_out}", err=True)
-    return kept, gold_kept
-
-
 @catalog_app.command("import")
 def import_cmd(
     file: Path = typer.Argument(..., exists=True, dir_okay=False, help="Dataset file to import."),
@@ -355,7 +339,7 @@ def evaluate_cmd(
     except TemplateError as exc:
         raise typer.BadParameter(str(exc), param_hint="--templates") from exc
     if model is not None and templates is None:  # the templates the learned model was trained with
-        from groundtrace.cli.catalog_learned_cmd import model_templates
+        from groundtrace.cli.catalog_files import model_templates
 
         template_set = model_templates(model) or template_set
     report = evaluate(

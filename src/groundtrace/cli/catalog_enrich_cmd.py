@@ -202,7 +202,7 @@ def enrich_cmd(
     engine, extractor = _engines(engine, extractor, model)
     stack = contextlib.ExitStack()  # holds the folder of a model's stored templates until the run ends
     if model is not None and templates is None:  # the templates the model was trained with (version 4)
-        from groundtrace.cli.catalog_learned_cmd import model_templates_dir
+        from groundtrace.cli.catalog_files import model_templates_dir
 
         templates = model_templates_dir(model, stack)
     config = EnrichConfig(

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from groundtrace.cli.apps import catalog_app
+from groundtrace.cli.catalog_files import exclude_titles
 from groundtrace.cli.console import print_error
 
 _SKUS = typer.Option(..., "--skus", exists=True, dir_okay=False, help="skus.jsonl (from `catalog import`).")
@@ -136,7 +137,6 @@ def train_cmd(
     from groundtrace.catalog.scout.learned.snippet import policy_snippet
     from groundtrace.catalog.scout.learned.train import train_model
     from groundtrace.catalog.templates import TemplateSet
-    from groundtrace.cli.catalog_cmd import exclude_titles
     from groundtrace.cli.progress import track
 
     sku_rows, gold_rows = exclude_titles(*_read(skus, gold), exclude_titles_of)
@@ -205,36 +205,3 @@ def calibrate_cmd(
     model = calibrate(model, sku_rows, gold_rows, target, correct, _allocation(allocation))  # type: ignore[arg-type]
     model.save(out or model_path)
     _summary(model)
-
-
-def model_templates(model_path: Path):  # type: ignore[no-untyped-def]  # -> TemplateSet | None
-    """The templates stored in a learned model file (version 4), None when it has none (the note why goes
-    to stderr); a file that cannot be read is a one-line error and exit 2."""
-    from groundtrace.catalog.scout.learned.model import ModelFileError, load_model, notes
-
-    try:
-        model = load_model(model_path)
-    except ModelFileError as exc:
-        print_error(str(exc))
-        raise typer.Exit(2) from exc
-    for note in notes(model, model_path):
-        typer.echo(f"note: {note}", err=True)
-    return model.template_set()
-
-
-def model_templates_dir(model_path: Path, stack) -> Path | None:  # type: ignore[no-untyped-def]
-    """:func:`model_templates` written as YAML into a temporary folder (removed when ``stack``, an
-    :class:`contextlib.ExitStack`, closes) for the commands that take a template folder; None: none stored."""
-    import tempfile
-
-    from groundtrace.catalog.importers import slugify
-    from groundtrace.catalog.templates import dump_template
-
-    templates = model_templates(model_path)
-    if templates is None:
-        return None
-    folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="groundtrace-model-templates-")))
-    for i, template in enumerate(templates):
-        name = slugify(template.category) or "category"
-        (folder / f"{i:04d}-{name[:60]}.yaml").write_text(dump_template(template), encoding="utf-8")
-    return folder
