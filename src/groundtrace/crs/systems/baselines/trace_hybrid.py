@@ -39,7 +39,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, quote_score
 from groundtrace.crs.schema import Constraint
 from groundtrace.crs.systems.base import SystemReply, TurnUsage
 from groundtrace.crs.systems.baselines.hybrid import _Fused
@@ -51,7 +50,7 @@ from groundtrace.crs.systems.toolkit.memo import PoiView
 from groundtrace.crs.systems.toolkit.scoring import rank_by, rrf
 from groundtrace.crs.systems.toolkit.state import track_state
 from groundtrace.crs.systems.toolkit.structured import anchor_of, constraint_match
-from groundtrace.crs.systems.understanding.language import NEGATION_RE
+from groundtrace.crs.systems.toolkit.verify import verified
 from groundtrace.crs.systems.understanding.model import GENERIC, Understanding
 
 
@@ -108,41 +107,6 @@ def select_evidence(
     sims = memo.index.scores_texts([sent[i][1] for i in positive], query)
     best = min(range(len(positive)), key=lambda j: (-sims[j], len(sent[positive[j]][1]), j))
     return [Evidence(view.tagged(reviews, [positive[best]])[0], None)]
-
-
-def verified(
-    quote: str,
-    tag: str,
-    reviews: dict[str, TaggedReview],
-    poi_id: str,
-    c: Constraint | None,
-    understanding: Understanding = GENERIC,
-) -> bool:
-    """The verification pass for one quote (module docstring)."""
-    review = reviews.get(tag)
-    if review is None or review.poi_id != poi_id:
-        return False
-    if quote_score(quote, review.text) < GROUNDED_THRESHOLD:
-        return False
-    if NEGATION_RE.search(quote):
-        return False
-    polarity = _polarity(review, quote)
-    if polarity is None or polarity < 0:
-        return False
-    return understanding.expresses(quote, c) if c is not None else polarity > 0
-
-
-def _polarity(review: TaggedReview, quote: str) -> int | None:
-    """The stored polarity of the review sentence containing the quote's start (None: not found)."""
-    at = review.text.find(quote.strip())
-    if at < 0:
-        at = review.text.lower().find(quote.strip().lower())
-    if at < 0:
-        return None
-    for start, end, polarity in review.stance:
-        if start <= at < end:
-            return polarity
-    return 0 if not review.stance else None
 
 
 class TraceHybridSystem(_Fused):

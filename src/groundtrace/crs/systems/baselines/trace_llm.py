@@ -43,6 +43,7 @@ from groundtrace.crs.systems.llm.base import (
 from groundtrace.crs.systems.predictions import SystemOutput
 from groundtrace.crs.systems.reference import render_response
 from groundtrace.crs.systems.toolkit.base import Turn
+from groundtrace.crs.systems.toolkit.verify import verified
 
 if TYPE_CHECKING:
     from groundtrace.crs.systems.baselines.trace_hybrid import TraceHybridSystem
@@ -132,8 +133,6 @@ def verify_reply(turn: Turn, top: str, reply: str, offered: set[tuple[str, str]]
     removed; None when it no longer names ``top`` (module docstring, *phrasing*). A quote passes when it is
     one of the ``offered`` (already verified) ``(text, tag)`` pairs, or passes ``verified`` for a tracked
     constraint (with none tracked: as positive praise)."""
-    from groundtrace.crs.systems.baselines.trace_hybrid import verified
-
     by_tag = {r.tag: r for r in turn.reviews.get(top, [])}
     constraints = turn.state.constraints
 
