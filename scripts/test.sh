@@ -38,6 +38,9 @@ fi
 # Style is enforced, not hoped for (rules in pyproject.toml: B, C901 <= 15, E501 at 110, I; ruff pinned in [dev]).
 python -m ruff check src tests benchmarks scripts
 python -m ruff format --check src tests benchmarks scripts
+# Import contracts (pyproject.toml [tool.importlinter]): core/crs/catalog independence, stage layers, the CRS
+# benchmark/system line; the no-cycles check runs in tests/test_layering.py.
+lint-imports pyproject.toml
 set +e
 python -m pytest -q -p no:cacheprovider "$@"
 rc=$?

@@ -302,3 +302,60 @@ def test_the_systems_checker_catches_hidden_imports_and_data_names(tmp_path: Pat
         "groundtrace/crs/systems/toolkit/state.py:2: imports groundtrace.crs.build.personas",
         "groundtrace/crs/systems/toolkit/state.py:2: mentions bundled_personas",
     ]
+
+
+# -- 3. no import cycles, and the import contracts -------------------------------------------------
+
+
+def import_cycles(package: str) -> list[list[str]]:
+    """Every import cycle among the modules of ``package``: the strongly connected components with more
+    than one module of its import graph (grimp, the graph library of import-linter; imports inside functions
+    included, ``TYPE_CHECKING`` imports excluded as they never run), sorted."""
+    import grimp
+    import numpy as np
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    graph = grimp.build_graph(package, cache_dir=None, exclude_type_checking_imports=True)
+    modules = sorted(graph.modules)
+    index = {m: i for i, m in enumerate(modules)}
+    edges = [
+        (index[m], index[t])
+        for m in modules
+        for t in graph.find_modules_directly_imported_by(m)
+        if t in index
+    ]
+    rows, cols = zip(*edges, strict=True) if edges else ((), ())
+    adjacency = csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(modules), len(modules)))
+    _n, labels = connected_components(adjacency, directed=True, connection="strong")
+    groups: dict[int, list[str]] = {}
+    for module, label in zip(modules, labels, strict=True):
+        groups.setdefault(int(label), []).append(module)
+    return sorted(sorted(g) for g in groups.values() if len(g) > 1)
+
+
+def test_groundtrace_has_no_import_cycles() -> None:
+    assert import_cycles("groundtrace") == []
+
+
+def test_the_cycle_check_sees_a_cycle_hidden_in_a_function(tmp_path: Path, monkeypatch) -> None:
+    _write(tmp_path, "cyclepkg.a", "from cyclepkg import b\n")
+    _write(tmp_path, "cyclepkg.b", "def f():\n    from cyclepkg import c\n    return c\n")
+    _write(tmp_path, "cyclepkg.c", "import cyclepkg.a\n")
+    type_only = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import cyclepkg.e\n"
+    _write(tmp_path, "cyclepkg.d", type_only)  # d -> e only for type checkers: no cycle
+    _write(tmp_path, "cyclepkg.e", "import cyclepkg.d\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert import_cycles("cyclepkg") == [["cyclepkg.a", "cyclepkg.b", "cyclepkg.c"]]
+
+
+def test_import_contracts_hold() -> None:
+    """pyproject.toml's import-linter contracts (``lint-imports``, also run by scripts/test.sh)."""
+    root = SRC.parent
+    out = subprocess.run(
+        [sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command as c; c()",
+         str(root / "pyproject.toml")],
+        cwd=root, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    assert "0 broken" in out.stdout
