@@ -320,3 +320,22 @@ def test_probe_number_forms_through_enrich(tmp_path: Path) -> None:
     assert got[("H1", "wattage")]["candidate"]["value"] == "2200 W"
     value, action, verdict, _ = _outcome(got[("E9", "battery_capacity")])
     assert action != "WRITE" and verdict == "UNCERTAIN", (value, action, verdict)
+
+
+def test_a_number_misread_against_the_pages_own_convention_fails(tmp_path: Path) -> None:
+    """ "20.000 mAh" on a page that writes "0,35 kg" is 20000 mAh: the Scout reads the spec line alone and
+    proposes 20 mAh, which the Judge, reading the page's convention, fails (before: PASS)."""
+    items = [
+        (
+            _sku("E7", "04800000977", "Acme Power Bank PB7", "electronics"),
+            "https://www.acme.com/p/pb7",
+            "Battery capacity: 20.000 mAh. Weight: 0,35 kg.",
+        ),
+    ]
+    got = _enrich(tmp_path, items)
+    value, action, verdict, failure = _outcome(got[("E7", "battery_capacity")])
+    assert not (value == "20 mAh" and action == "WRITE")
+    if value == "20 mAh":
+        assert (verdict, failure) == ("FAIL", "INCORRECT_VALUE"), (value, action, verdict, failure)
+    else:
+        assert value == "20000 mAh", value

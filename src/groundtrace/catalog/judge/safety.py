@@ -294,6 +294,9 @@ def _ambiguous_number(
         m = locate_quote(ev.quote, doc.text)
         if m.score < GROUNDED_THRESHOLD:
             continue
+        misread = _misread_number(candidate, doc.text, m.start, m.end)
+        if misread is not None:
+            return misread, FailureType.INCORRECT_VALUE
         for q in quantities(doc.text):
             if not (q.start < m.end and m.start < q.end) or not q.raw:
                 continue
@@ -315,6 +318,30 @@ def _ambiguous_number(
                 )
                 return why, FailureType.INCORRECT_VALUE
     return None
+
+
+def _misread_number(candidate: Candidate, text: str, start: int, end: int) -> str | None:
+    """Rule 2b': the value is no reading of the quoted numbers as the *whole document* writes numbers
+    (``quantities(text)``: its decimal convention, plausible readings), but it is a reading of the quoted
+    sentence taken alone — the 1000x misreading of "20.000 mAh" as 20 mAh on a page that writes "0,35 kg".
+    The reason, or None (the value matches, or the quote holds no such number)."""
+    overlapping = [q for q in quantities(text) if q.start < end and start < q.end and q.raw]
+    if not overlapping:
+        return None
+    said: list[float] = []
+    for q in overlapping:
+        token = q.raw.split(" ", 1)[1]
+        said += [v for v in (convert(i, token) for i in _items(candidate.value)) if v is not None]
+    if not said:
+        return None
+    readings = [r for q in overlapping for r in (*q.readings, q.value, q.low) if r is not None]
+    if any(_near(v, r) for v in said for r in readings):
+        return None
+    alone = [r for n in find_numbers(text[start:end], convention=None) for r in n.readings]
+    if not any(_near(v, r) for v in said for r in alone):
+        return None
+    shown = ", ".join(f"{text[q.start : q.end]!r} reads {fmt(q.value)}" for q in overlapping)
+    return f"{shown} as this document writes numbers; the value is a misreading"
 
 
 def _near(a: float, b: float) -> bool:
