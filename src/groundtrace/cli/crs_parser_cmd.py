@@ -27,6 +27,14 @@ def train_parser(
     score_split: Annotated[
         str, typer.Option("--score-split", help="Split to report precision/recall on (default validation).")
     ] = "validation",
+    features: Annotated[
+        str | None,
+        typer.Option(
+            "--features",
+            help="Parser features: embed (TF-IDF + MiniLM sentence embeddings, the default with the [dense] "
+            "extra) or tfidf (TF-IDF alone, the default without it).",
+        ),
+    ] = None,
 ) -> None:
     """Train the constraint parser + evidence model + priors the offline systems use (they also train it
     themselves on first use of a dataset, and cache it); use it with ``crs run --system-arg parser=OUT``."""
@@ -34,6 +42,8 @@ def train_parser(
 
     from groundtrace.crs.evaluation.loading import load_dataset, resolve_kb
     from groundtrace.crs.systems.understanding.model import (
+        DEFAULT_PARSER_OPTIONS,
+        default_parser_options,
         review_sentences_of,
         save_understanding,
         train_understanding,
@@ -53,13 +63,21 @@ def train_parser(
             f"{dataset}: split {split!r} has no user turn with constraints_added: nothing to learn",
             param_hint="--dataset",
         )
-    understanding = train_understanding(data)
+    options = default_parser_options()
+    if features is not None:
+        if features not in ("embed", "tfidf"):
+            raise typer.BadParameter(f"{features!r}: expected embed or tfidf", param_hint="--features")
+        options = {"features": "tfidf", "augment": True} if features == "tfidf" else DEFAULT_PARSER_OPTIONS
+    try:
+        understanding = train_understanding(data, dict(options))
+    except RuntimeError as exc:  # DenseUnavailable: --features embed without the [dense] extra
+        raise typer.BadParameter(str(exc), param_hint="--features") from None
     save_understanding(understanding, out)
     counts = understanding.header["counts"]
     typer.echo(
         f"wrote {out} (+ {out.name}.json): {len(understanding.header['labels'])} constraint classes from "
         f"{counts['turns']} user turns, {counts['quotes']} quotes; train hash "
-        f"{understanding.header['train_hash'][:16]}"
+        f"{understanding.header['train_hash'][:16]}; parser options {understanding.header['parser_options']}"
     )
     try:
         scored = load_dataset(dataset, score_split)

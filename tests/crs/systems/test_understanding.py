@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from types import SimpleNamespace
 
@@ -175,7 +176,7 @@ def test_model_file_round_trip_and_version_check(tmp_path) -> None:
     u = train_understanding(training_data(_dialogues()))
     path = save_understanding(u, tmp_path / "m.joblib")
     header = json.loads((tmp_path / "m.joblib.json").read_text())
-    assert header["format"] == "groundtrace-understanding" and header["format_version"] == 1
+    assert header["format"] == "groundtrace-understanding" and header["format_version"] == 2
     assert header["labels"] == sorted(header["labels"]) and "noise_max|str|quiet" in header["labels"]
     back = load_understanding(path)
     text = "Somewhere calm and peaceful, with a terrace."
@@ -201,18 +202,25 @@ def test_trained_once_then_read_from_the_cache(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("GROUNDTRACE_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(model_mod, "_MEMORY", {})
     data = training_data(_dialogues())
-    first = understanding_for(data)
+    options = {"features": "tfidf", "augment": True}
+    first = understanding_for(data, options)
     files = sorted(p.name for p in (tmp_path / "understanding").iterdir())
-    assert files == [f"{data.content_hash()[:32]}-v1.joblib", f"{data.content_hash()[:32]}-v1.joblib.json"]
+    # the key: train hash + sha256 of the options' canonical JSON, then the format version
+    opt_hash = hashlib.sha256(b'{"augment": true, "features": "tfidf"}').hexdigest()[:12]
+    stem = f"{data.content_hash()[:32]}-{opt_hash}-v2"
+    assert files == [f"{stem}.joblib", f"{stem}.joblib.json"]
+    assert first.header["parser_options"] == options
     monkeypatch.setattr(model_mod, "_MEMORY", {})
 
-    def no_training(_data):
+    def no_training(_data, _options=None):
         raise AssertionError("trained again although the cache holds the model")
 
     monkeypatch.setattr(model_mod, "train_understanding", no_training)
-    second = understanding_for(data)
+    second = understanding_for(data, options)
     assert second.header["train_hash"] == first.header["train_hash"] == data.content_hash()
-    assert understanding_for(data) is second  # from memory now
+    assert understanding_for(data, options) is second  # from memory now
+    with pytest.raises(AssertionError, match="trained again"):  # other options: another model
+        understanding_for(data, {"features": "tfidf", "augment": False})
 
 
 def test_systems_fit_and_parse_paraphrases(tmp_path, monkeypatch) -> None:

