@@ -66,3 +66,16 @@ def test_a_single_file_without_train_split_says_so(dataset, tmp_path, monkeypatc
     assert result.exit_code == 0, result.output
     assert "has no train split" in result.output and "parser=MODEL" in result.output
     assert "understanding" not in json.loads((tmp_path / "r" / "run.json").read_text())["config"]
+
+
+def test_train_parser_features_option(dataset, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("GROUNDTRACE_CACHE_DIR", str(tmp_path / "cache"))
+    model = tmp_path / "tfidf.joblib"
+    args = ["crs", "train-parser", "--dataset", str(dataset), "--out", str(model), "--score-split", "test"]
+    result = CliRunner().invoke(app, [*args, "--features", "tfidf"])
+    assert result.exit_code == 0, result.output
+    header = json.loads((tmp_path / "tfidf.joblib.json").read_text())
+    assert header["parser_options"] == {"features": "tfidf", "augment": True}
+    assert "parser on test" in result.output
+    result = CliRunner().invoke(app, [*args, "--features", "bert"])
+    assert result.exit_code != 0 and "'bert': expected embed or tfidf" in result.output
