@@ -8,12 +8,15 @@ quotes with the turn's gold active constraints, and optionally background review
 :func:`training_data` extracts that; :func:`train_understanding` fits the three parts;
 :func:`understanding_for` returns the cached model for a train split (trains on first use). The cache
 lives under ``$GROUNDTRACE_CACHE_DIR`` (else ``$GROUNDTRACE_CACHE``, else ``~/.cache/groundtrace``)
-``/understanding/<hash>-v<version>.joblib``,
-keyed by ``train_hash`` = sha256 of the training data (canonical JSON) and :data:`FORMAT_VERSION`.
+``/understanding/<hash>-<options hash>-v<version>.joblib``, keyed by ``train_hash`` = sha256 of the
+training data (canonical JSON), the sha256 of the parser options (canonical JSON; default
+:func:`default_parser_options`: TF-IDF + MiniLM features when the ``[dense]`` extra is installed) and
+:data:`FORMAT_VERSION`.
 
 Model file: a joblib pickle of ``{"header": {...}, "parser", "evidence", "priors"}``; the header (also
 written beside it as ``<file>.json``) holds ``format`` (:data:`FORMAT_NAME`), ``format_version``,
-``train_hash``, ``labels`` (the parser's classes), the counts trained on and the scikit-learn version.
+``train_hash``, ``labels`` (the parser's classes), ``parser_options``, the counts trained on and the
+scikit-learn version.
 :func:`load_understanding` refuses another format or version with a message naming the file. A pickle
 runs code when loaded: load only model files you made (the cache, ``crs train-parser``).
 """
