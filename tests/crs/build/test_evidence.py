@@ -132,20 +132,3 @@ def _sentence(text: str, polarity: int, score: float, stars: float) -> Sentence:
 )
 def test_only_sentences_that_read_as_complaints_are_warnings(text, polarity, score, stars, warning) -> None:
     assert reads_as_complaint(_sentence(text, polarity, score, stars)) is warning
-
-
-def test_a_warning_concerns_what_the_user_asked_about_or_there_is_none() -> None:
-    """The builder quotes a complaint as a warning only on the aspect of an active constraint: an
-    off-topic complaint is not evidence for this dialogue (evidence_support counts it as unsupported), so
-    there is no fallback to any complaint (issue 23)."""
-    from groundtrace.crs.build.evidence import EvidenceIndex
-
-    noisy = _sentence("It was so loud and noisy we could not hear each other.", -1, -0.5, 2)
-    slow = _sentence("We waited and waited for our order.", -1, -0.45, 2)
-    index = EvidenceIndex.__new__(EvidenceIndex)
-    index.sentences = lambda poi_id: [noisy, slow]  # type: ignore[method-assign]
-    quiet = Constraint(kind="noise_max", value="quiet", label="somewhere quiet")
-    wifi = Constraint(kind="amenity", value="wifi", label="with wifi")
-    assert index.warnings("p", [wifi, quiet]) == [noisy]
-    assert index.warnings("p", [wifi]) == []  # was [noisy, slow]: any complaint
-    assert index.warnings("p", []) == []

@@ -76,14 +76,7 @@ def test_build_report_coverage(built) -> None:
     report = built[1]
     cov = report.coverage
     assert cov["quotes"]["supporting_negative"] == 0
-    # warnings are quoted only about an active constraint's aspect (test_evidence.py), so a small build
-    # may have none; every quote that is not a warning supports
-    assert set(cov["quotes"]) <= {
-        "supporting_neutral",
-        "supporting_positive",
-        "supporting_negative",
-        "warning_negative",
-    }
+    assert cov["quotes"].get("warning_negative", 0) > 0
     assert cov["persona_constraint_share"] >= 0.9
     assert cov["open_pools"]["min_size"] >= 50 and cov["open_pools"]["below_min"] == 0
     assert cov["near_miss_share"] > 0.5

@@ -339,17 +339,14 @@ class EvidenceIndex:
 
     def warnings(self, poi_id: str, focus: list[Constraint]) -> list[Sentence]:
         """Sentences of ``poi_id`` that read as a complaint on their own (:func:`reads_as_complaint`) on
-        the aspect of a ``focus`` constraint (lexicon match, negation allowed); none when no complaint
-        concerns what the user asked about. A warning about something the user never asked for is not
-        evidence for this dialogue, and ``evidence_support`` counts it as unsupported (issue 23), so the
-        builder no longer falls back to any complaint."""
+        the aspect of a ``focus`` constraint (lexicon match, negation allowed), else any such sentence."""
         negative = [s for s in self.sentences(poi_id) if reads_as_complaint(s)]
         for c in focus:
             pattern = aspect_pattern(c.kind, c.value)
             hits = [s for s in negative if pattern is not None and pattern.search(s.text)]
             if hits:
                 return hits
-        return []
+        return negative
 
     def positive_share(self, poi_id: str) -> float:
         """Share of the POI's sentences with positive polarity (0.0 when it has none)."""
