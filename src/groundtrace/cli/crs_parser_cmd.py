@@ -31,8 +31,8 @@ def train_parser(
         str | None,
         typer.Option(
             "--features",
-            help="Parser features: embed (TF-IDF + MiniLM sentence embeddings, the default with the [dense] "
-            "extra) or tfidf (TF-IDF alone, the default without it).",
+            help="Parser features: embed (TF-IDF + MiniLM sentence embeddings, the default when the dense "
+            "extra is installed) or tfidf (TF-IDF alone, the default without it).",
         ),
     ] = None,
 ) -> None:
