@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from pydantic import BaseModel, Field
 
+from groundtrace.core.llm.engine import build_payload
 from groundtrace.core.llm.schema import (
     PydanticSchema,
     RawJsonSchema,
     SchemaValidationFailure,
     as_output_schema,
+    schema_instruction,
     strict_json_schema,
 )
 
@@ -86,3 +90,29 @@ def test_as_output_schema_dispatch() -> None:
     assert isinstance(as_output_schema({"type": "object"}), RawJsonSchema)
     with pytest.raises(TypeError):
         as_output_schema(42)  # type: ignore[arg-type]
+
+
+def test_a_model_class_maps_to_one_schema_whose_forms_are_computed_once() -> None:
+    schema = as_output_schema(Outer)
+    assert schema is as_output_schema(Outer)  # one PydanticSchema per class: its forms are shared
+    assert isinstance(schema, PydanticSchema)
+    assert schema.wire_schema == strict_json_schema(Outer.model_json_schema())
+    assert schema.wire_schema is schema.wire_schema  # computed once, not per request
+    assert schema.shared_schema == Outer.model_json_schema()
+    fresh = schema.json_schema()
+    fresh["title"] = "changed"  # json_schema() is a copy: changing it leaves the shared forms alone
+    assert schema.shared_schema["title"] == "Outer"
+    assert schema.canonical == json.dumps(Outer.model_json_schema(), sort_keys=True, separators=(",", ":"))
+    assert schema.instruction == schema_instruction(schema)
+
+
+def test_build_payload_sends_the_shared_strict_schema_and_instruction() -> None:
+    schema = as_output_schema(Outer)
+    assert schema is not None
+    messages = [{"role": "user", "content": "hi"}]
+    body = build_payload(messages, schema, {"temperature": 0.0, "max_tokens": None}, "json_schema")
+    assert body["response_format"]["json_schema"]["schema"] == strict_json_schema(Outer.model_json_schema())
+    assert "max_tokens" not in body
+    prompt = build_payload(messages, schema, {}, "json_object")
+    assert prompt["messages"][0] == {"role": "system", "content": schema_instruction(schema)}
+    assert prompt["response_format"] == {"type": "json_object"}

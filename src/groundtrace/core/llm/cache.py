@@ -77,10 +77,21 @@ def cache_key(
     messages: list[dict[str, Any]],
     options: dict[str, Any],
     schema: dict[str, Any] | None,
+    *,
+    schema_json: str | None = None,
 ) -> str:
-    """Hex sha256 of the canonical request (see module docstring)."""
-    payload = {"model": model, "messages": key_messages(messages), "options": options, "schema": schema}
-    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+    """Hex sha256 of the canonical request (see module docstring).
+
+    ``schema_json`` — ``canonical_json(schema)`` serialised once by the caller (``OutputSchema.canonical``)
+    — stands for ``schema`` and gives the same key: the canonical JSON of ``{"messages", "model",
+    "options", "schema"}`` is those four members in sorted order, so the schema's text is spliced in as is.
+    """
+    head = {"messages": key_messages(messages), "model": model, "options": options}
+    if schema_json is None:
+        text = canonical_json({**head, "schema": schema})
+    else:
+        text = canonical_json(head)[:-1] + ',"schema":' + schema_json + "}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -54,8 +54,6 @@ from groundtrace.core.llm.schema import (
     OutputSchema,
     SchemaValidationFailure,
     as_output_schema,
-    schema_instruction,
-    strict_json_schema,
 )
 from groundtrace.core.llm.steps import Program, Sleep, run_async, run_sync
 
@@ -157,7 +155,9 @@ def build_payload(
     ``json_schema``: ``response_format = {"type": "json_schema", "json_schema": {name, strict, schema}}``;
     ``json_object``: ``{"type": "json_object"}`` plus a system message carrying the schema;
     ``prompt``: only the system message (a string, put before ``messages``, whose content — string or
-    content parts — is sent unchanged). ``None`` options are omitted.
+    content parts — is sent unchanged). ``None`` options are omitted. The schema parts are the schema's
+    shared, computed-once forms (``OutputSchema.wire_schema`` / ``instruction``): the body must be sent,
+    never mutated.
     """
     body: dict[str, Any] = {key: value for key, value in options.items() if value is not None}
     if schema is None:
@@ -170,11 +170,11 @@ def build_payload(
             "json_schema": {
                 "name": schema.name,
                 "strict": True,
-                "schema": strict_json_schema(schema.json_schema()),
+                "schema": schema.wire_schema,
             },
         }
         return body
-    body["messages"] = [{"role": "system", "content": schema_instruction(schema)}, *messages]
+    body["messages"] = [{"role": "system", "content": schema.instruction}, *messages]
     if mode == "json_object":
         body["response_format"] = {"type": "json_object"}
     return body
@@ -292,7 +292,9 @@ class StructuredLLMClient(ABC):
         opts = {"temperature": 0.0, "max_tokens": None, "seed": None, **options}
         key = None
         if self.cache is not None and is_cacheable(opts["temperature"], opts["seed"]):
-            key = cache_key(self.model, msgs, opts, out_schema.json_schema() if out_schema else None)
+            key = cache_key(
+                self.model, msgs, opts, None, schema_json=out_schema.canonical if out_schema else None
+            )
         return _Call(messages=msgs, schema=out_schema, options=opts, key=key)
 
     def _from_cache(self, call: _Call) -> Completion | None:

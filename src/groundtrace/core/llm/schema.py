@@ -7,7 +7,13 @@ validated ``dict``). Both become an :class:`OutputSchema` with
 * ``name`` — a wire-safe name (``^[A-Za-z0-9_-]{1,64}$``, as the OpenAI API requires),
 * ``json_schema()`` — the schema as sent to the server and hashed into the cache key,
 * ``validate(obj)`` — the parsed value, or :class:`SchemaValidationFailure` whose message is what the
-  model is shown when re-asked.
+  model is shown when re-asked;
+* ``shared_schema`` / ``wire_schema`` / ``instruction`` / ``canonical`` — the schema, its strict form, the
+  prompt-mode instruction and its canonical JSON, each computed ONCE per schema object and shared by every
+  request (read-only: a caller that wants to change one takes ``json_schema()``, a fresh copy). A pydantic
+  model class always maps to the same :class:`PydanticSchema` (:func:`as_output_schema`), so a run
+  rewrites and serialises each schema once, not once per request (it was ~40 % of the Scout's CPU per
+  SKU: a deep copy and the strict rewrite of a ~400-node schema per call).
 
 :func:`strict_json_schema` rewrites a schema into the OpenAI "strict" subset: every object gets
 ``additionalProperties: false`` and lists all its properties as ``required``; ``default`` keywords are
@@ -17,8 +23,10 @@ dropped. Validation still uses the original model, so nothing accepted by the mo
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
+import threading
 import weakref
 from typing import Any
 
@@ -43,21 +51,34 @@ class OutputSchema:
     def validate(self, obj: Any) -> Any:
         raise NotImplementedError
 
+    @functools.cached_property
+    def shared_schema(self) -> dict[str, Any]:
+        """``json_schema()`` computed once (read-only, shared by every request of this schema)."""
+        return self.json_schema()
+
+    @functools.cached_property
+    def wire_schema(self) -> dict[str, Any]:
+        """``strict_json_schema(json_schema())`` computed once: what ``json_schema`` mode sends (shared)."""
+        return strict_json_schema(self.shared_schema)
+
+    @functools.cached_property
+    def canonical(self) -> str:
+        """``canonical_json(json_schema())`` (sorted keys, compact) computed once: hashed into cache keys."""
+        return json.dumps(self.shared_schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+    @functools.cached_property
+    def instruction(self) -> str:
+        """:func:`schema_instruction` computed once (json_object / prompt modes)."""
+        return schema_instruction(self)
+
 
 def _wire_name(raw: str) -> str:
     name = _NAME_BAD.sub("_", raw).strip("_") or "output"
     return name[:64]
 
 
-_SCHEMAS: weakref.WeakKeyDictionary[type[BaseModel], dict[str, Any]] = weakref.WeakKeyDictionary()
-
-
-def _json_schema_of(model: type[BaseModel]) -> dict[str, Any]:
-    """``model.model_json_schema()``, computed once per model class (callers deep-copy it)."""
-    schema = _SCHEMAS.get(model)
-    if schema is None:
-        schema = _SCHEMAS[model] = model.model_json_schema()
-    return schema
+_PYDANTIC: weakref.WeakKeyDictionary[type[BaseModel], PydanticSchema] = weakref.WeakKeyDictionary()
+_PYDANTIC_LOCK = threading.Lock()
 
 
 class PydanticSchema(OutputSchema):
@@ -66,7 +87,17 @@ class PydanticSchema(OutputSchema):
     def __init__(self, model: type[BaseModel]) -> None:
         self.model = model
         self.name = _wire_name(model.__name__)
-        self._schema = _json_schema_of(model)
+        self._schema = model.model_json_schema()
+
+    @classmethod
+    def of(cls, model: type[BaseModel]) -> PydanticSchema:
+        """The one shared :class:`PydanticSchema` of ``model`` (built on first use, kept while the class
+        lives), so its schema forms are computed once per class."""
+        with _PYDANTIC_LOCK:
+            schema = _PYDANTIC.get(model)
+            if schema is None:
+                schema = _PYDANTIC[model] = cls(model)
+        return schema
 
     def json_schema(self) -> dict[str, Any]:
         return copy.deepcopy(self._schema)
@@ -108,7 +139,7 @@ def as_output_schema(schema: type[BaseModel] | dict[str, Any] | OutputSchema | N
     if isinstance(schema, dict):
         return RawJsonSchema(schema)
     if isinstance(schema, type) and issubclass(schema, BaseModel):
-        return PydanticSchema(schema)
+        return PydanticSchema.of(schema)
     raise TypeError(f"schema must be a pydantic model class, a JSON Schema dict or None, got {schema!r}")
 
 
@@ -144,7 +175,7 @@ def schema_instruction(schema: OutputSchema) -> str:
     """System-prompt text used when the server cannot enforce the schema (json_object / prompt modes)."""
     return (
         "Answer with one JSON object only (no prose, no code fences) that validates against this JSON "
-        f"Schema:\n{json.dumps(schema.json_schema(), sort_keys=True)}"
+        f"Schema:\n{json.dumps(schema.shared_schema, sort_keys=True)}"
     )
 
 
