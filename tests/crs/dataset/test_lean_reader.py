@@ -1,4 +1,4 @@
-"""The lean reader (``crs.evaluation.lean_reader``) against the pydantic reader it stands in for.
+"""The lean reader (``crs.dataset.lean_reader``) against the pydantic reader it stands in for.
 
 * the same dialogues (as lean records), errors, manifest and dataset hash, on a demo build and on a build
   over the real Yelp folder ../shared/data/yelp_dense;
@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 
 from groundtrace.crs.build.builder import build_dialogues
 from groundtrace.crs.dataset.files import dialogue_json_schema, write_dialogues
-from groundtrace.crs.evaluation.lean import lean_dialogue
-from groundtrace.crs.evaluation.lean_reader import WireDialogue, read_lean
+from groundtrace.crs.dataset.lean import lean_dialogue
+from groundtrace.crs.dataset.lean_reader import WireDialogue, read_lean
 from groundtrace.crs.evaluation.loading import load_dataset, load_records
 from groundtrace.crs.evaluation.run_files import dataset_hash
 from groundtrace.crs.evaluation.score import score_predictions

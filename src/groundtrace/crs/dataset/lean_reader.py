@@ -18,7 +18,7 @@ Each line takes one of two paths:
   values (converted with :func:`~.lean.lean_dialogue`) and the canonical line for a good one.
 
 A fast-path struct can therefore only accept what pydantic accepts *if the wire structs are no looser than
-the schema*; ``tests/crs/evaluation/test_lean_reader.py`` checks this against the schema (fields, order,
+the schema*; ``tests/crs/dataset/test_lean_reader.py`` checks this against the schema (fields, order,
 defaults, bounds) and by mutating real lines, so a schema change that is not mirrored here fails there.
 
 Duplicates (a ``dialogue_id`` seen in this or an earlier split file is skipped with the reference
@@ -40,7 +40,7 @@ from groundtrace.core.files.errors import LineError
 from groundtrace.core.files.jsonl import decode_line, iter_lines
 from groundtrace.core.files.validation import validation_message
 from groundtrace.crs.dataset.files import dataset_files, dialogue_line, read_manifest
-from groundtrace.crs.evaluation.lean import (
+from groundtrace.crs.dataset.lean import (
     Interner,
     LeanAnchor,
     LeanConstraint,

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from groundtrace.crs.evaluation.lean import AnyDialogue
+from groundtrace.crs.dataset.lean import AnyDialogue
 from groundtrace.crs.evaluation.loading import DialogueList, RecordList, load_records, resolve_kb
 from groundtrace.crs.evaluation.run_files import RUN_FORMAT, dialogue_meta, now_iso, run_key, scorer_name
 from groundtrace.crs.evaluation.runner import (

@@ -24,7 +24,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from groundtrace.core.files.validation import validation_message
-from groundtrace.crs.evaluation.lean import AnyDialogue, AnyTurn
+from groundtrace.crs.dataset.lean import AnyDialogue, AnyTurn
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase, open_review_refs
 from groundtrace.crs.systems.base import SystemReply, TurnUsage
 from groundtrace.crs.systems.predictions import (

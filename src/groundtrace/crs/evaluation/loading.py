@@ -4,10 +4,11 @@
 * :func:`load_dataset` — the dialogues of one split of a dataset folder (or a single JSONL file, its own
   split) as a :class:`DialogueList`: a ``list`` of :class:`Dialogue` that also carries the manifest and
   the ``file:line`` messages of the lines that were skipped.
-* :func:`load_records` — the same split as lean records (:class:`~.lean.LeanDialogue`) in a
-  :class:`RecordList`, read by the fast reader (:mod:`.lean_reader`): the same dialogues, values, skipped
-  lines and messages, about 10x faster and in about a tenth of the memory. What ``crs run`` / ``crs score``
-  and :func:`~.evaluate.evaluate` read; its ``dataset_hash`` is computed while reading.
+* :func:`load_records` — the same split as lean records (:class:`~groundtrace.crs.dataset.lean.LeanDialogue`)
+  in a :class:`RecordList`, read by the fast reader (:mod:`groundtrace.crs.dataset.lean_reader`): the same
+  dialogues, values, skipped lines and messages, about 10x faster and in about a tenth of the memory. What
+  ``crs run`` / ``crs score`` and :func:`~.evaluate.evaluate` read; its ``dataset_hash`` is computed while
+  reading.
 * :func:`resolve_kb` — the KB a dataset was built on: a spec, or (``None``) the demo city named by the
   manifest; refused when its content hash differs from the one recorded in the dataset.
 """
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from groundtrace.crs.evaluation.lean import LeanDialogue
+from groundtrace.crs.dataset.lean import LeanDialogue
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.schema import Dialogue
 
@@ -107,7 +108,7 @@ def load_dataset(path: Path | str, split: str = "test") -> DialogueList:
 def load_records(path: Path | str, split: str = "test") -> RecordList:
     """The dialogues of ``split`` as lean records in a :class:`RecordList` (the outcome of
     :func:`load_dataset`: same dialogues and values, same ``errors``, manifest and ``ValueError``)."""
-    from groundtrace.crs.evaluation.lean_reader import read_lean
+    from groundtrace.crs.dataset.lean_reader import read_lean
 
     data = read_lean(path, split)
     return RecordList(

@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from groundtrace.crs.dataset.lean import AnyDialogue
 from groundtrace.crs.evaluation.inputs import check_pools
-from groundtrace.crs.evaluation.lean import AnyDialogue
 from groundtrace.crs.evaluation.provenance import provenance
 from groundtrace.crs.evaluation.run_files import (
     PREDICTIONS_FILE,

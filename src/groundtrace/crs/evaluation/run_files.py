@@ -37,7 +37,7 @@ from pydantic import ValidationError
 from groundtrace.core.files.indented_json import write_indented_json
 from groundtrace.core.files.jsonl import iter_jsonl
 from groundtrace.core.files.validation import validation_message
-from groundtrace.crs.evaluation.lean import AnyDialogue, LeanDialogue
+from groundtrace.crs.dataset.lean import AnyDialogue, LeanDialogue
 from groundtrace.crs.systems.predictions import Prediction
 
 PREDICTIONS_FILE = "predictions.jsonl"

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from groundtrace.crs.dataset.lean import AnyDialogue, AnyTurn, gold_model
 from groundtrace.crs.evaluation.inputs import check_output, system_inputs
-from groundtrace.crs.evaluation.lean import AnyDialogue, AnyTurn, gold_model
 from groundtrace.crs.evaluation.provenance import provenance
 from groundtrace.crs.evaluation.run_files import (
     PREDICTIONS_FILE,

@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from groundtrace.crs.evaluation.lean import AnyDialogue
+from groundtrace.crs.dataset.lean import AnyDialogue
 from groundtrace.crs.evaluation.run_files import META_FILE, SCORES_FILE, dialogue_meta, save_table, write_json
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.metrics.base import Metric, parse_metric

@@ -11,7 +11,7 @@ Conventions shared by every metric (documented in docs/crs-metrics.md):
   :class:`OpenRefs` is that mapping, computed only as far as the tags asked for).
 
 The dialogue may be a pydantic :class:`~groundtrace.crs.schema.Dialogue` or any record with its
-attributes (``groundtrace.crs.evaluation.lean.LeanDialogue``): the views read attributes only.
+attributes (``groundtrace.crs.dataset.lean.LeanDialogue``): the views read attributes only.
 """
 
 from __future__ import annotations
