@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from groundtrace.catalog import pipeline
 from groundtrace.catalog.demo_catalog import write_demo_catalog
 from groundtrace.catalog.pipeline import EnrichConfig, cpu_bound, run_enrich
+from groundtrace.catalog.pipeline import batch as pipeline  # the batch runner module (issue 25 split)
 
 
 @pytest.fixture(scope="module")

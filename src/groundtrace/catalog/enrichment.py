@@ -1,9 +1,10 @@
 """Enrich SKUs in memory: ``enrich(skus, config) -> iterator of AttributeResult`` (no files needed).
 
-The same Scout → Judge → write policy path as ``catalog enrich`` (:func:`~groundtrace.catalog.pipeline.
-process_sku` over :func:`~groundtrace.catalog.pipeline.build_components`), one SKU at a time, in input
-order: for each SKU with a template, one :class:`~groundtrace.catalog.model.AttributeResult` per template
-attribute (template order); a SKU without a template yields nothing. ``skus`` holds
+The same Scout → Judge → write policy path as ``catalog enrich``
+(:func:`~groundtrace.catalog.pipeline.step.process_sku` over
+:func:`~groundtrace.catalog.pipeline.factory.build_components`), one SKU at a time, in input order: for
+each SKU with a template, one :class:`~groundtrace.catalog.model.AttributeResult` per template attribute
+(template order); a SKU without a template yields nothing. ``skus`` holds
 :class:`~groundtrace.catalog.model.SKU` objects or dicts in their shape (validated; an invalid one raises
 ``ValueError`` naming its position). An LLM failure raises (``LLMError``) — in memory there is no file to
 resume, so the caller decides.

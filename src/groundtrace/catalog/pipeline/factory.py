@@ -1,0 +1,79 @@
+"""Stage 1 — the component factory: :func:`build_components` turns an
+:class:`~groundtrace.catalog.pipeline.config.EnrichConfig` into :class:`Components` (templates, Scout with
+its sources / search / extraction engine, Judge, write policy, the LLM clients of the run), each component
+built through its registry by name. Heavy modules (engines, judges, LLM clients) are imported here, when a
+run builds its components, not when the pipeline is imported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from groundtrace.catalog.pipeline.config import EnrichConfig
+from groundtrace.catalog.policy import WritePolicy, load_policy
+from groundtrace.catalog.templates import TemplateSet, load_templates
+
+
+@dataclass
+class Components:
+    templates: TemplateSet
+    scout: Any
+    judge: Any
+    policy: WritePolicy
+    errors: list[str]
+    llm_clients: list[Any] = field(default_factory=list)  # every LLM client the run calls (usage ledger)
+
+
+def build_components(config: EnrichConfig) -> Components:
+    """Templates, Scout (sources, search, engine), Judge and policy for ``config``, each component built
+    through its registry by name (``EVIDENCE_SOURCES``, ``SEARCH_PROVIDERS``, ``EXTRACTION_ENGINES``,
+    ``JUDGES``; ``from_context`` of the registered class)."""
+    from groundtrace.catalog.judge.registry import JudgeContext, build_judge
+    from groundtrace.catalog.scout.agent import ScoutAgent
+    from groundtrace.catalog.scout.engine import EngineContext, build_engine
+    from groundtrace.catalog.sources import EVIDENCE_SOURCES, SourceContext, make_search
+    from groundtrace.core.llm.factory import make_llm
+
+    templates = load_templates(config.templates)
+    errors: list[str] = []
+    llm_clients: list[Any] = []
+    if config.vlm and config.images is None:
+        raise ValueError("--vlm needs --images DIR")
+    vlm_client = make_llm(config.vlm) if config.vlm else None
+    if vlm_client is not None:
+        llm_clients.append(vlm_client)  # image calls go through the client: counted in the ledger
+    sources: list[Any] = []
+    built: set[str] = set()
+    for name in config.source_names():
+        canonical = EVIDENCE_SOURCES.canonical(name)
+        if canonical in built:  # "feed" given and implied by --feed: one source
+            continue
+        built.add(canonical)
+        context = SourceContext(
+            feed=config.feed,
+            images=config.images,
+            vlm=vlm_client,
+            options=dict(config.options.get(name, config.options.get(canonical, {}))),
+        )
+        source = EVIDENCE_SOURCES.get(canonical).from_context(context)
+        errors.extend(getattr(source, "errors", []))
+        sources.append(source)
+    search: Any = make_search(config.search_spec())
+    if search is not None:
+        errors.extend(getattr(search, "errors", []))
+    llm = make_llm(config.llm, **config.llm_options) if config.llm else None
+    if llm is not None:
+        llm_clients.append(llm)
+    engine_name = config.engine_name()
+    engine = build_engine(
+        engine_name,
+        EngineContext(llm, config.max_prompt_tokens, dict(config.options.get(engine_name, {}))),
+    )
+    scout = ScoutAgent(templates, sources, search, engine, max_queries=config.max_queries)
+    judge = build_judge(
+        config.judge,
+        JudgeContext(llm, search, config.max_prompt_tokens, dict(config.options.get(config.judge, {}))),
+    )
+    policy = load_policy(config.policy)
+    return Components(templates, scout, judge, policy, errors, llm_clients)
