@@ -19,16 +19,22 @@ TEST_PRICES = PriceTable.from_rules([{"pattern": "priced-*", "input": 2.0, "outp
 
 
 class SleepRecorder:
-    """Injected sleep: records the requested delays instead of waiting."""
+    """Injected sleep: records the requested delays instead of waiting, and a fake clock that only a
+    sleep advances (the client's Retry-After pause is measured on it)."""
 
     def __init__(self) -> None:
         self.delays: list[float] = []
+        self.now = 0.0
 
     def __call__(self, seconds: float) -> None:
         self.delays.append(seconds)
+        self.now += seconds
 
     async def asleep(self, seconds: float) -> None:
-        self.delays.append(seconds)
+        self(seconds)
+
+    def clock(self) -> float:
+        return self.now
 
 
 @pytest.fixture(autouse=True)
@@ -73,7 +79,11 @@ def make_client(sleeper: SleepRecorder) -> Callable[..., OpenAIClient]:
         server: WireServer, *, model: str = "priced-test", max_retries: int = 3, **kw: object
     ) -> OpenAIClient:
         retry = RetryPolicy(
-            max_retries=max_retries, rng=random.Random(7), sleep=sleeper, asleep=sleeper.asleep
+            max_retries=max_retries,
+            rng=random.Random(7),
+            sleep=sleeper,
+            asleep=sleeper.asleep,
+            clock=sleeper.clock,
         )
         kw.setdefault("timeout_s", 5.0)
         kw.setdefault("prices", TEST_PRICES)

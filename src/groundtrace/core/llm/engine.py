@@ -11,7 +11,9 @@ raising :class:`~groundtrace.core.llm.retry.TransientError` for retryable failur
 
 1. messages validated and normalised to ``{"role", "content"}`` dicts (``content`` a string or a list of
    text / ``image_url`` content parts); cache lookup (deterministic requests only);
-2. the request is sent under the retry policy and the concurrency bound;
+2. the request is sent under the retry policy and the concurrency bound, which adapts to rate limits
+   (:mod:`~groundtrace.core.llm.limiter`: halved on HTTP 429, +1 after a run of successes, every request
+   paused for a ``Retry-After``);
 3. with a schema: ``finish_reason == "length"`` → malformed (truncated); otherwise the outermost JSON
    object is extracted and validated; on failure the answer and a re-ask message carrying the error are
    appended and the request is sent again, at most ``max_reasks`` times; then
@@ -48,8 +50,9 @@ from groundtrace.core.llm.base import (
 from groundtrace.core.llm.cache import ResponseCache, cache_key, is_cacheable
 from groundtrace.core.llm.content import key_messages
 from groundtrace.core.llm.ledger import Ledger, PriceTable
+from groundtrace.core.llm.limiter import AdaptiveLimit, LoopGate, ThreadGate
 from groundtrace.core.llm.parsing import JSONExtractionError, extract_json_object
-from groundtrace.core.llm.retry import RetriesExhaustedError, RetryPolicy
+from groundtrace.core.llm.retry import RetriesExhaustedError, RetryPolicy, TransientError
 from groundtrace.core.llm.schema import (
     OutputSchema,
     SchemaValidationFailure,
@@ -211,8 +214,9 @@ class StructuredLLMClient(ABC):
         self.structured = structured
         self._mode: StructuredMode = "json_schema" if structured == "auto" else structured
         self.ledger = Ledger()
-        self._thread_slots = threading.BoundedSemaphore(concurrency)
-        self._loop_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+        self.limiter = AdaptiveLimit(maximum=concurrency, clock=lambda: self.retry.clock())
+        self._thread_slots = ThreadGate(self.limiter)
+        self._loop_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopGate] = (
             weakref.WeakKeyDictionary()
         )
         self._loop_slots_lock = threading.Lock()
@@ -438,22 +442,45 @@ class StructuredLLMClient(ABC):
             return answer
 
     # -- the two pumps: perform one effect, holding a concurrency slot while a request is in flight ------
+    # The slot count is the client's adaptive limit (:mod:`~groundtrace.core.llm.limiter`): halved on a
+    # 429, +1 after a run of successes; a ``Retry-After`` pauses every request of the client.
     def _perform(self, effect: _Post | Sleep) -> WireAnswer | None:
         if isinstance(effect, Sleep):
             return self.retry.sleep(effect.seconds)
-        with self._thread_slots:
-            return self._post(effect.payload)
+        if (pause := self.limiter.pause_left()) > 0:
+            self.retry.sleep(pause)
+        window = self._thread_slots.acquire()
+        try:
+            answer = self._post(effect.payload)
+        except TransientError as exc:
+            self.limiter.failed(window, exc.status, exc.retry_after)
+            raise
+        finally:
+            self._thread_slots.release()
+        self.limiter.succeeded()
+        return answer
 
     async def _aperform(self, effect: _Post | Sleep) -> WireAnswer | None:
         if isinstance(effect, Sleep):
             return await self.retry.asleep(effect.seconds)
-        async with self._loop_semaphore():
-            return await self._apost(effect.payload)
+        if (pause := self.limiter.pause_left()) > 0:
+            await self.retry.asleep(pause)
+        gate = self._loop_gate()
+        window = await gate.acquire()
+        try:
+            answer = await self._apost(effect.payload)
+        except TransientError as exc:
+            self.limiter.failed(window, exc.status, exc.retry_after)
+            raise
+        finally:
+            await gate.release()
+        self.limiter.succeeded()
+        return answer
 
-    def _loop_semaphore(self) -> asyncio.Semaphore:
+    def _loop_gate(self) -> LoopGate:
         loop = asyncio.get_running_loop()
         with self._loop_slots_lock:
-            semaphore = self._loop_slots.get(loop)
-            if semaphore is None:
-                semaphore = self._loop_slots[loop] = asyncio.Semaphore(self.concurrency)
-        return semaphore
+            gate = self._loop_slots.get(loop)
+            if gate is None:
+                gate = self._loop_slots[loop] = LoopGate(self.limiter)
+        return gate

@@ -73,7 +73,9 @@ def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = 
 
 @dataclass
 class RetryPolicy:
-    """How many retries and how long to wait; ``sleep``/``asleep`` are injectable for tests."""
+    """How many retries and how long to wait; ``sleep``/``asleep`` are injectable for tests, and so is
+    ``clock`` — the monotonic time a client's ``Retry-After`` pause is measured on
+    (:mod:`~groundtrace.core.llm.limiter`); a fake sleep goes with a fake clock that it advances."""
 
     max_retries: int = 4
     base_delay_s: float = 0.5
@@ -83,6 +85,7 @@ class RetryPolicy:
     rng: random.Random = field(default_factory=lambda: random.Random(0))
     sleep: Callable[[float], None] = time.sleep
     asleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    clock: Callable[[], float] = time.monotonic
 
     def delay(self, retry_index: int, retry_after: float | None = None) -> float:
         """Seconds to wait before retry ``retry_index`` (0-based); see module docstring."""

@@ -22,10 +22,13 @@ explicit usage numbers. A message's ``content`` may be a string or a list of Ope
 
 ``server.in_flight`` / ``server.max_in_flight`` count chat requests being handled at once (to check a
 client's concurrency bound), and :func:`scripted` turns a list of replies into a responder.
+:func:`rate_limited` wraps a responder in a simulated rate limit — HTTP 429 with ``Retry-After`` for a
+share of requests, or for every request over a concurrency cap — to test adaptive concurrency.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -70,6 +73,78 @@ def scripted(*replies: str | Reply) -> Responder:
         return replies[index]
 
     return respond
+
+
+class RateLimit:
+    """A simulated rate limit around ``responder`` (see :func:`rate_limited`); counts what it did."""
+
+    def __init__(
+        self,
+        responder: Responder,
+        *,
+        share: float = 0.0,
+        first: int | None = None,
+        max_in_flight: int | None = None,
+        retry_after_s: float | None = 1.0,
+    ) -> None:
+        if not 0.0 <= share <= 1.0:
+            raise ValueError(f"share must be in [0, 1], got {share}")
+        if max_in_flight is not None and max_in_flight < 1:
+            raise ValueError(f"max_in_flight must be >= 1, got {max_in_flight}")
+        self.responder = responder
+        self.share, self.first, self.max_in_flight = share, first, max_in_flight
+        self.retry_after_s = retry_after_s
+        self.seen = 0  # requests received
+        self.limited = 0  # answered 429
+        self.in_flight = 0  # admitted requests being answered
+        self._lock = threading.Lock()
+
+    def _refuse(self, index: int) -> bool:
+        """Request ``index`` (0-based) gets a 429: over the cap, or one of the deterministic ``share``
+        (request i when ``floor((i + 1) × share) > floor(i × share)``) among the ``first`` requests."""
+        if self.max_in_flight is not None and self.in_flight >= self.max_in_flight:
+            return True
+        if self.first is not None and index >= self.first:
+            return False
+        return int((index + 1) * self.share) > int(index * self.share)
+
+    def __call__(self, request: dict[str, Any]) -> str | Reply:
+        with self._lock:
+            index, self.seen = self.seen, self.seen + 1
+            refused = self._refuse(index)
+            if refused:
+                self.limited += 1
+            else:
+                self.in_flight += 1
+        if refused:
+            headers = {} if self.retry_after_s is None else {"Retry-After": f"{self.retry_after_s:g}"}
+            return Reply(status=429, headers=headers, error_message="rate limit reached (simulated)")
+        try:
+            answer = self.responder(request)
+            reply = answer if isinstance(answer, Reply) else Reply(content=answer)
+            if reply.delay_s:  # answered here, so the request counts as in flight while it waits
+                time.sleep(reply.delay_s)
+            return dataclasses.replace(reply, delay_s=0.0)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+
+def rate_limited(
+    responder: Responder,
+    *,
+    share: float = 0.0,
+    first: int | None = None,
+    max_in_flight: int | None = None,
+    retry_after_s: float | None = 1.0,
+) -> RateLimit:
+    """``responder`` behind a simulated rate limit: HTTP 429 (with ``Retry-After: retry_after_s`` unless
+    ``None``) for a deterministic ``share`` of the requests — only among the ``first`` requests when
+    given, so a client can be seen to recover — and for every request that arrives while
+    ``max_in_flight`` admitted requests are being answered."""
+    return RateLimit(
+        responder, share=share, first=first, max_in_flight=max_in_flight, retry_after_s=retry_after_s
+    )
 
 
 def _content_problem(request: dict[str, Any]) -> str | None:
