@@ -55,6 +55,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from groundtrace.catalog.judge.base import Judge
 from groundtrace.catalog.judge.registry import JudgeContext
 from groundtrace.catalog.judge.rules import (
     INTERNAL_SOURCES,
@@ -364,8 +365,9 @@ def compact_messages(
     ]
 
 
-class LLMJudge:
-    """One LLM call per SKU (module docstring); ``llm`` is any :class:`~groundtrace.core.llm.LLMClient`."""
+class LLMJudge(Judge):
+    """One LLM call per SKU (module docstring); ``llm`` is any :class:`~groundtrace.core.llm.LLMClient`.
+    Every request is counted in the ledger ``calls`` (:class:`~groundtrace.catalog.judge.base.Judge`)."""
 
     name = "llm"
 
@@ -393,7 +395,7 @@ class LLMJudge:
         self.search = search  # rule 3: exact-match pages for web-only candidates go into the prompt
         self.temperature = temperature
         self.max_doc_chars = max_doc_chars
-        self.calls = 0
+        self.calls = 0  # the call ledger (Judge.calls)
 
     def judge(self, sku: SKU, scout: ScoutResult, template: CategoryTemplate) -> dict[str, Verdict]:
         out: dict[str, Verdict] = {}
@@ -535,7 +537,7 @@ class LLMJudge:
     ) -> dict[str, Verdict]:
         out: dict[str, Verdict] = {}
         schema = output_model(list(pending), compact)
-        self.calls += 1
+        self.record_call()
         try:
             parsed = self.llm.complete(
                 messages, schema=schema, temperature=self.temperature, max_tokens=self._reserve(len(pending))

@@ -55,9 +55,10 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from groundtrace.catalog import identity
+from groundtrace.catalog.judge.base import Judge
 from groundtrace.catalog.judge.registry import JudgeContext
 from groundtrace.catalog.judge.safety import is_safety, safety_review
 from groundtrace.catalog.judge.statement import Statement, statement
@@ -103,15 +104,6 @@ STATEMENT_WHY = {
     "no_cue": "no quoted sentence names both the attribute and the value",
     "absent": "no quoted sentence states the normalised value (with the template unit)",
 }
-
-
-@runtime_checkable
-class Judge(Protocol):
-    """``judge(sku, scout, template) -> {slug: Verdict}`` for every candidate of the SKU."""
-
-    name: str
-
-    def judge(self, sku: SKU, scout: ScoutResult, template: CategoryTemplate) -> dict[str, Verdict]: ...
 
 
 def verdict(
@@ -396,8 +388,9 @@ class _Case:
 
 
 # -- the rule-based judge ------------------------------------------------------------------------------
-class RuleJudge:
-    """The seed's five ordered rules, deterministic (module docstring). ``search`` enables rule 3."""
+class RuleJudge(Judge):
+    """The seed's five ordered rules, deterministic (module docstring). ``search`` enables rule 3. Makes no
+    LLM calls: its ledger ``calls`` stays 0."""
 
     name = "rule"
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from groundtrace.catalog.judge.base import Judge
 from groundtrace.catalog.pipeline.config import EnrichConfig
 from groundtrace.catalog.policy import WritePolicy, load_policy
 from groundtrace.catalog.templates import TemplateSet, load_templates
@@ -19,7 +20,7 @@ from groundtrace.catalog.templates import TemplateSet, load_templates
 class Components:
     templates: TemplateSet
     scout: Any
-    judge: Any
+    judge: Judge
     policy: WritePolicy
     errors: list[str]
     llm_clients: list[Any] = field(default_factory=list)  # every LLM client the run calls (usage ledger)

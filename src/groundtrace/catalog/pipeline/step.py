@@ -31,9 +31,9 @@ def process_sku(sku: SKU, comp: Components) -> SkuOutcome:
     if scout.template is None:
         return SkuOutcome([], 0, issues)
     template = comp.templates.get(scout.template)
-    calls_before = getattr(comp.judge, "calls", 0)
+    calls_before = comp.judge.calls  # the Judge's call ledger (judge.base.Judge)
     verdicts = comp.judge.judge(sku, scout, template)
-    calls = scout.llm_calls + getattr(comp.judge, "calls", 0) - calls_before
+    calls = scout.llm_calls + comp.judge.calls - calls_before
     results = []
     for spec in template.attributes:
         cand = scout.candidates[spec.slug]
