@@ -105,3 +105,36 @@ def test_a_count_typed_net_content_takes_counts() -> None:
     (template,) = templates_from_gold(skus, gold)
     assert template.attribute("net_content").type == "number"
     assert _found(template, "net_content", "Nature Made Vitamin C, 100 Count (Pack of 2)") == {"100": Q_NAMED}
+
+
+def _typed(slug: str, values: list[str], category: str = "Parts") -> CategoryTemplate:
+    skus = [SKU(sku_id=f"p{i}", title=f"Part {i}", category=category) for i in range(len(values))]
+    gold = [GoldLabel(sku_id=f"p{i}", attribute=slug, value=v) for i, v in enumerate(values)]
+    (template,) = templates_from_gold(skus, gold)
+    return template
+
+
+def test_units_of_a_stray_dimension_are_no_units_of_the_attribute() -> None:
+    """Cache sizes in MB with a "1G" (read as grams) and a "1M" (metres) among them: only the data units are
+    the attribute's, so a drive's "3.5-inch" bay is never its cache size (WDC-PAVE: 22 such values, all wrong,
+    with the units of every dimension kept)."""
+    values = ["12MB", "4MB", "2MB", "1G", "1M", "512KB", "16MB", "8MB", "256MB", "2GB", "6MB", "20MB"]
+    template = _typed("cache", values, "Computers")
+    spec = template.attribute("cache")
+    assert (spec.type, spec.recommended_values) == ("number", ["mb", "kb", "gb"])
+    assert _found(template, "cache", "Dell 3.5-inch SCSI Hot-Plug Hard Drive, 15K") == {}
+    assert _found(template, "cache", "HP Smart Array P400 Controller, 256MB") == {"256 megabyte": Q_BARE}
+    # two dimensions that both carry the attribute stay: gallons and pounds of an ice bin's capacity
+    mixed = _typed("capacity", ["29 gallon", "1 gal", "115-lb", "400 lb", "35 gallon", "22 lbs"], "Kitchen")
+    assert mixed.attribute("capacity").recommended_values == ["gallon", "gal", "lb", "lbs"]
+
+
+def test_bare_numbers_are_never_vocabulary() -> None:
+    """A gauge of "16" or "14" as vocabulary would be read wherever the text writes 16 or 14 (a 16" leg);
+    values with a letter stay vocabulary ("25K" page yields)."""
+    template = _typed("gauge", ["16", "14", "18", "16", "14", "12", "10 Micron"], "Tables")
+    assert template.attribute("gauge").type == "string"
+    assert template.attribute("gauge").recommended_values == ["10 Micron"]
+    assert _found(template, "gauge", 'Work Table, 30" x 48", 6" legs with 16" riser') == {}
+    yields = _typed("page_yield", ["25K", "500", "6K", "2,600", "500"], "Toner")
+    assert yields.attribute("page_yield").recommended_values == ["25K", "6K"]

@@ -10,12 +10,15 @@ typed from their gold values (:func:`infer_spec`):
 * ``number`` with unit symbols — at least ``NUMBER_SHARE`` of the labels state a quantity with a unit
   (``"12 oz"``, ``"2.2 Pound Bag"``, ``"13cm"``) or a count (``"100 Count"``): ``recommended_values`` =
   the unit symbols seen (the rule engine converts to none of them, the value keeps its own unit), the
-  definition says when counts occur;
+  definition says when counts occur; only units of the attribute's main dimensions count — those stated by
+  at least ``DIMENSION_SHARE`` of the labels with a unit (cache sizes in MB: a ``"1G"`` read as grams is
+  dropped, :func:`_main_dimensions`);
 * ``number`` without a unit (a pack/piece count) — at least ``NUMBER_SHARE`` state a whole count (``"3"``,
   ``"Pack of 3"``, ``"6-pack"``, ``"24 Count"``) and the slug names a count (pack, count, quantity,
   pieces, number) or some values name one ("Pack of 3", "60 Count": bare numbers alone may be sizes);
 * ``string`` otherwise, ``recommended_values`` = the distinct observed values when at most
-  ``max_vocab`` of them (values without a letter or digit are never vocabulary) — or, when at least
+  ``max_vocab`` of them (values without a letter are never vocabulary: the rule engine would read a bare
+  ``"4"`` or ``"16"`` wherever the text writes that number — a ``6" leg`` as 6 shelves) — or, when at least
   ``PREFIX_SHARE`` of the category's labelled titles *open* with their value (a brand: "Mt. Olive Kosher
   Dills"), every observed value up to ``MAX_PREFIX_VOCAB`` with ``title_prefix: true``, so the offline
   engine reads a known value opening a title as stated (brand from title prefixes, learned per category).
@@ -28,6 +31,7 @@ the templates never see the validation values they are scored on.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from functools import cache
 
@@ -37,6 +41,7 @@ from groundtrace.core.evidence.normalize import parse_quantity
 
 NUMBER_SHARE = 0.8
 PREFIX_SHARE = 0.8
+DIMENSION_SHARE = 0.1
 MAX_PREFIX_VOCAB = 2000
 _BOOL_WORDS = frozenset({"true", "false", "yes", "no"})
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)?)\s*-?\s*")
@@ -79,6 +84,27 @@ def _unit_of(number: str, unit: str, glued: bool) -> str | None:
     if q is None or q.unitless or str(q.dimensionality) not in _DIMENSIONS:
         return None
     return unit.lower()
+
+
+def _dimension(unit: str) -> str:
+    """The physical dimension of a unit symbol ``_unit_of`` accepted (``"[information]"`` for data units)."""
+    if unit in _DATA_UNITS:
+        return "[information]"
+    q = parse_quantity(f"1 {unit}")
+    return "" if q is None else str(q.dimensionality)
+
+
+def _main_dimensions(parsed: list[tuple[list[str], bool]]) -> list[tuple[list[str], bool]]:
+    """``parsed`` (:func:`_quantity_units` per label) keeping only the units of the attribute's main
+    dimensions: those stated by at least ``DIMENSION_SHARE`` of the labels with a unit. A stray reading of
+    another dimension (``"1G"`` read as grams, ``"1M"`` as metres among cache sizes in MB) would make the
+    rule engine take every quantity of that dimension in the text as the value (a ``3.5-inch`` drive bay
+    as the cache size)."""
+    per_label = [{_dimension(u) for u in units} for units, _count in parsed]
+    stated = Counter(d for dims in per_label for d in dims)
+    with_unit = sum(bool(dims) for dims in per_label)
+    kept = {d for d, n in stated.items() if d and n >= DIMENSION_SHARE * with_unit}
+    return [([u for u in units if _dimension(u) in kept], count) for units, count in parsed]
 
 
 def _quantity_units(value: str) -> tuple[list[str], bool]:
@@ -147,7 +173,7 @@ def infer_spec(
     if distinct and all(v.strip().lower() in _BOOL_WORDS for v in distinct):
         return AttributeSpec(slug=slug, name=name, definition=definition, type="bool",
                              allowed_values=["true", "false"], **flags)  # fmt: skip
-    parsed = [_quantity_units(v) for v in strings]
+    parsed = _main_dimensions([_quantity_units(v) for v in strings])
     with_unit = sum(bool(units) for units, _count in parsed)
     counts = sum(count for units, count in parsed if not units)
     if strings and (with_unit + counts) >= NUMBER_SHARE * len(strings):
@@ -169,7 +195,9 @@ def infer_spec(
         name=name,
         definition=definition + ("; usually opens the product title" if prefix else ""),
         type="string",
-        recommended_values=distinct if len(distinct) <= limit else [],
+        recommended_values=[v for v in distinct if any(ch.isalpha() for ch in v)]
+        if len(distinct) <= limit
+        else [],
         examples=distinct[:10],
         title_prefix=prefix,
         **flags,
