@@ -1,7 +1,9 @@
-"""The write policy: (candidate, verdict, template flag) → WRITE / BLOCK / REVIEW, as configuration (YAML).
+"""The write-policy stage: (candidate, verdict, template flag) → WRITE / BLOCK / REVIEW, as configuration.
 
 Decoupled from the Judge (seed §3.3): publication rules change by editing a YAML file
-(``data/default_policy.yaml``; ``--policy FILE``), never the Judge. Routing, in order:
+(``data/default_policy.yaml``; ``--policy FILE``) or by handing a :class:`WritePolicy` in memory
+(``EnrichConfig(policy=WritePolicy(threshold=0.9))``), never the Judge. :func:`resolve_policy` turns any
+of these into the run's policy. Routing, in order:
 
 0. a ``conflict`` candidate that carries evidence (the catalog record and a GTIN-matched source, or
    equal-priority sources, name different values; reconcile rule 5) → ``conflict`` (default REVIEW): a
@@ -22,10 +24,12 @@ Decoupled from the Judge (seed §3.3): publication rules change by editing a YAM
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from groundtrace.catalog.identity import FLAG_SIBLING_VARIANT
 from groundtrace.catalog.model import (
@@ -37,6 +41,7 @@ from groundtrace.catalog.model import (
     Verdict,
     VerdictLabel,
 )
+from groundtrace.core.files.validation import validation_message
 from groundtrace.core.files.yaml_loader import YamlError, load_yaml_model
 
 
@@ -185,3 +190,21 @@ def load_policy(path: str | Path | None = None) -> WritePolicy:
         return load_yaml_model(file, WritePolicy)
     except YamlError as exc:
         raise PolicyError(str(exc)) from None
+
+
+PolicySpec = WritePolicy | Mapping[str, Any] | str | Path | None
+
+
+def resolve_policy(spec: PolicySpec = None) -> WritePolicy:
+    """The run's policy from ``spec``: a :class:`WritePolicy` as it is (in memory, no file), a mapping
+    validated as one (``PolicyError`` naming the field), else :func:`load_policy` (a YAML file, a built-in
+    name, ``None`` = ``default``)."""
+    if isinstance(spec, WritePolicy):
+        return spec
+    if isinstance(spec, Mapping):
+        try:
+            return WritePolicy.model_validate(dict(spec))
+        except ValidationError as exc:
+            message = validation_message(exc, model=WritePolicy)
+            raise PolicyError(f"in-memory write policy: {message}") from None
+    return load_policy(spec)

@@ -12,6 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from groundtrace.catalog.policy import WritePolicy
+
 
 class EnrichConfig(BaseModel):
     """What ``groundtrace catalog enrich`` takes (``None`` = the offline default).
@@ -55,7 +57,11 @@ class EnrichConfig(BaseModel):
         description="Vision LLM spec (OpenAI-compatible endpoint) that also "
         "transcribes the SKU images (needs ``images``).",
     )
-    policy: Path | None = None
+    policy: Path | WritePolicy | None = Field(
+        default=None,
+        description="Write policy: a WritePolicy in memory, a YAML file, or a built-in name "
+        "('default', 'cautious'); None = default.",
+    )
     workers: int = Field(default=1, ge=1, le=64)
     max_queries: int = 12
 

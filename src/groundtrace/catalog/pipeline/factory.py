@@ -12,7 +12,7 @@ from typing import Any
 
 from groundtrace.catalog.judge.base import Judge
 from groundtrace.catalog.pipeline.config import EnrichConfig
-from groundtrace.catalog.policy import WritePolicy, load_policy
+from groundtrace.catalog.policy import WritePolicy, resolve_policy
 from groundtrace.catalog.templates import TemplateSet, load_templates
 
 
@@ -76,5 +76,5 @@ def build_components(config: EnrichConfig) -> Components:
         config.judge,
         JudgeContext(llm, search, config.max_prompt_tokens, dict(config.options.get(config.judge, {}))),
     )
-    policy = load_policy(config.policy)
+    policy = resolve_policy(config.policy)  # a WritePolicy in memory, a YAML file or a built-in name
     return Components(templates, scout, judge, policy, errors, llm_clients)
