@@ -1,6 +1,7 @@
 """Benchmark: the catalog store and batch runner (issue 13), every number a ratio measured in this run.
 
     python -u benchmarks/bench_store.py [--section writes|llm|ray|all] [--skus 100] [--pg URL]
+        [--levels 1,8,32,64] [--processes 1,2] [--rounds 4] [--workers 1,2]
 
 * ``writes`` — the offline engine over ``--skus`` SKUs (the demo catalog's 20, repeated with new ids)
   written as JSONL (``run_enrich``, 1 worker) vs through the store (``enrich_to_store``, inline) on SQLite
@@ -8,11 +9,15 @@
   database is created and dropped). Reported: best-of-``--repeat`` wall time of each and the overhead
   ``store / jsonl - 1`` (target ≤ 20%).
 * ``llm`` — the LLM Scout against the local OpenAI-wire server answering after 300 ms, at concurrency 1, 8,
-  32, 64 (asyncio mode, response cache off, rule Judge; components built before the clock starts):
-  requests/s against the bound ``c / 0.3 s`` (target ≥ 90%); then the same with a Scout that only makes
-  its one LLM call (``call-only``), which isolates the runner and client from the pipeline's CPU.
-* ``ray`` — ``--engine ray`` on a local Ray instance with 1 CPU vs 2 CPUs (offline engine), the time of
-  the enrich call after ``ray.init`` (worker start-up and imports included).
+  32, 64 (asyncio mode, response cache off, rule Judge; components built before the clock starts; with
+  ``--processes 2`` the SKUs in flight are split over 2 worker processes, whose start-up is inside the
+  clock): requests/s against the bound ``c / 0.3 s`` (target ≥ 90%), the CPU per SKU of the client side
+  and of the server, the load average; then the same with a Scout that only makes its one LLM call
+  (``call-only``), which isolates the runner and client from the pipeline's CPU. ``--rounds`` sets the
+  SKUs per level (``rounds × c``): more rounds dilute the fixed start-up and tail.
+* ``ray`` — ``--engine ray`` on a local Ray instance with ``--workers`` CPUs each (default 1,2; offline
+  engine), the time of the enrich call after ``ray.init`` (worker start-up and imports included), SKUs/s
+  and the speed-up over the first count.
 
 Times depend on the machine and its load (the development machine has 2 shared cores): compare ratios.
 """
@@ -124,7 +129,8 @@ class _CallOnlyScout:
 def _serve(conn: Any) -> None:
     """The wire server in its own process (it must not share the client's GIL), tuned like a real server
     in this process only: TCP_NODELAY (else Nagle + delayed ACK add ~40 ms to every response) and an
-    accept backlog of 256 (the stdlib default of 5 drops connections at concurrency 64)."""
+    accept backlog of 256 (the stdlib default of 5 drops connections at concurrency 64). Answers "cpu"
+    with its CPU seconds so far, stops on "stop"."""
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     from groundtrace.core.llm.wire_server import WireServer
@@ -134,10 +140,25 @@ def _serve(conn: Any) -> None:
 
     with WireServer(_scout_answer) as server:
         conn.send(server.base_url)
-        conn.recv()  # until told to stop
+        while conn.recv() == "cpu":
+            conn.send(time.process_time())
 
 
-def bench_llm(root: Path, levels: list[int], call_only: bool = False) -> list[dict[str, Any]]:
+def _cpu_s() -> float:
+    """CPU seconds (user + system) of this process and of its children reaped so far."""
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def bench_llm(
+    root: Path, levels: list[int], call_only: bool = False, processes: int = 1, rounds: int = 4
+) -> list[dict[str, Any]]:
+    """One row per concurrency level ``c``: ``rounds × c`` SKUs (at least 16) through ``enrich_to_store``;
+    ``share_of_bound = requests/s ÷ (c / 0.3 s)``; ``cpu_ms_per_sku`` = CPU of the client side (this
+    process and, with ``processes > 1``, its worker processes) per SKU, ``server_cpu_ms_per_sku`` the wire
+    server's; ``load`` the 1-minute load average before and after the level."""
     import multiprocessing
     import os
 
@@ -149,7 +170,7 @@ def bench_llm(root: Path, levels: list[int], call_only: bool = False) -> list[di
     rows = []
     try:
         for c in levels:
-            n = max(16, 4 * c)
+            n = max(16, rounds * c)
             skus, _ = _skus(root / f"llm-{c}", n)
             config = EnrichConfig(llm=f"{base_url}#bench", llm_options={"no_cache": True}, workers=c)
             store = CatalogStore(f"sqlite:///{root / f'llm-{c}.db'}")
@@ -157,23 +178,35 @@ def bench_llm(root: Path, levels: list[int], call_only: bool = False) -> list[di
             comp = build_components(with_llm_concurrency(config))
             if call_only:
                 comp.scout = _CallOnlyScout(comp.llm_clients[0])
-            before = comp.llm_clients[0].usage().calls
+            load_before = os.getloadavg()[0]
+            parent.send("cpu")
+            server_cpu = parent.recv()
+            cpu0 = _cpu_s()
             t0 = time.perf_counter()
-            summary = enrich_to_store(skus, store, config, components=comp)
+            summary = enrich_to_store(
+                skus, store, config, StoreRunOptions(llm_processes=processes), components=comp
+            )
             wall = time.perf_counter() - t0
-            requests = comp.llm_clients[0].usage().calls - before
+            cpu = _cpu_s() - cpu0
+            parent.send("cpu")
+            server_cpu = parent.recv() - server_cpu
+            requests = summary.llm_usage.calls if summary.llm_usage else 0
             bound = c / 0.3
             rows.append(
                 {
                     "pipeline": "call-only" if call_only else "scout",
+                    "processes": processes,
                     "concurrency": c,
                     "skus": n,
                     "requests": requests,
                     "failed": summary.skus_failed,
-                    "wall_s": wall,
-                    "requests_per_s": requests / wall,
-                    "bound_per_s": bound,
-                    "share_of_bound": requests / wall / bound,
+                    "wall_s": round(wall, 3),
+                    "requests_per_s": round(requests / wall, 1),
+                    "bound_per_s": round(bound, 1),
+                    "share_of_bound": round(requests / wall / bound, 3),
+                    "cpu_ms_per_sku": round(1000 * cpu / n, 2),
+                    "server_cpu_ms_per_sku": round(1000 * server_cpu / n, 2),
+                    "load": [round(load_before, 2), round(os.getloadavg()[0], 2)],
                 }
             )
             store.close()
@@ -183,7 +216,13 @@ def bench_llm(root: Path, levels: list[int], call_only: bool = False) -> list[di
     return rows
 
 
-def bench_ray(root: Path, n: int) -> dict[str, Any]:
+def bench_ray(root: Path, n: int, workers: list[int]) -> dict[str, Any]:
+    """``--engine ray`` on a private local Ray instance with ``w`` CPUs and ``workers=w`` for each ``w``
+    (offline engine): the enrich call's wall time after ``ray.init`` (worker start-up and imports
+    included), SKUs/s, the speed-up over the first ``w``, the driver's CPU per SKU (the writer: the
+    workers' CPU is not this process's) and the load average before/after."""
+    import os
+
     import ray
 
     import groundtrace
@@ -191,25 +230,41 @@ def bench_ray(root: Path, n: int) -> dict[str, Any]:
     skus, paths = _skus(root, n)
     config = EnrichConfig(feed=paths.feed, corpus=paths.corpus)
     src = str(Path(groundtrace.__file__).resolve().parents[1])
-    result: dict[str, Any] = {"skus": n}
-    for cpus in (1, 2):
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    result: dict[str, Any] = {"skus": n, "rows": []}
+    for w in workers:
         ray.init(
-            num_cpus=cpus,
+            num_cpus=w,
             include_dashboard=False,
             _node_ip_address="127.0.0.1",
             logging_level="WARNING",
             log_to_driver=False,
             runtime_env={"env_vars": {"PYTHONPATH": src}},
         )
-        store = CatalogStore(f"sqlite:///{root / f'ray-{cpus}.db'}")
+        store = CatalogStore(f"sqlite:///{root / f'ray-{w}.db'}")
+        load_before = os.getloadavg()[0]
+        cpu0 = time.process_time()
         t0 = time.perf_counter()
-        enrich_to_store(
-            skus, store, config.model_copy(update={"workers": cpus}), StoreRunOptions(engine="ray")
+        summary = enrich_to_store(
+            skus, store, config.model_copy(update={"workers": w}), StoreRunOptions(engine="ray")
         )
-        result[f"wall_s_{cpus}"] = time.perf_counter() - t0
+        wall = time.perf_counter() - t0
+        result["rows"].append(
+            {
+                "workers": w,
+                "processed": summary.skus_processed,
+                "failed": summary.skus_failed,
+                "wall_s": round(wall, 2),
+                "skus_per_s": round(n / wall, 1),
+                "driver_cpu_ms_per_sku": round(1000 * (time.process_time() - cpu0) / n, 2),
+                "load": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+            }
+        )
         store.close()
         ray.shutdown()
-    result["speedup_2_vs_1"] = result["wall_s_1"] / result["wall_s_2"]
+    base = result["rows"][0]["wall_s"]
+    for row in result["rows"]:
+        row["speedup"] = round(base / row["wall_s"], 2)
     return result
 
 
@@ -219,6 +274,11 @@ def main() -> None:
     parser.add_argument("--skus", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--levels", default="1,8,32,64")
+    parser.add_argument(
+        "--processes", default="1", help="llm: worker processes of the Scout runs, e.g. 1,2 (one run each)"
+    )
+    parser.add_argument("--rounds", type=int, default=4, help="llm: SKUs per level = rounds x concurrency")
+    parser.add_argument("--workers", default="1,2", help="ray: worker counts (Ray CPUs), e.g. 1,2,4")
     parser.add_argument("--pg", default="postgresql+psycopg2://postgres@127.0.0.1:5432")
     parser.add_argument("--no-pg", action="store_true")
     args = parser.parse_args()
@@ -232,10 +292,15 @@ def main() -> None:
             print(json.dumps({"writes": report["writes"]}), flush=True)
         if args.section in ("llm", "all"):
             levels = [int(x) for x in args.levels.split(",")]
-            report["llm"] = bench_llm(root / "l", levels) + bench_llm(root / "c", levels, call_only=True)
-            print(json.dumps({"llm": report["llm"]}), flush=True)
+            rows = []
+            for p in [int(x) for x in args.processes.split(",")]:
+                rows += bench_llm(root / f"l{p}", levels, processes=p, rounds=args.rounds)
+            rows += bench_llm(root / "c", levels, call_only=True, rounds=args.rounds)
+            report["llm"] = rows
+            for row in rows:
+                print(json.dumps({"llm": row}), flush=True)
         if args.section in ("ray", "all"):
-            report["ray"] = bench_ray(root / "r", args.skus)
+            report["ray"] = bench_ray(root / "r", args.skus, [int(x) for x in args.workers.split(",")])
             print(json.dumps({"ray": report["ray"]}), flush=True)
 
 

@@ -12,7 +12,13 @@
    * ``processes`` — the CPU-bound offline engine on ``workers`` processes, each building its own
      components once;
    * ``async`` — LLM-bound work (``--llm`` / ``--vlm`` / ``--judge llm``): an asyncio loop keeps at most
-     ``workers`` SKUs in flight; each runs on a worker thread because the LLM clients are synchronous;
+     ``workers`` SKUs in flight; each runs on a worker thread because the LLM clients are synchronous.
+     With ``llm_processes = P > 1`` the SKUs in flight are split over P worker processes (each its own
+     components, LLM client and loop, ``workers / P`` SKUs in flight, SKUs taken from one shared queue),
+     so the CPU of the evidence work (lexicon, quote checks, Judge rules, validation) runs on P cores
+     while the calls wait — one process's GIL caps it at ~1 core, which at 64 calls in flight and 300 ms
+     latency is less than the work needs (docs/catalog-store.md). Each process has its own adaptive
+     rate limit (:mod:`groundtrace.core.llm.limiter`);
    * ``ray`` — Ray tasks, see :mod:`.ray_engine`;
 
 4. this process is the ONE writer: outcomes are buffered and written ``batch_size`` SKUs (or one second's
@@ -24,7 +30,9 @@
    reported (``file:line: sku_id: not stored: <database error>``) — one SKU never stops the others.
 
 Per-SKU LLM usage is measured in the worker for ``processes`` and ``ray``; for ``inline`` and ``async``
-the clients' ledger is read at each write (exact run totals, per-SKU calls from the pipeline).
+the clients' ledger is read at each write (exact run totals, per-SKU calls from the pipeline); an
+``async`` worker process hands each outcome the change of its ledger since its previous outcome (exact
+run totals again).
 """
 
 from __future__ import annotations
@@ -66,6 +74,13 @@ class StoreRunOptions(BaseModel):
     engine: Literal["local", "ray"] = "local"
     ray_address: str | None = None
     batch_size: int = Field(default=32, ge=1, le=10_000, description="SKUs per write transaction.")
+    llm_processes: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="LLM-bound runs (async mode): worker processes sharing the SKUs in flight "
+        "(1: all in this process).",
+    )
     flush_seconds: float = Field(default=1.0, gt=0, description="Longest time an outcome waits unwritten.")
     policy: StorePolicy = Field(default_factory=StorePolicy)
 
@@ -174,8 +189,9 @@ def enrich_to_store(
     summary.skus_unchanged = len(skus) - len(todo)
     if on_start is not None:
         on_start(len(todo))
+    sharded = mode == "async" and min(options.llm_processes, config.workers) > 1
     writer = _Writer(
-        store, run, options, comp, summary, issue, progress, measured=mode in ("processes", "ray")
+        store, run, options, comp, summary, issue, progress, measured=mode in ("processes", "ray") or sharded
     )
     writer.where = _SkuLines(Path(skus_path))
     status = "failed"
@@ -201,6 +217,9 @@ def _outcomes(
     if mode == "processes":
         return _process_pool(todo, config)
     if mode == "async":
+        processes = min(options.llm_processes, config.workers)
+        if processes > 1:
+            return _sharded_async(todo, with_llm_concurrency(config), processes)
         return _async_outcomes(todo, comp, config.workers)
     from groundtrace.catalog.store.ray_engine import ray_outcomes
 
@@ -313,6 +332,80 @@ async def run_async(
             done, in_flight = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
             for future in done:
                 await loop.run_in_executor(None, emit, future.result())
+
+
+# -- asyncio in several processes --------------------------------------------------------------------------
+def _shard_main(config_json: str, concurrency: int, inbox: Any, outbox: Any) -> None:
+    """One worker process of :func:`_sharded_async`: its own components, ``concurrency`` SKUs in flight,
+    SKUs (JSON) from ``inbox`` until ``None``; each outcome carries the change of this process's LLM
+    ledger since its previous outcome. Ends with ``None`` in ``outbox`` (or the error's text)."""
+    import threading
+
+    try:
+        comp = build_components(EnrichConfig.model_validate_json(config_json))
+        lock = threading.Lock()
+        mark = [usage_of(comp.llm_clients)]
+
+        def emit(outcome: SkuOutcome) -> None:
+            with lock:
+                now = usage_of(comp.llm_clients)
+                outcome.usage, mark[0] = usage_minus(now, mark[0]), now
+                outbox.put(outcome)
+
+        skus = (SKU.model_validate_json(raw) for raw in iter(inbox.get, None))
+        asyncio.run(run_async(skus, comp, concurrency, emit))
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which raises it
+        outbox.put(f"{type(exc).__name__}: {exc}")
+        return
+    outbox.put(None)
+
+
+def shard_sizes(concurrency: int, processes: int) -> list[int]:
+    """SKUs in flight per process: ``concurrency`` split as evenly as possible (sizes differ by <= 1)."""
+    return [concurrency // processes + (i < concurrency % processes) for i in range(processes)]
+
+
+def _sharded_async(todo: list[SKU], config: EnrichConfig, processes: int) -> Iterator[SkuOutcome]:
+    """Outcomes of ``todo`` from ``processes`` worker processes (:func:`_shard_main`), as they arrive."""
+    import multiprocessing
+    import queue
+
+    ctx = multiprocessing.get_context()
+    inbox: Any = ctx.Queue()
+    outbox: Any = ctx.Queue()
+    for sku in todo:
+        inbox.put(sku.model_dump_json())
+    for _ in range(processes):
+        inbox.put(None)
+    config_json = config.model_dump_json()
+    workers = [
+        ctx.Process(target=_shard_main, args=(config_json, size, inbox, outbox), daemon=True)
+        for size in shard_sizes(config.workers, processes)
+    ]
+    for worker in workers:
+        worker.start()
+    running = processes
+    try:
+        while running:
+            try:
+                item = outbox.get(timeout=1.0)
+            except queue.Empty:
+                dead = [w for w in workers if not w.is_alive() and w.exitcode not in (0, None)]
+                if dead:
+                    raise RuntimeError(f"an LLM worker process died (exit code {dead[0].exitcode})") from None
+                continue
+            if item is None:
+                running -= 1
+            elif isinstance(item, str):
+                raise RuntimeError(f"an LLM worker process failed: {item}")
+            else:
+                yield item
+    finally:
+        inbox.cancel_join_thread()  # SKUs left unread (an error) must not hold this process at exit
+        for worker in workers:
+            if worker.is_alive():
+                worker.terminate()
+            worker.join()
 
 
 # -- the one writer ----------------------------------------------------------------------------------------

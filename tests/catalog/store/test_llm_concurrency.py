@@ -1,0 +1,99 @@
+"""The LLM batch path gives the same results whatever the concurrency: one SKU at a time, 8 in flight in
+this process, and 8 in flight over 2 worker processes (issue 26 item 1) — against the OpenAI-wire test
+server, whose answers depend only on the request."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from groundtrace.catalog.demo_catalog import write_demo_catalog
+from groundtrace.catalog.pipeline import EnrichConfig
+from groundtrace.catalog.store import CatalogStore
+from groundtrace.catalog.store.runner import StoreRunOptions, enrich_to_store, shard_sizes
+from groundtrace.core.llm.wire_server import WireServer
+
+_BLOCK = re.compile(r"<<<DATA (\w+)[^>]*>>>\n(.*?)\n<<<END DATA>>>", re.DOTALL)
+
+
+def _answer(request: dict[str, Any]) -> str:
+    """A deterministic Scout: an enum attribute whose allowed value appears in a DATA block of the request
+    is extracted, quoting that value from the block; every other attribute is not found."""
+    user = next(m["content"] for m in request["messages"] if m["role"] == "user")
+    blocks = _BLOCK.findall(user)
+    attributes = json.loads(next(body for label, body in blocks if label == "PRIORITY_ATTRIBUTES"))
+    evidence = [(label, body) for label, body in blocks if label.endswith("EVIDENCE")]
+    out: dict[str, Any] = {}
+    for attr in attributes:
+        found = None
+        for value in attr.get("allowed_values") or []:
+            hit = next((body for _, body in evidence if value.lower() in body.lower()), None)
+            if hit is not None:
+                start = hit.lower().index(value.lower())
+                found = (value, hit[start : start + len(value)])
+                break
+        if found is None:
+            out[attr["slug"]] = {"status": "not_found", "value": None}
+        else:
+            value = [found[0]] if attr.get("multi_valued") else found[0]
+            out[attr["slug"]] = {
+                "status": "extracted",
+                "value": value,
+                "source": "cd",
+                "source_type": "catalog",
+                "quoted_evidence": found[1],
+                "confidence": 0.9,
+            }
+    return json.dumps({"identity": {"confidence": 0.8}, "attributes": out})
+
+
+_VOLATILE = {"id", "run_id", "created_at", "updated_at", "decided_at", "judged_at", "at", "timestamp"}
+
+
+def _results(store: CatalogStore) -> dict[str, list[str]]:
+    """Every candidate, verdict and decision row, without run ids and times, in a stable order."""
+    out = {}
+    for name in ("candidates", "verdicts", "decisions"):
+        rows = [
+            json.dumps({k: v for k, v in row.items() if k not in _VOLATILE}, sort_keys=True, default=str)
+            for row in store.table(name)
+        ]
+        out[name] = sorted(rows)
+    return out
+
+
+def test_shard_sizes_split_the_calls_in_flight_evenly() -> None:
+    assert shard_sizes(8, 2) == [4, 4]
+    assert shard_sizes(9, 2) == [5, 4]
+    assert shard_sizes(64, 3) == [22, 21, 21]
+    assert sum(shard_sizes(7, 7)) == 7
+
+
+@pytest.mark.slow
+def test_results_are_identical_at_concurrency_1_8_and_over_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GROUNDTRACE_LLM_API_KEY", "k")
+    monkeypatch.setenv("GROUNDTRACE_CACHE_DIR", str(tmp_path / "cache"))
+    paths = write_demo_catalog(tmp_path / "demo")
+    results = {}
+    with WireServer(_answer) as server:
+        for label, workers, processes in (("c1", 1, 1), ("c8", 8, 1), ("c8x2", 8, 2)):
+            config = EnrichConfig(
+                llm=f"{server.base_url}#scout", llm_options={"no_cache": True}, workers=workers
+            )
+            store = CatalogStore(f"sqlite:///{tmp_path / f'{label}.db'}")
+            before = len(server.requests)
+            summary = enrich_to_store(paths.skus, store, config, StoreRunOptions(llm_processes=processes))
+            assert summary.skus_failed == 0 and summary.skus_processed == summary.skus_read == 20
+            assert summary.llm_usage is not None
+            assert summary.llm_usage.calls == summary.llm_calls == len(server.requests) - before
+            results[label] = _results(store)
+            store.close()
+    assert results["c1"]["decisions"] and results["c1"] == results["c8"] == results["c8x2"]
+    # the answers did extract values, so the comparison covers located quotes, not only abstentions
+    assert any('"extracted"' in row and '"span"' in row for row in results["c1"]["candidates"])
