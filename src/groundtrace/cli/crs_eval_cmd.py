@@ -81,12 +81,14 @@ def _note_untrained(dataset: Path, system: str, options: dict) -> None:
         )
 
 
-def _load(dataset: Path, split: str, kb: str | None):
-    from groundtrace.crs.evaluation.loading import load_dataset, resolve_kb
+def _load(dataset: Path, split: str, kb: str | None, preloaded=None):
+    """The split read once by the fast reader (``load_records``: lean records, the dataset hash computed
+    while reading; ``preloaded``: already read) and the dataset's KB; bad lines are listed on stderr."""
+    from groundtrace.crs.evaluation.loading import load_records, resolve_kb
 
     err = err_console()
     try:
-        data = load_dataset(dataset, split)
+        data = preloaded if preloaded is not None else load_records(dataset, split)
         knowledge = resolve_kb(kb, data.manifest, data)
     except (ValueError, FileNotFoundError) as exc:
         raise typer.BadParameter(str(exc)) from None
@@ -273,9 +275,9 @@ def run(
     every system × setting × split × seed of an experiment file, then its report."""
     from groundtrace.cli.progress import track
     from groundtrace.core.registry import UnknownNameError
+    from groundtrace.crs.evaluation.evaluate import evaluate
     from groundtrace.crs.evaluation.failures import run_problem
     from groundtrace.crs.evaluation.run_files import RunKeyMismatchError
-    from groundtrace.crs.evaluation.runner import run_system
     from groundtrace.crs.systems.factory import built_first, parse_system_args, system_factory
     from groundtrace.crs.systems.http import is_url
     from groundtrace.crs.systems.toolkit.learning import NothingToLearn
@@ -325,31 +327,30 @@ def run(
             bar.update(done=done, total=total)
 
         try:
-            result = run_system(
+            table = evaluate(
                 factory,
                 data,
                 knowledge,
-                out,
-                setting=setting,
-                split=split,  # type: ignore[arg-type]
+                setting,
+                wanted,
+                split=split,
                 workers=workers,
                 limit=limit,
                 retry_errors=retry_errors,
-                dataset=str(dataset.resolve()),
                 progress=progress,
                 entailment=scorer,
-                metrics=wanted,
                 label=label,
+                out=out,
             )
         except RunKeyMismatchError as exc:
             raise typer.BadParameter(str(exc), param_hint="--out") from None
         except NothingToLearn as exc:
             raise typer.BadParameter(f"{dataset}: {exc}", param_hint="--dataset") from None
-    _print_scores(result.table, result.info)
-    _warn_unmatched(result.table, split)
+    _print_scores(table, table.info)
+    _warn_unmatched(table, split)
     typer.echo(f"wrote {out}/predictions.jsonl, scores.json, run.json")
     log_single_run(out, log, mlflow_uri, mlflow_experiment)
-    problem = run_problem(result.info, max_failed_share)
+    problem = run_problem(table.info, max_failed_share)
     if problem is not None:
         print_error(f"{problem} (see {out}/run.json; rerun with --retry-errors)")
         raise typer.Exit(1)
@@ -420,12 +421,16 @@ def score(
     if not predictions.is_file():
         raise typer.BadParameter(f"{predictions}: no such file", param_hint="--predictions")
     wanted = _metrics(metrics)
+    preloaded = None
     if split is None:
-        from groundtrace.crs.evaluation.loading import predictions_split
+        from groundtrace.crs.evaluation.loading import load_predicted_split
 
-        split = predictions_split(dataset, predictions)
+        try:
+            split, preloaded = load_predicted_split(dataset, predictions)
+        except (ValueError, FileNotFoundError) as exc:
+            raise typer.BadParameter(str(exc)) from None
         err_console().print(f"scoring split {split!r} (the split the predictions answer)", markup=False)
-    data, knowledge = _load(dataset, split, kb)
+    data, knowledge = _load(dataset, split, kb, preloaded)
     result = _score_file(
         predictions, data, knowledge, out, setting, split, limit, dataset, nli, wanted, label
     )

@@ -67,7 +67,7 @@ def leaderboard(
     the experiment of a --config file (the same as `crs run --config`)."""
     from groundtrace.cli.progress import track
     from groundtrace.core.registry import UnknownNameError
-    from groundtrace.crs.evaluation.loading import load_dataset, resolve_kb
+    from groundtrace.crs.evaluation.loading import load_records, resolve_kb
     from groundtrace.crs.report.suite import expand_systems, run_suite
 
     if config is not None:
@@ -101,7 +101,7 @@ def leaderboard(
         names = [n for n in names if n != "dense"]
         options = {n: {"dense": False} for n in ("hybrid-rrf", "trace-hybrid")}
     try:
-        data = load_dataset(dataset, split)
+        data = load_records(dataset, split)  # the fast reader, once
         knowledge = resolve_kb(kb, data.manifest, data)
     except (ValueError, FileNotFoundError) as exc:
         raise typer.BadParameter(str(exc)) from None

@@ -29,15 +29,17 @@ selection of ``loading.load_split`` and computes the dataset hash of the selecte
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union
 
 import msgspec
 from pydantic import ValidationError
 
 from groundtrace.core.files.errors import LineError
-from groundtrace.core.files.jsonl import decode_line, iter_lines
+from groundtrace.core.files.jsonl import MAX_LINE_BYTES, _bounded_lines, decode_line, iter_lines
+from groundtrace.core.files.text import BOM
 from groundtrace.core.files.validation import validation_message
 from groundtrace.crs.dataset.files import dataset_files, dialogue_line, read_manifest
 from groundtrace.crs.dataset.lean import (
@@ -50,107 +52,81 @@ from groundtrace.crs.dataset.lean import (
     LeanTurn,
     lean_dialogue,
 )
-from groundtrace.crs.schema import (
-    SCHEMA_VERSION,
-    ConstraintKind,
-    Dialogue,
-    PoiType,
-    ValueType,
-    decode_value,
-    encode_value,
-)
+from groundtrace.crs.schema import SCHEMA_VERSION, Dialogue, decode_value, encode_value
 
-# -- the written form (dataset format 2.0), as strict as crs.schema ----------------------------------------
-
-Lat = Annotated[float, msgspec.Meta(ge=-90, le=90)]
-Lon = Annotated[float, msgspec.Meta(ge=-180, le=180)]
-NonNegative = Annotated[int, msgspec.Meta(ge=0)]
+# -- the written form (dataset format 2.0), generated from crs.schema --------------------------------------
 
 
-class _Wire(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    """Base of the wire structs: unknown keys refused (``extra="forbid"``), fields in schema order."""
+def _wire_type(node: dict[str, Any], defs: dict[str, Any], built: dict[str, Any], where: str) -> Any:
+    """The msgspec type of one JSON Schema node of the written form: strings, integers and numbers with
+    their bounds, booleans, ``enum`` → ``Literal``, arrays, ``anyOf`` with null → optional, objects (a
+    ``$ref`` or inline) → a wire struct. Anything else is refused, so a schema construct the generator
+    does not know cannot make the fast path looser than the schema. ``where`` (``Parent_field``) names an
+    inline object."""
+    if "$ref" in node:
+        name = node["$ref"].rsplit("/", 1)[-1]
+        return _wire_struct(name, defs[name], defs, built)
+    if "anyOf" in node:
+        options = tuple(_wire_type(x, defs, built, where) for x in node["anyOf"])
+        return Union[options]  # noqa: UP007 - a runtime-built union of the generated types
+    if "enum" in node:
+        return Literal[tuple(node["enum"])]
+    kind = node.get("type")
+    if kind == "object" and "properties" in node:
+        return _wire_struct(where, node, defs, built)
+    if kind == "array":
+        return list[_wire_type(node.get("items", {}), defs, built, where)]  # type: ignore[misc]
+    scalars: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool, "null": None}
+    if kind not in scalars:
+        raise TypeError(f"the wire-struct generator does not know the schema node {node!r}")
+    bounds = {"ge": node.get("minimum"), "le": node.get("maximum")}
+    bounds = {k: v for k, v in bounds.items() if v is not None}
+    return Annotated[scalars[kind], msgspec.Meta(**bounds)] if bounds else scalars[kind]
 
 
-class WireConstraint(_Wire, kw_only=True):
-    kind: ConstraintKind
-    value: str
-    value_type: ValueType
-    label: str
+def _wire_struct(name: str, node: dict[str, Any], defs: dict[str, Any], built: dict[str, Any]) -> Any:
+    """The wire struct of an object node: its properties in order (the order pydantic writes them),
+    required keys required, the others with the schema's default (an array: empty); unknown keys
+    refused (``extra="forbid"``)."""
+    if name in built:
+        return built[name]
+    if node.get("additionalProperties") is not False:
+        raise TypeError(f"schema object {name} allows extra keys: the fast path needs a closed form")
+    required = set(node.get("required", []))
+    fields: list[Any] = []
+    for key, prop in node["properties"].items():
+        kind = _wire_type(prop, defs, built, f"{name}_{key}")
+        if key in required:
+            fields.append((key, kind))
+        elif "default" in prop:
+            fields.append((key, kind, prop["default"]))
+        elif prop.get("type") == "array":
+            fields.append((key, kind, msgspec.field(default_factory=list)))
+        else:
+            raise TypeError(f"schema field {name}.{key} is optional without a default")
+    struct = msgspec.defstruct(
+        f"Wire{name}", fields, kw_only=True, forbid_unknown_fields=True, gc=False, module=__name__
+    )
+    built[name] = struct
+    return struct
 
 
-class WireAnchor(_Wire, kw_only=True):
-    name: str
-    lat: Lat
-    lon: Lon
+def wire_structs() -> dict[str, Any]:
+    """The wire structs of the written form (format 2.0) by schema name (``Dialogue``, ``Turn``,
+    ``TurnGold``, ``Constraint``, ``Anchor``, ``Leg``, ``QuoteSpan``, ``Feature``,
+    ``TaggedReviewRef``), generated from the JSON Schema of :class:`~groundtrace.crs.schema.Dialogue`
+    (``dataset.files.dialogue_json_schema``): field names and order, types, ``Literal`` values, numeric
+    bounds, defaults. A field added to the schema is in the wire structs with no other edit."""
+    schema = Dialogue.model_json_schema()
+    built: dict[str, Any] = {}
+    _wire_struct("Dialogue", schema, schema.get("$defs", {}), built)
+    return built
 
 
-class WireTaggedReviewRef(_Wire, kw_only=True):
-    tag: str
-    review_id: str
-    poi_id: str
-
-
-class WireFeature(_Wire, kw_only=True):
-    name: str
-    value: float
-
-
-class WireQuoteSpan(_Wire, kw_only=True):
-    tag: str
-    review_id: str
-    start: int
-    end: int
-    review_start: int
-    review_end: int
-
-
-class WireGold(_Wire, kw_only=True):
-    gold_poi: str
-    multi_ref: list[str] = []
-    open_pool: list[str] = []
-    active_constraints: list[WireConstraint] = []
-
-
-class WireTurn(_Wire, kw_only=True):
-    index: NonNegative
-    role: Literal["user", "system"]
-    act: str
-    text: str
-    constraints_added: list[WireConstraint] = []
-    rejected: list[str] = []
-    recommended: list[str] = []
-    cited_tags: list[str] = []
-    quote_spans: list[WireQuoteSpan] = []
-    gold: WireGold | None = None
-
-
-class WireLeg(_Wire, kw_only=True):
-    poi_type: PoiType
-    first_turn: NonNegative
-    candidates: list[str]
-    anchor: WireAnchor | None = None
-
-
-class WireDialogue(_Wire, kw_only=True):
-    schema_version: str = SCHEMA_VERSION
-    dialogue_id: str
-    split: Literal["train", "validation", "test"] = "train"
-    city: str
-    poi_type: PoiType
-    persona_id: str
-    persona: str
-    anchor: WireAnchor | None = None
-    difficulty: Literal["Easy", "Medium", "Hard", "Expert"] = "Easy"
-    features: list[WireFeature] = []
-    has_rejection: bool = False
-    candidates: list[str]
-    review_refs: list[WireTaggedReviewRef] = []
-    turns: list[WireTurn]
-    kb_hash: str = ""
-    realiser: str = "template"
-    seed: int | None = None
-    legs: list[WireLeg] = []
-
+_WIRE = wire_structs()
+WireDialogue: Any = _WIRE["Dialogue"]
+WireConstraint: Any = _WIRE["Constraint"]
+WireAnchor: Any = _WIRE["Anchor"]
 
 _DECODER = msgspec.json.Decoder(WireDialogue)
 _ENCODER = msgspec.json.Encoder()
@@ -274,38 +250,95 @@ def read_lean(path: Path | str, split: str = "test") -> LeanSplit:
     the selected split's dialogues are kept and hashed.
     """
     path = Path(path)
-    files = dataset_files(path)
-    present = [f.stem for f in files]
-    take_all = split == "all" or path.is_file()
-    if not take_all and split not in present:
+    present = [f.stem for f in dataset_files(path)]
+    if not (split == "all" or path.is_file()) and split not in present:
         raise ValueError(
             f"{path}: no split {split!r} (have: {', '.join(sorted(present)) or 'none'}, or 'all')"
         )
+    return read_lean_splits(path, keep=split).select(split)
+
+
+@dataclass
+class LeanSplits:
+    """Every split file of a dataset read once (:func:`read_lean_splits`): the kept files' dialogues and
+    dataset hashes by split name (``all``: every file's, in order), the manifest and the line errors."""
+
+    path: Path
+    files: list[Path]
+    dialogues: dict[str, list[LeanDialogue]]
+    hashes: dict[str, str]
+    manifest: dict[str, Any]
+    errors: list[str]
+    fast_lines: int = 0
+    reference_lines: int = 0
+
+    def names(self) -> list[str]:
+        """The split names present (the file stems)."""
+        return [f.stem for f in self.files]
+
+    def select(self, split: str) -> LeanSplit:
+        """The :class:`LeanSplit` of ``split`` (``all``: every split; a single file is its own split);
+        ``ValueError`` naming the splits present when it is not one of them, ``KeyError`` when it was not
+        kept by the read."""
+        take_all = split == "all" or self.path.is_file()
+        if not take_all and split not in self.names():
+            have = ", ".join(sorted(self.names())) or "none"
+            raise ValueError(f"{self.path}: no split {split!r} (have: {have}, or 'all')")
+        key = "all" if take_all else split
+        dialogues = (
+            [d for f in self.files for d in self.dialogues[f.stem]] if take_all else self.dialogues[key]
+        )
+        return LeanSplit(
+            dialogues,
+            self.manifest,
+            self.errors,
+            self.hashes[key],
+            self.fast_lines,
+            self.reference_lines,
+            self.files,
+        )
+
+
+def read_lean_splits(path: Path | str, keep: str = "all") -> LeanSplits:
+    """Read every split file of a dataset folder (or the one file) once; keep the dialogues of split
+    ``keep`` (``all``: of every split, each split's hash computed too, so that any split can be
+    chosen afterwards (:meth:`~LeanSplits.select`) — what ``crs score`` without ``--split`` needs to pick the
+    split the predictions answer without a second read)."""
+    path = Path(path)
+    files = dataset_files(path)
+    take_all = keep == "all" or path.is_file()
     interner = Interner()
-    digest = hashlib.sha256()
-    kept: list[LeanDialogue] = []
+    total = hashlib.sha256()
+    kept: dict[str, list[LeanDialogue]] = {}
+    hashes: dict[str, str] = {}
     errors: list[LineError] = []
     first_at: dict[str, str] = {}
     counts = [0, 0]
     for file in files:
-        wanted = take_all or file.stem == split
-        errors.extend(_read_file(file, wanted, interner, digest, kept, first_at, counts))
+        wanted = take_all or file.stem == keep
+        own = hashlib.sha256()
+        digests = (own, total) if take_all else (own,)
+        dialogues: list[LeanDialogue] = []
+        errors.extend(_read_file(file, wanted, interner, digests, dialogues, first_at, counts))
+        if wanted:
+            kept[file.stem] = dialogues
+            hashes[file.stem] = own.hexdigest()
+    if take_all:
+        hashes["all"] = total.hexdigest()
     manifest: dict[str, Any] = {}
     manifest_path = path / "manifest.json" if path.is_dir() else path.with_name("manifest.json")
     if manifest_path.is_file():
         manifest, problem = read_manifest(manifest_path)
         if problem is not None:
             errors.append(problem)
-    return LeanSplit(
-        kept, manifest, [str(e) for e in errors], digest.hexdigest(), counts[0], counts[1], files
-    )
+    return LeanSplits(path, files, kept, hashes, manifest, [str(e) for e in errors], counts[0], counts[1])
 
 
 def _read_file(
     file: Path,
     wanted: bool,
     interner: Interner,
-    digest: Any,
+    digests: tuple[Any, ...],
     kept: list[LeanDialogue],
     first_at: dict[str, str],
     counts: list[int],
@@ -340,6 +373,87 @@ def _read_file(
         first_at[did] = f"{file}:{number}"
         if wanted:
             kept.append(record)
-            digest.update(canonical)
+            for digest in digests:
+                digest.update(canonical)
     problems.sort(key=lambda e: e.line)
     return problems
+
+
+# -- whole dialogues on demand -----------------------------------------------------------------------------
+
+
+class _Id(msgspec.Struct):
+    dialogue_id: str
+
+
+class DialogueLines(Mapping[str, Dialogue]):
+    """The validated :class:`~groundtrace.crs.schema.Dialogue` of a dataset's dialogues by id, each parsed
+    from its line when asked for — what a report needs for the few dialogues it shows, next to the lean
+    records a run reads, without validating the whole dataset again.
+
+    ``ids`` are the keys (e.g. the ids of the records read). The first lookup scans the split files once
+    for line offsets (line length limit and BOM as :func:`~groundtrace.core.files.jsonl.iter_lines`; only
+    ``dialogue_id`` is decoded); a lookup then reads that one line through the reference (pydantic) path.
+    The first line of an id is used (a duplicate is skipped by the readers too). A line that does not
+    validate gives ``KeyError`` (``get``: None).
+    """
+
+    def __init__(self, path: Path | str, ids: Sequence[str]) -> None:
+        self.path = Path(path)
+        self._ids = list(dict.fromkeys(ids))
+        self._known = set(self._ids)
+        self._offsets: dict[str, tuple[Path, int]] | None = None
+        self._cache: dict[str, Dialogue | None] = {}
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._known
+
+    def __getitem__(self, key: str) -> Dialogue:
+        if key not in self._known:
+            raise KeyError(key)
+        if key not in self._cache:
+            self._cache[key] = self._parse(key)
+        found = self._cache[key]
+        if found is None:
+            raise KeyError(key)
+        return found
+
+    def _parse(self, key: str) -> Dialogue | None:
+        where = self._index().get(key)
+        if where is None:
+            return None
+        file, offset = where
+        with file.open("rb") as handle:
+            handle.seek(offset)
+            raw = next(_bounded_lines(handle, MAX_LINE_BYTES))[0]
+        if raw is None:
+            return None
+        if offset == 0 and raw.startswith(BOM):
+            raw = raw[len(BOM) :]
+        return reference_line(raw)[0]
+
+    def _index(self) -> dict[str, tuple[Path, int]]:
+        if self._offsets is None:
+            decoder = msgspec.json.Decoder(_Id)
+            offsets: dict[str, tuple[Path, int]] = {}
+            for file in dataset_files(self.path):
+                with file.open("rb") as handle:
+                    offset = 0
+                    for raw, size in _bounded_lines(handle, MAX_LINE_BYTES):
+                        if raw is not None:
+                            body = raw[len(BOM) :] if offset == 0 and raw.startswith(BOM) else raw
+                            try:
+                                did = decoder.decode(body).dialogue_id
+                            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+                                did = None
+                            if did in self._known and did not in offsets:
+                                offsets[did] = (file, offset)
+                        offset += size
+            self._offsets = offsets
+        return self._offsets

@@ -110,7 +110,10 @@ def load_records(path: Path | str, split: str = "test") -> RecordList:
     :func:`load_dataset`: same dialogues and values, same ``errors``, manifest and ``ValueError``)."""
     from groundtrace.crs.dataset.lean_reader import read_lean
 
-    data = read_lean(path, split)
+    return _record_list(read_lean(path, split), path, split)
+
+
+def _record_list(data: Any, path: Path | str, split: str) -> RecordList:
     return RecordList(
         data.dialogues,
         manifest=data.manifest,
@@ -121,31 +124,63 @@ def load_records(path: Path | str, split: str = "test") -> RecordList:
     )
 
 
+def _predicted_ids(predictions: Path | str) -> set[str]:
+    """The ``dialogue_id`` of every line of a predictions file that has one (bad lines are ignored here:
+    the scorer reports them)."""
+    import msgspec
+
+    class _Id(msgspec.Struct):
+        dialogue_id: str
+
+    decoder = msgspec.json.Decoder(_Id)
+    ids: set[str] = set()
+    with open(predictions, "rb") as handle:
+        for line in handle:
+            try:
+                ids.add(decoder.decode(line).dialogue_id)
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+                continue  # RecursionError: a line nested deeper than msgspec's limit
+    return ids
+
+
+def load_predicted_split(dataset: Path | str, predictions: Path | str) -> tuple[str, RecordList]:
+    """The split whose dialogues the predictions answer (:func:`predictions_split`'s rule) and its
+    records, from one read of the dataset by the fast reader (every split is kept until the choice)."""
+    from groundtrace.crs.dataset.lean_reader import read_lean_splits
+
+    splits = read_lean_splits(dataset, keep="all")
+    split = _covering_split(dataset, splits.dialogues, predictions)
+    return split, _record_list(splits.select(split), dataset, split)
+
+
+def _covering_split(
+    dataset: Path | str, by_split: dict[str, Sequence[Dialogue | LeanDialogue]], predictions: Path | str
+) -> str:
+    if Path(dataset).is_file():
+        return Path(dataset).stem
+    ids = _predicted_ids(predictions)
+    covering = [name for name, dialogues in by_split.items() if ids & {d.dialogue_id for d in dialogues}]
+    return covering[0] if len(covering) == 1 else "all"
+
+
 def predictions_split(dataset: Path | str, predictions: Path | str) -> str:
     """The split whose dialogues the predictions answer: the one split holding every predicted dialogue
     id that the dataset has, ``all`` when they span several (or none is found). A single JSONL dataset
     file is its own split."""
-    import json
+    return load_predicted_split(dataset, predictions)[0]
 
-    from groundtrace.crs.dataset.files import read_dataset
 
-    if Path(dataset).is_file():
-        return Path(dataset).stem
-    ids: set[str] = set()
-    with open(predictions, encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                continue  # bad lines are reported by the scorer
-            if isinstance(obj, dict) and isinstance(obj.get("dialogue_id"), str):
-                ids.add(obj["dialogue_id"])
-    covering = [
-        name
-        for name, dialogues in read_dataset(dataset).splits.items()
-        if ids & {d.dialogue_id for d in dialogues}
-    ]
-    return covering[0] if len(covering) == 1 else "all"
+def report_dialogues(dialogues: Sequence[Dialogue | LeanDialogue], dataset: Path | str | None) -> Any:
+    """What a report reads for its evidence view and dialogue pages: ``dialogues`` as given when they are
+    validated models; for lean records (which leave out persona, added constraints, cited tags ...) the
+    whole dialogues of ``dataset`` by id, each parsed from its line when the report asks
+    (:class:`~groundtrace.crs.dataset.lean_reader.DialogueLines`) — not the whole dataset again; None (the
+    report finds the dataset itself, or goes without) for lean records and no ``dataset``."""
+    from groundtrace.crs.dataset.lean_reader import DialogueLines
+
+    if not any(isinstance(d, LeanDialogue) for d in dialogues[:1]):
+        return list(dialogues)
+    return DialogueLines(dataset, [d.dialogue_id for d in dialogues]) if dataset else None
 
 
 def load_kb(spec: str | Path) -> KnowledgeBase:

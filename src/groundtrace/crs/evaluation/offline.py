@@ -18,19 +18,15 @@ from groundtrace.crs.evaluation.provenance import provenance
 from groundtrace.crs.evaluation.run_files import (
     PREDICTIONS_FILE,
     RUN_FILE,
-    RUN_FORMAT,
     RunKeyMismatchError,
     dataset_hash,
-    error_sample,
-    now_iso,
     prediction_lines,
     previous_run,
     read_predictions,
-    run_key,
     scorer_name,
-    usage_summary,
     write_json,
 )
+from groundtrace.crs.evaluation.run_record import RunRecord
 from groundtrace.crs.evaluation.runner import RunResult, check_setting
 from groundtrace.crs.evaluation.score import write_scores
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
@@ -116,7 +112,18 @@ def _score_file(
         "setting": setting,
         "split": split,
     }
-    key = run_key(parts)
+    record = RunRecord.begin(
+        parts,
+        dataset=dataset,
+        kb_name=kb.name,
+        kb_hash=kb.content_hash,
+        mode="offline",
+        label=label or None,
+        limit=limit,
+        entailment=scorer_name(entailment),
+        provenance=provenance(),
+    )
+    key = record.run_key
     checked, pool_errors = check_pools(file.predictions, selected, setting)
     copy = out / PREDICTIONS_FILE
     in_place = Path(predictions).resolve() == copy.resolve()
@@ -136,33 +143,17 @@ def _score_file(
     s0 = time.perf_counter()
     table = write_scores(out, selected, scored, kb, setting, metrics, entailment, progress=progress)
     preds = [p for p in checked if p.dialogue_id in selected_ids and p.setting == setting]
-    info: dict[str, Any] = {
-        "format": RUN_FORMAT,
-        "run_key": key,
-        **parts,
-        "dataset": dataset,
-        "kb_name": kb.name,
-        "kb_hash": kb.content_hash,
-        "status": "complete",
-        "mode": "offline",
-        **({"label": label} if label else {}),
-        "entailment": scorer_name(entailment),
-        "finished": now_iso(),
-        "limit": limit,
-        "timings": {"score_s": time.perf_counter() - s0},
-        "counts": {
-            "dialogues": len(selected),
-            "turns": table.n_turns,
-            "unscorable_turns": sum(not t.scorable for t in table.turns),
-            "errored_turns": sum(p.error is not None for p in preds),
-            "out_of_pool_turns": pool_errors,
-            "bad_prediction_lines": len(file.errors),
-        },
-        "prediction_errors": file.errors[:50],
-        "usage": usage_summary(preds),
-        "errors": error_sample(preds),
-        "provenance": provenance(),
-    }
+    record.runs = int(previous.get("runs", 0)) + 1
+    record.finish(
+        table,
+        preds,
+        dialogues=len(selected),
+        dialogues_run=0,
+        bad_lines=len(file.errors),
+        out_of_pool=pool_errors,
+    )
+    record.prediction_errors = file.errors[:50]
+    info = record.close(previous, run_s=None, score_s=time.perf_counter() - s0, dialogues_run=0)
     write_json(out / RUN_FILE, info)
     table.info = info
     return RunResult(out, table, info)

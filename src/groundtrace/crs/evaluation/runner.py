@@ -2,9 +2,11 @@
 
 :func:`run_dialogue` asks one system for one dialogue (inputs from :mod:`.inputs`; an exception or an
 invalid output makes that turn a prediction with ``error`` set — unscorable, never NaN, never dropped).
-:func:`answer_dialogues` does it for many dialogues, ``workers`` at a time. :func:`run_system` is the
-``crs run`` path: it records the answers in a run folder (:mod:`.run_files`: ``run.json`` with the run key,
-``predictions.jsonl`` appended per dialogue, resume, ``scores.json``, ``dialogues.json``) and scores them.
+:func:`answer_dialogues` does it for many dialogues, ``workers`` at a time. :func:`run_system` is the one
+run path (``crs run``, ``crs leaderboard``, experiments and :func:`~.evaluate.evaluate` all call it): it
+records the answers in a run folder (:mod:`.run_files`: ``run.json`` — a :class:`~.run_record.RunRecord` —
+with the run key, ``predictions.jsonl`` appended per dialogue, resume, ``scores.json``, ``dialogues.json``)
+or keeps them in memory, and scores them.
 """
 
 from __future__ import annotations
@@ -23,20 +25,17 @@ from groundtrace.crs.evaluation.provenance import provenance
 from groundtrace.crs.evaluation.run_files import (
     PREDICTIONS_FILE,
     RUN_FILE,
-    RUN_FORMAT,
     PredictionLog,
+    Resume,
     dataset_hash,
-    error_sample,
-    note_summary,
-    now_iso,
+    dialogue_meta,
     prepare_resume,
     previous_run,
-    run_key,
     scorer_name,
-    usage_summary,
     write_json,
 )
-from groundtrace.crs.evaluation.score import write_scores
+from groundtrace.crs.evaluation.run_record import RunRecord
+from groundtrace.crs.evaluation.score import score_predictions, write_scores
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.systems.base import CRSSystem, SystemReply
 from groundtrace.crs.systems.predictions import Prediction, Setting, SystemInput
@@ -46,9 +45,10 @@ SystemSpec = CRSSystem | Callable[[], CRSSystem]
 
 @dataclass
 class RunResult:
-    """What :func:`run_system` / :func:`~.offline.score_file` produced (also written to ``out``)."""
+    """What :func:`run_system` / :func:`~.offline.score_file` produced (also written to ``out``; ``None``:
+    a run in memory)."""
 
-    out: Path
+    out: Path | None
     table: Any  # ScoreTable
     info: dict[str, Any]
 
@@ -177,9 +177,30 @@ def fit_on(train: Sequence[AnyDialogue] | None, kb: KnowledgeBase) -> Callable[[
     return prepare
 
 
+def trainer(
+    train: Sequence[AnyDialogue] | None, dataset: str, kb: KnowledgeBase
+) -> Callable[[CRSSystem], None]:
+    """The training hook of a run: :func:`fit_on` with ``train``, or (``None``) with the ``train`` split of
+    the ``dataset`` folder, read only when a system that has ``learn`` asks (once per run): a system
+    that learns nothing costs no read of the train split."""
+    read: list[Callable[[CRSSystem], None] | None] = []
+    lock = threading.Lock()  # worker threads build their own instances
+
+    def prepare(system: CRSSystem) -> None:
+        if not callable(getattr(system, "learn", None)):
+            return
+        with lock:
+            if not read:
+                read.append(fit_on(train if train is not None else train_split_of(dataset), kb))
+        if read[0] is not None:
+            read[0](system)
+
+    return prepare
+
+
 def train_split_of(dataset: str) -> list[AnyDialogue]:
     """The ``train`` split of the dataset folder ``dataset`` (empty for a file, a folder without one,
-    or an empty path)."""
+    or an empty path), as the validated dialogues a system learns from (every field)."""
     path = Path(dataset) if dataset else None
     if path is None or not (path / "train.jsonl").is_file():
         return []
@@ -238,36 +259,11 @@ def run_parts(
     }
 
 
-def final_info(
-    table: Any, preds: Sequence[Prediction], n_selected: int, n_run: int, bad_lines: int
-) -> dict[str, Any]:
-    """The end-of-run part of ``run.json``: status, counts, usage, the first errors."""
-    return {
-        "status": "complete",
-        "finished": now_iso(),
-        "counts": {
-            "dialogues": n_selected,
-            "dialogues_run": n_run,
-            "dialogues_resumed": n_selected - n_run,
-            "turns": table.n_turns,
-            "unscorable_turns": sum(not t.scorable for t in table.turns),
-            "errored_turns": sum(p.error is not None for p in preds),
-            "bad_prediction_lines": bad_lines,
-        },
-        "usage": usage_summary(preds),
-        "errors": error_sample(preds),
-        "notes": note_summary(preds),
-    }
-
-
-# -- the run folder ------------------------------------------------------------------------------------
-
-
 def run_system(
     system: SystemSpec,
     dialogues: Sequence[AnyDialogue],
     kb: KnowledgeBase,
-    out: Path | str,
+    out: Path | str | None = None,
     *,
     setting: Setting = "closed",
     split: str = "test",
@@ -282,60 +278,61 @@ def run_system(
     run_config: dict[str, Any] | None = None,
     train: Sequence[AnyDialogue] | None = None,
 ) -> RunResult:
-    """Run ``system`` on ``dialogues`` (the whole split: it defines the dataset hash) into ``out``.
+    """Run ``system`` on ``dialogues`` (the whole split: it defines the dataset hash) and score it — the one
+    run path: :func:`~.evaluate.evaluate` (the library and ``crs run``), ``crs leaderboard`` and
+    ``crs run --config`` all come here.
 
-    ``system`` is an instance or a zero-argument factory (see :class:`SystemPool`). ``limit`` keeps the
-    first N dialogues. ``progress(done, total)`` is called after each dialogue (skipped ones first).
-    ``label`` (``run.json["label"]``) names the run in reports instead of the system name; it is not part
-    of the run key, so a run can be relabelled on resume. ``run.json["provenance"]`` records what the run
-    was made with (:mod:`.provenance`); ``run_config`` (e.g. the ``crs run --config`` file's content) is
-    stored as ``run.json["run_config"]``. ``train``: the dialogues a system with ``learn`` learns from before
-    the run (:func:`fit_on`); None reads the ``train`` split of the ``dataset`` folder when it has one.
-    Returns the scores and the ``run.json`` content; a folder holding another run raises
+    ``out`` is the run folder (recorded as it goes and resumable, ``run.json["mode"] == "run"``); ``None``
+    runs in memory (nothing written, ``mode: "memory"``; :meth:`~.score.ScoreTable.save` writes the same
+    folder later). ``system`` is an instance or a zero-argument factory (see :class:`SystemPool`).
+    ``limit`` keeps the first N dialogues. ``progress(done, total)`` is called after each dialogue (skipped
+    ones first). ``label`` (``run.json["label"]``) names the run in reports instead of the system name; it
+    is not part of the run key, so a run can be relabelled on resume. ``run.json["provenance"]`` records
+    what the run was made with (:mod:`.provenance`); ``run_config`` (e.g. the ``crs run --config`` file's
+    content) is stored as ``run.json["run_config"]``. ``train``: the dialogues a system with ``learn``
+    learns from before the run (:func:`fit_on`); None reads the ``train`` split of the ``dataset`` folder
+    when it has one and the system learns (:func:`trainer`). Returns the scores and the ``run.json``
+    content (:class:`~.run_record.RunRecord`); a folder holding another run raises
     :class:`~.run_files.RunKeyMismatchError`.
     """
     check_setting(setting)
-    if train is None:
-        train = train_split_of(dataset)
-    systems = SystemPool(system, workers, fit_on(train, kb))
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    systems = SystemPool(system, workers, trainer(train, dataset, kb))
     parts = run_parts(systems.first, dialogues, setting, split)
-    key = run_key(parts)
-    previous = previous_run(out, key)
+    record = RunRecord.begin(
+        parts,
+        dataset=dataset,
+        kb_name=kb.name,
+        kb_hash=kb.content_hash,
+        mode="memory" if out is None else "run",
+        label=label or None,
+        limit=limit,
+        workers=workers,
+        needs_gold=systems.first.needs_gold,
+        entailment=scorer_name(entailment),
+        provenance=provenance(),
+        run_config=run_config,
+    )
     selected = list(dialogues[:limit] if limit is not None else dialogues)
-    pred_path = out / PREDICTIONS_FILE
-    resume = prepare_resume(pred_path, selected, retry_errors)
+    previous: dict[str, Any] = {}
+    resume = Resume()
+    if out is not None:
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        previous = previous_run(out, record.run_key)
+        resume = prepare_resume(out / PREDICTIONS_FILE, selected, retry_errors)
+        record.runs = int(previous.get("runs", 0)) + 1
+        write_json(out / RUN_FILE, record.to_json())
     todo = [d for d in selected if d.dialogue_id not in resume.done]
-    info: dict[str, Any] = {
-        "format": RUN_FORMAT,
-        "run_key": key,
-        **parts,
-        "dataset": dataset,
-        "kb_name": kb.name,
-        "kb_hash": kb.content_hash,
-        "status": "running",
-        "started": now_iso(),
-        "limit": limit,
-        "workers": workers,
-        "needs_gold": systems.first.needs_gold,
-        "entailment": scorer_name(entailment),
-        "runs": int(previous.get("runs", 0)) + 1,
-        "provenance": provenance(),
-    }
-    if label:
-        info["label"] = label
-    if run_config is not None:
-        info["run_config"] = run_config
-    write_json(out / RUN_FILE, info)
 
     finished = [len(selected) - len(todo)]
     if progress is not None:
         progress(finished[0], len(selected))
     answered: list[Prediction] = []
+    log = PredictionLog(out / PREDICTIONS_FILE) if out is not None else None
 
-    def record(preds: list[Prediction]) -> None:
-        log.append(preds)
+    def keep(preds: list[Prediction]) -> None:
+        if log is not None:
+            log.append(preds)
         answered.extend(preds)
         finished[0] += 1
         if progress is not None:
@@ -343,31 +340,35 @@ def run_system(
 
     t0 = time.perf_counter()
     try:
-        with PredictionLog(pred_path) as log:
-            answer_dialogues(systems, todo, kb, setting, workers, record)
+        answer_dialogues(systems, todo, kb, setting, workers, keep)
     finally:
+        if log is not None:
+            log.close()
         systems.close()
     run_wall = time.perf_counter() - t0
 
     # what the file now holds, without reading it back: the kept lines, then this run's, in file order
     selected_ids = {d.dialogue_id for d in selected}
     preds = [p for p in resume.predictions if p.dialogue_id in selected_ids] + answered
-    bad_lines = resume.errors
     s0 = time.perf_counter()
-    table = write_scores(out, selected, preds, kb, setting, metrics, entailment)
-    info.update(final_info(table, preds, len(selected), len(todo), len(bad_lines)))
-    info["timings"] = {"run_s": run_wall, "score_s": time.perf_counter() - s0}
-    info["history"] = [
-        *previous.get("history", []),
-        {
-            "started": info["started"],
-            "run_s": run_wall,
-            "dialogues_run": len(todo),
-            "workers": workers,
-            "groundtrace": info["provenance"]["groundtrace"],
-            "git_commit": (info["provenance"]["git"] or {}).get("commit"),
-        },
-    ]
-    write_json(out / RUN_FILE, info)
+    if out is not None:
+        table = write_scores(out, selected, preds, kb, setting, metrics, entailment)
+    else:
+        table = score_predictions(
+            selected, preds, kb, setting=setting, metrics=metrics, entailment=entailment
+        )
+        table.outputs = preds
+        table.meta = {d.dialogue_id: dialogue_meta(d) for d in selected}
+    record.finish(
+        table,
+        preds,
+        dialogues=len(selected),
+        dialogues_run=len(todo),
+        dialogues_resumed=len(selected) - len(todo),
+        bad_lines=len(resume.errors),
+    )
+    info = record.close(previous, run_s=run_wall, score_s=time.perf_counter() - s0, dialogues_run=len(todo))
+    if out is not None:
+        write_json(out / RUN_FILE, info)
     table.info = info
     return RunResult(out, table, info)

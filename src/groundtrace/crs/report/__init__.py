@@ -9,6 +9,7 @@ human calibration: :mod:`.calibrate`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from groundtrace.crs.report.leaderboard import Report, build
@@ -53,6 +54,9 @@ def build_report(
 ) -> list[Path]:
     """Compute and write every report artefact into ``out``; returns the written paths.
 
+    ``dialogues`` (with ``knowledge_base``): the dialogues for the evidence view and the dialogue pages,
+    a list or a mapping by id (e.g. ``crs.dataset.lean_reader.DialogueLines``, parsed on demand).
+
     ``sort_by``, ``baseline``, ``all_pairs``, ``test_bounds``: :func:`.leaderboard.build`.
     ``dialogue_pages``: how many dialogue pages (:mod:`.dialogue_page`) to write — the dialogues of the
     turns ``report.html`` shows, in order, at most this many (``None``: every dialogue of the runs; 0:
@@ -92,7 +96,8 @@ def build_report(
     plots = plot_axes(report, out)
     written += plots
     if knowledge_base is not None and dialogues is not None:
-        by_id, kb_obj = {d.dialogue_id: d for d in dialogues}, knowledge_base
+        by_id = dialogues if isinstance(dialogues, Mapping) else {d.dialogue_id: d for d in dialogues}
+        kb_obj = knowledge_base
     else:
         by_id, kb_obj = _evidence_sources(runs, dataset, kb, report.notes)
     predictions = [r.predictions() for r in runs]

@@ -177,7 +177,7 @@ def run_experiment(
     share exceeds ``max_failed_share`` is listed in ``problems`` (the other runs and the report go on).
     """
     from groundtrace.crs.evaluation.failures import run_problem
-    from groundtrace.crs.evaluation.loading import load_dataset, resolve_kb
+    from groundtrace.crs.evaluation.loading import load_records, report_dialogues, resolve_kb
     from groundtrace.crs.evaluation.runner import run_system
     from groundtrace.crs.report import build_report
     from groundtrace.crs.systems.factory import built_first, system_factory
@@ -191,7 +191,7 @@ def run_experiment(
     data = {}
     for split in cfg.splits:
         try:
-            data[split] = load_dataset(dataset_path, split)
+            data[split] = load_records(dataset_path, split)  # the fast reader, once per split
         except (ValueError, FileNotFoundError) as exc:
             raise loaded.error(str(exc), "dataset") from None
     first = data[cfg.splits[0]]
@@ -251,7 +251,7 @@ def run_experiment(
             resamples=cfg.report.resamples,
             seed=cfg.report.seed,
             knowledge_base=knowledge,
-            dialogues=list(data[split]),
+            dialogues=report_dialogues(data[split], dataset_path),
             html_turns=cfg.report.html_turns,
             sort_by=cfg.report.sort_by,
             baseline=cfg.report.baseline,

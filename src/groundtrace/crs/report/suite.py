@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from groundtrace.crs.dataset.lean import AnyDialogue
+from groundtrace.crs.evaluation.loading import report_dialogues
 from groundtrace.crs.evaluation.runner import RunResult, run_system
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
-from groundtrace.crs.schema import Dialogue
 from groundtrace.crs.systems import OFFLINE_SYSTEMS, SYSTEMS
 from groundtrace.crs.systems.factory import system_factory
 
@@ -57,7 +58,7 @@ def _offset(
 
 def run_suite(
     systems: Sequence[str],
-    dialogues: Sequence[Dialogue],
+    dialogues: Sequence[AnyDialogue],
     kb: KnowledgeBase,
     out: Path | str,
     *,
@@ -72,6 +73,10 @@ def run_suite(
 ) -> SuiteResult:
     """Run every system in every setting, then build the report (module docstring).
 
+    Each run is :func:`~groundtrace.crs.evaluation.runner.run_system` (the one run path, as ``crs run``).
+    ``dialogues``: the split as read (lean records from ``load_records``, or ``Dialogue`` models); the
+    report's dialogue pages get the validated dialogues of ``dataset`` on demand
+    (:class:`~groundtrace.crs.dataset.lean_reader.DialogueLines`) when ``dialogues`` are lean records.
     ``options`` gives constructor options per system name (e.g. ``{"hybrid-rrf": {"dense": False}}``).
     ``on_run(system, setting, result, seconds)`` is called after each run; ``progress(done, total)``
     counts dialogues over all runs (resumed ones included), as they finish.
@@ -113,7 +118,7 @@ def run_suite(
         out,
         dataset=Path(dataset) if dataset else None,
         knowledge_base=kb,
-        dialogues=list(dialogues),
+        dialogues=report_dialogues(dialogues, dataset),
         resamples=resamples,
     )
     return result
