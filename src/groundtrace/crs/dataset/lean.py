@@ -238,6 +238,22 @@ def gold_model(gold: TurnGold | LeanGold) -> TurnGold:
     return gold.to_model() if isinstance(gold, LeanGold) else gold
 
 
+#: The pydantic model each lean struct stands for, and the model fields the lean struct leaves out (every
+#: other field is carried under the same name with the same type). ``tests/crs/dataset/test_schema_sync.py``
+#: checks both ways, field by field: a field added to a model and not carried must be listed here.
+LEAN_OF: dict[str, tuple[type, frozenset[str]]] = {
+    "Dialogue": (
+        LeanDialogue,
+        frozenset({"schema_version", "persona_id", "persona", "features", "realiser", "seed"}),
+    ),
+    "Turn": (LeanTurn, frozenset({"constraints_added", "recommended", "cited_tags", "quote_spans"})),
+    "TurnGold": (LeanGold, frozenset()),
+    "Constraint": (LeanConstraint, frozenset()),
+    "Anchor": (LeanAnchor, frozenset()),
+    "Leg": (LeanLeg, frozenset()),
+    "ReviewRef": (LeanRef, frozenset()),
+}
+
 #: What the runner, the inputs and the scorer take: a pydantic ``Dialogue`` or its lean record.
 AnyDialogue = Dialogue | LeanDialogue
 AnyTurn = Turn | LeanTurn

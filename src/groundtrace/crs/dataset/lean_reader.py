@@ -3,23 +3,27 @@ outcome of the pydantic reader (``crs.dataset.files.read_dataset``).
 
 Each line takes one of two paths:
 
-* **fast** — ``msgspec`` decodes the line into typed wire structs mirroring the written form (format
-  2.0) of :class:`~groundtrace.crs.schema.Dialogue` (field names and order, types, ``Literal`` values,
-  numeric bounds, unknown keys refused), and the line is accepted only when re-encoding those structs
-  gives the line back byte for byte, its ``schema_version`` is the current one, and the checks of the
-  schema's validators hold: each constraint ``value`` is the canonical text of its ``value_type``
-  (``encode_value(decode_value(value, value_type))`` gives it back), ``review_refs`` tags and ``features``
-  names are distinct, and no feature is a float of magnitude >= 1e16 (pydantic writes ``1e+16`` where
-  msgspec writes ``1e16``, the only difference between the two encoders). Such a line is the canonical
-  serialisation of a valid dialogue, so the pydantic reader would accept it with the same values, and it
-  *is* its canonical line (the dataset hash hashes it as is).
+* **fast** — ``msgspec`` decodes the line into typed wire structs of the written form (format 2.0) of
+  :class:`~groundtrace.crs.schema.Dialogue`, generated from its JSON Schema (:func:`wire_structs`: field
+  names and order, types, ``Literal`` values, numeric bounds, unknown keys refused), and the line is
+  accepted only when re-encoding those structs gives the line back byte for byte, its ``schema_version``
+  is the current one, and the checks of the schema's validators hold: each constraint ``value`` is the
+  canonical text of its ``value_type`` (``encode_value(decode_value(value, value_type))`` gives it back),
+  ``review_refs`` tags and ``features`` names are distinct, and no feature is a float of magnitude >= 1e16
+  (pydantic writes ``1e+16`` where msgspec writes ``1e16``, the only difference between the two
+  encoders). Such a line is the canonical serialisation of a valid dialogue, so the pydantic reader would
+  accept it with the same values, and it *is* its canonical line (the dataset hash hashes it as is).
 * **reference** — any other line (not canonical, an older format version, invalid, not UTF-8 ...) goes
   through the pydantic path of ``read_dataset``: the same ``file:line: message`` for a bad line, the same
   values (converted with :func:`~.lean.lean_dialogue`) and the canonical line for a good one.
 
 A fast-path struct can therefore only accept what pydantic accepts *if the wire structs are no looser than
-the schema*; ``tests/crs/dataset/test_lean_reader.py`` checks this against the schema (fields, order,
-defaults, bounds) and by mutating real lines, so a schema change that is not mirrored here fails there.
+the schema*. They are generated from it, so a field added to a model is read with no edit here; the
+generator refuses a JSON Schema keyword it does not translate (a ``pattern``, a length bound ...), and a
+validator that the JSON Schema cannot express must be mirrored in :func:`_lean_from_wire` (as the three
+above are). ``tests/crs/dataset/test_lean_reader.py`` checks the generated structs against the schema
+(fields, order, defaults, bounds) and by mutating real lines; ``tests/crs/dataset/test_schema_sync.py``
+checks the lean records against the models, field by field (``lean.LEAN_OF``).
 
 Duplicates (a ``dialogue_id`` seen in this or an earlier split file is skipped with the reference
 message), error order and the manifest follow ``read_dataset``; :func:`read_lean` applies the split
@@ -57,12 +61,23 @@ from groundtrace.crs.schema import SCHEMA_VERSION, Dialogue, decode_value, encod
 # -- the written form (dataset format 2.0), generated from crs.schema --------------------------------------
 
 
+#: JSON Schema keywords the generator translates; ``allOf`` only as the constraint ``value`` patterns, which
+#: the fast path checks itself (``_value``: the canonical text of its type).
+_KNOWN_KEYWORDS = {
+    "type", "title", "description", "default", "enum", "items", "properties", "required",
+    "additionalProperties", "anyOf", "$ref", "minimum", "maximum", "$defs", "allOf",
+}  # fmt: skip
+
+
 def _wire_type(node: dict[str, Any], defs: dict[str, Any], built: dict[str, Any], where: str) -> Any:
     """The msgspec type of one JSON Schema node of the written form: strings, integers and numbers with
     their bounds, booleans, ``enum`` → ``Literal``, arrays, ``anyOf`` with null → optional, objects (a
     ``$ref`` or inline) → a wire struct. Anything else is refused, so a schema construct the generator
     does not know cannot make the fast path looser than the schema. ``where`` (``Parent_field``) names an
     inline object."""
+    unknown = set(node) - _KNOWN_KEYWORDS
+    if unknown:
+        raise TypeError(f"the wire-struct generator does not translate {sorted(unknown)} (at {where})")
     if "$ref" in node:
         name = node["$ref"].rsplit("/", 1)[-1]
         return _wire_struct(name, defs[name], defs, built)
@@ -90,6 +105,11 @@ def _wire_struct(name: str, node: dict[str, Any], defs: dict[str, Any], built: d
     refused (``extra="forbid"``)."""
     if name in built:
         return built[name]
+    unknown = set(node) - _KNOWN_KEYWORDS
+    if unknown or ("allOf" in node and name != "Constraint"):
+        raise TypeError(
+            f"the wire-struct generator does not translate {sorted(unknown or {'allOf'})} ({name})"
+        )
     if node.get("additionalProperties") is not False:
         raise TypeError(f"schema object {name} allows extra keys: the fast path needs a closed form")
     required = set(node.get("required", []))
@@ -111,13 +131,14 @@ def _wire_struct(name: str, node: dict[str, Any], defs: dict[str, Any], built: d
     return struct
 
 
-def wire_structs() -> dict[str, Any]:
+def wire_structs(model: type[Dialogue] = Dialogue) -> dict[str, Any]:
     """The wire structs of the written form (format 2.0) by schema name (``Dialogue``, ``Turn``,
     ``TurnGold``, ``Constraint``, ``Anchor``, ``Leg``, ``QuoteSpan``, ``Feature``,
     ``TaggedReviewRef``), generated from the JSON Schema of :class:`~groundtrace.crs.schema.Dialogue`
     (``dataset.files.dialogue_json_schema``): field names and order, types, ``Literal`` values, numeric
-    bounds, defaults. A field added to the schema is in the wire structs with no other edit."""
-    schema = Dialogue.model_json_schema()
+    bounds, defaults. A field added to the schema is in the wire structs with no other edit. ``model``: the
+    pydantic model to generate from (a subclass in tests)."""
+    schema = model.model_json_schema()
     built: dict[str, Any] = {}
     _wire_struct("Dialogue", schema, schema.get("$defs", {}), built)
     return built
