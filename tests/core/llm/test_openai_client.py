@@ -437,3 +437,20 @@ def test_unknown_completion_option_is_a_type_error(serve, make_client) -> None:
     with pytest.raises(TypeError, match="temprature"):
         make_client(server).complete(ASK, Place, temprature=0.2)  # type: ignore[call-arg]
     assert server.requests == []
+
+
+def test_the_wire_body_is_exactly_the_built_payload_sync_and_async(serve, make_client) -> None:
+    """The body goes to the SDK as ``extra_body`` (no per-argument walk): what the server receives is the
+    engine's payload plus the model, nothing dropped, added or changed."""
+    import asyncio
+
+    from groundtrace.core.llm.engine import build_payload
+    from groundtrace.core.llm.schema import as_output_schema
+
+    server = serve(scripted(VALID))
+    client = make_client(server)
+    client.complete(ASK, Place, max_tokens=50, seed=3)
+    asyncio.run(client.acomplete(ASK, Place, max_tokens=50, seed=3))
+    options = {"temperature": 0.0, "max_tokens": 50, "seed": 3}
+    expected = {"model": "priced-test", **build_payload(ASK, as_output_schema(Place), options, "json_schema")}
+    assert server.requests == [expected, expected]

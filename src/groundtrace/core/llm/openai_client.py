@@ -107,7 +107,7 @@ class OpenAIClient(StructuredLLMClient):
     def _post(self, payload: dict[str, Any]) -> WireAnswer:
         openai = _openai()
         try:
-            response = self._client.chat.completions.create(model=self.model, **payload)
+            response = self._client.chat.completions.create(**_sdk_arguments(self.model, payload))
         except openai.OpenAIError as exc:
             raise self._map_error(exc, payload) from exc
         except json.JSONDecodeError as exc:  # a 200 whose body is not JSON (proxy error page)
@@ -117,7 +117,9 @@ class OpenAIClient(StructuredLLMClient):
     async def _apost(self, payload: dict[str, Any]) -> WireAnswer:
         openai = _openai()
         try:
-            response = await self._async_client().chat.completions.create(model=self.model, **payload)
+            response = await self._async_client().chat.completions.create(
+                **_sdk_arguments(self.model, payload)
+            )
         except openai.OpenAIError as exc:
             raise self._map_error(exc, payload) from exc
         except json.JSONDecodeError as exc:  # a 200 whose body is not JSON (proxy error page)
@@ -164,6 +166,18 @@ class OpenAIClient(StructuredLLMClient):
     def close(self) -> None:
         """Close the HTTP connection pool of the synchronous client."""
         self._client.close()
+
+
+def _sdk_arguments(model: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """``create`` arguments sending ``payload`` (a complete chat-completions body, plain JSON) as it is.
+
+    The SDK walks every named argument against its typed parameter declarations before sending, which for
+    a Scout prompt costs ~0.3 ms of CPU per request (measured: 0.39 vs 0.09 ms, ~7 % of the LLM Scout's
+    client-side CPU per SKU) and changes nothing in a body that is plain JSON already. So the required
+    ``messages`` argument is given empty and the body goes in ``extra_body``, which the SDK merges over
+    the named arguments unchanged: the bytes on the wire are the body's (tests read them back from the
+    wire server)."""
+    return {"model": model, "messages": [], "extra_body": payload}
 
 
 def _error_message(exc: Any) -> str:
