@@ -38,7 +38,7 @@ def test_version_loads_no_command_and_no_library_stage() -> None:
 
 def test_a_catalog_command_loads_no_crs_module() -> None:
     got = _run(["catalog", "enrich", "--help"])
-    assert "--runner" in got["out"] or "--engine" in got["out"]
+    assert "--runner" in got["out"]
     assert "groundtrace.cli.catalog_enrich_cmd" in got["modules"]
     assert not [m for m in got["modules"] if m.startswith(("groundtrace.crs", "groundtrace.cli.crs_"))]
 
@@ -52,3 +52,22 @@ def test_the_app_attribute_has_every_command() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = json.loads(done.stdout.strip().splitlines()[-1])
     assert "groundtrace.cli.crs_eval_cmd" in loaded and "groundtrace.cli.catalog_enrich_cmd" in loaded
+
+
+HEAVY = ("pint", "numpy", "scipy", "sklearn", "sqlalchemy", "rapidfuzz")
+
+
+def test_catalog_enrich_help_imports_no_library_stage() -> None:
+    """Issue 25 item 5: the help lists registry names from a static table (cli/catalog_names.py), so it
+    imports no catalog module and none of the heavy libraries the stages need."""
+    got = _run(["catalog", "enrich", "--help"])
+    assert "--runner" in got["out"] and "--extractor" in got["out"] and "learned, llm, offline" in got["out"]
+    loaded = got["modules"]
+    assert not [m for m in loaded if m.startswith("groundtrace.catalog")], loaded
+    assert not [m for m in loaded if m.split(".")[0] in HEAVY]
+
+
+def test_catalog_import_help_imports_no_importer() -> None:
+    got = _run(["catalog", "import", "--help"])
+    assert "wdc-pave" in got["out"]
+    assert not [m for m in got["modules"] if m.startswith("groundtrace.catalog")]

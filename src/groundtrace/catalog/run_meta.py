@@ -47,7 +47,7 @@ def run_fingerprint(config: Any, templates: Any, policy: Any) -> dict[str, Any]:
         "llm": config.llm,
         "sources": config.source_names(),
         "search": config.search,
-        "engine": config.engine_name(),
+        "engine": config.extractor_name(),  # the extractor; key kept so older results files resume
         "options": _sha(config.options) if config.options else None,
         "judge": config.judge,
         "vlm": config.vlm,

@@ -10,7 +10,8 @@ import typer
 
 from groundtrace.cli.apps import catalog_app
 from groundtrace.cli.catalog_files import exclude_titles
-from groundtrace.cli.console import print_error, registry_names
+from groundtrace.cli.catalog_names import names
+from groundtrace.cli.console import print_error
 
 templates_app = typer.Typer(
     help="List, show and generate category attribute templates (YAML).", no_args_is_help=True
@@ -215,7 +216,7 @@ def import_cmd(
         ...,
         "--format",
         "-f",
-        help=f"Importer by registry name: {registry_names('groundtrace.catalog.importers:IMPORTERS')}.",
+        help=f"Importer by registry name: {names('groundtrace.catalog.importers:IMPORTERS')}.",
     ),
     out: Path = typer.Option(..., "--out", help="Output directory for skus.jsonl and gold.jsonl."),
     limit: int = typer.Option(None, "--limit", min=1, help="Import at most N SKUs."),

@@ -10,27 +10,53 @@ from pathlib import Path
 import typer
 
 from groundtrace.cli.apps import catalog_app
-from groundtrace.cli.console import err_console, print_error, registry_names
+from groundtrace.cli.catalog_names import names
+from groundtrace.cli.console import err_console, print_error
 
 _SOURCE_HELP = (
     "Extra evidence source by registry name (repeatable): "
-    f"{registry_names('groundtrace.catalog.sources.base:EVIDENCE_SOURCES')}; catalog is always used, "
+    f"{names('groundtrace.catalog.sources.base:EVIDENCE_SOURCES')}; catalog is always used, "
     "syndicated/image_ocr/image_vlm join with --feed/--images/--vlm."
 )
+RUNNERS = ("local", "ray")
 
 
-def _engines(engine: str, extractor: str | None, model: Path | None) -> tuple[str, str | None]:
-    """(execution engine, extractor name): ``--engine learned`` and ``--model`` select the learned
-    extractor (the execution engine is then local)."""
-    if engine == "learned":  # the issue's spelling: --engine learned --model M
-        engine, extractor = "local", extractor or "learned"
+def _deprecated(message: str) -> None:
+    err_console().print(f"[yellow]deprecated:[/yellow] {message}", highlight=False)
+
+
+def _runner_and_extractor(
+    runner: str | None, engine: str | None, extractor: str | None, model: Path | None
+) -> tuple[str, str | None]:
+    """(runner, extractor name) — one word per meaning: ``--runner local|ray`` is how SKUs are executed,
+    ``--extractor NAME`` what proposes values. The old ``--engine`` meant both: ``--engine local|ray`` is
+    ``--runner``, ``--engine learned`` is ``--extractor learned``; either way a deprecation message on
+    stderr names the new spelling. ``--model`` implies ``--extractor learned``."""
+    if engine is not None:
+        if engine in RUNNERS:
+            _deprecated(f"--engine {engine} is now --runner {engine}")
+            if runner not in (None, engine):
+                raise typer.BadParameter(
+                    f"--engine {engine} and --runner {runner} disagree", param_hint="--runner"
+                )
+            runner = engine
+        elif engine in ("learned", "crf"):
+            _deprecated(f"--engine {engine} is now --extractor {engine}")
+            extractor = extractor or engine  # as before: an explicit --extractor wins
+        else:
+            raise typer.BadParameter(
+                "must be 'local', 'ray' or 'learned' "
+                "(deprecated: use --runner local|ray or --extractor NAME)",
+                param_hint="--engine",
+            )
+    runner = runner or "local"
+    if runner not in RUNNERS:
+        raise typer.BadParameter("must be 'local' or 'ray'", param_hint="--runner")
     if model is not None:
         extractor = extractor or "learned"
-    if engine not in ("local", "ray"):
-        raise typer.BadParameter("must be 'local', 'ray' or 'learned'", param_hint="--engine")
     if extractor in ("learned", "crf") and model is None:
         raise typer.BadParameter("the learned extractor needs --model FILE (from `catalog train`)")
-    return engine, extractor
+    return runner, extractor
 
 
 @catalog_app.command("enrich")
@@ -53,10 +79,15 @@ def enrich_cmd(
     run_name: str = typer.Option(
         None, "--run-name", help="--db: name of the run (default: run-<config hash>)."
     ),
+    runner: str = typer.Option(
+        None,
+        "--runner",
+        help="--db: how SKUs are executed: local (processes / asyncio; default) or ray.",
+    ),
     engine: str = typer.Option(
-        "local",
+        None,
         "--engine",
-        help="--db: local (processes / asyncio) or ray; 'learned' is short for --extractor learned.",
+        help="Deprecated: --engine local|ray is --runner, --engine learned is --extractor learned.",
     ),
     model: Path = typer.Option(
         None,
@@ -66,7 +97,7 @@ def enrich_cmd(
         help="Model file of the learned extractor (from `catalog train`); implies --extractor learned.",
     ),
     ray_address: str = typer.Option(
-        None, "--ray-address", help="--engine ray: an existing cluster ('auto', 'ray://head:10001')."
+        None, "--ray-address", help="--runner ray: an existing cluster ('auto', 'ray://head:10001')."
     ),
     fill_empty_only: bool = typer.Option(
         False, "--fill-empty-only", help="--db: publish only where no value is published yet."
@@ -98,22 +129,22 @@ def enrich_cmd(
     judge: str = typer.Option(
         "rule",
         "--judge",
-        help=f"Judge by registry name: {registry_names('groundtrace.catalog.judge.registry:JUDGES')} "
+        help=f"Judge by registry name: {names('groundtrace.catalog.judge.registry:JUDGES')} "
         "(rule: deterministic, offline; llm needs --llm).",
     ),
     extractor: str = typer.Option(
         None,
         "--extractor",
-        help="Extraction engine by registry name: "
-        f"{registry_names('groundtrace.catalog.scout.engine:EXTRACTION_ENGINES')} "
-        "(default: llm with --llm, else offline).",
+        help="What proposes the values: extraction engine by registry name, "
+        f"{names('groundtrace.catalog.scout.engine:EXTRACTION_ENGINES')} "
+        "(offline is the rule-based one, also spelled rule; default: llm with --llm, else offline).",
     ),
     source: list[str] = typer.Option(None, "--source", help=_SOURCE_HELP),
     search: str = typer.Option(
         None,
         "--search",
         help="Search provider spec NAME:ARG, NAME one of "
-        f"{registry_names('groundtrace.catalog.sources.base:SEARCH_PROVIDERS')} "
+        f"{names('groundtrace.catalog.sources.base:SEARCH_PROVIDERS')} "
         "(--corpus and --searxng are shortcuts).",
     ),
     feed: Path = typer.Option(
@@ -151,7 +182,7 @@ def enrich_cmd(
         max=64,
         help=(
             "SKUs processed at once (1: in the main thread; offline: processes, with an LLM: threads; "
-            "--db: processes offline, asyncio with an LLM, Ray workers)."
+            "--db: processes offline, asyncio with an LLM, Ray workers with --runner ray)."
         ),
     ),
     gold: Path = typer.Option(
@@ -199,7 +230,7 @@ def enrich_cmd(
     err = err_console()
     if (out is None) == (db is None):
         raise typer.BadParameter("give exactly one of --out FILE or --db URL", param_hint="--out/--db")
-    engine, extractor = _engines(engine, extractor, model)
+    runner, extractor = _runner_and_extractor(runner, engine, extractor, model)
     stack = contextlib.ExitStack()  # holds the folder of a model's stored templates until the run ends
     if model is not None and templates is None:  # the templates the model was trained with (version 4)
         from groundtrace.cli.catalog_files import model_templates_dir
@@ -211,7 +242,7 @@ def enrich_cmd(
         # the LLM client's own in-flight bound (default 8) must not cap --workers
         llm_options={"concurrency": workers} if llm and workers > 8 else {},
         judge=judge,
-        engine=extractor,
+        extractor=extractor,
         options={extractor: {"model": str(model)}} if model is not None and extractor else {},
         sources=["catalog", *(source or [])],
         search=search,
@@ -244,7 +275,7 @@ def enrich_cmd(
 
         options = StoreRunOptions(
             run_name=run_name,
-            engine=engine,
+            engine=runner,  # StoreRunOptions.engine is the runner (local / ray)
             ray_address=ray_address,
             batch_size=batch_size,
             policy=StorePolicy(fill_empty_only=fill_empty_only, keep_approved=not overwrite_approved),
@@ -333,7 +364,7 @@ def catalog_demo_cmd(
         max=64,
         help=(
             "SKUs processed at once (1: in the main thread; offline: processes, with an LLM: threads; "
-            "--db: processes offline, asyncio with an LLM, Ray workers)."
+            "--db: processes offline, asyncio with an LLM, Ray workers with --runner ray)."
         ),
     ),
 ) -> None:

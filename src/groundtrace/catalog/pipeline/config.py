@@ -7,12 +7,18 @@ workers of :mod:`~groundtrace.catalog.pipeline.batch` rebuild their components f
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from groundtrace.catalog.policy import WritePolicy
+
+DEPRECATED_ENGINE = (
+    "EnrichConfig 'engine' is deprecated: it is the extraction engine, now 'extractor' "
+    "(EnrichConfig(extractor='learned'), catalog enrich --extractor); the run engine is --runner local|ray"
+)
 
 
 class EnrichConfig(BaseModel):
@@ -22,10 +28,16 @@ class EnrichConfig(BaseModel):
     :data:`~groundtrace.catalog.sources.EVIDENCE_SOURCES`; ``syndicated``, ``image_ocr`` and ``image_vlm``
     join automatically when ``feed``, ``images`` and ``vlm`` are given), ``search`` (a
     :data:`~groundtrace.catalog.sources.SEARCH_PROVIDERS` spec ``NAME:ARG``; ``corpus`` / ``searxng`` are
-    shortcuts for ``local:PATH`` / ``searxng:URL``), ``engine``
-    (:data:`~groundtrace.catalog.scout.engine.EXTRACTION_ENGINES`; default ``llm`` with ``llm``, else
-    ``offline``) and ``judge`` (:data:`~groundtrace.catalog.judge.registry.JUDGES`). ``options`` passes
-    keyword options to a named component (``{"my-source": {"token": "..."}}``).
+    shortcuts for ``local:PATH`` / ``searxng:URL``), ``extractor`` (the extraction engine,
+    :data:`~groundtrace.catalog.scout.engine.EXTRACTION_ENGINES`: ``offline`` alias ``rule``, ``learned``,
+    ``llm``; default ``llm`` with ``llm``, else ``offline``) and ``judge``
+    (:data:`~groundtrace.catalog.judge.registry.JUDGES`). ``options`` passes keyword options to a named
+    component (``{"my-source": {"token": "..."}}``). ``policy`` is a
+    :class:`~groundtrace.catalog.policy.WritePolicy` in memory, a YAML file or a built-in name.
+
+    One word per meaning (issue 25): the *extractor* is what proposes values; the *runner* (``local`` /
+    ``ray``, ``catalog enrich --db --runner``) is how SKUs are executed and is no part of this config. The
+    old keyword ``engine=`` for the extractor is still accepted with a ``DeprecationWarning``.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -43,10 +55,12 @@ class EnrichConfig(BaseModel):
     )
     sources: list[str] = Field(default_factory=lambda: ["catalog"], description="Evidence sources by name.")
     search: str | None = Field(default=None, description="Search provider spec NAME:ARG (e.g. local:pages/).")
-    engine: str | None = Field(default=None, description="Extraction engine name (default: llm with --llm).")
+    extractor: str | None = Field(
+        default=None, description="Extraction engine by registry name (default: llm with llm, else offline)."
+    )
     judge: str = "rule"
     options: dict[str, dict[str, Any]] = Field(
-        default_factory=dict, description="Keyword options per named source, engine or judge."
+        default_factory=dict, description="Keyword options per named source, extractor or judge."
     )
     feed: Path | None = None
     corpus: Path | None = None
@@ -79,6 +93,33 @@ class EnrichConfig(BaseModel):
             return f"local:{self.corpus}"
         return f"searxng:{self.searxng}" if self.searxng else None
 
+    def extractor_name(self) -> str:
+        """``extractor``, else ``llm`` when an LLM is configured, else ``offline``."""
+        return self.extractor or ("llm" if self.llm else "offline")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_engine_keyword(cls, data: Any) -> Any:
+        """``engine=`` (the name before issue 25) → ``extractor=``, with a DeprecationWarning."""
+        if not isinstance(data, dict) or "engine" not in data:
+            return data
+        warnings.warn(DEPRECATED_ENGINE, DeprecationWarning, stacklevel=3)
+        data = dict(data)
+        old = data.pop("engine")
+        if data.get("extractor") is not None and old is not None and data["extractor"] != old:
+            new = data["extractor"]
+            raise ValueError(f"engine={old!r} and extractor={new!r} disagree; give extractor= only")
+        if data.get("extractor") is None:
+            data["extractor"] = old
+        return data
+
+    @property
+    def engine(self) -> str | None:
+        """Deprecated name of :attr:`extractor` (read with a DeprecationWarning)."""
+        warnings.warn(DEPRECATED_ENGINE, DeprecationWarning, stacklevel=2)
+        return self.extractor
+
     def engine_name(self) -> str:
-        """``engine``, else ``llm`` when an LLM is configured, else ``offline``."""
-        return self.engine or ("llm" if self.llm else "offline")
+        """Deprecated name of :meth:`extractor_name`."""
+        warnings.warn(DEPRECATED_ENGINE, DeprecationWarning, stacklevel=2)
+        return self.extractor_name()

@@ -27,7 +27,7 @@ class Components:
 
 
 def build_components(config: EnrichConfig) -> Components:
-    """Templates, Scout (sources, search, engine), Judge and policy for ``config``, each component built
+    """Templates, Scout (sources, search, extractor), Judge and policy for ``config``, each component built
     through its registry by name (``EVIDENCE_SOURCES``, ``SEARCH_PROVIDERS``, ``EXTRACTION_ENGINES``,
     ``JUDGES``; ``from_context`` of the registered class)."""
     from groundtrace.catalog.judge.registry import JudgeContext, build_judge
@@ -66,10 +66,10 @@ def build_components(config: EnrichConfig) -> Components:
     llm = make_llm(config.llm, **config.llm_options) if config.llm else None
     if llm is not None:
         llm_clients.append(llm)
-    engine_name = config.engine_name()
+    extractor = config.extractor_name()
     engine = build_engine(
-        engine_name,
-        EngineContext(llm, config.max_prompt_tokens, dict(config.options.get(engine_name, {}))),
+        extractor,
+        EngineContext(llm, config.max_prompt_tokens, dict(config.options.get(extractor, {}))),
     )
     scout = ScoutAgent(templates, sources, search, engine, max_queries=config.max_queries)
     judge = build_judge(

@@ -86,8 +86,8 @@ EXTRACTION_ENGINES: Registry[Any] = Registry("extraction engine")
 EXTRACTION_ENGINES.register_lazy(
     "offline",
     "groundtrace.catalog.scout.lexicon_engine:LexiconEngine",
-    aliases=("lexicon", "extractive"),
-    description="Deterministic lexicon/regex/unit extractor (default, no LLM).",
+    aliases=("rule", "lexicon", "extractive"),
+    description="Deterministic rule-based lexicon/regex/unit extractor (default, no LLM).",
 )
 EXTRACTION_ENGINES.register_lazy(
     "learned",
