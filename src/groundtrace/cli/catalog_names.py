@@ -1,8 +1,8 @@
 """Registry names for the catalog commands' help text, without importing the registries (issue 25 item 5).
 
 ``catalog enrich --help`` used to import every evidence source, the judges, the extraction engines and the
-importers just to list their names (pint, numpy and scipy with them: ~1.5 s). :data:`BUILTIN` holds the
-names the package itself registers; ``tests/cli/test_catalog_names.py`` checks it against the real
+importers just to list their names (pint, numpy and scipy with them). :data:`BUILTIN` holds the
+names the package itself registers; ``tests/catalog/test_cli_words.py`` checks it against the real
 registries, so it cannot drift. When a plug-in is installed (an entry point in ``groundtrace.plugins``),
 the real registry is asked instead (:func:`~groundtrace.cli.console.registry_names`), so its names are
 listed too.
