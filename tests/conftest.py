@@ -18,6 +18,15 @@ settings.load_profile(
     "groundtrace-ci" if os.environ.get("CI", "").lower() in {"1", "true"} else "groundtrace"
 )
 
+# The systems' constraint parser learns TF-IDF features in the suite unless a test asks for the real default
+# (MiniLM clause embeddings with the [dense] extra; fixture ``minilm_parser``): the MiniLM features cost
+# ~2.7x the CPU of a first training (21.4 vs 7.8 s for tests/crs/systems/test_train_parser_cli.py's first
+# test), paid again by every `crs run` of a learning system on a new dataset or in a child process. The
+# MiniLM parser itself is tested in tests/crs/systems/test_understanding_embed.py (features="embed" given
+# explicitly) and end to end by test_demo.py's test_demo_cli. Set before any test and inherited by the
+# child processes tests start; an outer GROUNDTRACE_PARSER_FEATURES=embed runs the whole suite with MiniLM.
+os.environ.setdefault("GROUNDTRACE_PARSER_FEATURES", "tfidf")
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: The real sample data: ``../shared/data`` beside the checkout, or ``$GROUNDTRACE_SHARED_DATA`` (the
 #: fresh-clone guard test points it at a missing folder to see the suite without the data).
@@ -45,6 +54,13 @@ def shared_path(*parts: str) -> Path:
 @pytest.fixture
 def rng() -> random.Random:
     return random.Random(1234)
+
+
+@pytest.fixture
+def minilm_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The constraint parser's real default options in this test: MiniLM clause features when the
+    ``[dense]`` extra is installed (``default_parser_options``), not the suite's TF-IDF setting."""
+    monkeypatch.delenv("GROUNDTRACE_PARSER_FEATURES", raising=False)
 
 
 @pytest.fixture(autouse=True)

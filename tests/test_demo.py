@@ -11,6 +11,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from groundtrace.cli import app
+from groundtrace.crs.systems.understanding.model import cache_dir, default_parser_options
 from groundtrace.demo import SUMMARY_COLUMNS, discrimination_text, run_demo, summary_table
 
 
@@ -42,7 +43,9 @@ def test_run_demo_end_to_end(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_demo_cli(tmp_path: Path) -> None:
+def test_demo_cli(tmp_path: Path, minilm_parser: None) -> None:
+    """``groundtrace demo`` as a user runs it: the systems learn the parser with its default (MiniLM)
+    features here, where the rest of the suite uses TF-IDF (tests/conftest.py)."""
     result = CliRunner().invoke(
         app, ["demo", "--out", str(tmp_path / "d"), "--dialogues", "12", "--seed", "1"]
     )
@@ -54,6 +57,9 @@ def test_demo_cli(tmp_path: Path) -> None:
     assert last[0] == f"  groundtrace catalog user add reviewer --db sqlite:///{store}"
     assert last[1] == f"  groundtrace catalog serve --db sqlite:///{store}"
     assert "http://127.0.0.1:8000/" in last[2]
+    # the systems' parser was trained (and cached) with the default options, MiniLM features included
+    headers = [json.loads(p.read_text()) for p in cache_dir().glob("*.joblib.json")]
+    assert headers and all(h["parser_options"] == default_parser_options() for h in headers)
 
 
 def test_demo_cli_bad_out_is_one_line_error(tmp_path: Path) -> None:
