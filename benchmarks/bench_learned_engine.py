@@ -98,7 +98,7 @@ def measure(name: str, data: Path, work: Path, repeat: int) -> dict[str, Any]:
     model = _model_path(work, name)
     out: dict[str, Any] = {"skus": len(val), "model": model.name}
     for engine, options in (("offline", {}), ("learned", {"learned": {"model": str(model)}})):
-        comp = build_components(EnrichConfig(templates=tpl_dir, engine=engine, options=options))
+        comp = build_components(EnrichConfig(templates=tpl_dir, extractor=engine, options=options))
         rec = _Recorder(comp.scout.engine)
         comp.scout.engine = rec
         lines = [[r.model_dump_json() for r in process_sku(r.sku, comp).results] for r in val]

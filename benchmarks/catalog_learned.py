@@ -165,7 +165,7 @@ def run(
     gold = [g for r in val for g in r.gold]
     rows = []
     for engine, options in engines:
-        comp = build_components(EnrichConfig(templates=tpl_dir, engine=engine, options=options))
+        comp = build_components(EnrichConfig(templates=tpl_dir, extractor=engine, options=options))
         t0 = time.process_time()
         results = [res for r in val for res in process_sku(r.sku, comp).results]
         per_sku = (time.process_time() - t0) / len(val)

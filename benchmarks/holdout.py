@@ -288,7 +288,7 @@ def run_catalog_set(name: str, args: argparse.Namespace) -> list[str]:
         fit += [*tpl, "--exclude-titles-of", str(test / "skus.jsonl"), "--out", str(model)]
         _, train_cpu = gt(*fit, log=work / "train.log")
         print(f"<!-- {name}: catalog train {train_cpu:.1f} s CPU -->")
-        engines.append(("learned", ["--engine", "learned", "--model", str(model)]))
+        engines.append(("learned", ["--extractor", "learned", "--model", str(model)]))
     rows = []
     for engine, extra in engines:
         rows.append(engine_row(name, engine, work, tpl, extra))
