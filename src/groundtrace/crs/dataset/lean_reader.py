@@ -175,7 +175,7 @@ def _anchor(a: WireAnchor | None) -> LeanAnchor | None:
 def _lean_from_wire(w: WireDialogue, interner: Interner) -> LeanDialogue:
     """The :class:`LeanDialogue` of a decoded line; :class:`_NotCanonical` when a validator's check fails
     (module docstring). Written for speed: about 600k references per 10k dialogues go through here."""
-    ids, string, ref = interner.ids, interner.string, interner.ref
+    ids, setdefault = interner.ids, interner._strings.setdefault
     turns = []
     for t in w.turns:
         for c in t.constraints_added:
@@ -184,16 +184,25 @@ def _lean_from_wire(w: WireDialogue, interner: Interner) -> LeanDialogue:
         gold = None
         if g is not None:
             gold = LeanGold(
-                string(g.gold_poi),
+                setdefault(g.gold_poi, g.gold_poi),
                 ids(g.multi_ref),
                 ids(g.open_pool),
                 tuple(
-                    [LeanConstraint(string(c.kind), _value(c), string(c.label)) for c in g.active_constraints]
+                    [
+                        LeanConstraint(setdefault(c.kind, c.kind), _value(c), setdefault(c.label, c.label))
+                        for c in g.active_constraints
+                    ]
                 ),
             )
         rejected = ids(t.rejected) if t.rejected else ()
-        turns.append(LeanTurn(t.index, string(t.role), string(t.act), string(t.text), rejected, gold))
-    refs = {string(r.tag): ref(r.review_id, r.poi_id) for r in w.review_refs}
+        role, act, text = t.role, t.act, t.text
+        turns.append(
+            LeanTurn(
+                t.index, setdefault(role, role), setdefault(act, act), setdefault(text, text), rejected, gold
+            )
+        )
+    string = interner.string
+    refs = interner.ref_table(w.review_refs)
     names = {f.name for f in w.features}
     if len(refs) != len(w.review_refs) or len(names) != len(w.features):
         raise _NotCanonical  # a repeated tag or feature name: pydantic refuses the line
