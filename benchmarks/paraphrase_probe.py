@@ -8,7 +8,7 @@ of the issue's hidden check (a held-out paraphrase set applied to a real Yelp sl
 probe phrasing of that ``(kind, value)``::
 
     python benchmarks/paraphrase_probe.py apply --dataset DS --out DS_PROBED \\
-        --phrasings benchmarks/data/probe_paraphrases_dev.yaml --splits test|all [--keep-labels]
+        --phrasings benchmarks/data/probe_paraphrases_dev.yaml --splits test|all [--keep-labels] [--held-out]
 
 * Choice: ``pool[crc32(f"{dialogue_id}|{turn_index}|{kind}") % len(pool)]`` — deterministic, no RNG.
   The pool is the constraint's sentences when the label starts a sentence of its own (at the start of
@@ -20,6 +20,10 @@ probe phrasing of that ``(kind, value)``::
   keep the builder's labels; they are gold, not user text). The user turn's ``constraints_added[].label``
   becomes the new phrase, so ``label in turn.text`` still holds (the parser's training reads labels as
   spans); ``--keep-labels`` leaves the old labels instead.
+* ``--held-out`` (with ``--splits all``): each split draws only from its share of a constraint's pool
+  (:func:`held_out_pool`: ~60/20/20 by crc32 of the text), so the test split's probe phrasings never occur
+  in the train split a system learns from — without it one pool serves every split, and a system that
+  learns from train sees the test phrasings there (the dataset validator reports GT-F007 on such a copy).
 * Writes ``probe_report.json`` into the copy and prints, per kind, the constraint mentions found and
   replaced, found without a probe phrasing, and not found (label not word-bounded in the text).
 
@@ -338,17 +342,41 @@ def _fill_anchor(text: str, label: str, dialogue: dict[str, Any]) -> str:
     return text.replace("{anchor}", name or "the centre")
 
 
-def _pick(probe: ProbeSet, c: dict[str, Any], sentence: bool, poi_type: str) -> list[ProbePhrasing]:
-    pool = [p for p in probe.pool(c["kind"], decode(c)) if p.fits(poi_type)]
+def held_out_pool(pool: Sequence[ProbePhrasing], split: str) -> list[ProbePhrasing]:
+    """``split``'s share of a constraint's pool (``--held-out``): the pool ordered by crc32 of the text;
+    test takes the first ``k = max(1, round(0.2 n))``, validation the next ``k``, train the rest (a pool of
+    fewer than 3 is not split), so a test phrasing never occurs in train or validation."""
+    if len(pool) < 3:
+        return list(pool)
+    ordered = sorted(pool, key=lambda p: (zlib.crc32(p.text.encode()), p.text))
+    k = max(1, round(0.2 * len(ordered)))
+    parts = {"test": ordered[:k], "validation": ordered[k : 2 * k], "train": ordered[2 * k :]}
+    return parts.get(split, list(pool))
+
+
+def _pick(
+    probe: ProbeSet, c: dict[str, Any], sentence: bool, poi_type: str, split: str | None
+) -> list[ProbePhrasing]:
+    pool = probe.pool(c["kind"], decode(c))
+    if split is not None:
+        pool = held_out_pool(pool, split)
+    pool = [p for p in pool if p.fits(poi_type)]
     same = [p for p in pool if p.sentence == sentence]
     return same or pool
 
 
 def rewrite_turn(
-    turn: dict[str, Any], dialogue: dict[str, Any], probe: ProbeSet, report: ApplyReport, keep_labels: bool
+    turn: dict[str, Any],
+    dialogue: dict[str, Any],
+    probe: ProbeSet,
+    report: ApplyReport,
+    keep_labels: bool,
+    held_out: bool = False,
 ) -> bool:
     """Replace the labels of ``turn``'s added constraints in its text (spans found on the original text,
-    longest label first, overlaps skipped); True when the text changed."""
+    longest label first, overlaps skipped); True when the text changed. ``held_out``: draw from the
+    dialogue's split's share of each pool (:func:`held_out_pool`)."""
+    split = (dialogue.get("split") or "train") if held_out else None
     text = turn["text"]
     spans: list[tuple[int, int, dict[str, Any], str]] = []
     for c in sorted(turn.get("constraints_added") or [], key=lambda c: -len(c.get("label") or "")):
@@ -367,7 +395,7 @@ def rewrite_turn(
             continue
         stats.found += 1
         sentence = starts_sentence(text, m.start(), m.group(0))
-        pool = _pick(probe, c, sentence, dialogue.get("poi_type") or "")
+        pool = _pick(probe, c, sentence, dialogue.get("poi_type") or "", split)
         if not pool:
             stats.no_phrasing += 1
             continue
@@ -390,7 +418,12 @@ def rewrite_turn(
 
 
 def apply_probe(
-    dataset: Path, out: Path, probe: ProbeSet, splits: Sequence[str], keep_labels: bool = False
+    dataset: Path,
+    out: Path,
+    probe: ProbeSet,
+    splits: Sequence[str],
+    keep_labels: bool = False,
+    held_out: bool = False,
 ) -> ApplyReport:
     """Copy ``dataset`` to ``out`` and rewrite the user turns of ``splits`` (see the module docstring)."""
     if not (dataset / "manifest.json").is_file():
@@ -412,7 +445,7 @@ def apply_probe(
             except json.JSONDecodeError as exc:
                 raise SystemExit(f"{dataset / path.name}:{n}: not JSON ({exc.msg})") from None
             changed = [
-                rewrite_turn(t, d, probe, report, keep_labels)
+                rewrite_turn(t, d, probe, report, keep_labels, held_out)
                 for t in d.get("turns", [])
                 if t.get("role") == "user"
             ]
@@ -425,6 +458,7 @@ def apply_probe(
         "phrasings": probe.name,
         "splits": list(splits),
         "keep_labels": keep_labels,
+        "held_out": held_out,
     }
     (out / "probe_report.json").write_text(json.dumps({**meta, **report.as_dict()}, indent=1) + "\n")
     return report
@@ -712,7 +746,7 @@ def apply_main(args: argparse.Namespace) -> int:
     unknown = [s for s in splits if s not in SPLITS]
     if unknown:
         raise SystemExit(f"--splits: unknown split(s) {unknown}; use all or {', '.join(SPLITS)}")
-    report = apply_probe(Path(args.dataset), Path(args.out), probe, splits, args.keep_labels)
+    report = apply_probe(Path(args.dataset), Path(args.out), probe, splits, args.keep_labels, args.held_out)
     print(f"{args.dataset} -> {args.out} (splits {', '.join(splits)})\n")
     print_apply(report)
     return 0
@@ -727,6 +761,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     a.add_argument("--phrasings", required=True)
     a.add_argument("--splits", default="test", help="test, all, or a comma-separated list")
     a.add_argument("--keep-labels", action="store_true", help="leave constraints_added labels as they were")
+    a.add_argument(
+        "--held-out",
+        action="store_true",
+        help="each split draws from its own share of a constraint's probe phrasings (test's unseen in train)",
+    )
     c = sub.add_parser("check", help="probe files vs the generator's vocabulary")
     c.add_argument("files", nargs="+")
     c.add_argument(

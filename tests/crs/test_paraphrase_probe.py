@@ -16,6 +16,7 @@ from benchmarks.paraphrase_probe import (
     build_reference,
     check_probe,
     choose,
+    held_out_pool,
     load_probe,
     main,
 )
@@ -193,3 +194,19 @@ def test_bad_probe_file_names_file_and_line(tmp_path: Path) -> None:
     bad.write_text("constraints:\n  - kind: noise_max\n    valu: quiet\n")
     with pytest.raises(ProbeFileError, match=r"bad\.yaml:3"):
         load_probe(bad)
+
+
+def test_held_out_pools_keep_test_phrasings_out_of_train(
+    dataset: Path, probe_file: Path, tmp_path: Path
+) -> None:
+    probe = load_probe(probe_file)
+    pool = probe.pool("noise_max", "quiet")  # 3 phrasings: test 1, validation 1, train 1
+    parts = {s: {p.text for p in held_out_pool(pool, s)} for s in ("train", "validation", "test")}
+    assert [len(v) for v in parts.values()] == [1, 1, 1]
+    assert not parts["test"] & (parts["train"] | parts["validation"])
+    apply_probe(dataset, tmp_path / "h", probe, ["train", "test"], held_out=True)
+    said = {}
+    for split in ("train", "test"):
+        user0 = _read(tmp_path / "h" / f"{split}.jsonl")["turns"][0]
+        said[split] = next(c["label"] for c in user0["constraints_added"] if c["kind"] == "noise_max")
+    assert said["test"] in parts["test"] and said["train"] in parts["train"]
