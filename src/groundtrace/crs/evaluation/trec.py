@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from groundtrace.crs.schema import Dialogue
+from groundtrace.crs.dataset.lean import AnyDialogue
 from groundtrace.crs.systems.predictions import Prediction
 
 _SPACE = re.compile(r"\s+")
@@ -37,7 +37,7 @@ def query_id(dialogue_id: str, turn_index: int) -> str:
     return f"{trec_id(dialogue_id)}:{turn_index}"
 
 
-def qrels_lines(dialogues: Iterable[Dialogue]) -> list[str]:
+def qrels_lines(dialogues: Iterable[AnyDialogue]) -> list[str]:
     """``qid 0 gold_poi 1`` for each recommendation turn of ``dialogues`` (module docstring)."""
     lines = []
     for dialogue in dialogues:
@@ -48,7 +48,7 @@ def qrels_lines(dialogues: Iterable[Dialogue]) -> list[str]:
 
 
 def run_lines(
-    predictions: Iterable[Prediction], dialogues: Sequence[Dialogue], setting: str, tag: str
+    predictions: Iterable[Prediction], dialogues: Sequence[AnyDialogue], setting: str, tag: str
 ) -> list[str]:
     """``qid Q0 poi rank score tag`` for the predictions of ``setting`` that answer a recommendation turn
     of ``dialogues`` without error (first prediction of a turn only; module docstring)."""
@@ -97,7 +97,7 @@ def export_run(
     """
     import json
 
-    from groundtrace.crs.evaluation.loading import load_split
+    from groundtrace.crs.evaluation.loading import load_records
     from groundtrace.crs.evaluation.run_files import PREDICTIONS_FILE, RUN_FILE, SCORES_FILE, read_predictions
 
     folder = Path(run_dir)
@@ -113,8 +113,8 @@ def export_run(
     source = dataset if dataset is not None else info.get("dataset")
     if not source:
         raise ValueError(f"{folder / RUN_FILE}: names no dataset; pass one")
-    data = load_split(source, str(info.get("split", "test")))
-    dialogues = [d for d in data.dialogues if d.dialogue_id in scored]
+    data = load_records(source, str(info.get("split", "test")))  # the fast reader: ids and gold suffice
+    dialogues = [d for d in data if d.dialogue_id in scored]
     file = read_predictions(folder / PREDICTIONS_FILE)
     setting = str(scores.get("setting", info.get("setting", "closed")))
     name = tag or str(info.get("label") or info.get("system") or folder.name)
