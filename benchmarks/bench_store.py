@@ -1,6 +1,6 @@
 """Benchmark: the catalog store and batch runner (issue 13), every number a ratio measured in this run.
 
-    python -u benchmarks/bench_store.py [--section writes|llm|ray|all] [--skus 100] [--pg URL]
+    python -u benchmarks/bench_store.py [--section writes|llm|cpu|ray|all] [--skus 100] [--pg URL]
         [--levels 1,8,32,64] [--processes 1,2] [--rounds 4] [--workers 1,2]
 
 * ``writes`` — the offline engine over ``--skus`` SKUs (the demo catalog's 20, repeated with new ids)
@@ -15,6 +15,10 @@
   and of the server, the load average; then the same with a Scout that only makes its one LLM call
   (``call-only``), which isolates the runner and client from the pipeline's CPU. ``--rounds`` sets the
   SKUs per level (``rounds × c``): more rounds dilute the fixed start-up and tail.
+* ``cpu`` — CPU ms per SKU of the LLM path in one thread against a server that answers at once (client,
+  of which the rule Judge and the HTTP request; a call-only Scout; the store write; the server), and the
+  SKUs/s that 2 fully used cores would allow (``2 / (client + writer + server)``): what the ``llm``
+  shares are bounded by on a 2-core machine, and robust to other processes' load.
 * ``ray`` — ``--engine ray`` on a local Ray instance with ``--workers`` CPUs each (default 1,2; offline
   engine), the time of the enrich call after ``ray.init`` (worker start-up and imports included), SKUs/s
   and the speed-up over the first count.
@@ -216,6 +220,106 @@ def bench_llm(
     return rows
 
 
+def _serve_now(conn: Any) -> None:
+    """:func:`_serve` with answers at once (no 300 ms): the CPU section measures work, not waiting."""
+    from http.server import BaseHTTPRequestHandler
+
+    from groundtrace.core.llm.wire_server import WireServer
+
+    BaseHTTPRequestHandler.disable_nagle_algorithm = True
+
+    def now(request: dict[str, Any]) -> Any:
+        reply = _scout_answer(request)
+        reply.delay_s = 0.0
+        return reply
+
+    with WireServer(now) as server:
+        conn.send(server.base_url)
+        while conn.recv() == "cpu":
+            conn.send(time.process_time())
+
+
+def bench_cpu(root: Path, n: int) -> dict[str, Any]:
+    """CPU ms per SKU of the LLM path in ONE thread (``time.process_time``, so a loaded machine changes it
+    little): ``client`` = Scout + rule Judge + policy with its one HTTP request (``process_one``), ``judge``
+    and ``request`` the parts of it spent in the rule Judge and in the client's transport (SDK + httpx),
+    ``call_only`` a Scout that only makes its call, ``writer`` the store write (SQLite, batches of 32),
+    ``server`` the wire server's CPU per request. 2 cores / (client + writer + server) bounds the SKUs/s."""
+    import multiprocessing
+    import os
+
+    from groundtrace.catalog.store.runner import store_fingerprint
+    from groundtrace.catalog.store.sku_step import process_one
+
+    os.environ.setdefault("GROUNDTRACE_LLM_API_KEY", "bench")
+    parent, child = multiprocessing.get_context("fork").Pipe()
+    server = multiprocessing.get_context("fork").Process(target=_serve_now, args=(child,), daemon=True)
+    server.start()
+    base_url = parent.recv()
+    warm = 30
+    try:
+        path, _ = _skus(root, n + warm)
+        skus = [SKU.model_validate_json(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        comp = build_components(EnrichConfig(llm=f"{base_url}#bench", llm_options={"no_cache": True}))
+        for sku in skus[:warm]:
+            process_one(sku, comp)
+        spent = {"judge": 0.0, "request": 0.0}
+
+        def timed(name: str, fn: Any) -> Any:
+            def run(*args: Any, **kwargs: Any) -> Any:
+                t = time.process_time()
+                try:
+                    return fn(*args, **kwargs)
+                finally:
+                    spent[name] += time.process_time() - t
+
+            return run
+
+        client = comp.llm_clients[0]
+        client._post = timed("request", client._post)
+        comp.judge.judge = timed("judge", comp.judge.judge)
+        parent.send("cpu")
+        server0 = parent.recv()
+        t = time.process_time()
+        outcomes = [process_one(sku, comp) for sku in skus[warm:]]
+        total = time.process_time() - t
+        parts = dict(spent)  # before the call-only loop below adds to "request"
+        parent.send("cpu")
+        server_cpu = parent.recv() - server0
+        assert all(o.error is None for o in outcomes), [o.error for o in outcomes if o.error][:1]
+        store = CatalogStore(f"sqlite:///{root / 'cpu.db'}")
+        policy = StoreRunOptions().policy
+        run = store.start_run(
+            store_fingerprint(EnrichConfig(), comp, policy), name="cpu", engine="x", model=None, judge="rule"
+        )
+        t = time.process_time()
+        for i in range(0, n, 32):
+            store.record_batch(run, outcomes[i : i + 32], policy=policy, usage=None)
+        writer = time.process_time() - t
+        store.close()
+        comp.scout = _CallOnlyScout(client)
+        t = time.process_time()
+        for sku in skus[warm:]:
+            process_one(sku, comp)
+        call_only = time.process_time() - t
+    finally:
+        parent.send("stop")
+        server.join(10)
+    ms = {
+        "client": total,
+        "judge": parts["judge"],
+        "request": parts["request"],
+        "call_only": call_only,
+        "writer": writer,
+        "server": server_cpu,
+    }
+    out: dict[str, Any] = {f"{k}_ms_per_sku": round(1000 * v / n, 2) for k, v in ms.items()}
+    out["skus"] = n
+    out["two_core_ceiling_skus_per_s"] = round(2 * n / (total + writer + server_cpu), 1)
+    out["load"] = round(os.getloadavg()[0], 2)
+    return out
+
+
 def bench_ray(root: Path, n: int, workers: list[int]) -> dict[str, Any]:
     """``--engine ray`` on a private local Ray instance with ``w`` CPUs and ``workers=w`` for each ``w``
     (offline engine): the enrich call's wall time after ``ray.init`` (worker start-up and imports
@@ -245,10 +349,17 @@ def bench_ray(root: Path, n: int, workers: list[int]) -> dict[str, Any]:
         load_before = os.getloadavg()[0]
         cpu0 = time.process_time()
         t0 = time.perf_counter()
+        written: list[float] = []  # when each outcome was written (batches: 32 SKUs or 1 s)
         summary = enrich_to_store(
-            skus, store, config.model_copy(update={"workers": w}), StoreRunOptions(engine="ray")
+            skus,
+            store,
+            config.model_copy(update={"workers": w}),
+            StoreRunOptions(engine="ray"),
+            progress=lambda _o, out=written, start=t0: out.append(time.perf_counter() - start),
         )
         wall = time.perf_counter() - t0
+        first = written[0]
+        after_first = sum(1 for t in written if t > first)
         result["rows"].append(
             {
                 "workers": w,
@@ -256,21 +367,38 @@ def bench_ray(root: Path, n: int, workers: list[int]) -> dict[str, Any]:
                 "failed": summary.skus_failed,
                 "wall_s": round(wall, 2),
                 "skus_per_s": round(n / wall, 1),
+                "first_written_s": round(first, 2),
+                "steady_skus_per_s": round(after_first / (written[-1] - first), 1) if after_first else None,
                 "driver_cpu_ms_per_sku": round(1000 * (time.process_time() - cpu0) / n, 2),
                 "load": [round(load_before, 2), round(os.getloadavg()[0], 2)],
             }
         )
         store.close()
         ray.shutdown()
-    base = result["rows"][0]["wall_s"]
+    base = result["rows"][0]
     for row in result["rows"]:
-        row["speedup"] = round(base / row["wall_s"], 2)
+        row["speedup"] = round(base["wall_s"] / row["wall_s"], 2)
+        if base["steady_skus_per_s"] and row["steady_skus_per_s"]:
+            row["steady_speedup"] = round(row["steady_skus_per_s"] / base["steady_skus_per_s"], 2)
+    result["engine_cpu_ms_per_sku"] = _inline_cpu_ms(root, skus, config, n)
     return result
+
+
+def _inline_cpu_ms(root: Path, skus: Path, config: EnrichConfig, n: int) -> float:
+    """CPU ms per SKU of the same run in this process (inline, offline engine, components built first):
+    what each Ray worker spends per SKU, so ``w / cpu`` bounds the throughput of ``w`` free cores."""
+    comp = build_components(config)
+    store = CatalogStore(f"sqlite:///{root / 'inline.db'}")
+    cpu0 = time.process_time()
+    enrich_to_store(skus, store, config, components=comp)
+    cpu = time.process_time() - cpu0
+    store.close()
+    return round(1000 * cpu / n, 2)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--section", default="all", choices=["writes", "llm", "ray", "all"])
+    parser.add_argument("--section", default="all", choices=["writes", "llm", "cpu", "ray", "all"])
     parser.add_argument("--skus", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--levels", default="1,8,32,64")
@@ -299,6 +427,9 @@ def main() -> None:
             report["llm"] = rows
             for row in rows:
                 print(json.dumps({"llm": row}), flush=True)
+        if args.section in ("cpu", "all"):
+            report["cpu"] = bench_cpu(root / "cpu", 300)
+            print(json.dumps({"cpu": report["cpu"]}), flush=True)
         if args.section in ("ray", "all"):
             report["ray"] = bench_ray(root / "r", args.skus, [int(x) for x in args.workers.split(",")])
             print(json.dumps({"ray": report["ray"]}), flush=True)
