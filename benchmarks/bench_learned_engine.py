@@ -55,14 +55,17 @@ def _model_path(work: Path, name: str) -> Path:
 
 
 class _Recorder:
-    """Wraps an engine; records every ``extract`` call's arguments (to replay them timed)."""
+    """Wraps an engine; records every ``extract`` call's arguments (to replay them timed). An engine that
+    shares the SKU's parsed evidence with the Judge (``shares_parsed_evidence``) gets it as in the pipeline;
+    the replay leaves it out (each replayed call parses its Documents afresh, as the first call did)."""
 
     def __init__(self, engine: Any) -> None:
         self.engine, self.calls = engine, []
         self.name = getattr(engine, "name", type(engine).__name__)
+        self.shares_parsed_evidence = getattr(engine, "shares_parsed_evidence", False) is True
 
     def extract(self, *args: Any, **kwargs: Any) -> Any:
-        self.calls.append((args, kwargs))
+        self.calls.append((args, {k: v for k, v in kwargs.items() if k != "parsed"}))
         return self.engine.extract(*args, **kwargs)
 
 

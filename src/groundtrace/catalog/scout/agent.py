@@ -358,8 +358,10 @@ class ScoutAgent:
         template_attributes: list[AttributeSpec] | None = None,
     ) -> EngineOutput:
         """``engine.extract``; the offline engine (exactly :class:`LexiconEngine`, not a subclass that may
-        change the signature) records its parses in ``result.parsed_evidence()`` for the Judge."""
-        if type(engine) is LexiconEngine:
+        change the signature) and an engine that says it takes them (``shares_parsed_evidence``: the learned
+        engine, which adds to the offline one) record their parses in ``result.parsed_evidence()`` for the
+        Judge."""
+        if type(engine) is LexiconEngine or getattr(engine, "shares_parsed_evidence", False) is True:
             return engine.extract(
                 sku,
                 attributes,

@@ -10,8 +10,15 @@ import re
 import pytest
 
 from groundtrace.catalog.scout.learned.model import LexiconEntry
-from groundtrace.catalog.scout.learned.predict import _ASCII_FOLDING, LexiconIndex, Proposal, _word_re
-from groundtrace.catalog.scout.learned.tokens import Gazetteer, crf_items, features, tokenize
+from groundtrace.catalog.scout.learned.predict import (
+    _ASCII_FOLDING,
+    LexiconIndex,
+    Proposal,
+    _word_re,
+    model_attributes,
+)
+from groundtrace.catalog.scout.learned.rerank import Ranker, Scorer, featurise
+from groundtrace.catalog.scout.learned.tokens import Gazetteer, ItemBuilder, crf_items, features, tokenize
 from groundtrace.catalog.scout.learned.train import _train_crf
 
 VALUES = ["Mt. Hagen", "mt hagen", "Kicking Horse", "K-Cup", "Dark", "Dark Roast", "Über Bean", "snake_case",
@@ -76,15 +83,23 @@ def test_crf_items_give_the_tagger_bit_identical_marginals() -> None:
     tagger = pycrfsuite.Tagger()
     tagger.open_inmemory(crf)
     gazetteer = Gazetteer({"brand": ["Acme", "Globex Blue"]})
-    for text in ["Acme Red Gadget", "GLOBEX blue Gadget 12 Pack, 2x", "x", "Initech Initech 7 Green-Gadget"]:
+    known = model_attributes(tagger)
+    assert known is not None and b"bias" in known and b"w:zzz" not in known
+    builder = ItemBuilder(known)
+    texts = ["Acme Red Gadget", "GLOBEX blue Gadget 12 Pack, 2x", "x", "Initech Initech 7 Green-Gadget",
+             "Zzz unseen words, Acme ÜBER-gadget\x00 9"]  # fmt: skip
+    for text in texts:
         tokens = tokenize(text)
-        by_dict, by_items = [], []
-        for xs, out in ((features(tokens, "Gadgets", "title", gazetteer), by_dict),
-                        (crf_items(tokens, "Gadgets", "title", gazetteer), by_items)):  # fmt: skip
+        runs: list[list[object]] = [[], [], []]
+        args = (tokens, "Gadgets", "title", gazetteer)
+        xss = [features(*args), crf_items(*args), builder.items(*args)]
+        for xs, out in zip(xss, runs, strict=True):
             tagger.set(xs)
             labels = tagger.tag()
             out += [labels] + [tagger.marginal(y, i) for i in range(len(tokens)) for y in tagger.labels()]
-        assert by_dict == by_items  # floats compared exactly
+        assert runs[0] == runs[1] == runs[2]  # floats compared exactly
+        # the builder leaves out exactly the names the model does not know (and keeps their order)
+        assert xss[2] == [[x for x in item if x in known or b"\0" in x] for item in xss[1]]
 
 
 def test_crf_items_are_the_features_as_crfsuite_names() -> None:
@@ -94,3 +109,28 @@ def test_crf_items_are_the_features_as_crfsuite_names() -> None:
                         b"cat_w:gadgets|acme", b"w:acme", b"shape:Xxx", b"suf3:cme", b"-2:edge", b"-1:edge",
                         b"1:w:12", b"1:shape:dd", b"2:edge", b"gaz=B:brand"]  # fmt: skip
     assert items[1][:3] == [b"bias", b"pre3:12", b"digit"]
+
+
+def test_scorer_gives_the_ranker_scores_of_the_feature_dicts_bit_identically() -> None:
+    rng = random.Random(11)
+    values = ["Acme", "acme", "Acme Pro", "Red", "red/blue", "12 oz", "Pro", "", "Globex 2"]
+    titles = ["Acme Pro Red 12 oz", "", "x"]
+    for trial in range(200):
+        proposals = []
+        for _ in range(rng.randint(1, 9)):
+            value = rng.choice(values)
+            start = rng.randint(0, 12)
+            slug, field = rng.choice(["brand", "color", "size"]), rng.choice(["title", "description"])
+            score, how = rng.choice([0.0, rng.random(), 1.0]), rng.choice(["tagger", "lexicon"])
+            extend = rng.choice([0.0, rng.random()])
+            proposals.append(Proposal(slug, value, field, start, start + len(value), score, how, extend))
+        title = rng.choice(titles)
+        gold = {("brand", "acme"): rng.randint(0, 3), ("size", "12 oz"): 1}
+        rows = featurise(proposals, title, gold)
+        names = {k for *_x, feats in rows for k in feats} | {"attr=brand", "tagger|attr=color", "nope"}
+        weights = {k: rng.uniform(-3, 3) for k in sorted(names)}
+        if trial % 3 == 0:  # some features unweighted
+            weights = {k: w for k, w in weights.items() if rng.random() < 0.5}
+        ranker = Ranker(intercept=rng.uniform(-2, 2), weights=weights)
+        want = [(slug, key, mine, ranker.score(feats)) for slug, key, mine, feats in rows]
+        assert Scorer(ranker).scores(proposals, title, gold) == want  # floats compared exactly

@@ -21,14 +21,15 @@ from groundtrace.catalog.scout.engine import EngineContext, EngineOutput, Findin
 from groundtrace.catalog.scout.injection import instruction_spans
 from groundtrace.catalog.scout.learned.model import LearnedModel, load_model
 from groundtrace.catalog.scout.learned.predict import FIELDS, Tagger, propose, select
-from groundtrace.catalog.scout.lexicon_engine import LexiconEngine, _Ctx
-from groundtrace.catalog.scout.sentences import mask_spans, overlaps, sentence_spans
+from groundtrace.catalog.scout.lexicon_engine import LexiconEngine, ParsedEvidence, _Ctx
+from groundtrace.catalog.scout.sentences import overlaps
 
 
 class LearnedEngine:
     """Offline engine from a trained model file (``catalog train``); ``model`` is its path."""
 
     name = "learned"
+    shares_parsed_evidence = True  # the Scout passes the SKU's ParsedEvidence (reused by the Judge)
 
     def __init__(self, model: str | Path | LearnedModel | None = None) -> None:
         if model is None:
@@ -36,6 +37,9 @@ class LearnedEngine:
         self.model = model if isinstance(model, LearnedModel) else load_model(Path(model))
         self.tagger = Tagger(self.model)
         self.rules = LexiconEngine()
+        self._slugs = frozenset(self.model.attributes)
+        # extract only the explicit fields of the attributes a learned value replaces (exact: _RulesView)
+        self.explicit_only_where_replaced = True
 
     @classmethod
     def from_context(cls, context: EngineContext) -> LearnedEngine:
@@ -48,44 +52,128 @@ class LearnedEngine:
         documents: list[Document],
         *,
         template_attributes: list[AttributeSpec] | None = None,
+        parsed: ParsedEvidence | None = None,
     ) -> EngineOutput:
-        learned = [a for a in attributes if a.slug in self.model.attributes and not a.safety_critical]
-        slugs = {a.slug for a in learned}
-        base = self.rules.extract(sku, attributes, documents, template_attributes=template_attributes)
+        """Findings for ``attributes`` (module docstring). ``parsed``: the SKU's
+        :class:`~groundtrace.catalog.scout.lexicon_engine.ParsedEvidence`, shared with the rule engine (a new
+        one when not given): each Document is parsed once — instruction-like sentences masked, sentence
+        spans — for the rule engine and the learned spans alike.
+
+        The learned values are found first; for an attribute they replace, only the rule engine's explicit
+        fields are kept, so only those are extracted there (:class:`_RulesView`, where that is exact)."""
+        known = self._slugs
+        slugs = {a.slug for a in attributes if a.slug in known and not a.safety_critical}
+        parsed = parsed if parsed is not None else ParsedEvidence()
         docs = {
             doc.metadata.get("field"): doc
             for doc in documents
             if doc.source == "catalog" and doc.metadata.get("field") in FIELDS
         }
-        learned_findings: list[Finding] = []
-        if slugs and docs:
-            ctxs: dict[Any, _Ctx] = {}
-            masked: dict[Any, list[tuple[int, int]]] = {}
-            for field, doc in docs.items():
-                masked[field] = instruction_spans(doc.text)
-                ctxs[field] = _Ctx(doc, mask_spans(doc.text, masked[field]), sentence_spans(doc.text))
-            texts = {field: ctx.text for field, ctx in ctxs.items()}
-            proposals = [
-                p
-                for p in propose(self.tagger, sku.category, texts)
-                if p.attribute in slugs and not overlaps((p.start, p.end), masked[p.field])
-            ]  # instruction-like text is never evidence
-            gold = self.tagger.lexicon_gold(sku.category)
-            for slug, chosen in select(self.model, proposals, sku.title, sku.category, gold).items():
-                for p, conf in chosen:
-                    if conf < self.model.threshold(slug):
-                        continue
-                    ctx = ctxs[p.field]
-                    learned_findings.append(
-                        Finding(
-                            attribute=slug,
-                            value=ctx.doc.text[p.start : p.end],
-                            evidence=ctx.evidence(p.start, p.end),
-                            quality=round(min(1.0, conf), 4),
-                            confidence=round(min(1.0, conf), 4),
-                        )
-                    )
+        learned_findings = self._learned(sku, slugs, docs, parsed) if slugs and docs else []
         replaced = {f.attribute for f in learned_findings}
+        view = parsed
+        if replaced and self.explicit_only_where_replaced:
+            view = _RulesView.of(parsed, replaced, attributes, documents)
+        base = self.rules.extract(
+            sku, attributes, documents, template_attributes=template_attributes, parsed=view
+        )
         findings = [f for f in base.findings if f.explicit or f.attribute not in replaced]
         findings += learned_findings
         return EngineOutput(findings=findings, abstentions=base.abstentions, flags=base.flags)
+
+    def _learned(
+        self, sku: SKU, slugs: set[str], docs: dict[Any, Document], parsed: ParsedEvidence
+    ) -> list[Finding]:
+        """The calibrated learned values of the catalog title and description at or above θ."""
+        ctxs: dict[Any, _Ctx] = {}
+        masked: dict[Any, list[tuple[int, int]]] = {}
+        for field, doc in docs.items():
+            ctxs[field] = ctx = parsed.context(doc)  # the masked text and sentences, as parsed once
+            masked[field] = instruction_spans(doc.text) if ctx.masked else []
+        texts = {field: ctx.text for field, ctx in ctxs.items()}
+        proposals = [
+            p
+            for p in propose(self.tagger, sku.category, texts)
+            if p.attribute in slugs and not overlaps((p.start, p.end), masked[p.field])
+        ]  # instruction-like text is never evidence
+        gold = self.tagger.lexicon_gold(sku.category)
+        out = []
+        for slug, chosen in select(self.model, proposals, sku.title, sku.category, gold).items():
+            for p, conf in chosen:
+                if conf < self.model.threshold(slug):
+                    continue
+                ctx = ctxs[p.field]
+                out.append(
+                    Finding(
+                        attribute=slug,
+                        value=ctx.doc.text[p.start : p.end],
+                        evidence=ctx.evidence(p.start, p.end),
+                        quality=round(min(1.0, conf), 4),
+                        confidence=round(min(1.0, conf), 4),
+                    )
+                )
+        return out
+
+
+class _ExplicitFields(LexiconEngine):
+    """The rule engine's explicit ``key: value`` fields of an attribute, nothing else."""
+
+    def extract_one(self, spec: AttributeSpec, ctx: _Ctx, attributes: list[AttributeSpec]) -> list[Finding]:
+        return self._explicit(spec, ctx)
+
+
+class _RulesView(ParsedEvidence):
+    """The SKU's :class:`ParsedEvidence` as the rule engine reads it while the learned engine replaces the
+    free-text findings of ``explicit_only``: for those attributes ``findings`` gives the explicit fields
+    only (memoised in ``parsed`` under :class:`_ExplicitFields`, so a Judge reading ``parsed`` later still
+    gets the full rule findings); everything else is ``parsed``'s.
+
+    Exact: after ``_dedupe`` (one finding per attribute, value, source_ref and quote span: the first of the
+    highest quality, at the place of that key's first finding) the engine keeps, of a replaced attribute,
+    only the explicit findings. An explicit finding has quality ``Q_EXPLICIT`` = 1.0, above every other
+    finding's (the rule engine's other qualities are ``Q_NAMED`` / ``Q_MENTION`` / ``Q_BARE``; a test
+    checks the order), and ``extract_one`` lists a Document's explicit fields first; so with one Document
+    per source_ref and one spec per slug the kept explicit findings and their order are the same whether
+    the other findings were extracted or not. :meth:`of` applies the view only then, and only to
+    attributes that take ``extract_one``'s common path (not the allergen and trace readers)."""
+
+    def __init__(self, parsed: ParsedEvidence, explicit_only: frozenset[str]) -> None:
+        self.parsed, self.explicit_only = parsed, explicit_only
+        self._explicit_engine = _ExplicitFields()
+
+    @classmethod
+    def of(
+        cls,
+        parsed: ParsedEvidence,
+        replaced: set[str],
+        attributes: list[AttributeSpec],
+        documents: list[Document],
+    ) -> ParsedEvidence:
+        """The view for ``replaced`` (``parsed`` itself where it would not be exact)."""
+        if len({d.source_ref for d in documents}) != len(documents):
+            return parsed
+        if len({a.slug for a in attributes}) != len(attributes):
+            return parsed
+        common = frozenset(
+            a.slug
+            for a in attributes
+            if a.slug in replaced
+            and "trace" not in a.slug
+            and not (a.type == "enum" and a.multi_valued and a.safety_critical and "allergen" in a.slug)
+        )
+        return cls(parsed, common) if common else parsed
+
+    def context(self, doc: Document) -> _Ctx:
+        return self.parsed.context(doc)
+
+    def findings(
+        self,
+        engine: LexiconEngine,
+        spec: AttributeSpec,
+        ctx: _Ctx,
+        context: list[AttributeSpec],
+        context_key: tuple[str, ...] | None = None,
+    ) -> list[Finding]:
+        if spec.slug in self.explicit_only:
+            engine = self._explicit_engine
+        return self.parsed.findings(engine, spec, ctx, context, context_key)

@@ -6,20 +6,23 @@ names two values of one attribute itself."""
 
 from __future__ import annotations
 
+import os
 import re
-from dataclasses import dataclass
-from typing import Any
+import tempfile
+from typing import Any, NamedTuple
 
 from groundtrace.catalog.scout.learned.model import LearnedModel
-from groundtrace.catalog.scout.learned.rerank import KIND, featurise
-from groundtrace.catalog.scout.learned.tokens import Gazetteer, crf_items, decode, tokenize
+from groundtrace.catalog.scout.learned.rerank import KIND, Ranker, Scorer
+from groundtrace.catalog.scout.learned.tokens import Gazetteer, ItemBuilder, decode, tokenize
 from groundtrace.catalog.scout.sentences import norm_key
 
 FIELDS = ("title", "description")
 
 
-@dataclass(frozen=True)
-class Proposal:
+class Proposal(NamedTuple):
+    """One span proposal (a named tuple: made many times per SKU; same fields and repr as the frozen
+    dataclass it was)."""
+
     attribute: str
     value: str
     field: str  # "title" | "description"
@@ -47,8 +50,40 @@ def gazetteer_of(lexicons: dict[str, dict[str, dict[str, Any]]], category: str) 
     return Gazetteer({slug: [e.value for e in es.values() if e.gold > 0] for slug, es in entries.items()})
 
 
+def model_attributes(tagger: Any) -> frozenset[bytes] | None:
+    """The attribute names of an open crfsuite tagger's model (its dictionary: what ``Tagger.set`` looks a
+    name up in), read from the model's text dump (``ATTRIBUTES`` section, one ``  <id>: <name>`` line
+    each); None when the dump cannot be written or read back whole (as many names as the header's
+    ``num_attrs``: a name holding a line break would split its line)."""
+    fd, name = tempfile.mkstemp(prefix="gt-crf-", suffix=".dump")
+    os.close(fd)
+    try:
+        tagger.dump(name)
+        with open(name, "rb") as f:
+            lines = f.read().split(b"\n")
+    except OSError:
+        return None
+    finally:
+        os.unlink(name)
+    try:
+        first = lines.index(b"ATTRIBUTES = {") + 1
+        count = next(int(x.split(b":")[1]) for x in lines if x.strip().startswith(b"num_attrs:"))
+    except (ValueError, StopIteration, IndexError):
+        return None
+    names = []
+    for line in lines[first:]:
+        if line == b"}":
+            break
+        num, sep, attr = line.lstrip(b" ").partition(b": ")
+        if not sep or not num.isdigit():
+            return None
+        names.append(attr)
+    return frozenset(names) if len(names) == count == len(set(names)) else None
+
+
 class Tagger:
-    """A crfsuite tagger opened on the model's weights (in memory), with the model's gazetteers."""
+    """A crfsuite tagger opened on the model's weights (in memory), with the model's gazetteers; items are
+    built by an :class:`ItemBuilder` that leaves out the names the model does not know."""
 
     def __init__(self, model: LearnedModel) -> None:
         self.model = model
@@ -59,6 +94,8 @@ class Tagger:
         self._lexicon_index: dict[str, LexiconIndex] = {}
         self._lexicon_gold: dict[str, dict[tuple[str, str], int]] = {}
         self._labels: set[str] | None = None
+        self._continuations: dict[str, tuple[str | None, tuple[str, ...]]] = {}
+        self._items = ItemBuilder(model_attributes(self._tagger))
 
     def gazetteer(self, category: str) -> Gazetteer:
         key = category.lower()
@@ -84,29 +121,37 @@ class Tagger:
         tokens = tokenize(text)
         if not tokens:
             return []
-        self._tagger.set(crf_items(tokens, category, field, self.gazetteer(category)))
-        labels = self._tagger.tag()
+        tagger = self._tagger
+        tagger.set(self._items.items(tokens, category, field, self.gazetteer(category)))
+        labels = tagger.tag()
+        found = decode(labels)
+        if not found:
+            return []
         out = []
-        marginal = self._tagger.marginal
-        for slug, first, end in decode(labels):
+        marginal, n = tagger.marginal, len(tokens)
+        for slug, first, end in found:
             conf = min([marginal(labels[i], i) for i in range(first, end)])
             s, e = tokens[first].start, tokens[end - 1].end
-            extend = self._extend(slug, first, end, len(tokens))
+            extend = self._extend(slug, first, end, n)
             out.append(Proposal(slug, text[s:e], field, s, e, float(conf), "tagger", extend))
         return out
 
     def _extend(self, slug: str, first: int, end: int, n: int) -> float:
         """The tagger's probability that the span ``[first, end)`` goes on: the token after it is
         ``I-slug``, or the token before it is inside a span of ``slug`` (the larger of the two)."""
-        if self._labels is None:
-            self._labels = set(self._tagger.labels())
-        inside, begin = f"I-{slug}", f"B-{slug}"
-        after = self._tagger.marginal(inside, end) if end < n and inside in self._labels else 0.0
+        names = self._continuations.get(slug)
+        if names is None:
+            if self._labels is None:
+                self._labels = set(self._tagger.labels())
+            inside, begin = f"I-{slug}", f"B-{slug}"
+            before_labels = tuple(lab for lab in (begin, inside) if lab in self._labels)
+            names = self._continuations[slug] = (inside if inside in self._labels else None, before_labels)
+        inside_label, before_labels = names
+        marginal = self._tagger.marginal
+        after = marginal(inside_label, end) if end < n and inside_label is not None else 0.0
         before = 0.0
         if first > 0:
-            before = sum(
-                self._tagger.marginal(lab, first - 1) for lab in (begin, inside) if lab in self._labels
-            )
+            before = sum(marginal(lab, first - 1) for lab in before_labels)
         return float(max(after, before))
 
 
@@ -151,21 +196,31 @@ class LexiconIndex:
                 else:
                     self._always.append(i)
         self._lengths = sorted({len(k) for k in self._by_first})
+        self._runs: dict[str, tuple[int, ...]] = {}
 
     def _candidates(self, text: str) -> list[int]:
         if not text.isascii() and not _ASCII_FOLDING.isdisjoint(text):
             return list(range(len(self._entries)))
         found = set(self._always)
-        by_first, lengths = self._by_first, self._lengths
+        runs = self._runs
         for run in _RUN.findall(text):
-            run = run.lower()
-            for n in lengths:
-                if n > len(run):
-                    break
-                hit = by_first.get(run[:n])
-                if hit is not None:
-                    found.update(hit)
+            hit = runs.get(run)
+            if hit is None:
+                hit = self._run_candidates(run)
+            found.update(hit)
         return sorted(found)
+
+    def _run_candidates(self, run: str) -> tuple[int, ...]:
+        """The values whose first word begins the word run ``run`` (lower case), cached per distinct run."""
+        low, by_first, hit = run.lower(), self._by_first, []
+        for n in self._lengths:
+            if n > len(low):
+                break
+            hit += by_first.get(low[:n], ())
+        out = tuple(hit)
+        if len(self._runs) < 200_000:
+            self._runs[run] = out
+        return out
 
     def spans(self, text: str, field: str) -> list[Proposal]:
         """Every lexicon value found in ``text`` as whole words (first match), raw score = its precision."""
@@ -228,13 +283,26 @@ def select(
     return out
 
 
+_SCORERS: dict[int, Scorer] = {}
+
+
+def _scorer(ranker: Ranker) -> Scorer:
+    """The :class:`~.rerank.Scorer` of ``ranker``, built once (keyed by identity; it holds the ranker)."""
+    found = _SCORERS.get(id(ranker))
+    if found is None or found.ranker is not ranker:
+        if len(_SCORERS) > 64:
+            _SCORERS.clear()
+        found = _SCORERS[id(ranker)] = Scorer(ranker)
+    return found
+
+
 def _select_ranked(
     model: LearnedModel, proposals: list[Proposal], title: str, lexicon_gold: dict[tuple[str, str], int]
 ) -> dict[str, list[tuple[Proposal, float]]]:
     assert model.ranker is not None
     best: dict[str, tuple[float, list[Proposal]]] = {}
-    for slug, _key, mine, feats in featurise(proposals, title, lexicon_gold):
-        conf = model.confidence(slug, KIND, model.ranker.score(feats))
+    for slug, _key, mine, raw in _scorer(model.ranker).scores(proposals, title, lexicon_gold):
+        conf = model.confidence(slug, KIND, raw)
         if slug not in best or conf > best[slug][0]:
             best[slug] = (conf, list(mine))
     return {

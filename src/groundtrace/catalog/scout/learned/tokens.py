@@ -54,15 +54,24 @@ class Gazetteer:
 
     def tags(self, tokens: list[Token]) -> list[list[str]]:
         """Per token, ``B:<slug>`` / ``I:<slug>`` for each known value of ``<slug>`` it starts / continues."""
-        out: list[list[str]] = [[] for _ in tokens]
+        marks = self.marks(tokens)
+        return [marks.get(i, []) for i in range(len(tokens))]
+
+    def marks(self, tokens: list[Token]) -> dict[int, list[str]]:
+        """:meth:`tags` of the tokens that have any, by token index."""
+        out: dict[int, list[str]] = {}
+        by_first = self._by_first
         words = [(i, t.text.lower()) for i, t in enumerate(tokens) if t.text not in "-/_"]
         for k, (i, word) in enumerate(words):
-            for value, slug in self._by_first.get(word, ()):
+            known = by_first.get(word)
+            if known is None:
+                continue
+            for value, slug in known:
                 n = len(value)
                 if tuple(w for _j, w in words[k : k + n]) == value:
-                    out[i].append(f"B:{slug}")
+                    out.setdefault(i, []).append(f"B:{slug}")
                     for j, _w in words[k + 1 : k + n]:
-                        out[j].append(f"I:{slug}")
+                        out.setdefault(j, []).append(f"I:{slug}")
         return out
 
 
@@ -143,77 +152,119 @@ def features(
     return out
 
 
-_WORD_ITEMS: dict[str, tuple[bytes, ...]] = {}
 _POS_ITEMS = tuple(f"pos:{i}".encode() for i in range(7))
+_EDGES = (b"-2:edge", b"-1:edge", b"1:edge", b"2:edge")
 
 
-def _word_items(word: str) -> tuple[bytes, ...]:
-    """The crfsuite attribute names a word contributes (cached per word): ``pre3:…``, the set flags among
-    ``upper`` / ``title`` / ``digit`` (a flag of value 0.0 adds nothing to a score), ``w:…``, ``shape:…``,
-    ``suf3:…`` on its own token, ``-2:w:…``, ``-1:w:…``, ``-1:shape:…``, ``1:w:…``, ``1:shape:…``, ``2:w:…``
-    as a neighbour, and ``|lower`` for ``cat_w``."""
-    items = _WORD_ITEMS.get(word)
-    if items is None:
-        low, shape, suf3, pre3, upper, title, digit = _word_info(word)
-        lw, sh = low.encode(), shape.encode()
-        flags = b"".join(name for name, on in ((b"upper", upper), (b"title", title), (b"digit", digit)) if on)
-        items = (
-            b"pre3:" + pre3.encode(),
-            b"upper" if upper else b"",
-            b"title" if title else b"",
-            b"digit" if digit else b"",
-            b"w:" + lw,
-            b"shape:" + sh,
-            b"suf3:" + suf3.encode(),
-            b"-2:w:" + lw,
-            b"-1:w:" + lw,
-            b"-1:shape:" + sh,
-            b"1:w:" + lw,
-            b"1:shape:" + sh,
-            b"2:w:" + lw,
-            b"|" + lw,
-            flags,
+class ItemBuilder:
+    """:func:`features` as crfsuite attribute names for one model, built from per-word cached pieces.
+
+    A string feature is ``key:value``, a numeric one of value 1.0 is ``key``; numeric features of value
+    0.0 are left out, and so is every name outside ``known`` (the model's attribute dictionary, None: keep
+    all). crfsuite looks each name up and skips an unknown one, then adds ``weight × value`` per known
+    attribute in item order, so leaving out an unknown name or an exact-zero feature changes no score and the
+    marginals stay bit-identical (tests/catalog/scout/learned/test_speed.py). Names the model cannot hold
+    the same way (a NUL, CR or LF: crfsuite stores the C string, the text dump splits lines) are always
+    kept. Training keeps :func:`features`: there a feature of value 0.0 still enters the attribute set.
+
+    The per-word pieces, in :func:`features`' order: ``bias``, ``pre3:…`` and the set flags among
+    ``upper`` / ``title`` / ``digit`` (before ``pos``); ``w:…``, ``shape:…``, ``suf3:…`` (after ``cat_w``);
+    ``-2:w:…``, ``-1:w:…`` + ``-1:shape:…``, ``1:w:…`` + ``1:shape:…``, ``2:w:…`` as a neighbour; and
+    ``cat_w:<cat>|<lower>`` per category."""
+
+    def __init__(self, known: frozenset[bytes] | None = None) -> None:
+        self.known = known
+        self._words: dict[str, tuple[tuple[bytes, ...], ...]] = {}
+        self._cat_w: dict[tuple[str, str], tuple[bytes, ...]] = {}
+        self._heads: dict[tuple[str, str], tuple[bytes, ...]] = {}
+        self._marks: dict[str, tuple[bytes, ...]] = {}
+        self._pos = tuple(self._keep(x) for x in _POS_ITEMS)
+        self._edges = tuple(self._keep(x) for x in _EDGES)
+
+    def _keep(self, *names: bytes) -> tuple[bytes, ...]:
+        """``names`` without the empty ones and, given ``known``, those crfsuite would skip as unknown."""
+        known = self.known
+        return tuple(
+            x for x in names if x and (known is None or x in known or b"\0" in x or b"\n" in x or b"\r" in x)
         )
-        if len(_WORD_ITEMS) < _WORD_INFO_LIMIT:
-            _WORD_ITEMS[word] = items
-    return items
+
+    def _word(self, word: str) -> tuple[tuple[bytes, ...], ...]:
+        pieces = self._words.get(word)
+        if pieces is None:
+            low, shape, suf3, pre3, upper, title, digit = _word_info(word)
+            lw, sh = low.encode(), shape.encode()
+            flags = [name for name, on in ((b"upper", upper), (b"title", title), (b"digit", digit)) if on]
+            pieces = (
+                self._keep(b"bias", b"pre3:" + pre3.encode(), *flags),
+                self._keep(b"w:" + lw, b"shape:" + sh, b"suf3:" + suf3.encode()),
+                self._keep(b"-2:w:" + lw),
+                self._keep(b"-1:w:" + lw, b"-1:shape:" + sh),
+                self._keep(b"1:w:" + lw, b"1:shape:" + sh),
+                self._keep(b"2:w:" + lw),
+            )
+            if len(self._words) < _WORD_INFO_LIMIT:
+                self._words[word] = pieces
+        return pieces
+
+    def _cat_word(self, cat: str, word: str) -> tuple[bytes, ...]:
+        key = (cat, word)
+        found = self._cat_w.get(key)
+        if found is None:
+            found = self._keep(f"cat_w:{cat}|".encode() + _word_info(word)[0].encode())
+            if len(self._cat_w) < _WORD_INFO_LIMIT:
+                self._cat_w[key] = found
+        return found
+
+    def _head(self, field: str, cat: str) -> tuple[bytes, ...]:
+        found = self._heads.get((field, cat))
+        if found is None:
+            found = self._heads[(field, cat)] = self._keep(b"field:" + field.encode(), b"cat:" + cat.encode())
+        return found
+
+    def _mark(self, mark: str) -> tuple[bytes, ...]:
+        found = self._marks.get(mark)
+        if found is None:
+            found = self._marks[mark] = self._keep(f"gaz={mark}".encode())
+        return found
+
+    def items(
+        self, tokens: list[Token], category: str, field: str, gazetteer: Gazetteer | None = None
+    ) -> list[list[bytes]]:
+        """One list of attribute names per token (class docstring)."""
+        cat = category.lower()
+        head = self._head(field, cat)
+        n = len(tokens)
+        marks = gazetteer.marks(tokens) if gazetteer else None
+        texts = [tok.text for tok in tokens]
+        words = [self._word(t) for t in texts]
+        cat_w = [self._cat_word(cat, t) for t in texts]
+        pos, (m2_edge, m1_edge, p1_edge, p2_edge) = self._pos, self._edges
+        out: list[list[bytes]] = []
+        for i, w in enumerate(words):
+            item = [
+                *w[0],
+                *pos[min(i, 6)],
+                *head,
+                *cat_w[i],
+                *w[1],
+                *(words[i - 2][2] if i >= 2 else m2_edge),
+                *(words[i - 1][3] if i >= 1 else m1_edge),
+                *(words[i + 1][4] if i + 1 < n else p1_edge),
+                *(words[i + 2][5] if i + 2 < n else p2_edge),
+            ]
+            if marks and i in marks:
+                for mark in dict.fromkeys(marks[i]):
+                    item += self._mark(mark)
+            out.append(item)
+        return out
 
 
 def crf_items(
     tokens: list[Token], category: str, field: str, gazetteer: Gazetteer | None = None
 ) -> list[list[bytes]]:
-    """:func:`features` as crfsuite attribute names (``key:value`` for a string feature, ``key`` for a
-    numeric one of value 1.0; numeric features of value 0.0 are left out), in :func:`features`' order —
-    what the tagger is given, built from per-word cached names. crfsuite adds ``weight × value`` per
-    attribute in item order, so a 0.0 feature adds an exact zero and the same order gives the same scores
-    and marginals to the last bit; names the model does not know are ignored either way. (Training keeps
-    :func:`features`: there a feature of value 0.0 still enters the model's attribute set.)"""
-    cat = category.lower()
-    head = (b"field:" + field.encode(), b"cat:" + cat.encode())
-    cat_w = b"cat_w:" + cat.encode()
-    n = len(tokens)
-    marks = gazetteer.tags(tokens) if gazetteer else None
-    words = [_word_items(tok.text) for tok in tokens]
-    out: list[list[bytes]] = []
-    for i, w in enumerate(words):
-        item = [b"bias", w[0]]
-        if w[14]:
-            item += [x for x in w[1:4] if x]
-        item += [_POS_ITEMS[min(i, 6)], *head, cat_w + w[13], w[4], w[5], w[6]]
-        item.append(words[i - 2][7] if i >= 2 else b"-2:edge")
-        if i >= 1:
-            item += (words[i - 1][8], words[i - 1][9])
-        else:
-            item.append(b"-1:edge")
-        if i + 1 < n:
-            item += (words[i + 1][10], words[i + 1][11])
-        else:
-            item.append(b"1:edge")
-        item.append(words[i + 2][12] if i + 2 < n else b"2:edge")
-        if marks is not None and marks[i]:
-            item += [f"gaz={mark}".encode() for mark in dict.fromkeys(marks[i])]
-        out.append(item)
-    return out
+    """:func:`features` as crfsuite attribute names, every name kept (:class:`ItemBuilder` without a
+    model's attribute dictionary)."""
+    return ItemBuilder().items(tokens, category, field, gazetteer)
 
 
 def _value_tokens(value: str) -> list[str]:
