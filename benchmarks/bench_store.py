@@ -1,6 +1,6 @@
 """Benchmark: the catalog store and batch runner (issue 13), every number a ratio measured in this run.
 
-    python -u benchmarks/bench_store.py [--section writes|llm|cpu|ray|all] [--skus 100] [--pg URL]
+    python -u benchmarks/bench_store.py [--section writes|llm|cpu|ratelimit|ray|all] [--skus 100] [--pg URL]
         [--levels 1,8,32,64] [--processes 1,2] [--rounds 4] [--workers 1,2]
 
 * ``writes`` — the offline engine over ``--skus`` SKUs (the demo catalog's 20, repeated with new ids)
@@ -19,6 +19,9 @@
   of which the rule Judge and the HTTP request; a call-only Scout; the store write; the server), and the
   SKUs/s that 2 fully used cores would allow (``2 / (client + writer + server)``): what the ``llm``
   shares are bounded by on a 2-core machine, and robust to other processes' load.
+* ``ratelimit`` — the Scout at concurrency 64 against the server limited to ``--cap`` requests in flight
+  (HTTP 429 with ``Retry-After: 0.3`` beyond it): every SKU answered, how far the client's adaptive limit
+  fell and where it ended, and the throughput against the server's capacity ``cap / 0.3 s``.
 * ``ray`` — ``--engine ray`` on a local Ray instance with ``--workers`` CPUs each (default 1,2; offline
   engine), the time of the enrich call after ``ray.init`` (worker start-up and imports included), SKUs/s
   and the speed-up over the first count.
@@ -130,22 +133,73 @@ class _CallOnlyScout:
         return SimpleNamespace(template=None, errors=[], llm_calls=1)
 
 
-def _serve(conn: Any) -> None:
+def _serve(conn: Any, cap: int | None = None) -> None:
     """The wire server in its own process (it must not share the client's GIL), tuned like a real server
     in this process only: TCP_NODELAY (else Nagle + delayed ACK add ~40 ms to every response) and an
-    accept backlog of 256 (the stdlib default of 5 drops connections at concurrency 64). Answers "cpu"
-    with its CPU seconds so far, stops on "stop"."""
+    accept backlog of 256 (the stdlib default of 5 drops connections at concurrency 64). ``cap``: a rate
+    limit of that many requests in flight (HTTP 429, ``Retry-After: 0.3``). Answers "cpu" with its CPU
+    seconds so far and "limited" with the number of 429s, stops on "stop"."""
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    from groundtrace.core.llm.wire_server import WireServer
+    from groundtrace.core.llm.wire_server import WireServer, rate_limited
 
     BaseHTTPRequestHandler.disable_nagle_algorithm = True
     ThreadingHTTPServer.request_queue_size = 256
+    limit = rate_limited(_scout_answer, max_in_flight=cap, retry_after_s=0.3) if cap else None
 
-    with WireServer(_scout_answer) as server:
+    with WireServer(limit or _scout_answer) as server:
         conn.send(server.base_url)
-        while conn.recv() == "cpu":
-            conn.send(time.process_time())
+        while (asked := conn.recv()) != "stop":
+            conn.send(time.process_time() if asked == "cpu" else (limit.limited if limit else 0))
+
+
+def bench_rate_limit(root: Path, concurrency: int, cap: int, rounds: int) -> dict[str, Any]:
+    """The Scout at ``concurrency`` against a server that answers 429 (``Retry-After: 0.3``) to whatever
+    exceeds ``cap`` requests in flight: the adaptive limit should settle near ``cap``, every SKU succeed,
+    and the throughput approach the server's capacity ``cap / 0.3 s``."""
+    import multiprocessing
+    import os
+
+    os.environ.setdefault("GROUNDTRACE_LLM_API_KEY", "bench")
+    parent, child = multiprocessing.get_context("fork").Pipe()
+    server = multiprocessing.get_context("fork").Process(target=_serve, args=(child, cap), daemon=True)
+    server.start()
+    base_url = parent.recv()
+    try:
+        n = rounds * cap
+        skus, _ = _skus(root, n)
+        config = EnrichConfig(
+            llm=f"{base_url}#bench", llm_options={"no_cache": True, "max_retries": 12}, workers=concurrency
+        )
+        comp = build_components(with_llm_concurrency(config))
+        store = CatalogStore(f"sqlite:///{root / 'limited.db'}")
+        load_before = os.getloadavg()[0]
+        t0 = time.perf_counter()
+        summary = enrich_to_store(skus, store, config, components=comp)
+        wall = time.perf_counter() - t0
+        parent.send("limited")
+        refused = parent.recv()
+        store.close()
+    finally:
+        parent.send("stop")
+        server.join(10)
+    limiter = comp.llm_clients[0].limiter
+    calls = summary.llm_usage.calls if summary.llm_usage else 0
+    return {
+        "concurrency": concurrency,
+        "server_cap": cap,
+        "skus": n,
+        "failed": summary.skus_failed,
+        "answered": calls,
+        "refused_429": refused,
+        "limit_lowest": limiter.lowest,
+        "limit_final": limiter.limit,
+        "limit_changes": len(limiter.history),
+        "requests_per_s": round(calls / wall, 1),
+        "server_capacity_per_s": round(cap / 0.3, 1),
+        "share_of_capacity": round(calls / wall / (cap / 0.3), 3),
+        "load": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+    }
 
 
 def _cpu_s() -> float:
@@ -398,7 +452,10 @@ def _inline_cpu_ms(root: Path, skus: Path, config: EnrichConfig, n: int) -> floa
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--section", default="all", choices=["writes", "llm", "cpu", "ray", "all"])
+    parser.add_argument(
+        "--section", default="all", choices=["writes", "llm", "cpu", "ratelimit", "ray", "all"]
+    )
+    parser.add_argument("--cap", type=int, default=16, help="ratelimit: the server's requests in flight")
     parser.add_argument("--skus", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--levels", default="1,8,32,64")
@@ -430,6 +487,9 @@ def main() -> None:
         if args.section in ("cpu", "all"):
             report["cpu"] = bench_cpu(root / "cpu", 300)
             print(json.dumps({"cpu": report["cpu"]}), flush=True)
+        if args.section in ("ratelimit", "all"):
+            report["ratelimit"] = bench_rate_limit(root / "rl", 64, args.cap, args.rounds * 4)
+            print(json.dumps({"ratelimit": report["ratelimit"]}), flush=True)
         if args.section in ("ray", "all"):
             report["ray"] = bench_ray(root / "r", args.skus, [int(x) for x in args.workers.split(",")])
             print(json.dumps({"ray": report["ray"]}), flush=True)
