@@ -67,3 +67,24 @@ def test_dialogue_lines_are_the_validated_dialogues(demo, tmp_path: Path) -> Non
     assert found.get(broken["dialogue_id"]) is None and found.get("absent") is None
     with pytest.raises(KeyError):
         found["not a key"]
+
+
+def test_deeply_nested_lines_are_refused_cheaply_on_every_read(demo, tmp_path: Path) -> None:
+    """The hostile-input limits hold on the fast paths: a line nested 200,000 deep is a line error (the
+    pydantic path's depth check), and the id scans (``DialogueLines``, the predicted split) skip it."""
+    folder = tmp_path / "ds"
+    shutil.copytree(demo.dataset, folder)
+    deep = b'{"dialogue_id": "deep", "turns": ' + b"[" * 200_000 + b"]" * 200_000 + b"}\n"
+    with (folder / "test.jsonl").open("ab") as handle:
+        handle.write(deep)
+    lean = read_lean(folder, "test")
+    assert lean.errors[-1].endswith("JSON nested deeper than 100 levels") and lean.errors == (
+        load_dataset(folder, "test").errors
+    )
+    found = DialogueLines(folder, ["deep", lean.dialogues[0].dialogue_id])
+    assert found.get("deep") is None and found[lean.dialogues[0].dialogue_id].dialogue_id
+    predictions = tmp_path / "p.jsonl"
+    predictions.write_bytes(
+        deep + json.dumps({"dialogue_id": lean.dialogues[0].dialogue_id}).encode() + b"\n"
+    )
+    assert load_predicted_split(folder, predictions)[0] == "test"
