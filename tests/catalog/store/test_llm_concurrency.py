@@ -97,3 +97,16 @@ def test_results_are_identical_at_concurrency_1_8_and_over_processes(
     assert results["c1"]["decisions"] and results["c1"] == results["c8"] == results["c8x2"]
     # the answers did extract values, so the comparison covers located quotes, not only abstentions
     assert any('"extracted"' in row and '"span"' in row for row in results["c1"]["candidates"])
+
+
+def test_a_worker_process_that_cannot_start_is_an_error_not_a_hang(tmp_path: Path) -> None:
+    """A worker whose components cannot be built reports why; the parent raises it (and stops the rest)."""
+    from groundtrace.catalog.model import SKU
+    from groundtrace.catalog.store.runner import _sharded_async
+
+    sku = SKU.model_validate({"sku_id": "x1", "title": "Oat bar", "category": "snacks"})
+    config = EnrichConfig(
+        templates=tmp_path / "missing-templates.yaml", llm="http://127.0.0.1:9/v1#m", workers=2
+    )
+    with pytest.raises(RuntimeError, match="an LLM worker process failed: .*missing-templates"):
+        list(_sharded_async([sku, sku], config, 2))
