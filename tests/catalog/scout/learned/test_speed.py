@@ -59,6 +59,9 @@ def test_lexicon_index_finds_exactly_what_searching_every_value_finds() -> None:
     found = {p.value for p in index.spans(TEXTS[1], "title")}
     assert found == {"MT-HAGEN", "kicking/horse", "KCup", "darkroast"}
     assert {p.value for p in index.spans(TEXTS[4], "title")} == {"\u212aicking Horse"}  # Kelvin sign K
+    # a value is tried at each run where it can start, in order: the first "dark" is no "Dark Roast"
+    got = [(p.value, p.start) for p in index.spans("Dark chocolate, xdark, DARK-roast darkroast", "title")]
+    assert got == [("Dark", 0), ("DARK-roast", 23)]
     p = index.spans("Dark", "description")[0]
     assert p == Proposal("brand", "Dark", "description", 0, 4, 1 / 4, "lexicon")
 
@@ -134,3 +137,18 @@ def test_scorer_gives_the_ranker_scores_of_the_feature_dicts_bit_identically() -
         ranker = Ranker(intercept=rng.uniform(-2, 2), weights=weights)
         want = [(slug, key, mine, ranker.score(feats)) for slug, key, mine, feats in rows]
         assert Scorer(ranker).scores(proposals, title, gold) == want  # floats compared exactly
+
+
+def test_crf_items_name_every_non_zero_feature_in_order() -> None:
+    gazetteer = Gazetteer({"brand": ["acme", "acme red"], "color": ["red"]})
+    text = "ACME Red gadget-pro 2x, 12 Pack of acme red Widgets for the Office and HOME use 7"
+    tokens = tokenize(text)
+    assert len(tokens) > 12
+    builder = ItemBuilder()
+    for _ in range(2):  # the second pass reads the per-word caches
+        for field, category in (("title", "Gadgets"), ("description", "Home & Kitchen")):
+            want = [
+                [f"{k}:{v}".encode() if isinstance(v, str) else k.encode() for k, v in f.items() if v != 0.0]
+                for f in features(tokens, category, field, gazetteer)
+            ]
+            assert builder.items(tokens, category, field, gazetteer) == want

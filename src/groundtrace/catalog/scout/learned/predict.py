@@ -198,17 +198,28 @@ class LexiconIndex:
         self._lengths = sorted({len(k) for k in self._by_first})
         self._runs: dict[str, tuple[int, ...]] = {}
 
-    def _candidates(self, text: str) -> list[int]:
+    def _starts(self, text: str) -> dict[int, list[int]] | None:
+        """Per value that can match ``text``: the starts of the word runs where its match can begin (value
+        index → ascending offsets; ``[]``: anywhere, for a value with a non-ASCII first word); None when the
+        text holds one of :data:`_ASCII_FOLDING` (every value, anywhere)."""
         if not text.isascii() and not _ASCII_FOLDING.isdisjoint(text):
-            return list(range(len(self._entries)))
-        found = set(self._always)
+            return None
+        found: dict[int, list[int]] = {i: [] for i in self._always}
         runs = self._runs
-        for run in _RUN.findall(text):
+        for m in _RUN.finditer(text):
+            run = m.group()
             hit = runs.get(run)
             if hit is None:
                 hit = self._run_candidates(run)
-            found.update(hit)
-        return sorted(found)
+            if hit:
+                start = m.start()
+                for i in hit:
+                    if i in found:
+                        if found[i]:
+                            found[i].append(start)
+                    else:
+                        found[i] = [start]
+        return found
 
     def _run_candidates(self, run: str) -> tuple[int, ...]:
         """The values whose first word begins the word run ``run`` (lower case), cached per distinct run."""
@@ -223,14 +234,29 @@ class LexiconIndex:
         return out
 
     def spans(self, text: str, field: str) -> list[Proposal]:
-        """Every lexicon value found in ``text`` as whole words (first match), raw score = its precision."""
+        """Every lexicon value found in ``text`` as whole words (first match), raw score = its precision.
+
+        A value is tried only at the run starts where its match can begin (:meth:`_starts`), in order, with
+        ``pattern.match(text, start)`` (the look-behind still sees the character before ``start``): the
+        first success is ``pattern.search(text)``'s match, since a search tries the same positions left to
+        right and no match starts elsewhere."""
         out = []
-        for i in self._candidates(text):
+        starts = self._starts(text)
+        order = range(len(self._entries)) if starts is None else sorted(starts)
+        for i in order:
             pattern = self._patterns.get(i)
             slug, value, precision = self._entries[i]
             if pattern is None:
                 pattern = self._patterns[i] = _word_re(value)
-            m = pattern.search(text)
+            where = starts[i] if starts is not None else None
+            if where:
+                m = None
+                for at in where:
+                    m = pattern.match(text, at)
+                    if m:
+                        break
+            else:
+                m = pattern.search(text)
             if m:
                 out.append(Proposal(slug, m.group(0), field, m.start(), m.end(), precision, "lexicon"))
         return out

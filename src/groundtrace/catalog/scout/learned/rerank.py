@@ -70,11 +70,19 @@ class Ranker(BaseModel):
         return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
 
 
+_KEYS: dict[str, str] = {}  # norm_key per distinct value text (bounded: a long run stops adding)
+
+
 def group(proposals: Sequence[_Span]) -> dict[str, dict[str, list[_Span]]]:
     """``attribute → norm_key(value) → proposals`` (proposals with an empty key are dropped)."""
     out: dict[str, dict[str, list[_Span]]] = {}
+    keys = _KEYS
     for p in proposals:
-        key = norm_key(p.value)
+        key = keys.get(p.value)
+        if key is None:
+            key = norm_key(p.value)
+            if len(keys) < 200_000:
+                keys[p.value] = key
         if key:
             out.setdefault(p.attribute, {}).setdefault(key, []).append(p)
     return out

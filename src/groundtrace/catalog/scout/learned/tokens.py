@@ -25,8 +25,10 @@ class Token(NamedTuple):
 
 
 def tokenize(text: str, limit: int = MAX_TOKENS) -> list[Token]:
-    """The first ``limit`` tokens of ``text`` with their spans."""
-    return [Token(m.group(0), *m.span()) for m in islice(_TOKEN.finditer(text), max(1, limit))]
+    """The first ``limit`` tokens of ``text`` with their spans (built by ``tuple.__new__``: the same
+    :class:`Token` as its constructor makes, without its argument handling)."""
+    new = tuple.__new__
+    return [new(Token, (m.group(), m.start(), m.end())) for m in islice(_TOKEN.finditer(text), max(1, limit))]
 
 
 def _shape(word: str) -> str:
@@ -62,11 +64,10 @@ class Gazetteer:
         out: dict[int, list[str]] = {}
         by_first = self._by_first
         words = [(i, t.text.lower()) for i, t in enumerate(tokens) if t.text not in "-/_"]
-        for k, (i, word) in enumerate(words):
-            known = by_first.get(word)
-            if known is None:
-                continue
-            for value, slug in known:
+        starts = [k for k, (_i, word) in enumerate(words) if word in by_first]
+        for k in starts:
+            i, word = words[k]
+            for value, slug in by_first[word]:
                 n = len(value)
                 if tuple(w for _j, w in words[k : k + n]) == value:
                     out.setdefault(i, []).append(f"B:{slug}")
@@ -175,9 +176,10 @@ class ItemBuilder:
     def __init__(self, known: frozenset[bytes] | None = None) -> None:
         self.known = known
         self._words: dict[str, tuple[tuple[bytes, ...], ...]] = {}
-        self._cat_w: dict[tuple[str, str], tuple[bytes, ...]] = {}
+        self._cat_w: dict[str, dict[str, tuple[bytes, ...]]] = {}
         self._heads: dict[tuple[str, str], tuple[bytes, ...]] = {}
         self._marks: dict[str, tuple[bytes, ...]] = {}
+        self._owns: dict[tuple[str, str], dict[str, tuple[bytes, ...]]] = {}
         self._pos = tuple(self._keep(x) for x in _POS_ITEMS)
         self._edges = tuple(self._keep(x) for x in _EDGES)
 
@@ -207,12 +209,28 @@ class ItemBuilder:
         return pieces
 
     def _cat_word(self, cat: str, word: str) -> tuple[bytes, ...]:
-        key = (cat, word)
-        found = self._cat_w.get(key)
+        per_cat = self._cat_w.setdefault(cat, {})
+        found = per_cat.get(word)
         if found is None:
             found = self._keep(f"cat_w:{cat}|".encode() + _word_info(word)[0].encode())
-            if len(self._cat_w) < _WORD_INFO_LIMIT:
-                self._cat_w[key] = found
+            if len(per_cat) < _WORD_INFO_LIMIT:
+                per_cat[word] = found
+        return found
+
+    def _own(
+        self,
+        owns: dict[str, tuple[bytes, ...]],
+        i: int,
+        text: str,
+        word: tuple[tuple[bytes, ...], ...],
+        cat: str,
+        head: tuple[bytes, ...],
+    ) -> tuple[bytes, ...]:
+        """The names of token ``i`` (``text``) from ``bias`` to ``suf3``: its flags, ``pos``, field and
+        category, ``cat_w``, ``w`` / ``shape`` / ``suf3``; kept in ``owns`` from position 6 on."""
+        found = word[0] + self._pos[min(i, 6)] + head + self._cat_word(cat, text) + word[1]
+        if i >= 6 and len(owns) < _WORD_INFO_LIMIT:
+            owns[text] = found
         return found
 
     def _head(self, field: str, cat: str) -> tuple[bytes, ...]:
@@ -236,17 +254,21 @@ class ItemBuilder:
         n = len(tokens)
         marks = gazetteer.marks(tokens) if gazetteer else None
         texts = [tok.text for tok in tokens]
-        words = [self._word(t) for t in texts]
-        cat_w = [self._cat_word(cat, t) for t in texts]
-        pos, (m2_edge, m1_edge, p1_edge, p2_edge) = self._pos, self._edges
+        cached = self._words
+        words = [w if (w := cached.get(t)) is not None else self._word(t) for t in texts]
+        # a token's own names from "bias" to "suf3" (pos:6 from the 7th token on), per field, category, word
+        owns = self._owns.get((field, cat))
+        if owns is None:
+            owns = self._owns[(field, cat)] = {}
+        m2_edge, m1_edge, p1_edge, p2_edge = self._edges
+        own = [
+            o if i >= 6 and (o := owns.get(t)) is not None else self._own(owns, i, t, words[i], cat, head)
+            for i, t in enumerate(texts)
+        ]
         out: list[list[bytes]] = []
-        for i, w in enumerate(words):
+        for i in range(n):
             item = [
-                *w[0],
-                *pos[min(i, 6)],
-                *head,
-                *cat_w[i],
-                *w[1],
+                *own[i],
                 *(words[i - 2][2] if i >= 2 else m2_edge),
                 *(words[i - 1][3] if i >= 1 else m1_edge),
                 *(words[i + 1][4] if i + 1 < n else p1_edge),
