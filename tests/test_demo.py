@@ -16,17 +16,36 @@ from groundtrace.demo import SUMMARY_COLUMNS, discrimination_text, run_demo, sum
 
 
 @pytest.mark.slow
-def test_run_demo_end_to_end(tmp_path: Path) -> None:
-    shown = io.StringIO()
-    artefacts = run_demo(tmp_path, n_dialogues=24, seed=3, console=Console(file=shown, width=200))
+def test_demo_cli_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, minilm_parser: None) -> None:
+    """``groundtrace demo`` as a user runs it, once (it costs the most CPU of any test): every step writes
+    its artefacts, the console summary ranks the systems as the report does, the closing lines say how to
+    open the review page, and the systems learn the parser with its default (MiniLM) features here, where
+    the rest of the suite uses TF-IDF (tests/conftest.py). ``run_demo`` is watched to read the artefacts it
+    returns (the CLI calls it with the parsed options and prints to the captured stdout)."""
+    from groundtrace import demo as demo_mod
+
+    returned: list[dict[str, Path]] = []
+
+    def watched_run_demo(*args, **kwargs):
+        returned.append(run_demo(*args, **kwargs))
+        return returned[-1]
+
+    monkeypatch.setattr(demo_mod, "run_demo", watched_run_demo)
+    result = CliRunner().invoke(
+        app, ["demo", "--out", str(tmp_path / "d"), "--dialogues", "24", "--seed", "3"]
+    )
+    assert result.exit_code == 0, result.output
+    assert len(returned) == 1
+    artefacts = returned[0]
     for name in ("kb", "dataset", "leaderboard", "html_report", "catalog_results", "catalog_evaluation"):
         assert artefacts[name].exists(), name
-    board = json.loads((tmp_path / "crs" / "report" / "leaderboard.json").read_text())
+    assert (tmp_path / "d" / "crs" / "report" / "report.html").exists()
+    board = json.loads((tmp_path / "d" / "crs" / "report" / "leaderboard.json").read_text())
     rows = {row["system"]: row["cells"] for row in board["leaderboard"] if row["setting"] == "closed"}
     assert rows["oracle"]["recall@1"]["value"] == 1.0  # the oracle ranks the gold POI first, always
     assert rows["random"]["recall@1"]["value"] < 0.5  # 1/8 expected on the closed set of 8
     # the console table lists the systems as the report does: oracle, by R@1 best first, random
-    out = shown.getvalue()
+    out = result.output
     listed = [line.split("│")[1].strip() for line in out.splitlines() if line.count("│") == 7]
     ranked = sorted(set(rows) - {"oracle", "random"}, key=lambda s: (-rows[s]["recall@1"]["value"], s))
     assert listed == ["oracle", *ranked, "random"]
@@ -40,20 +59,9 @@ def test_run_demo_end_to_end(tmp_path: Path) -> None:
     assert results and all(
         json.loads(line)["decision"]["action"] in {"WRITE", "BLOCK", "REVIEW"} for line in results
     )
-
-
-@pytest.mark.slow
-def test_demo_cli(tmp_path: Path, minilm_parser: None) -> None:
-    """``groundtrace demo`` as a user runs it: the systems learn the parser with its default (MiniLM)
-    features here, where the rest of the suite uses TF-IDF (tests/conftest.py)."""
-    result = CliRunner().invoke(
-        app, ["demo", "--out", str(tmp_path / "d"), "--dialogues", "12", "--seed", "1"]
-    )
-    assert result.exit_code == 0, result.output
-    assert (tmp_path / "d" / "crs" / "report" / "report.html").exists()
-    assert "TRACE-Catalog" in result.output
+    assert "TRACE-Catalog" in out
     store = (tmp_path / "d" / "catalog" / "store.db").resolve()
-    last = result.output.strip().splitlines()[-3:]
+    last = out.strip().splitlines()[-3:]
     assert last[0] == f"  groundtrace catalog user add reviewer --db sqlite:///{store}"
     assert last[1] == f"  groundtrace catalog serve --db sqlite:///{store}"
     assert "http://127.0.0.1:8000/" in last[2]
