@@ -42,7 +42,12 @@ python -m ruff format --check src tests benchmarks scripts
 # benchmark/system line; the no-cycles check runs in tests/test_layering.py.
 lint-imports pyproject.toml
 set +e
-python -m pytest -q -p no:cacheprovider "$@"
+# Bytecode caches on for the suite even where the environment turns them off (PYTHONDONTWRITEBYTECODE=1):
+# the suite starts dozens of Python child processes (CLI runs, pytest runs, a whole-suite collection) that
+# would otherwise compile groundtrace again and re-rewrite the asserts of every test module each time; the
+# caches go to the git-ignored __pycache__ folders. Measured (CPU, loaded 2-core machine): the child
+# whole-suite collection of tests/test_fresh_clone.py 19.9 -> 11.0 s, that module 25.7 -> 15.4 s.
+env -u PYTHONDONTWRITEBYTECODE python -m pytest -q -p no:cacheprovider "$@"
 rc=$?
 set -e
 if [ "$rc" = 5 ]; then

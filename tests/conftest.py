@@ -23,8 +23,9 @@ settings.load_profile(
 # ~2.7x the CPU of a first training (21.4 vs 7.8 s for tests/crs/systems/test_train_parser_cli.py's first
 # test), paid again by every `crs run` of a learning system on a new dataset or in a child process. The
 # MiniLM parser itself is tested in tests/crs/systems/test_understanding_embed.py (features="embed" given
-# explicitly) and end to end by test_demo.py's test_demo_cli. Set before any test and inherited by the
-# child processes tests start; an outer GROUNDTRACE_PARSER_FEATURES=embed runs the whole suite with MiniLM.
+# explicitly) and end to end by tests/test_demo.py::test_demo_cli_end_to_end. Set before any test and
+# inherited by the child processes tests start; an outer GROUNDTRACE_PARSER_FEATURES=embed runs the whole
+# suite with MiniLM.
 os.environ.setdefault("GROUNDTRACE_PARSER_FEATURES", "tfidf")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
