@@ -4,6 +4,7 @@ feature dicts training uses, and the ASCII-folding exception list is complete.""
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 
@@ -18,7 +19,14 @@ from groundtrace.catalog.scout.learned.predict import (
     model_attributes,
 )
 from groundtrace.catalog.scout.learned.rerank import Ranker, Scorer, featurise
-from groundtrace.catalog.scout.learned.tokens import Gazetteer, ItemBuilder, crf_items, features, tokenize
+from groundtrace.catalog.scout.learned.tokens import (
+    Gazetteer,
+    ItemBuilder,
+    crf_items,
+    decode,
+    features,
+    tokenize,
+)
 from groundtrace.catalog.scout.learned.train import _train_crf
 
 VALUES = ["Mt. Hagen", "mt hagen", "Kicking Horse", "K-Cup", "Dark", "Dark Roast", "Über Bean", "snake_case",
@@ -141,14 +149,38 @@ def test_scorer_gives_the_ranker_scores_of_the_feature_dicts_bit_identically() -
 
 def test_crf_items_name_every_non_zero_feature_in_order() -> None:
     gazetteer = Gazetteer({"brand": ["acme", "acme red"], "color": ["red"]})
-    text = "ACME Red gadget-pro 2x, 12 Pack of acme red Widgets for the Office and HOME use 7"
-    tokens = tokenize(text)
-    assert len(tokens) > 12
+    long = "ACME Red gadget-pro 2x, 12 Pack of acme red Widgets for the Office and HOME use 7"
+    assert len(tokenize(long)) > 12
     builder = ItemBuilder()
     for _ in range(2):  # the second pass reads the per-word caches
-        for field, category in (("title", "Gadgets"), ("description", "Home & Kitchen")):
+        for (field, category), text in itertools.product(
+            (("title", "Gadgets"), ("description", "Home & Kitchen")), ["", "acme", "Acme Red", "a b c", long]
+        ):
+            tokens = tokenize(text)
             want = [
                 [f"{k}:{v}".encode() if isinstance(v, str) else k.encode() for k, v in f.items() if v != 0.0]
                 for f in features(tokens, category, field, gazetteer)
             ]
             assert builder.items(tokens, category, field, gazetteer) == want
+
+
+def _decode_every_label(labels: list[str]) -> list[tuple[str, int, int]]:
+    """decode as it read every label (before it skipped the ``O`` runs)."""
+    out: list[tuple[str, int, int]] = []
+    current: list = []
+    for i, label in enumerate([*labels, "O"]):
+        tag, _, slug = label.partition("-")
+        if current and (tag != "I" or slug != current[0]):
+            out.append((current[0], current[1], i))
+            current = []
+        if tag == "B" or (tag == "I" and not current):
+            current = [slug, i]
+    return out
+
+
+def test_decode_skipping_o_labels_gives_the_same_spans() -> None:
+    rng = random.Random(3)
+    alphabet = ["O", "O", "O", "B-a", "I-a", "B-b", "I-b", "I-a-b", "B-a-b", "X", "I", "B-", "I-"]
+    for _ in range(3000):
+        labels = [rng.choice(alphabet) for _ in range(rng.randint(0, 12))]
+        assert decode(labels) == _decode_every_label(labels), labels

@@ -64,12 +64,13 @@ class Gazetteer:
         out: dict[int, list[str]] = {}
         by_first = self._by_first
         words = [(i, t.text.lower()) for i, t in enumerate(tokens) if t.text not in "-/_"]
-        starts = [k for k, (_i, word) in enumerate(words) if word in by_first]
+        lows = [w for _i, w in words]
+        starts = [k for k, word in enumerate(lows) if word in by_first]
         for k in starts:
             i, word = words[k]
             for value, slug in by_first[word]:
                 n = len(value)
-                if tuple(w for _j, w in words[k : k + n]) == value:
+                if tuple(lows[k : k + n]) == value:
                     out.setdefault(i, []).append(f"B:{slug}")
                     for j, _w in words[k + 1 : k + n]:
                         out.setdefault(j, []).append(f"I:{slug}")
@@ -265,19 +266,18 @@ class ItemBuilder:
             o if i >= 6 and (o := owns.get(t)) is not None else self._own(owns, i, t, words[i], cat, head)
             for i, t in enumerate(texts)
         ]
-        out: list[list[bytes]] = []
-        for i in range(n):
-            item = [
-                *own[i],
-                *(words[i - 2][2] if i >= 2 else m2_edge),
-                *(words[i - 1][3] if i >= 1 else m1_edge),
-                *(words[i + 1][4] if i + 1 < n else p1_edge),
-                *(words[i + 2][5] if i + 2 < n else p2_edge),
-            ]
-            if marks and i in marks:
-                for mark in dict.fromkeys(marks[i]):
-                    item += self._mark(mark)
-            out.append(item)
+        if not n:
+            return []
+        before2 = [m2_edge, m2_edge][:n] + [w[2] for w in words[:-2]]
+        before1 = [m1_edge] + [w[3] for w in words[:-1]]
+        after1 = [w[4] for w in words[1:]] + [p1_edge]
+        after2 = [w[5] for w in words[2:]] + [p2_edge, p2_edge][: min(n, 2)]
+        out = [
+            [*o, *a, *b, *c, *d] for o, a, b, c, d in zip(own, before2, before1, after1, after2, strict=True)
+        ]
+        for i, found in (marks or {}).items():
+            for mark in dict.fromkeys(found):
+                out[i] += self._mark(mark)
         return out
 
 
@@ -321,14 +321,26 @@ def bio_labels(tokens: list[Token], spans: dict[str, tuple[int, int]]) -> list[s
 
 
 def decode(labels: list[str]) -> list[tuple[str, int, int]]:
-    """``(slug, first, end)`` token spans of a BIO sequence (an ``I-`` without its ``B-`` starts a span)."""
+    """``(slug, first, end)`` token spans of a BIO sequence (an ``I-`` without its ``B-`` starts a span).
+
+    Only the labels other than ``O`` are looked at: an ``O`` ends the span before it and starts none, so a
+    gap between two such labels ends the span at the gap's first position."""
     out: list[tuple[str, int, int]] = []
     current: list = []
-    for i, label in enumerate([*labels, "O"]):
+    last = -1
+    for i, label in enumerate(labels):
+        if label == "O":
+            continue
+        if current and i != last + 1:
+            out.append((current[0], current[1], last + 1))
+            current = []
         tag, _, slug = label.partition("-")
         if current and (tag != "I" or slug != current[0]):
             out.append((current[0], current[1], i))
             current = []
         if tag == "B" or (tag == "I" and not current):
             current = [slug, i]
+        last = i
+    if current:
+        out.append((current[0], current[1], last + 1))
     return out
