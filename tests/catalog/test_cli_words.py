@@ -130,3 +130,13 @@ def test_help_lists_plugin_names_when_a_plugin_is_installed(tmp_path: Path) -> N
         "    pass\n"
     )
     assert "partner-api" in _python(code, str(tmp_path))
+
+
+def test_store_run_options_runner_and_the_old_engine_keyword() -> None:
+    from groundtrace.catalog.store.runner import StoreRunOptions
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert StoreRunOptions(runner="ray").runner == "ray" and StoreRunOptions().runner == "local"
+    with pytest.warns(DeprecationWarning, match="now 'runner'"):
+        assert StoreRunOptions(engine="ray").runner == "ray"

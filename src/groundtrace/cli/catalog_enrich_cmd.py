@@ -275,7 +275,7 @@ def enrich_cmd(
 
         options = StoreRunOptions(
             run_name=run_name,
-            engine=runner,  # StoreRunOptions.engine is the runner (local / ray)
+            runner=runner,
             ray_address=ray_address,
             batch_size=batch_size,
             policy=StorePolicy(fill_empty_only=fill_empty_only, keep_approved=not overwrite_approved),

@@ -27,12 +27,12 @@ def test_ray_runner_decides_exactly_like_the_local_runner(tmp_path: Path, monkey
     local = CatalogStore(f"sqlite:///{tmp_path / 'local.db'}")
     enrich_to_store(paths.skus, local, config)
     on_ray = CatalogStore(f"sqlite:///{tmp_path / 'ray.db'}")
-    summary = enrich_to_store(paths.skus, on_ray, config, StoreRunOptions(engine="ray"))
+    summary = enrich_to_store(paths.skus, on_ray, config, StoreRunOptions(runner="ray"))
     assert summary.mode == "ray" and summary.skus_failed == 0 and summary.skus_processed == 20
     assert on_ray.run_results(1) == local.run_results(1)
     assert os.environ.get("RAY_USAGE_STATS_ENABLED") == "0"  # the private instance reports nothing to Ray
     assert export_rows(on_ray) == export_rows(local)
-    again = enrich_to_store(paths.skus, on_ray, config, StoreRunOptions(engine="ray"))
+    again = enrich_to_store(paths.skus, on_ray, config, StoreRunOptions(runner="ray"))
     assert (again.skus_unchanged, again.skus_processed) == (20, 0)  # nothing to send to Ray
 
 
@@ -55,7 +55,7 @@ def _ray_attempt(url: str, skus: str, config_json: str, kill_at: int) -> None:
     os.setpgid(0, 0)
     store = CatalogStore(url)
     _count_writes(store, kill_at, [0])
-    options = StoreRunOptions(engine="ray", batch_size=4)
+    options = StoreRunOptions(runner="ray", batch_size=4)
     enrich_to_store(Path(skus), store, EnrichConfig.model_validate_json(config_json), options)
     os._exit(0)
 

@@ -40,12 +40,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from groundtrace.catalog.model import SKU
 from groundtrace.catalog.pipeline import (
@@ -71,7 +72,9 @@ class StoreRunOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     run_name: str | None = Field(default=None, description="Default: run-<config hash>.")
-    engine: Literal["local", "ray"] = "local"
+    runner: Literal["local", "ray"] = Field(
+        default="local", description="How the SKUs run: local (inline / processes / async) or ray."
+    )
     ray_address: str | None = None
     batch_size: int = Field(default=32, ge=1, le=10_000, description="SKUs per write transaction.")
     llm_processes: int = Field(
@@ -83,6 +86,21 @@ class StoreRunOptions(BaseModel):
     )
     flush_seconds: float = Field(default=1.0, gt=0, description="Longest time an outcome waits unwritten.")
     policy: StorePolicy = Field(default_factory=StorePolicy)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_engine_keyword(cls, data: Any) -> Any:
+        """``engine=`` (the runner's name before issue 25) → ``runner=``, with a DeprecationWarning."""
+        if not isinstance(data, dict) or "engine" not in data:
+            return data
+        warnings.warn(
+            "StoreRunOptions 'engine' is deprecated: it is the runner, now 'runner' (local / ray)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        data = dict(data)
+        data.setdefault("runner", data.pop("engine"))
+        return data
 
 
 class StoreRunSummary(BaseModel):
@@ -139,7 +157,7 @@ def with_llm_concurrency(config: EnrichConfig) -> EnrichConfig:
 
 
 def choose_mode(config: EnrichConfig, options: StoreRunOptions) -> Mode:
-    if options.engine == "ray":
+    if options.runner == "ray":
         return "ray"
     if config.llm or config.vlm or config.judge != "rule":
         return "async"
