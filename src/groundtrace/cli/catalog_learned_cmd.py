@@ -131,7 +131,7 @@ def train_cmd(
     """Train the learned extractor (CRF tagger + per-category lexicons and gazetteers) on a TRAIN split;
     confidences calibrated and θ picked on held-out proposals (cross-fitting). The model file stores the
     templates it was trained with (--templates, else inferred from the gold: attribute set and value
-    types), so `catalog enrich --engine learned --model FILE` and `catalog evaluate --model FILE` need no
+    types), so `catalog enrich --extractor learned --model FILE` and `catalog evaluate --model FILE` need no
     --templates. Prints a write-policy snippet (θ per learned attribute) for `catalog enrich --policy`."""
     from groundtrace.catalog.evaluation.matching import correct_for
     from groundtrace.catalog.scout.learned.snippet import policy_snippet

@@ -1,4 +1,4 @@
-"""``--engine ray`` on a private local Ray instance (2 CPUs, no dashboard, 127.0.0.1): the same decisions
+"""``--runner ray`` on a private local Ray instance (2 CPUs, no dashboard, 127.0.0.1): the same decisions
 and the same export as the local runner on the same input."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from groundtrace.catalog.store.runner import StoreRunOptions, enrich_to_store
 
 # a private Ray instance: slow tier only (tests/conftest.py does not import this module for -m "not slow")
 pytestmark = pytest.mark.slow
-pytest.importorskip("ray", reason="--engine ray needs Ray: pip install 'groundtrace[ray]' (CI installs it)")
+pytest.importorskip("ray", reason="--runner ray needs Ray: pip install 'groundtrace[ray]' (CI installs it)")
 
 
 def test_ray_runner_decides_exactly_like_the_local_runner(tmp_path: Path, monkeypatch) -> None:

@@ -1,4 +1,4 @@
-"""``catalog enrich --db URL --engine ray``: the same per-SKU pipeline as Ray tasks; the driver writes.
+"""``catalog enrich --db URL --runner ray``: the same per-SKU pipeline as Ray tasks; the driver writes.
 
 ``ray_outcomes(todo, config, address=None, workers=N)`` yields one :class:`SkuOutcome` per SKU, as tasks
 finish. SKUs go out in chunks of :data:`CHUNK` (one task each, at most ``2 × workers`` tasks in flight);
@@ -53,7 +53,7 @@ def _import_ray() -> Any:
     try:
         import ray
     except ImportError as exc:
-        raise ImportError("--engine ray needs Ray: pip install 'groundtrace[ray]'") from exc
+        raise ImportError("--runner ray needs Ray: pip install 'groundtrace[ray]'") from exc
     return ray
 
 
