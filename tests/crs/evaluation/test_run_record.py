@@ -133,3 +133,25 @@ def test_offline_records_know_no_workers_and_no_answering_time(demo, tmp_path: P
     assert table.info["workers"] == 1 and table.info["needs_gold"] is False
     again = score_file(folder / "predictions.jsonl", data, demo.kb, tmp_path / "file", split="all").info
     assert again["runs"] == 2 and len(again["history"]) == 2  # re-scoring the folder is recorded
+
+
+def test_the_train_split_is_read_once_and_only_for_a_system_that_learns(demo, monkeypatch) -> None:
+    from groundtrace.crs.evaluation import runner
+    from groundtrace.crs.systems.reference import RandomSystem
+
+    reads: list[str] = []
+    monkeypatch.setattr(runner, "train_split_of", lambda dataset: reads.append(dataset) or ["d"])
+    learned: list[object] = []
+
+    class Learner(RandomSystem):
+        def learn(self, train, kb) -> None:
+            learned.append(train)
+
+    shared = runner.LazyTrainSplit(str(demo.dataset))
+    runner.trainer(shared, "", demo.kb)(RandomSystem(seed=1))  # learns nothing: no read
+    assert reads == []
+    for _ in range(3):
+        runner.trainer(shared, "", demo.kb)(Learner(seed=1))
+    assert reads == [str(demo.dataset)] and learned == [["d"]] * 3 and learned[0] is learned[2]
+    runner.trainer(None, "ds", demo.kb)(Learner(seed=1))  # no train given: the dataset's, per run
+    assert reads == [str(demo.dataset), "ds"]

@@ -13,7 +13,7 @@ from typing import Any
 
 from groundtrace.crs.dataset.lean import AnyDialogue
 from groundtrace.crs.evaluation.loading import DialogueList, RecordList, load_records, resolve_kb
-from groundtrace.crs.evaluation.runner import check_setting, run_system
+from groundtrace.crs.evaluation.runner import TrainSource, check_setting, run_system
 from groundtrace.crs.evaluation.score import ScoreTable
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.metrics.base import Metric, parse_metrics
@@ -67,7 +67,7 @@ def evaluate(
     retry_errors: bool = False,
     label: str | None = None,
     run_config: dict[str, Any] | None = None,
-    train: Sequence[AnyDialogue] | None = None,
+    train: TrainSource = None,
 ) -> ScoreTable:
     """Run ``system`` on ``dataset`` and score it; returns the :class:`ScoreTable`.
 

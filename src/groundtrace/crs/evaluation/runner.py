@@ -177,12 +177,14 @@ def fit_on(train: Sequence[AnyDialogue] | None, kb: KnowledgeBase) -> Callable[[
     return prepare
 
 
-def trainer(
-    train: Sequence[AnyDialogue] | None, dataset: str, kb: KnowledgeBase
-) -> Callable[[CRSSystem], None]:
-    """The training hook of a run: :func:`fit_on` with ``train``, or (``None``) with the ``train`` split of
-    the ``dataset`` folder, read only when a system that has ``learn`` asks (once per run): a system
-    that learns nothing costs no read of the train split."""
+TrainSource = Sequence[AnyDialogue] | Callable[[], Sequence[AnyDialogue]] | None
+
+
+def trainer(train: TrainSource, dataset: str, kb: KnowledgeBase) -> Callable[[CRSSystem], None]:
+    """The training hook of a run: :func:`fit_on` with ``train`` (dialogues, or a zero-argument function
+    giving them, e.g. :class:`LazyTrainSplit` shared by the runs of a suite), or (``None``) with the
+    ``train`` split of the ``dataset`` folder — read only when a system that has ``learn`` asks (once per
+    run): a system that learns nothing costs no read of the train split."""
     read: list[Callable[[CRSSystem], None] | None] = []
     lock = threading.Lock()  # worker threads build their own instances
 
@@ -191,11 +193,28 @@ def trainer(
             return
         with lock:
             if not read:
-                read.append(fit_on(train if train is not None else train_split_of(dataset), kb))
+                dialogues = train() if callable(train) else train
+                read.append(fit_on(dialogues if dialogues is not None else train_split_of(dataset), kb))
         if read[0] is not None:
             read[0](system)
 
     return prepare
+
+
+class LazyTrainSplit:
+    """The ``train`` split of a dataset folder, read on the first call (by a system that learns) and kept
+    for the next ones: the runs of ``crs leaderboard`` / an experiment read it at most once."""
+
+    def __init__(self, dataset: str) -> None:
+        self.dataset = dataset
+        self._dialogues: list[AnyDialogue] | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> list[AnyDialogue]:
+        with self._lock:
+            if self._dialogues is None:
+                self._dialogues = train_split_of(self.dataset)
+            return self._dialogues
 
 
 def train_split_of(dataset: str) -> list[AnyDialogue]:
@@ -276,7 +295,7 @@ def run_system(
     progress: Callable[[int, int], None] | None = None,
     label: str | None = None,
     run_config: dict[str, Any] | None = None,
-    train: Sequence[AnyDialogue] | None = None,
+    train: TrainSource = None,
 ) -> RunResult:
     """Run ``system`` on ``dialogues`` (the whole split: it defines the dataset hash) and score it — the one
     run path: :func:`~.evaluate.evaluate` (the library and ``crs run``), ``crs leaderboard`` and
@@ -290,8 +309,9 @@ def run_system(
     is not part of the run key, so a run can be relabelled on resume. ``run.json["provenance"]`` records
     what the run was made with (:mod:`.provenance`); ``run_config`` (e.g. the ``crs run --config`` file's
     content) is stored as ``run.json["run_config"]``. ``train``: the dialogues a system with ``learn``
-    learns from before the run (:func:`fit_on`); None reads the ``train`` split of the ``dataset`` folder
-    when it has one and the system learns (:func:`trainer`). Returns the scores and the ``run.json``
+    learns from before the run (:func:`fit_on`; or a function giving them, :class:`LazyTrainSplit`); None
+    reads the ``train`` split of the ``dataset`` folder when it has one and the system learns
+    (:func:`trainer`). Returns the scores and the ``run.json``
     content (:class:`~.run_record.RunRecord`); a folder holding another run raises
     :class:`~.run_files.RunKeyMismatchError`.
     """

@@ -178,7 +178,7 @@ def run_experiment(
     """
     from groundtrace.crs.evaluation.failures import run_problem
     from groundtrace.crs.evaluation.loading import load_records, report_dialogues, resolve_kb
-    from groundtrace.crs.evaluation.runner import run_system
+    from groundtrace.crs.evaluation.runner import LazyTrainSplit, run_system
     from groundtrace.crs.report import build_report
     from groundtrace.crs.systems.factory import built_first, system_factory
 
@@ -207,6 +207,7 @@ def run_experiment(
         progress(0, total)
     result = ExperimentResult()
     record = loaded.record()
+    train = LazyTrainSplit(str(dataset_path.resolve()))  # read once, by the first system that learns
     for p in planned:
         factory = built_first(system_factory(p.system, dict(p.args), seed=p.seed))
         folder = out / "runs" / p.folder
@@ -232,6 +233,7 @@ def run_experiment(
             progress=step,
             label=p.label,
             run_config={**record, "run": {"label": p.label, "entry": p.entry, "seed": p.seed}},
+            train=train,
         )
         seconds = time.perf_counter() - t0
         finished += sizes[p.split]

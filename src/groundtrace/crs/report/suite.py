@@ -17,7 +17,7 @@ from typing import Any
 
 from groundtrace.crs.dataset.lean import AnyDialogue
 from groundtrace.crs.evaluation.loading import report_dialogues
-from groundtrace.crs.evaluation.runner import RunResult, run_system
+from groundtrace.crs.evaluation.runner import LazyTrainSplit, RunResult, run_system
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.systems import OFFLINE_SYSTEMS, SYSTEMS
 from groundtrace.crs.systems.factory import system_factory
@@ -86,6 +86,7 @@ def run_suite(
     out = Path(out)
     result = SuiteResult()
     run_dirs: list[Path] = []
+    train = LazyTrainSplit(dataset)  # read once, by the first system that learns
     total = len(settings) * len(systems) * len(dialogues)
     finished = 0
     if progress is not None:
@@ -105,6 +106,7 @@ def run_suite(
                 workers=workers,
                 dataset=dataset,  # type: ignore[arg-type]
                 progress=_offset(progress, finished, total),
+                train=train,
             )
             finished += len(dialogues)
             seconds = time.perf_counter() - t0
