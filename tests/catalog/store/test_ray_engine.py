@@ -73,7 +73,8 @@ def test_a_ray_run_killed_mid_write_resumes_on_the_local_runner(tmp_path: Path) 
     _count_writes(straight, None, writes)
     enrich_to_store(paths.skus, straight, config, StoreRunOptions(batch_size=4))
     url = f"sqlite:///{tmp_path / 'killed.db'}"
-    child = multiprocessing.get_context("fork").Process(
+    # spawn, not fork: a process that has used Ray (the test above) cannot fork a working Ray driver
+    child = multiprocessing.get_context("spawn").Process(
         target=_ray_attempt, args=(url, str(paths.skus), config.model_dump_json(), writes[0] // 2)
     )
     child.start()

@@ -384,7 +384,11 @@ def shard_sizes(concurrency: int, processes: int) -> list[int]:
 
 
 def _sharded_async(todo: list[SKU], config: EnrichConfig, processes: int) -> Iterator[SkuOutcome]:
-    """Outcomes of ``todo`` from ``processes`` worker processes (:func:`_shard_main`), as they arrive."""
+    """Outcomes of ``todo`` from ``processes`` worker processes (:func:`_shard_main`), as they arrive.
+
+    The workers start with the platform's default method (fork on Linux), like the ``processes`` mode:
+    call it from a process that has not started a Ray driver or another gRPC client (a forked copy of one
+    hangs)."""
     import multiprocessing
     import queue
 
