@@ -106,6 +106,14 @@ def enrich_cmd(
         False, "--overwrite-approved", help="--db: let a run replace a human-approved value (default: never)."
     ),
     batch_size: int = typer.Option(32, "--batch-size", min=1, help="--db: SKUs written per transaction."),
+    llm_processes: int = typer.Option(
+        1,
+        "--llm-processes",
+        min=1,
+        max=64,
+        help="--db with an LLM: split the --workers SKUs in flight over this many worker processes, so "
+        "the evidence work runs on more than one core.",
+    ),
     templates: Path = typer.Option(
         None,
         "--templates",
@@ -278,6 +286,7 @@ def enrich_cmd(
             runner=runner,
             ray_address=ray_address,
             batch_size=batch_size,
+            llm_processes=llm_processes,
             policy=StorePolicy(fill_empty_only=fill_empty_only, keep_approved=not overwrite_approved),
         )
         enrich_into_store(

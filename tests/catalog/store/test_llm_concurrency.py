@@ -110,3 +110,30 @@ def test_a_worker_process_that_cannot_start_is_an_error_not_a_hang(tmp_path: Pat
     )
     with pytest.raises(RuntimeError, match="an LLM worker process failed: .*missing-templates"):
         list(_sharded_async([sku, sku], config, 2))
+
+
+@pytest.mark.slow
+def test_cli_llm_processes_gives_the_results_of_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from groundtrace.cli import app
+
+    monkeypatch.setenv("GROUNDTRACE_LLM_API_KEY", "k")
+    paths = write_demo_catalog(tmp_path / "demo")
+    results = []
+    with WireServer(_answer) as server:
+        for n in (1, 2):
+            monkeypatch.setenv("GROUNDTRACE_CACHE_DIR", str(tmp_path / f"cache-{n}"))  # no answer reused
+            db = f"sqlite:///{tmp_path / f'p{n}.db'}"
+            args = ["catalog", "enrich", str(paths.skus), "--db", db, "--llm", f"{server.base_url}#scout"]
+            res = CliRunner().invoke(
+                app, [*args, "--workers", "4", "--llm-processes", str(n), "--no-progress"]
+            )
+            assert res.exit_code == 0, res.output
+            assert len(server.requests) == 20 * n  # every SKU asked the server, in both runs
+            store = CatalogStore(db)
+            results.append(_results(store))
+            store.close()
+    assert results[0]["decisions"] and results[0] == results[1]
