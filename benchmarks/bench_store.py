@@ -22,7 +22,7 @@
 * ``ratelimit`` — the Scout at concurrency 64 against the server limited to ``--cap`` requests in flight
   (HTTP 429 with ``Retry-After: 0.3`` beyond it): every SKU answered, how far the client's adaptive limit
   fell and where it ended, and the throughput against the server's capacity ``cap / 0.3 s``.
-* ``ray`` — ``--engine ray`` on a local Ray instance with ``--workers`` CPUs each (default 1,2; offline
+* ``ray`` — ``--runner ray`` on a local Ray instance with ``--workers`` CPUs each (default 1,2; offline
   engine), the time of the enrich call after ``ray.init`` (worker start-up and imports included), SKUs/s
   and the speed-up over the first count.
 
@@ -391,7 +391,7 @@ def bench_cpu(root: Path, n: int) -> dict[str, Any]:
 
 
 def bench_ray(root: Path, n: int, workers: list[int]) -> dict[str, Any]:
-    """``--engine ray`` on a private local Ray instance with ``w`` CPUs and ``workers=w`` for each ``w``
+    """``--runner ray`` on a private local Ray instance with ``w`` CPUs and ``workers=w`` for each ``w``
     (offline engine): the enrich call's wall time after ``ray.init`` (worker start-up and imports
     included), SKUs/s, the speed-up over the first ``w``, the driver's CPU per SKU (the writer: the
     workers' CPU is not this process's) and the load average before/after."""
