@@ -21,7 +21,7 @@ from groundtrace.catalog.store import CatalogStore
 from groundtrace.catalog.web.app import create_app
 from tests.catalog.web.conftest import PASSWORD, item_id
 
-pytestmark = pytest.mark.slow  # a browser per test
+pytestmark = pytest.mark.slow  # a real browser
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "review-page"
@@ -56,23 +56,32 @@ def server(review_store: CatalogStore) -> Iterator[str]:
     thread.join(timeout=10)
 
 
-@pytest.fixture
-def page(server: str) -> Iterator[Any]:
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One headless chromium for the module: starting Playwright's driver and the browser was most of each
+    test's cost. Every test still gets a new browser context (its own cookies and storage, ``page``)."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
         _unavailable("playwright is not installed (pip install playwright; it is in [dev])")
     if not CHROMIUM.is_file():
         _unavailable(f"{CHROMIUM} is missing (apt-get install chromium)")
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"])
-        tab = browser.new_page(viewport={"width": 1200, "height": 900})
-        tab.dialogs = []  # every dialog a page opens (an executed payload would open one)
-        tab.on("dialog", lambda d: (tab.dialogs.append(d.message), d.dismiss()))
-        tab.base = server
-        yield tab
-        browser.close()
+        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(server: str, browser: Any) -> Iterator[Any]:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    tab = context.new_page()
+    tab.dialogs = []  # every dialog a page opens (an executed payload would open one)
+    tab.on("dialog", lambda d: (tab.dialogs.append(d.message), d.dismiss()))
+    tab.base = server
+    yield tab
+    context.close()
 
 
 def _login(page: Any) -> None:
