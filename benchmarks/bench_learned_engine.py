@@ -3,6 +3,7 @@
 
     PYTHONPATH=src python benchmarks/bench_learned_engine.py --models WORK [--data DIR] [--only NAME]...
         [--repeat 3] [--record FILE | --check FILE] [--baseline-src OLD/src | --baseline-learned REV]
+        [--profile N]
 
 ``WORK`` is a ``benchmarks/catalog_learned.py --work`` folder: it holds the trained models
 (``<name>-0.95-5-<n>.model.json``) and templates (``<name>-templates``). The SKUs are the same held-out
@@ -89,8 +90,10 @@ def _learned_digest(engine: Any, calls: list) -> list[str]:  # type: ignore[type
     return out
 
 
-def measure(name: str, data: Path, work: Path, repeat: int) -> dict[str, Any]:
-    """Digests and least CPU seconds (of ``repeat``) per engine and step for one dataset."""
+def measure(name: str, data: Path, work: Path, repeat: int, profile: int = 0) -> dict[str, Any]:
+    """Digests and least CPU seconds (of ``repeat``) per engine and step for one dataset; ``profile`` > 0:
+    also print the ``profile`` functions with the most own CPU time (``cProfile`` on ``time.process_time``)
+    over one more replay of the learned engine's ``extract`` calls."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from catalog_learned import _split
 
@@ -118,6 +121,8 @@ def measure(name: str, data: Path, work: Path, repeat: int) -> dict[str, Any]:
                 process_sku(r.sku, comp)
             times["pipeline"] = min(times["pipeline"], time.process_time() - t0)
         out[engine] = {"cpu_s": times, "calls": len(rec.calls)}
+        if engine == "learned" and profile > 0:
+            _profile(rec.engine, rec.calls, profile, f"{name}: learned engine, one replay")
         if engine == "learned":
             per_sku = {
                 "pipeline": [_sha("\n".join(x)) for x in lines],
@@ -129,6 +134,22 @@ def measure(name: str, data: Path, work: Path, repeat: int) -> dict[str, Any]:
                 k: dict(zip([r.sku.sku_id for r in val], v, strict=False)) for k, v in per_sku.items()
             }
     return out
+
+
+def _profile(engine: Any, calls: list, top: int, title: str) -> None:  # type: ignore[type-arg]
+    """Print the ``top`` functions by own CPU time over one replay of ``calls`` (to stderr)."""
+    import cProfile
+    import io
+    import pstats
+
+    prof = cProfile.Profile(time.process_time)
+    prof.enable()
+    for a, k in calls:
+        engine.extract(*a, **k)
+    prof.disable()
+    text = io.StringIO()
+    pstats.Stats(prof, stream=text).sort_stats("tottime").print_stats(top)
+    print(f"## profile: {title}\n{text.getvalue()}", file=sys.stderr)
 
 
 def _keep_least(into: dict[str, Any], new: dict[str, Any]) -> None:
@@ -179,6 +200,27 @@ def _check(found: dict[str, Any], golden: dict[str, Any]) -> list[str]:
     return problems
 
 
+def _run(names: list[str], args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(this tree's measurements, the baseline's) per dataset; with a baseline, rounds alternate old / new
+    (one timing each), so load changes hit both alike."""
+    found: dict[str, Any] = {}
+    base: dict[str, Any] = {}
+    for name in names:
+        rounds, repeat = (args.repeat, 1) if args.baseline_src is not None else (1, args.repeat)
+        for round_ in range(rounds):
+            profile = args.profile if round_ == 0 else 0  # the first round only
+            if args.baseline_src is not None:
+                cmd = [sys.executable, __file__, "--json", "--only", name, "--repeat", "1"]
+                cmd += ["--data", str(args.data), "--models", str(args.models), "--profile", str(profile)]
+                env = {"PYTHONPATH": str(args.baseline_src), "PATH": "/usr/bin:/bin"}
+                done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+                _keep_least(base, json.loads(done.stdout.strip().splitlines()[-1]))
+                if profile:
+                    print(done.stderr.replace("## profile: ", "## profile (baseline): "), file=sys.stderr)
+            _keep_least(found, {name: measure(name, args.data, args.models, repeat, profile)})
+    return found, base
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=Path("../shared/data/catalog"))
@@ -190,23 +232,14 @@ def main() -> None:
     parser.add_argument("--baseline-src", type=Path, help="Also time this src folder (subprocess).")
     parser.add_argument("--baseline-learned", help="Also time the learned engine as of this git revision.")
     parser.add_argument("--json", action="store_true", help="Print the raw measurements as JSON.")
+    parser.add_argument(
+        "--profile", type=int, default=0, metavar="N", help="Print the top N functions by own CPU (stderr)."
+    )
     args = parser.parse_args()
     names = [n for n in DATASETS if not args.only or n in args.only]
     if args.baseline_learned:
         args.baseline_src = baseline_tree(args.baseline_learned, Path(__file__).resolve().parents[1])
-    found: dict[str, Any] = {}
-    base: dict[str, Any] = {}
-    for name in names:
-        # with a baseline: rounds alternate old / new (one timing each), so load changes hit both alike
-        rounds, repeat = (args.repeat, 1) if args.baseline_src is not None else (1, args.repeat)
-        for _ in range(rounds):
-            if args.baseline_src is not None:
-                cmd = [sys.executable, __file__, "--json", "--only", name, "--repeat", "1"]
-                cmd += ["--data", str(args.data), "--models", str(args.models)]
-                env = {"PYTHONPATH": str(args.baseline_src), "PATH": "/usr/bin:/bin"}
-                done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
-                _keep_least(base, json.loads(done.stdout.strip().splitlines()[-1]))
-            _keep_least(found, {name: measure(name, args.data, args.models, repeat)})
+    found, base = _run(names, args)
     if args.json:
         print(json.dumps(found))
         return
