@@ -1,5 +1,5 @@
 """The learned engine's short flow as a new user runs it (issue 26 item 3): ``catalog import`` →
-``catalog train`` (no templates step: the model infers and stores them) → ``catalog enrich --engine learned
+``catalog train`` (no templates step: the model infers and stores them) → ``catalog enrich --extractor learned
 --model`` → ``catalog evaluate --model``, each a ``groundtrace`` subprocess, on held-out splits the model
 never trains on. Prints one Markdown row per dataset (accuracy, coverage of gold values, coverage at 95 %
 precision, precision of written values, publish coverage, train and enrich CPU of the child processes).
@@ -142,12 +142,14 @@ def run_set(name: str, args: argparse.Namespace) -> str:
         fit = ["catalog", "train", "--skus", str(train / "skus.jsonl"), "--gold", str(train / "gold.jsonl")]
         fit += [*extra, *args.train_arg, "--out", str(model), "--policy-out", str(policy)]
         _, train_cpu = gt(*fit, log=work / "train.log")
-    results, report = work / "results.jsonl", work / "eval.json"
-    enrich = ["catalog", "enrich", str(test / "skus.jsonl"), "--engine", "learned", "--model", str(model)]
+    tag = "-policy" if args.policy else ""
+    results, report = work / f"results{tag}.jsonl", work / f"eval{tag}.json"
+    results.unlink(missing_ok=True)  # enrich resumes an existing --out only with the same options
+    enrich = ["catalog", "enrich", str(test / "skus.jsonl"), "--extractor", "learned", "--model", str(model)]
     enrich += [*(["--policy", str(policy)] if args.policy else []), "--out", str(results), "--no-progress"]
     _, enrich_cpu = gt(*enrich, log=work / "enrich.log")
     evaluate = ["catalog", "evaluate", "--results", str(results), "--gold", str(test / "gold.jsonl")]
-    gt(*evaluate, "--model", str(model), "--json", str(report), "--markdown", str(work / "report.md"),
+    gt(*evaluate, "--model", str(model), "--json", str(report), "--markdown", str(work / f"report{tag}.md"),
        log=work / "evaluate.log")  # fmt: skip
     rep = json.loads(report.read_text(encoding="utf-8"))
     m = rep["overall"]["metrics"]
