@@ -5,7 +5,8 @@ never trains on. Prints one Markdown row per dataset (accuracy, coverage of gold
 precision, precision of written values, publish coverage, train and enrich CPU of the child processes).
 
     PYTHONPATH=src python benchmarks/catalog_short_flow.py [--data ../shared/data/catalog] [--work DIR]
-        [--only oa-mine] [--split validation|dev] [--seed 12] [--reuse-model] [--train-arg=--folds=0]
+        [--only oa-mine] [--split validation|dev|test] [--test-data DIR] [--seed 12] [--reuse-model]
+        [--policy] [--train-arg=--folds=0]
 
 Splits (``--split``):
 
@@ -13,6 +14,9 @@ Splits (``--split``):
   ``--exclude-titles-of`` the validation SKUs; WDC-PAVE (one file): the seeded 20 % of its SKUs of
   ``benchmarks/catalog_learned.py`` (sorted by SKU id, ``random.Random(seed).shuffle``, last 20 %; seed 12
   there), trained on the other 80 %.
+* ``test`` — fresh test files (``--test-data DIR`` with ``oa_mine/test.jsonl``, ``ae_110k/test.jsonl``,
+  ``wdc_pave/test.jsonl``, as ``benchmarks/holdout.py catalog`` reads them): trained on the whole shared
+  train file with ``--exclude-titles-of`` the test SKUs.
 * ``dev`` — a split nobody tuned on: OA-Mine / AE-110K: a seeded 20 % of the train SKUs (by title; the
   validation titles left out of both sides), trained on the other 80 %; WDC-PAVE: the seeded 20 % with
   ``--seed`` (pick another seed than 12).
@@ -33,7 +37,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from holdout import CATALOG_SETS, _read_jsonl, _write_jsonl, gt, pct
+from holdout import CATALOG_SETS, _read_jsonl, _write_jsonl, find_test_file, gt, pct
 
 DATASETS = ("oa-mine", "ae-110k", "wdc-pave")
 
@@ -70,49 +74,45 @@ def by_title(skus: list[dict[str, Any]], seed: int, share: float = 0.2) -> tuple
     ]
 
 
+def _import(fmt: str, file: Path, out: Path, log: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    gt("catalog", "import", "--format", fmt, str(file), "--out", str(out), log=log)
+    return _read_jsonl(out / "skus.jsonl"), _read_jsonl(out / "gold.jsonl")
+
+
 def prepare(name: str, args: argparse.Namespace, work: Path) -> tuple[Path, Path, list[str]]:
-    """Import the dataset and write the train / test split folders; returns them and the extra train args."""
+    """Import the dataset and write the train / test split folders; returns them and the extra train args
+    (``--exclude-titles-of`` the test SKUs where the test file is a separate file)."""
     fmt, folder, train_name = CATALOG_SETS[name]
     data = args.data / folder
     train, test = work / "train", work / "test"
+    separate = args.split == "test" or (args.split == "validation" and name != "wdc-pave")
+    extra = ["--exclude-titles-of", str(test / "skus.jsonl")] if separate else []
     if (train / "skus.jsonl").is_file() and (test / "skus.jsonl").is_file():
-        return train, test, [] if name == "wdc-pave" else ["--exclude-titles-of", str(test / "skus.jsonl")]
-    gt(
-        "catalog",
-        "import",
-        "--format",
-        fmt,
-        str(data / train_name),
-        "--out",
-        str(work / "all"),
-        log=work / "import.log",
-    )
-    skus, gold = _read_jsonl(work / "all" / "skus.jsonl"), _read_jsonl(work / "all" / "gold.jsonl")
+        return train, test, extra
+    skus, gold = _import(fmt, data / train_name, work / "all", work / "import.log")
+    if args.split == "test":  # a fresh test file (holdout.py's layout): train on the whole train file
+        test_file = find_test_file(args.test_data / folder, "test")
+        if test_file is None:
+            raise SystemExit(f"{name}: no test file in {args.test_data / folder}")
+        _import(fmt, test_file, test, work / "import_test.log")
+        _write_split(train, skus, gold)
+        return train, test, extra
     if name == "wdc-pave":
         rest, held = seeded_share(skus, args.seed)
         _write_split(train, rest, gold)
         _write_split(test, held, gold)
-        return train, test, []
-    command = [
-        "catalog",
-        "import",
-        "--format",
-        fmt,
-        str(data / "validation.jsonl"),
-        "--out",
-        str(work / "val"),
-    ]
-    gt(*command, log=work / "import_val.log")
+        return train, test, extra
+    _import(fmt, data / "validation.jsonl", work / "val", work / "import_val.log")
     if args.split == "validation":
         shutil.copytree(work / "val", test)
         _write_split(train, skus, gold)  # --exclude-titles-of drops the validation titles at train time
-        return train, test, ["--exclude-titles-of", str(test / "skus.jsonl")]
+        return train, test, extra
     val_titles = {_title_key(s["title"]) for s in _read_jsonl(work / "val" / "skus.jsonl")}
     kept = [s for s in skus if _title_key(s["title"]) not in val_titles]
     rest, held = by_title(kept, args.seed)
     _write_split(train, rest, gold)
     _write_split(test, held, gold)
-    return train, test, []
+    return train, test, extra
 
 
 def written(results: Path, gold: Path, model: Path) -> tuple[int, int]:
@@ -157,7 +157,8 @@ def run_set(name: str, args: argparse.Namespace) -> str:
     cov95 = "none" if point is None else pct(point["covered"], point["gold_values"])
     ok, judged = written(results, test / "gold.jsonl", model)
     n = len(_read_jsonl(test / "skus.jsonl"))
-    cells = [f"{name} {args.split} (seed {args.seed})" if args.split == "dev" or name == "wdc-pave" else name]
+    label = f"{name} {args.split}" + ("" if args.split == "test" else f" (seed {args.seed})")
+    cells = [name if args.split == "validation" and name != "wdc-pave" else label]
     cells += [str(n), pct(m["accuracy"]["numerator"], m["accuracy"]["denominator"])]
     cells += [pct(m["coverage_gold"]["numerator"], m["coverage_gold"]["denominator"]), cov95, pct(ok, judged)]
     cells += [pct(m["publish_coverage"]["numerator"], m["publish_coverage"]["denominator"])]
@@ -170,7 +171,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=Path("../shared/data/catalog"))
     parser.add_argument("--work", type=Path, default=Path("/tmp/gt_short_flow"))
     parser.add_argument("--only", action="append", choices=DATASETS, help="Run only these datasets.")
-    parser.add_argument("--split", choices=("validation", "dev"), default="validation")
+    parser.add_argument("--split", choices=("validation", "dev", "test"), default="validation")
+    parser.add_argument(
+        "--test-data", type=Path, help="With --split test: folder of <dataset>/test.jsonl files."
+    )
     parser.add_argument(
         "--seed", type=int, default=12, help="Seed of the held-out 20 %% (see the docstring)."
     )
@@ -180,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.split == "dev" and args.seed == 12:
         args.seed = 7
+    if args.split == "test" and args.test_data is None:
+        parser.error("--split test needs --test-data DIR")
     columns = ["held-out split", "SKUs", "accuracy", "coverage of gold values", "coverage at 95 % precision"]
     columns += ["precision of written", "publish coverage", "train CPU", "enrich CPU"]
     print("| " + " | ".join(columns) + " |")
