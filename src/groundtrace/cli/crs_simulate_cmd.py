@@ -69,7 +69,13 @@ def simulate_cmd(
         llm = make_llm(user_llm) if user_llm else None
     except (LLMConfigError, ValueError) as exc:
         raise typer.BadParameter(str(exc), param_hint="--user-llm") from None
-    data, knowledge = _load(dataset, split, kb)
+    from groundtrace.crs.evaluation.loading import load_dataset
+
+    try:  # the simulated user reads whole dialogues (turn texts, constraints as spoken), not lean records
+        full = load_dataset(dataset, split)
+    except (ValueError, FileNotFoundError) as exc:
+        raise typer.BadParameter(str(exc), param_hint="--dataset") from None
+    data, knowledge = _load(dataset, split, kb, preloaded=full)
     dialogues = list(data)[:limit] if limit else list(data)
     for built in systems:
         target = out / built.name if len(systems) > 1 else out

@@ -30,7 +30,7 @@ def test_train_parser_writes_a_model_and_scores_validation(dataset, tmp_path, mo
     assert result.exit_code == 0, result.output
     assert model.is_file() and "constraint classes from" in result.output
     header = json.loads((tmp_path / "parser.joblib.json").read_text())
-    assert header["format_version"] == 2 and header["counts"]["constraints"] > 0
+    assert header["format_version"] == 3 and header["counts"]["constraints"] > 0
     assert "parser on validation" in result.output and "all" in result.output and "amenity" in result.output
 
     # the model file drives a run; its key is in the run's config

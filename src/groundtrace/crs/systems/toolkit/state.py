@@ -9,7 +9,8 @@ occurs (``Sushi Bars`` → "sushi") is a constraint too. Nothing here reads the 
 
 Rejections: in a ``reject_and_refine`` turn the candidates whose name occurs in the text are rejected
 (rejection memory: they stay rejected for the rest of the dialogue). The text before the refinement cue
-(:func:`split_rejection`: ``ideally``/``preferably``, or the clause before ``instead``/``rather``) is the
+(:func:`split_rejection`: ``ideally``/``preferably``, the clause before ``instead``/``rather``, else the
+sentences up to the last one naming a candidate, or the first sentence) is the
 *negative* part: constraints parsed there are dropped from the active set, and its words form the
 negative query; the rest is positive.
 
@@ -107,7 +108,7 @@ def track_state(inp: SystemInput, understanding: Understanding | None = None) ->
             state.rejected |= _named(text, inp.candidates)
             if i < first:
                 continue
-            neg, text = split_rejection(text)
+            neg, text = split_rejection(text, [c.name for c in inp.candidates if c.name])
             for name in (c.name for c in inp.candidates if c.name and c.name.lower() in neg.lower()):
                 neg = re.sub(re.escape(name), " ", neg, flags=re.IGNORECASE)
             negative.append(neg)

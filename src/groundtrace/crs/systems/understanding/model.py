@@ -48,12 +48,12 @@ from groundtrace.crs.systems.understanding.parser import (
     LabelledTurn,
     class_constraint,
     class_key,
-    split_rejection,
 )
 from groundtrace.crs.systems.understanding.priors import ConstraintPriors
 
 FORMAT_NAME = "groundtrace-understanding"
-FORMAT_VERSION = 2  # 2: the parser may hold MiniLM features (parser_options in the header)
+FORMAT_VERSION = 3  # 2: MiniLM features (parser_options in the header); 3: nearest-phrasing reader, whole
+# rejection turns and pending (unlocated) labels in training
 _NO_PREFERENCE_ACTS = ("ask_comparison", "ask_detail", "accept")
 
 
@@ -102,10 +102,9 @@ def training_data(dialogues: Iterable[Any], review_sentences: Iterable[str] = ()
         sets: dict[int, tuple[str, set[str]]] = {}
         for turn in getattr(d, "turns", None) or []:
             if turn.role == "user":
-                text = turn.text
-                if turn.act == "reject_and_refine":
-                    text = split_rejection(text)[1]
-                data.turns.append(LabelledTurn(text, tuple(turn.constraints_added)))
+                # the whole text, a rejection's too: its labels mark the wish, and the turning-down
+                # clauses are what a wish is not (negative examples)
+                data.turns.append(LabelledTurn(turn.text, tuple(turn.constraints_added)))
                 leg = sum(1 for g in (getattr(d, "legs", None) or []) if g.first_turn <= turn.index)
                 entry = sets.setdefault(leg, (_poi_type_at(d, turn.index), set()))
                 entry[1].update(class_key(c.kind, c.value) for c in turn.constraints_added)
@@ -149,6 +148,23 @@ class Understanding:
         not read (a kind it already holds a value of, single-valued, is not overwritten), then every
         candidate category whose word occurs (``cuisine`` for restaurants, else ``category``)."""
         return _parse(self, text, *_category_context(tuple(cards)))
+
+    def parse_soft(self, text: str, floor: float) -> tuple[tuple[Constraint, float], ...]:
+        """What the learned parser reads in ``text`` with a probability in ``[floor, threshold)``, each with
+        that probability: readings too uncertain to state, which a system may weigh (empty untrained)."""
+        if self.parser is None:
+            return ()
+        cache = self.__dict__.setdefault("_soft_cache", {})
+        hit = cache.get((text, floor))
+        if hit is None:
+            hard = {(c.kind, str(c.value)) for c in self.parse(text)}
+            hit = tuple(
+                (p.constraint, p.p)
+                for p in self.parser.parse(text, floor=floor)
+                if (p.constraint.kind, str(p.constraint.value)) not in hard
+            )
+            cache[(text, floor)] = hit
+        return hit
 
     def mentions(self, sentence: str, c: Constraint) -> bool:
         """Whether a review sentence is about ``c`` (praise or complaint): the evidence model says so for
@@ -216,7 +232,13 @@ GENERIC = Understanding()
 #: The parser options :func:`understanding_for` and ``crs train-parser`` use unless told otherwise
 #: (``docs/crs-baselines.md``, *Understanding, not vocabulary*, has the measured alternatives; the
 #: embedding weight was chosen on validation, never on test).
-DEFAULT_PARSER_OPTIONS: dict[str, Any] = {"features": "embed", "augment": True, "embed_weight": 3.0}
+DEFAULT_PARSER_OPTIONS: dict[str, Any] = {
+    "features": "embed",
+    "augment": True,
+    "embed_weight": 3.0,
+    "neighbours": True,
+    "neighbour_threshold": 0.3,
+}
 #: Without the ``[dense]`` extra (no bundled MiniLM): TF-IDF alone, the label phrases still added.
 FALLBACK_PARSER_OPTIONS: dict[str, Any] = {"features": "tfidf", "augment": True}
 
@@ -239,7 +261,8 @@ def train_understanding(data: TrainingData, parser_options: dict[str, Any] | Non
     """Fit the parser (``parser_options``: :class:`ConstraintParser` fields, default
     :func:`default_parser_options`), the evidence model (when there are quotes) and the priors on ``data``."""
     options = dict(default_parser_options() if parser_options is None else parser_options)
-    parser = ConstraintParser(**options).fit(data.turns)
+    quoted = {q.text: list(q.candidates) for q in data.quotes if len(q.candidates) == 1 and q.text}
+    parser = ConstraintParser(**options).fit(data.turns, quotes=quoted)
     evidence = None
     if any(q.candidates for q in data.quotes):
         evidence = EvidenceModel().fit(data.quotes, data.background)

@@ -49,7 +49,9 @@ def parse_scores(u: Understanding, dialogues: Iterable[Any], kb: Any = None) -> 
         for turn in getattr(d, "turns", None) or []:
             if turn.role != "user" or turn.act in _SKIP:
                 continue
-            text = split_rejection(turn.text)[1] if turn.act == "reject_and_refine" else turn.text
+            text = turn.text
+            if turn.act == "reject_and_refine":
+                text = split_rejection(text, [c.name for c in cards])[1]
             gold = {class_key(c.kind, c.value) for c in turn.constraints_added}
             pred = {class_key(c.kind, c.value) for c in u.parse(text, cards)}
             for key, counter in ((pred & gold, tp), (pred - gold, fp), (gold - pred, fn)):
