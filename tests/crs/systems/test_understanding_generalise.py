@@ -183,4 +183,4 @@ def test_parse_soft_gives_the_readings_below_the_threshold() -> None:
     assert Understanding().parse_soft("Tables, would be nice", 0.05) == ()
     with pytest.raises(ValueError, match="soft_floor"):
         TraceHybridSystem(dense=False, soft_floor=1.0)
-    assert TraceHybridSystem(dense=False).config()["soft_floor"] == 0.15
+    assert TraceHybridSystem(dense=False).config()["soft_floor"] == 0.05

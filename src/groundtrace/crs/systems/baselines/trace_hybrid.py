@@ -8,7 +8,7 @@ Ranking — candidates are ordered lexicographically by
    price, attributes, categories, distance) — the hard filter: meeting more always ranks first. The
    understanding's *uncertain* readings of the current request (probability in ``[soft_floor,
    threshold)``: a wording it has not seen, read by meaning) count by their probability
-   (:func:`weighted_match`); ``soft_floor`` 0.15, 0 turns them off (0.05 / 0.10 / 0.20 measured on the
+   (:func:`weighted_match`); ``soft_floor`` 0.05, 0 turns them off (0.05 / 0.10 / 0.20 measured on the
    validation split, docs/crs-baselines.md);
 2. ``backed``: the share of the review-addressable constraints (those with an aspect pattern, not the
    card's stars/distance) that a non-negative sentence of the POI's shown reviews expresses
@@ -24,7 +24,8 @@ docs/crs-baselines.md.)
 Evidence — per tracked constraint with an aspect pattern (stated order), the supporting sentence of the
 recommended POI with the best stance (positive before neutral, never negative), shortest first (a short
 quote keeps its words near its tag); at most ``max_quotes``. No filler quotes: when no constraint has
-support, one positive sentence most similar to the user's request (TF-IDF), else none.
+support, one positive sentence most similar to the user's request (TF-IDF cosine + MiniLM cosine: words
+and meaning; TF-IDF alone without the ``[dense]`` extra), else none.
 
 Verification pass (every quote, whoever chose it): the quote must be found in the review its tag
 resolves to (``core.evidence.quotes.quote_score`` ≥ 0.80), that review must be the recommended POI's,
@@ -95,6 +96,24 @@ def weighted_match(
     return met / total
 
 
+def _meaning_similarity(sentences: list[str], query: str) -> list[float] | None:
+    """Cosine similarity of each sentence to ``query`` in the understanding's MiniLM space (what the user
+    asked for in words the reviews may not share), or None without the ``[dense]`` extra (or with
+    ``$GROUNDTRACE_PARSER_FEATURES=tfidf``)."""
+    from groundtrace.crs.systems.understanding.model import default_parser_options
+
+    if not query.strip() or default_parser_options()["features"] != "embed":
+        return None  # no MiniLM installed, or $GROUNDTRACE_PARSER_FEATURES=tfidf
+    from groundtrace.crs.systems.toolkit.dense import DenseUnavailable
+    from groundtrace.crs.systems.understanding.embedding import embed
+
+    try:
+        vectors = embed([query, *sentences])
+    except (ImportError, DenseUnavailable):
+        return None
+    return [float(x) for x in vectors[1:] @ vectors[0]]
+
+
 def select_evidence(
     view: PoiView, reviews: list[TaggedReview], constraints: list[Constraint], query: str, memo: Any, k: int
 ) -> list[Evidence]:
@@ -122,7 +141,10 @@ def select_evidence(
     positive = [i for i in usable if sent[i][2] > 0]
     if not positive:
         return []
-    sims = memo.index.scores_texts([sent[i][1] for i in positive], query)
+    sims = list(memo.index.scores_texts([sent[i][1] for i in positive], query))
+    meaning = _meaning_similarity([sent[i][1] for i in positive], query)
+    if meaning is not None:
+        sims = [a + b for a, b in zip(sims, meaning, strict=True)]
     best = min(range(len(positive)), key=lambda j: (-sims[j], len(sent[positive[j]][1]), j))
     return [Evidence(view.tagged(reviews, [positive[best]])[0], None)]
 
@@ -152,7 +174,7 @@ class TraceHybridSystem(_Fused):
         client: Any = None,
         dense_query: str = "turns",
         llm_fallback: bool = False,
-        soft_floor: float = 0.15,
+        soft_floor: float = 0.05,
     ) -> None:
         if not 0.0 <= soft_floor < 1.0:
             raise ValueError("soft_floor must be in [0, 1)")
