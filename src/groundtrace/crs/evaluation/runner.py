@@ -345,7 +345,7 @@ def run_system(
     todo = [d for d in selected if d.dialogue_id not in resume.done]
 
     finished = [len(selected) - len(todo)]
-    if progress is not None:
+    if progress is not None and finished[0]:  # resumed: the dialogues already answered, at once
         progress(finished[0], len(selected))
     answered: list[Prediction] = []
     log = PredictionLog(out / PREDICTIONS_FILE) if out is not None else None

@@ -24,8 +24,9 @@ docs/crs-baselines.md.)
 Evidence — per tracked constraint with an aspect pattern (stated order), the supporting sentence of the
 recommended POI with the best stance (positive before neutral, never negative), shortest first (a short
 quote keeps its words near its tag); at most ``max_quotes``. No filler quotes: when no constraint has
-support, one positive sentence most similar to the user's request (TF-IDF cosine + MiniLM cosine: words
-and meaning; TF-IDF alone without the ``[dense]`` extra), else none.
+support, one quote for the most probable uncertain reading (``soft_floor``) that a positive sentence
+supports, else one positive sentence most similar to the user's request (TF-IDF cosine + MiniLM
+cosine: words and meaning; TF-IDF alone without the ``[dense]`` extra), else none.
 
 Verification pass (every quote, whoever chose it): the quote must be found in the review its tag
 resolves to (``core.evidence.quotes.quote_score`` ≥ 0.80), that review must be the recommended POI's,
@@ -41,6 +42,7 @@ verified, replaced by the template answer.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,9 +117,16 @@ def _meaning_similarity(sentences: list[str], query: str) -> list[float] | None:
 
 
 def select_evidence(
-    view: PoiView, reviews: list[TaggedReview], constraints: list[Constraint], query: str, memo: Any, k: int
+    view: PoiView,
+    reviews: list[TaggedReview],
+    constraints: list[Constraint],
+    query: str,
+    memo: Any,
+    k: int,
+    uncertain: Sequence[Constraint] = (),
 ) -> list[Evidence]:
-    """The answer's quotes (module docstring, *Evidence*), in constraint order."""
+    """The answer's quotes (module docstring, *Evidence*), in constraint order; with no quote for a
+    stated constraint, one for the most probable ``uncertain`` reading reviews back, else the fallback."""
     if k <= 0 or not view.sentences:
         return []
     sent = view.sentences
@@ -138,6 +147,13 @@ def select_evidence(
         chosen.append(Evidence(view.tagged(reviews, [best])[0], c))
     if chosen:
         return chosen
+    for c in uncertain:  # the most probable uncertain reading that reviews back, as the one quote
+        if not view.understanding.addressable(c):
+            continue
+        hits = [i for i in usable if i in view.supporting(c) and sent[i][2] > 0]
+        if hits:
+            best = min(hits, key=lambda i: (-sent[i][2], len(sent[i][1])))
+            return [Evidence(view.tagged(reviews, [best])[0], c)]
     positive = [i for i in usable if sent[i][2] > 0]
     if not positive:
         return []
@@ -256,9 +272,9 @@ class TraceHybridSystem(_Fused):
     def evidence(self, turn: Turn, poi_id: str) -> list[Evidence]:
         """The verified evidence of ``poi_id`` for this turn."""
         reviews = turn.reviews.get(poi_id, [])
-        picked = select_evidence(
-            turn.view(poi_id), reviews, turn.state.constraints, turn.query, turn.memo, self.max_quotes
-        )
+        uncertain = [c for c, _ in sorted(self.soft_constraints(turn), key=lambda cp: -cp[1])]
+        view, cons = turn.view(poi_id), turn.state.constraints
+        picked = select_evidence(view, reviews, cons, turn.query, turn.memo, self.max_quotes, uncertain)
         by_tag = {r.tag: r for r in reviews}
         u = turn.memo.understanding
         return [
