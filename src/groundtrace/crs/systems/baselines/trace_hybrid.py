@@ -22,8 +22,9 @@ yelp_dense datasets among met → {backed, aspect, stars, positive share, TF-IDF
 docs/crs-baselines.md.)
 
 Evidence — per tracked constraint with an aspect pattern (stated order), the supporting sentence of the
-recommended POI with the best stance (positive before neutral, never negative), shortest first (a short
-quote keeps its words near its tag); at most ``max_quotes``. No filler quotes: when no constraint has
+recommended POI that names the constraint in so many words (the generic keyword rules,
+:mod:`~groundtrace.crs.systems.understanding.keywords`) first, then with the best stance (positive before
+neutral, never negative), shortest first (a short quote keeps its words near its tag); at most ``max_quotes``. No filler quotes: when no constraint has
 support, one quote for the most probable uncertain reading (``soft_floor``) that a positive sentence
 supports, else one positive sentence most similar to the user's request (TF-IDF cosine + MiniLM
 cosine: words and meaning; TF-IDF alone without the ``[dense]`` extra), else none.
@@ -58,6 +59,7 @@ from groundtrace.crs.systems.toolkit.scoring import rank_by, rrf
 from groundtrace.crs.systems.toolkit.state import track_state
 from groundtrace.crs.systems.toolkit.structured import anchor_of, card_satisfies
 from groundtrace.crs.systems.toolkit.verify import verified
+from groundtrace.crs.systems.understanding.keywords import keyword_mentions
 from groundtrace.crs.systems.understanding.model import GENERIC, Understanding
 from groundtrace.crs.systems.understanding.parser import SINGLE_VALUED
 
@@ -142,7 +144,7 @@ def select_evidence(
         hits = [i for i in usable if i in support and sent[i][1] not in taken]
         if not hits:
             continue
-        best = min(hits, key=lambda i: (-sent[i][2], len(sent[i][1])))
+        best = min(hits, key=lambda i: (not keyword_mentions(sent[i][1], c), -sent[i][2], len(sent[i][1])))
         taken.add(sent[best][1])
         chosen.append(Evidence(view.tagged(reviews, [best])[0], c))
     if chosen:
