@@ -184,3 +184,14 @@ def test_parse_soft_gives_the_readings_below_the_threshold() -> None:
     with pytest.raises(ValueError, match="soft_floor"):
         TraceHybridSystem(dense=False, soft_floor=1.0)
     assert TraceHybridSystem(dense=False).config()["soft_floor"] == 0.05
+
+
+def test_review_quotes_are_capped_per_class_in_text_order() -> None:
+    from groundtrace.crs.systems.understanding import neighbours
+
+    classes = ["amenity|str|outdoor_seating", "amenity|str|wifi"]
+    quotes = {f"patio sentence {i:03d}": [classes[0]] for i in range(neighbours.QUOTES_PER_CLASS + 10)}
+    phrases = {"a patio": [classes[0]], "free wifi": [classes[1]], "good wifi": [classes[1]]}
+    reader = NeighbourReader().fit(classes, phrases, ["hello there"], _bag_embed, quotes=quotes)
+    kept = [t for t in reader.prototypes if t.startswith("patio sentence")]
+    assert kept == sorted(quotes)[: neighbours.QUOTES_PER_CLASS]

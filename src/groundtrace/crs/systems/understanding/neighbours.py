@@ -4,9 +4,9 @@ prototypes — so it is calibrated for wordings never seen in training, which is
 
 Prototypes — every label phrase of the train split (the phrase as spoken, stripped) with its classes,
 the review sentences the train split's system turns quote for exactly one active constraint (how
-reviewers say it: "the wifi was fast enough to stream"), and one *name phrase* per class from the KB's
-own vocabulary (the value's words: ``outdoor_seating`` → "outdoor seating"; categorical kinds only,
-amounts are read as numbers elsewhere).
+reviewers say it: "the wifi was fast enough to stream"; at most :data:`QUOTES_PER_CLASS` per class), and
+one *name phrase* per class from the KB's own vocabulary (the value's words: ``outdoor_seating`` →
+"outdoor seating"; categorical kinds only, amounts are read as numbers elsewhere).
 
 Pieces — a clause is read whole and in *pieces* (:func:`pieces`): cut at coordinating words ("and",
 "or", "plus", "also") and before "with"; each piece also without a leading request frame ("I'd like",
@@ -41,6 +41,9 @@ _FRAME = re.compile(
     re.IGNORECASE,
 )
 NEAR_DUPLICATE = 85.0
+#: Review quotes kept as prototypes per class (text order): enough to cover how reviewers say it, few
+#: enough that a 10k-dialogue train split does not encode tens of thousands of sentences.
+QUOTES_PER_CLASS = 40
 
 
 def pieces(clause: str) -> list[str]:
@@ -108,7 +111,7 @@ class NeighbourReader:
     ) -> NeighbourReader:
         """``phrases``: label phrase → class keys (train); ``negatives``: clauses that state nothing;
         ``quotes``: review sentences quoted for exactly one class (train system turns) → that class."""
-        from rapidfuzz import fuzz
+        from rapidfuzz import fuzz, process
         from sklearn.linear_model import LogisticRegression
 
         self.classes = list(classes)
@@ -116,8 +119,12 @@ class NeighbourReader:
         protos: list[tuple[str, int]] = []
         for text, keys in phrases.items():
             protos += [(text, index[k]) for k in keys if k in index]
-        for text, keys in (quotes or {}).items():
-            protos += [(text, index[k]) for k in keys if k in index]
+        per_class: dict[int, int] = {}
+        for text, keys in sorted((quotes or {}).items()):  # at most QUOTES_PER_CLASS each, in text order
+            for k in keys:
+                if k in index and per_class.get(index[k], 0) < QUOTES_PER_CLASS:
+                    per_class[index[k]] = per_class.get(index[k], 0) + 1
+                    protos.append((text, index[k]))
         for k in self.classes:
             name = name_phrase(k)
             if name is not None:
@@ -127,16 +134,20 @@ class NeighbourReader:
         self._vectors = np.asarray(embed(self.prototypes), dtype=np.float32)
         if len(self.classes) < 2 or not phrases:
             return self
-        low = [t.lower() for t in self.prototypes]
         X_rows: list[np.ndarray] = []
         y_rows: list[np.ndarray] = []
         phrase_list = list(phrases)
         Q = np.asarray(embed(phrase_list), dtype=np.float32)
         S = Q @ self._vectors.T
-        for i, text in enumerate(phrase_list):
-            t = text.lower()
-            near = np.array([fuzz.ratio(t, p) >= NEAR_DUPLICATE for p in low])
-            S[i, near] = -1.0
+        # held out: each phrase's own prototype and its near-identical variants (the phrasings come first)
+        n_phrases = sum(1 for t in phrase_list for k in phrases[t] if k in index)
+        near = process.cdist(
+            [t.lower() for t in phrase_list],
+            [t.lower() for t in self.prototypes[:n_phrases]],
+            scorer=fuzz.ratio,
+            dtype=np.uint8,
+        )
+        S[:, :n_phrases][near >= NEAR_DUPLICATE] = -1.0
         top, F = _features(_best_per_class(S, self.proto_class, len(self.classes)))
         gold = [{index[k] for k in phrases[p] if k in index} for p in phrase_list]
         X_rows.append(F)
