@@ -274,7 +274,7 @@ def test_learned_findings_carry_verbatim_quotes_and_respect_theta(model_file: Pa
     loose = load_model(model_file).model_copy(update={"thresholds": {"brand": 0.5, "roast_type": 0.5}})
     loose.save(tmp_path / "loose.json")
     comp = build_components(
-        EnrichConfig(engine="learned", options={"learned": {"model": str(tmp_path / "loose.json")}})
+        EnrichConfig(extractor="learned", options={"learned": {"model": str(tmp_path / "loose.json")}})
     )
     engine = comp.scout.engine
     assert engine.name == "learned"
