@@ -24,8 +24,8 @@ docs/crs-baselines.md.)
 Evidence — per tracked constraint with an aspect pattern (stated order), the supporting sentence of the
 recommended POI that names the constraint in so many words (the generic keyword rules,
 :mod:`~groundtrace.crs.systems.understanding.keywords`) first, then with the best stance (positive before
-neutral, never negative), shortest first (a short quote keeps its words near its tag); at most ``max_quotes``. No filler quotes: when no constraint has
-support, one quote for the most probable uncertain reading (``soft_floor``) that a positive sentence
+neutral, never negative), shortest first (a short quote keeps its words near its tag); at most
+``max_quotes``. No filler quotes: when no constraint has support, one quote for the most probable uncertain reading (``soft_floor``) that a positive sentence
 supports, else one positive sentence most similar to the user's request (TF-IDF cosine + MiniLM
 cosine: words and meaning; TF-IDF alone without the ``[dense]`` extra), else none.
 
