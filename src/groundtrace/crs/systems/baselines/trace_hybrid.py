@@ -25,9 +25,10 @@ Evidence — per tracked constraint with an aspect pattern (stated order), the s
 recommended POI that names the constraint in so many words (the generic keyword rules,
 :mod:`~groundtrace.crs.systems.understanding.keywords`) first, then with the best stance (positive before
 neutral, never negative), shortest first (a short quote keeps its words near its tag); at most
-``max_quotes``. No filler quotes: when no constraint has support, one quote for the most probable uncertain reading (``soft_floor``) that a positive sentence
-supports, else one positive sentence most similar to the user's request (TF-IDF cosine + MiniLM
-cosine: words and meaning; TF-IDF alone without the ``[dense]`` extra), else none.
+``max_quotes``. No filler quotes: when no constraint has support, one quote for the most probable
+uncertain reading (``soft_floor``) that a positive sentence supports, else one positive sentence most
+similar to the user's request (TF-IDF cosine + MiniLM cosine: words and meaning; TF-IDF alone without
+the ``[dense]`` extra), else none.
 
 Verification pass (every quote, whoever chose it): the quote must be found in the review its tag
 resolves to (``core.evidence.quotes.quote_score`` ≥ 0.80), that review must be the recommended POI's,
