@@ -234,9 +234,16 @@ class ConstraintParser:
             )
             first._fit_examples(texts, labels)
         texts, labels = list(texts), list(labels)
+        # one batch for every pending clause (each an embedding and a classifier row), then per turn
+        flat = [c for item in pending for c in item.clauses] if first is not None else []
+        all_probs = first.probabilities(flat) if first is not None else None
+        start = 0
         for item in pending:
             chosen: dict[int, set[str]] = {}
-            probs = first.probabilities(list(item.clauses)) if first is not None else None
+            probs = None
+            if all_probs is not None:
+                probs = all_probs[start : start + len(item.clauses)]
+                start += len(item.clauses)
             for key in item.keys:
                 at = len(item.clauses) - 1
                 if first is not None and probs is not None and key in first.classes:
