@@ -74,17 +74,7 @@ def run_enrich(
     config = config or EnrichConfig()
     comp = components or build_components(config)
     summary = EnrichSummary()
-
-    def issue(text: str) -> None:
-        summary.issues.append(text)
-        if on_issue is not None:
-            on_issue(text)
-
-    for text in comp.errors:
-        issue(text)
-    skus, problems = read_skus(Path(skus_path))
-    for text in problems:
-        issue(text)
+    skus, issue = open_batch(Path(skus_path), comp, summary.issues, on_issue)
     summary.skus_read = len(skus)
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
@@ -93,6 +83,27 @@ def run_enrich(
         processes = components is None and cpu_bound(config)
         _run_locked(skus, out_path, config, comp, summary, issue, progress, processes)
     return summary
+
+
+def open_batch(
+    skus_path: Path, comp: Components, issues: list[str], on_issue: Callable[[str], None] | None
+) -> tuple[list[SKU], Callable[[str], None]]:
+    """The opening both batch drivers share (this runner and the store's ``enrich_to_store``): an
+    ``issue(text)`` reporter that appends to ``issues`` and calls ``on_issue``; the components' errors
+    reported through it, then the SKUs of ``skus_path`` read with every malformed record reported.
+    Returns ``(skus, issue)``."""
+
+    def issue(text: str) -> None:
+        issues.append(text)
+        if on_issue is not None:
+            on_issue(text)
+
+    for text in comp.errors:
+        issue(text)
+    skus, problems = read_skus(skus_path)
+    for text in problems:
+        issue(text)
+    return skus, issue
 
 
 def _run_locked(
@@ -253,7 +264,7 @@ def _executor(config: EnrichConfig, processes: bool) -> Any:
         return _InlineExecutor()
     if processes:
         return ProcessPoolExecutor(
-            max_workers=config.workers, initializer=_init_worker, initargs=(config.model_dump_json(),)
+            max_workers=config.workers, initializer=worker_components, initargs=(config.model_dump_json(),)
         )
     return ThreadPoolExecutor(max_workers=config.workers)
 
@@ -268,11 +279,15 @@ def cpu_bound(config: EnrichConfig) -> bool:
 _WORKER_COMPONENTS: dict[str, Components] = {}
 
 
-def _init_worker(config_json: str) -> None:
-    _WORKER_COMPONENTS[config_json] = build_components(EnrichConfig.model_validate_json(config_json))
+def worker_components(config_json: str) -> Components:
+    """This process's components for the run whose :class:`EnrichConfig` is ``config_json``: built on
+    first use, then kept (a pool worker builds them once; the store runner's process pool shares this)."""
+    comp = _WORKER_COMPONENTS.get(config_json)
+    if comp is None:
+        comp = build_components(EnrichConfig.model_validate_json(config_json))
+        _WORKER_COMPONENTS[config_json] = comp
+    return comp
 
 
 def _process_in_worker(config_json: str, sku: SKU) -> SkuOutcome:
-    if config_json not in _WORKER_COMPONENTS:
-        _init_worker(config_json)
-    return process_sku(sku, _WORKER_COMPONENTS[config_json])
+    return process_sku(sku, worker_components(config_json))

@@ -49,13 +49,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from groundtrace.catalog.model import SKU
-from groundtrace.catalog.pipeline import (
-    Components,
-    EnrichConfig,
-    build_components,
-    iter_skus,
-    read_skus,
-)
+from groundtrace.catalog.pipeline import Components, EnrichConfig, build_components, iter_skus
+from groundtrace.catalog.pipeline.batch import open_batch, worker_components
 from groundtrace.catalog.run_meta import run_fingerprint
 from groundtrace.catalog.store.sku_step import process_one, usage_minus, usage_of
 from groundtrace.catalog.store.store import CatalogStore, SkuOutcome, StorePolicy, WriteStats
@@ -191,17 +186,7 @@ def enrich_to_store(
         judge=config.judge,
     )
     summary = StoreRunSummary(run_id=run.id, run_name=run.name, mode=mode)
-
-    def issue(text: str) -> None:
-        summary.issues.append(text)
-        if on_issue is not None:
-            on_issue(text)
-
-    for text in comp.errors:
-        issue(text)
-    skus, problems = read_skus(Path(skus_path))
-    for text in problems:
-        issue(text)
+    skus, issue = open_batch(Path(skus_path), comp, summary.issues, on_issue)
     summary.skus_read = len(skus)
     todo = store.pending(run, skus)
     summary.skus_unchanged = len(skus) - len(todo)
@@ -245,25 +230,14 @@ def _outcomes(
 
 
 # -- processes ---------------------------------------------------------------------------------------------
-_WORKER_COMPONENTS: dict[str, Components] = {}
-
-
-def _init_worker(config_json: str) -> None:
-    _WORKER_COMPONENTS[config_json] = build_components(EnrichConfig.model_validate_json(config_json))
-
-
 def _worker_process(config_json: str, sku: SKU) -> SkuOutcome:
-    comp = _WORKER_COMPONENTS.get(config_json)
-    if comp is None:
-        _init_worker(config_json)
-        comp = _WORKER_COMPONENTS[config_json]
-    return process_one(sku, comp, measure_usage=True)
+    return process_one(sku, worker_components(config_json), measure_usage=True)
 
 
 def _process_pool(todo: list[SKU], config: EnrichConfig) -> Iterator[SkuOutcome]:
     config_json = config.model_dump_json()
     with ProcessPoolExecutor(
-        max_workers=config.workers, initializer=_init_worker, initargs=(config_json,)
+        max_workers=config.workers, initializer=worker_components, initargs=(config_json,)
     ) as pool:
         yield from bounded(
             todo, lambda sku: pool.submit(_worker_process, config_json, sku), window=2 * config.workers
