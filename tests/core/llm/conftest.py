@@ -73,8 +73,11 @@ def serve() -> Iterator[Callable[[Responder], WireServer]]:
         server.stop()
 
 
-@pytest.fixture
-def make_client(sleeper: SleepRecorder) -> Callable[..., OpenAIClient]:
+@pytest.fixture(params=["httpx", "sdk"])
+def make_client(sleeper: SleepRecorder, request: pytest.FixtureRequest) -> Callable[..., OpenAIClient]:
+    """A client on each transport (``httpx``, the default, and the openai ``sdk``): every client test
+    checks that both make the same decisions."""
+
     def build(
         server: WireServer, *, model: str = "priced-test", max_retries: int = 3, **kw: object
     ) -> OpenAIClient:
@@ -87,6 +90,7 @@ def make_client(sleeper: SleepRecorder) -> Callable[..., OpenAIClient]:
         )
         kw.setdefault("timeout_s", 5.0)
         kw.setdefault("prices", TEST_PRICES)
+        kw.setdefault("transport", request.param)
         return OpenAIClient(model, base_url=server.base_url, api_key="test-key", retry=retry, **kw)  # type: ignore[arg-type]
 
     return build

@@ -19,6 +19,7 @@ The file holds the same settings in lower case plus client options::
     max_reasks: 2
     concurrency: 8
     structured: auto        # json_schema | json_object | prompt | auto
+    transport: httpx        # httpx (default: straight over one keep-alive pool) | sdk (the openai SDK)
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class _ConfigFile(BaseModel):
     max_reasks: int | None = Field(default=None, ge=0)
     concurrency: int | None = Field(default=None, ge=1)
     structured: Literal["json_schema", "json_object", "prompt", "auto"] | None = None
+    transport: Literal["httpx", "sdk"] | None = None
 
 
 class LLMSettings(BaseModel):
@@ -66,11 +68,12 @@ class LLMSettings(BaseModel):
     max_reasks: int | None = None
     concurrency: int | None = None
     structured: str | None = None
+    transport: str | None = None
     source: str = "environment"
 
     def client_options(self) -> dict[str, Any]:
         """The client keyword options that were set."""
-        names = ("timeout_s", "max_retries", "max_reasks", "concurrency", "structured")
+        names = ("timeout_s", "max_retries", "max_reasks", "concurrency", "structured", "transport")
         return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
 
 
@@ -111,5 +114,6 @@ def load_settings(config_path: str | Path | None = None, env: Mapping[str, str] 
         max_reasks=file_cfg.max_reasks,
         concurrency=file_cfg.concurrency,
         structured=file_cfg.structured,
+        transport=file_cfg.transport,
         source=source,
     )

@@ -1,5 +1,11 @@
 """Client for any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, llama.cpp server, Ollama ...).
 
+Two transports send the same body: ``transport="httpx"`` (the default) posts it straight over one
+keep-alive httpx pool and decodes only the fields the engine reads (:mod:`~groundtrace.core.llm.http_wire`,
+~1 ms CPU per request); ``transport="sdk"`` sends it through the openai SDK (~3 ms: its option objects,
+argument transforms and a pydantic model of the whole answer), for whoever wants the SDK's own request
+handling. Decisions, retries and errors are the same on both (the client tests run on each).
+
 Transport only; validation, re-asks, cache and ledger live in
 :class:`~groundtrace.core.llm.engine.StructuredLLMClient`. The SDK's own retries are switched off
 (``max_retries=0``) so every retry goes through our :class:`~groundtrace.core.llm.retry.RetryPolicy`:
@@ -15,18 +21,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import threading
 import weakref
-from typing import Any, Unpack
+from typing import Any, Literal, Unpack
 
 from groundtrace.core.llm.base import LLMError
 from groundtrace.core.llm.config import LLMSettings, load_settings
 from groundtrace.core.llm.engine import EngineOptions, FormatRejectedError, StructuredLLMClient, WireAnswer
+from groundtrace.core.llm.http_wire import FORMAT_WORDS, HttpWire
 from groundtrace.core.llm.retry import RetryPolicy, TransientError, parse_retry_after
 
-_FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|schema|structured", re.IGNORECASE)
+_FORMAT_WORDS = FORMAT_WORDS
 NO_KEY_PLACEHOLDER = "not-needed"
+Transport = Literal["httpx", "sdk"]
+TRANSPORTS: tuple[Transport, ...] = ("httpx", "sdk")
 
 
 def _openai() -> Any:
@@ -48,8 +56,11 @@ class OpenAIClient(StructuredLLMClient):
         *,
         timeout_s: float = 60.0,
         max_retries: int = 4,
+        transport: Transport = "httpx",
         **engine: Unpack[EngineOptions],
     ) -> None:
+        if transport not in TRANSPORTS:
+            raise LLMError(f"OpenAIClient transport must be one of {TRANSPORTS}, got {transport!r}")
         if not model:
             raise LLMError(
                 "OpenAIClient needs a model name (set GROUNDTRACE_LLM_MODEL or use 'openai:MODEL')"
@@ -69,8 +80,14 @@ class OpenAIClient(StructuredLLMClient):
         self.base_url = base_url
         self.timeout_s = timeout_s
         self._api_key = api_key
-        openai = _openai()
-        self._client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=0)
+        self.transport = transport
+        self._wire: HttpWire | None = None
+        self._client: Any = None
+        if transport == "httpx":
+            self._wire = HttpWire(model, base_url, api_key, timeout_s=timeout_s, pool=self.concurrency)
+        else:
+            openai = _openai()
+            self._client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=0)
         self._async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
             weakref.WeakKeyDictionary()
         )
@@ -90,7 +107,7 @@ class OpenAIClient(StructuredLLMClient):
         return cls(model, **options)
 
     def __repr__(self) -> str:
-        return f"OpenAIClient(model={self.model!r}, base_url={self.base_url!r})"
+        return f"OpenAIClient(model={self.model!r}, base_url={self.base_url!r}, transport={self.transport!r})"
 
     # -- transport -------------------------------------------------------------------------------------
     def _async_client(self) -> Any:
@@ -105,6 +122,8 @@ class OpenAIClient(StructuredLLMClient):
         return client
 
     def _post(self, payload: dict[str, Any]) -> WireAnswer:
+        if self._wire is not None:
+            return self._wire.post(payload)
         openai = _openai()
         try:
             response = self._client.chat.completions.create(**_sdk_arguments(self.model, payload))
@@ -115,6 +134,8 @@ class OpenAIClient(StructuredLLMClient):
         return self._answer(response)
 
     async def _apost(self, payload: dict[str, Any]) -> WireAnswer:
+        if self._wire is not None:
+            return await self._wire.apost(payload)
         openai = _openai()
         try:
             response = await self._async_client().chat.completions.create(
@@ -165,7 +186,10 @@ class OpenAIClient(StructuredLLMClient):
 
     def close(self) -> None:
         """Close the HTTP connection pool of the synchronous client."""
-        self._client.close()
+        if self._wire is not None:
+            self._wire.close()
+        else:
+            self._client.close()
 
 
 def _sdk_arguments(model: str, payload: dict[str, Any]) -> dict[str, Any]:

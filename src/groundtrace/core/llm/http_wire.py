@@ -1,0 +1,185 @@
+"""The chat-completions request sent straight over httpx: one keep-alive connection pool per client.
+
+:class:`HttpWire` is the default transport of :class:`~groundtrace.core.llm.openai_client.OpenAIClient`
+(``transport="httpx"``; ``transport="sdk"`` sends through the openai SDK instead). It posts the body the
+engine built (``{"model", **payload}``) to ``{base_url}/chat/completions`` and reads back only what the
+engine uses — the first choice's text and finish reason and the token usage — so a request costs one
+``msgspec`` encode, one httpx round trip and one typed ``msgspec`` decode. The SDK's per-request work
+(option and header objects, argument transforms, a pydantic ``ChatCompletion`` built from the whole
+answer) measured ~3.0 ms of CPU per Scout request against the local wire server, this path ~1 ms
+(``benchmarks/bench_store.py --section cpu``, docs/catalog-store.md).
+
+What the SDK did and this keeps: ``Authorization: Bearer <key>``, the ``OpenAI-Organization`` /
+``OpenAI-Project`` headers from ``OPENAI_ORG_ID`` / ``OPENAI_PROJECT_ID`` when set, the time-out, HTTP
+keep-alive (one ``httpx.Client`` shared by the client's threads, one ``httpx.AsyncClient`` per event
+loop, each pooling up to ``max(concurrency, 20)`` idle connections). Errors map as the SDK path maps them:
+
+* time-out, connection error, HTTP 429 and 5xx, a 200 whose body is not a chat completion →
+  :class:`~groundtrace.core.llm.retry.TransientError` (``Retry-After`` / ``retry-after-ms`` read);
+* HTTP 400/404/422 naming the response format on a structured request →
+  :class:`~groundtrace.core.llm.engine.FormatRejectedError`;
+* any other status → :class:`~groundtrace.core.llm.base.LLMError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import threading
+import weakref
+from typing import Any
+
+import httpx
+import msgspec
+
+from groundtrace.core.llm.base import LLMError
+from groundtrace.core.llm.engine import FormatRejectedError, WireAnswer
+from groundtrace.core.llm.retry import TransientError, parse_retry_after
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|schema|structured", re.IGNORECASE)
+
+
+class _Message(msgspec.Struct):
+    content: str | None = None
+    refusal: str | None = None
+
+
+class _Choice(msgspec.Struct):
+    message: _Message
+    finish_reason: str | None = None
+
+
+class _Usage(msgspec.Struct):
+    prompt_tokens: int | None = 0
+    completion_tokens: int | None = 0
+
+
+class _Completion(msgspec.Struct):
+    """The part of a chat completion the engine reads (every other field is skipped by the decoder)."""
+
+    choices: list[_Choice] = []
+    usage: _Usage | None = None
+
+
+_DECODE = msgspec.json.Decoder(_Completion)
+_ENCODE = msgspec.json.Encoder()
+
+
+class HttpWire:
+    """POST chat-completions bodies for ``model`` at ``base_url`` (module docstring); thread-safe."""
+
+    def __init__(
+        self, model: str, base_url: str | None, api_key: str, *, timeout_s: float, pool: int = 20
+    ) -> None:
+        self.model = model
+        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.url = f"{self.base_url}/chat/completions"
+        self.timeout_s = timeout_s
+        self.headers = {
+            "Authorization": f"Bearer {api_key}",
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+        }
+        for env, header in (
+            ("OPENAI_ORG_ID", "OpenAI-Organization"),
+            ("OPENAI_PROJECT_ID", "OpenAI-Project"),
+        ):
+            if value := os.environ.get(env):
+                self.headers[header] = value
+        self.limits = httpx.Limits(max_connections=None, max_keepalive_connections=max(pool, 20))
+        self._client = httpx.Client(timeout=timeout_s, limits=self.limits, headers=self.headers)
+        self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._lock = threading.Lock()
+
+    def body(self, payload: dict[str, Any]) -> bytes:
+        """The request bytes: ``payload`` (a complete chat body without ``model``) with the model first."""
+        return _ENCODE.encode({"model": self.model, **payload})
+
+    def post(self, payload: dict[str, Any]) -> WireAnswer:
+        """Send one body and return its answer, raising the module docstring's errors."""
+        try:
+            response = self._client.post(self.url, content=self.body(payload))
+        except httpx.TimeoutException as exc:
+            raise TransientError(f"{self._where()}: timed out after {self.timeout_s}s") from exc
+        except httpx.TransportError as exc:
+            raise TransientError(f"{self._where()}: connection error: {exc!r}") from exc
+        return self.answer(response.status_code, response.headers, response.content, payload)
+
+    async def apost(self, payload: dict[str, Any]) -> WireAnswer:
+        """:meth:`post` from a coroutine (the event loop's own ``AsyncClient``)."""
+        try:
+            response = await self._async_client().post(self.url, content=self.body(payload))
+        except httpx.TimeoutException as exc:
+            raise TransientError(f"{self._where()}: timed out after {self.timeout_s}s") from exc
+        except httpx.TransportError as exc:
+            raise TransientError(f"{self._where()}: connection error: {exc!r}") from exc
+        return self.answer(response.status_code, response.headers, response.content, payload)
+
+    def answer(self, status: int, headers: Any, content: bytes, payload: dict[str, Any]) -> WireAnswer:
+        """The :class:`WireAnswer` of a 2xx response, else the error its status maps to."""
+        if status >= 300:
+            raise self.status_error(status, headers, content, payload)
+        try:
+            done = _DECODE.decode(content)
+        except msgspec.DecodeError as exc:  # not JSON (a proxy's error page) or not a chat completion
+            raise TransientError(f"{self._where()}: malformed response body: {exc}") from exc
+        if not done.choices:
+            raise TransientError(f"{self._where()}: response carried no choices: {content[:200]!r}")
+        choice = done.choices[0]
+        text = choice.message.content
+        if text is None:
+            text = choice.message.refusal or ""
+        usage = done.usage or _Usage()
+        return WireAnswer(
+            text=text,
+            finish_reason=choice.finish_reason,
+            prompt_tokens=int(usage.prompt_tokens or 0),
+            completion_tokens=int(usage.completion_tokens or 0),
+        )
+
+    def status_error(self, status: int, headers: Any, content: bytes, payload: dict[str, Any]) -> LLMError:
+        message = error_message(content)
+        where = self._where()
+        if status == 429 or status >= 500:
+            retry_after = parse_retry_after(dict(headers))
+            return TransientError(
+                f"{where}: HTTP {status}: {message}", retry_after=retry_after, status=status
+            )
+        if status in (400, 404, 422) and "response_format" in payload and FORMAT_WORDS.search(message):
+            return FormatRejectedError(f"{where}: HTTP {status}: {message}")
+        return LLMError(f"{where}: HTTP {status}: {message}")
+
+    def _where(self) -> str:
+        return f"{self.model} at {self.base_url}"
+
+    def _async_client(self) -> httpx.AsyncClient:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            client = self._async.get(loop)
+            if client is None:
+                client = httpx.AsyncClient(timeout=self.timeout_s, limits=self.limits, headers=self.headers)
+                self._async[loop] = client
+        return client
+
+    def close(self) -> None:
+        """Close the synchronous connection pool (an event loop's pool goes with its loop)."""
+        self._client.close()
+
+
+def error_message(content: bytes) -> str:
+    """The ``error.message`` of an OpenAI-style error body, else the body's text (at most 500 chars)."""
+    try:
+        body = msgspec.json.decode(content)
+    except msgspec.DecodeError:
+        return content[:500].decode("utf-8", "replace").strip() or "(empty body)"
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+        if isinstance(inner, str):
+            return inner
+    return str(body)[:500]
