@@ -17,6 +17,7 @@ a record (``title: 1 NUL character removed``) so the batch runner can report it 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -36,20 +37,41 @@ def clean_text(text: str) -> str:
     return _SURROGATE.sub(REPLACEMENT, text)
 
 
+def is_clean(value: Any) -> bool:
+    """True when :func:`clean_json` would change nothing in ``value`` — no string (key or value) holds a
+    NUL or a surrogate — decided in C: ``json.dumps(value, ensure_ascii=False)`` writes a NUL as the
+    escape ``\\u0000`` and keeps a lone surrogate as it is, so a text with neither is clean; any other
+    object (a datetime) is checked as its ``str``, which the cleaning never changes. The test can err only
+    towards False (a literal backslash + ``u0000`` in a string, a key JSON cannot encode), which sends the
+    value to the exact walk; it never calls a dirty value clean."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return False
+    return "\\u0000" not in text and _SURROGATE.search(text) is None
+
+
 def clean_json(value: Any) -> Any:
     """``value`` (JSON-shaped: dict / list / str / number / bool / None) with every string cleaned."""
+    if not isinstance(value, str) and is_clean(value):
+        return value
+    return _clean_json(value)
+
+
+def _clean_json(value: Any) -> Any:
     if isinstance(value, str):
         return clean_text(value)
     if isinstance(value, Mapping):
-        return {clean_text(k) if isinstance(k, str) else k: clean_json(v) for k, v in value.items()}
+        return {clean_text(k) if isinstance(k, str) else k: _clean_json(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [clean_json(v) for v in value]
+        return [_clean_json(v) for v in value]
     return value
 
 
 def clean_rows(table: Table, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Every row cleaned for ``table``: strings by :func:`clean_text`, JSON columns by :func:`clean_json`,
-    values of non-key ``String(n)`` columns cut to ``n`` characters."""
+    values of non-key ``String(n)`` columns cut to ``n`` characters. A row :func:`is_clean` passes as a
+    whole (one C-encoded check instead of one per string) only has its long strings cut."""
     limits = {
         c.name: c.type.length
         for c in table.columns
@@ -57,7 +79,15 @@ def clean_rows(table: Table, rows: Sequence[Mapping[str, Any]]) -> list[dict[str
     }
     out = []
     for row in rows:
-        clean: dict[str, Any] = {}
+        if is_clean(row):
+            clean = dict(row)
+            for name, limit in limits.items():
+                value = clean.get(name)
+                if isinstance(value, str) and len(value) > limit:
+                    clean[name] = value[:limit]
+            out.append(clean)
+            continue
+        clean = {}
         for name, value in row.items():
             if isinstance(value, str):
                 value = clean_text(value)
@@ -74,7 +104,13 @@ def clean_rows(table: Table, rows: Sequence[Mapping[str, Any]]) -> list[dict[str
 def text_problems(value: Any, path: str = "") -> list[str]:
     """What :func:`clean_json` changes in ``value``: one ``path: n NUL character(s) removed`` /
     ``path: n lone surrogate(s) replaced by U+FFFD`` line per string it changes (paths like
-    ``title``, ``specs.Flavor``, ``images[0]``)."""
+    ``title``, ``specs.Flavor``, ``images[0]``); a value :func:`is_clean` passes has none."""
+    if not path and not isinstance(value, str) and is_clean(value):
+        return []
+    return _text_problems(value, path)
+
+
+def _text_problems(value: Any, path: str = "") -> list[str]:
     found: list[str] = []
     if isinstance(value, str):
         nul, sur = value.count(NUL), len(_SURROGATE.findall(value))
@@ -87,11 +123,11 @@ def text_problems(value: Any, path: str = "") -> list[str]:
         for key, item in value.items():
             label = clean_text(str(key))
             if isinstance(key, str) and clean_text(key) != key:
-                found.extend(text_problems(key, f"{path}.{label} (key)" if path else f"{label} (key)"))
-            found.extend(text_problems(item, f"{path}.{label}" if path else label))
+                found.extend(_text_problems(key, f"{path}.{label} (key)" if path else f"{label} (key)"))
+            found.extend(_text_problems(item, f"{path}.{label}" if path else label))
     elif isinstance(value, list | tuple):
         for i, item in enumerate(value):
-            found.extend(text_problems(item, f"{path}[{i}]"))
+            found.extend(_text_problems(item, f"{path}[{i}]"))
     return found
 
 
