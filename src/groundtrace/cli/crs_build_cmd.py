@@ -99,11 +99,15 @@ def build(
                 realiser=real,
                 config=config,
                 progress=lambda n: bar.update(advance=n),
-                kb_path=None if kb == "demo" or kb.startswith("demo:") else Path(kb),
+                kb_path=None if _is_demo(kb) else Path(kb),
             )
     except PlanningError as exc:
         console.print(f"[red]cannot build from {escape(kb)}: {escape(str(exc))}[/red]")
         raise typer.Exit(1) from exc
+    if _is_demo(kb):  # the city, stances included, into the user's cache: `crs score` reads it back
+        from groundtrace.crs.kb.demo_cache import remember
+
+        remember(knowledge, _demo_seed(kb, demo_seed))
     report.print_summary(console)
     console.print(
         f"wrote {escape(str(out))}/{{train,validation,test}}.jsonl, schema.json, manifest.json, "
@@ -122,17 +126,27 @@ def build(
         raise typer.Exit(1)
 
 
+def _is_demo(kb: str) -> bool:
+    """``--kb demo`` or ``demo:SEED`` (as `crs run`/`crs score` accept it): the generated city."""
+    return kb == "demo" or kb.startswith("demo:")
+
+
+def _demo_seed(kb: str, demo_seed: int) -> int:
+    """The seed of the generated city: the one in ``demo:SEED``, else ``--demo-seed``."""
+    seed_text = kb.partition(":")[2]
+    if seed_text and not seed_text.lstrip("-").isdigit():
+        raise typer.BadParameter(
+            f"{kb!r}: expected 'demo' or 'demo:SEED' with an integer seed", param_hint="--kb"
+        )
+    return int(seed_text) if seed_text else demo_seed
+
+
 def _load_kb_or_exit(kb: str, demo_seed: int):  # returns KnowledgeBase
     """The KB ``--kb`` names ('demo' generates one); a missing, foreign or tampered file exits cleanly."""
-    if kb == "demo" or kb.startswith("demo:"):  # 'demo:SEED' as `crs run`/`crs score` accept it
+    if _is_demo(kb):
         from groundtrace.crs.kb.demo import generate_demo_kb
 
-        seed_text = kb.partition(":")[2]
-        if seed_text and not seed_text.lstrip("-").isdigit():
-            raise typer.BadParameter(
-                f"{kb!r}: expected 'demo' or 'demo:SEED' with an integer seed", param_hint="--kb"
-            )
-        return generate_demo_kb(int(seed_text) if seed_text else demo_seed)
+        return generate_demo_kb(_demo_seed(kb, demo_seed))
     from groundtrace.crs.kb.store import KBIntegrityError, NotAKnowledgeBaseError, load_kb
 
     path = Path(kb)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from groundtrace.crs.dataset.lean import LeanDialogue
+from groundtrace.crs.kb.demo_cache import demo_kb
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.schema import Dialogue
 
@@ -183,16 +184,16 @@ def report_dialogues(dialogues: Sequence[Dialogue | LeanDialogue], dataset: Path
     return DialogueLines(dataset, [d.dialogue_id for d in dialogues]) if dataset else None
 
 
-def load_kb(spec: str | Path) -> KnowledgeBase:
-    """A knowledge base from ``"demo"`` (seed 0), ``"demo:SEED"`` or the path of a KB file."""
+def load_kb(spec: str | Path, *, expected: str = "") -> KnowledgeBase:
+    """A knowledge base from ``"demo"`` (seed 0), ``"demo:SEED"`` or the path of a KB file. For the demo
+    city, ``expected`` (a content hash) lets it be read from the user's cache
+    (:func:`~groundtrace.crs.kb.demo_cache.demo_kb`) instead of generated."""
     text = str(spec)
     if text == "demo" or text.startswith("demo:"):
-        from groundtrace.crs.kb.demo import generate_demo_kb
-
         raw_seed = text.split(":", 1)[1] if ":" in text else "0"
         if not raw_seed.lstrip("-").isdigit():
             raise ValueError(f"demo KB spec {text!r}: the seed must be an integer, e.g. 'demo:3'")
-        return generate_demo_kb(int(raw_seed))
+        return demo_kb(int(raw_seed), expected)
     from groundtrace.crs.kb.store import load_kb as load_kb_file
 
     return load_kb_file(spec)
@@ -203,23 +204,22 @@ def resolve_kb(
 ) -> KnowledgeBase:
     """The KB of a dataset: a KB file, ``demo`` / ``demo:SEED``, or (``spec=None``) the KB file the
     manifest records (``kb_path``) or the generated demo city it names, when the content hash matches.
-    Raises ``ValueError`` otherwise."""
-    from groundtrace.crs.kb.demo import generate_demo_kb
-
+    Raises ``ValueError`` otherwise. The demo city is read from the user's cache when it holds the one of
+    that hash (:mod:`groundtrace.crs.kb.demo_cache`), else generated (and then cached)."""
     expected = manifest.get("kb_hash") or next((d.kb_hash for d in dialogues if d.kb_hash), "")
     if spec is None and manifest.get("kb_path") and Path(str(manifest["kb_path"])).is_file():
         spec = str(manifest["kb_path"])
     if spec is None:
         name = str(manifest.get("kb_name", ""))
         if name.startswith("demo:") and name.rsplit(":", 1)[-1].startswith("seed"):
-            kb = generate_demo_kb(int(name.rsplit("seed", 1)[-1]))
+            kb = demo_kb(int(name.rsplit("seed", 1)[-1]), expected)
             if not expected or kb.content_hash == expected:
                 return kb
         raise ValueError(
             f"cannot locate the KB of this dataset (kb {name or '?'}, hash {expected[:12] or '?'}): "
             "pass --kb FILE"
         )
-    kb = load_kb(spec)
+    kb = load_kb(spec, expected=expected)
     if expected and kb.content_hash != expected:
         raise ValueError(
             f"KB {spec} has content hash {kb.content_hash[:12]}, the dataset was built on {expected[:12]}"

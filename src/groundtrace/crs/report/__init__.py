@@ -19,20 +19,24 @@ __all__ = ["Report", "RunData", "build", "build_report", "load_run"]
 
 
 def _evidence_sources(runs: list[RunData], dataset: Path | None, kb: str | None, notes: list[str]):
-    """Dialogues by id and the KB for the HTML evidence view (best effort: a note when unavailable)."""
-    from groundtrace.crs.evaluation.loading import load_split, resolve_kb
+    """Dialogues by id and the KB for the HTML evidence view (best effort: a note when unavailable).
+
+    The dataset is read once by the lean reader (``load_records``: ids, manifest, KB hash); the dialogues
+    the pages show are parsed from their lines when asked for (``report_dialogues``: a ``DialogueLines``
+    mapping), as ``crs leaderboard`` does."""
+    from groundtrace.crs.evaluation.loading import load_records, report_dialogues, resolve_kb
 
     path = dataset or next((Path(r.info["dataset"]) for r in runs if r.info.get("dataset")), None)
     if path is None or not path.exists():
         notes.append("HTML: no dataset available (pass --dataset): responses shown without evidence links")
         return {}, None
     try:
-        data = load_split(path, "all")
-        knowledge = resolve_kb(kb, data.manifest, data.dialogues)
+        data = load_records(path, "all")
+        knowledge = resolve_kb(kb, data.manifest, data)
     except (ValueError, FileNotFoundError) as exc:
         notes.append(f"HTML: evidence view unavailable: {exc}")
         return {}, None
-    return {d.dialogue_id: d for d in data.dialogues}, knowledge
+    return report_dialogues(data, path) or {}, knowledge
 
 
 def build_report(
