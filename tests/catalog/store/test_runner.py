@@ -1,4 +1,4 @@
-"""The batch runner with an LLM over the OpenAI wire (asyncio, bounded), and the CLI around the store."""
+"""The batch runner with an LLM over the OpenAI wire (threads, bounded), and the CLI around the store."""
 
 from __future__ import annotations
 
@@ -118,3 +118,38 @@ def test_the_llm_clients_bound_follows_workers() -> None:
     kept = EnrichConfig(llm="http://127.0.0.1:1/v1#m", workers=32, llm_options={"concurrency": 4})
     assert with_llm_concurrency(kept).llm_options == {"concurrency": 4}
     assert with_llm_concurrency(EnrichConfig(workers=32)).llm_options == {}  # offline: no client
+
+
+def test_run_threads_bounds_the_skus_in_flight_and_raises_what_emit_raises(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import threading
+    import time
+
+    from groundtrace.catalog.model import SKU
+    from groundtrace.catalog.store import runner
+    from groundtrace.catalog.store.store import SkuOutcome
+
+    lock = threading.Lock()
+    state = {"now": 0, "most": 0}
+
+    def fake_process_one(sku: SKU, comp: Any) -> SkuOutcome:
+        with lock:
+            state["now"] += 1
+            state["most"] = max(state["most"], state["now"])
+        time.sleep(0.01)
+        with lock:
+            state["now"] -= 1
+        return SkuOutcome(sku=sku)
+
+    monkeypatch.setattr(runner, "process_one", fake_process_one)
+    skus = [SKU.model_validate({"sku_id": f"s{i}", "title": "Oat bar", "category": "x"}) for i in range(40)]
+    seen: list[str] = []
+    runner.run_threads(skus, None, 4, lambda o: seen.append(o.sku.sku_id))  # type: ignore[arg-type]
+    assert sorted(seen) == sorted(s.sku_id for s in skus) and state["most"] == 4
+
+    def broken(outcome: SkuOutcome) -> None:
+        raise OSError("the writer's queue is gone")
+
+    with pytest.raises(OSError, match="queue is gone"):
+        runner.run_threads(skus, None, 4, broken)  # type: ignore[arg-type]
