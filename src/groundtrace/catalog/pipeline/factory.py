@@ -7,13 +7,15 @@ run builds its components, not when the pipeline is imported.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from groundtrace.catalog.judge.base import Judge
 from groundtrace.catalog.pipeline.config import EnrichConfig
 from groundtrace.catalog.policy import WritePolicy, resolve_policy
-from groundtrace.catalog.templates import TemplateSet, load_templates
+from groundtrace.catalog.templates import TemplateSet, builtin_template_dir, load_templates
 
 
 @dataclass
@@ -26,6 +28,35 @@ class Components:
     llm_clients: list[Any] = field(default_factory=list)  # every LLM client the run calls (usage ledger)
 
 
+_TEMPLATES: dict[tuple[Any, ...], TemplateSet] = {}
+_TEMPLATES_LOCK = threading.Lock()
+
+
+def cached_templates(directory: Path | None) -> TemplateSet:
+    """:func:`~groundtrace.catalog.templates.load_templates` of ``directory``, kept while none of its
+    template files changes (key: every ``*.yaml`` / ``*.yml`` path with its modification time in ns and
+    size). A :class:`TemplateSet` is immutable, so runs share it; parsing the YAML is most of building the
+    components (~0.25 s), which every worker process of a sharded LLM run paid at its start — inside the
+    run's clock — and now inherits from the parent that built its own components first (fork)."""
+    root = builtin_template_dir() if directory is None else Path(directory)
+    try:
+        files = sorted([*root.glob("*.yaml"), *root.glob("*.yml")])
+        key = (str(root), *((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in files))
+    except OSError:  # load_templates reports it
+        return load_templates(directory)
+    with _TEMPLATES_LOCK:
+        hit = _TEMPLATES.get(key)
+    if hit is not None:
+        return hit
+    templates = load_templates(directory)
+    if files:
+        with _TEMPLATES_LOCK:
+            if len(_TEMPLATES) >= 16:
+                _TEMPLATES.clear()
+            _TEMPLATES[key] = templates
+    return templates
+
+
 def build_components(config: EnrichConfig) -> Components:
     """Templates, Scout (sources, search, extractor), Judge and policy for ``config``, each component built
     through its registry by name (``EVIDENCE_SOURCES``, ``SEARCH_PROVIDERS``, ``EXTRACTION_ENGINES``,
@@ -36,7 +67,7 @@ def build_components(config: EnrichConfig) -> Components:
     from groundtrace.catalog.sources import EVIDENCE_SOURCES, SourceContext, make_search
     from groundtrace.core.llm.factory import make_llm
 
-    templates = load_templates(config.templates)
+    templates = cached_templates(config.templates)
     errors: list[str] = []
     llm_clients: list[Any] = []
     if config.vlm and config.images is None:

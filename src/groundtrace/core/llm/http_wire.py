@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import ssl
 import threading
 import weakref
 from typing import Any
@@ -65,6 +66,17 @@ class _Completion(msgspec.Struct):
 
 _DECODE = msgspec.json.Decoder(_Completion)
 _ENCODE = msgspec.json.Encoder()
+_SSL: list[ssl.SSLContext] = []
+_SSL_LOCK = threading.Lock()
+
+
+def _ssl_context() -> ssl.SSLContext:
+    """httpx's default verifying context, made once per process and shared by every pool: loading the CA
+    bundle costs ~55 ms, which each new client (and each worker process of a sharded run) paid before."""
+    with _SSL_LOCK:
+        if not _SSL:
+            _SSL.append(httpx.create_ssl_context())
+        return _SSL[0]
 
 
 class HttpWire:
@@ -89,7 +101,9 @@ class HttpWire:
             if value := os.environ.get(env):
                 self.headers[header] = value
         self.limits = httpx.Limits(max_connections=None, max_keepalive_connections=max(pool, 20))
-        self._client = httpx.Client(timeout=timeout_s, limits=self.limits, headers=self.headers)
+        self._client = httpx.Client(
+            timeout=timeout_s, limits=self.limits, headers=self.headers, verify=_ssl_context()
+        )
         self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
             weakref.WeakKeyDictionary()
         )
@@ -161,7 +175,9 @@ class HttpWire:
         with self._lock:
             client = self._async.get(loop)
             if client is None:
-                client = httpx.AsyncClient(timeout=self.timeout_s, limits=self.limits, headers=self.headers)
+                client = httpx.AsyncClient(
+                    timeout=self.timeout_s, limits=self.limits, headers=self.headers, verify=_ssl_context()
+                )
                 self._async[loop] = client
         return client
 
