@@ -147,7 +147,7 @@ def _serve(conn: Any, cap: int | None = None) -> None:
     ThreadingHTTPServer.request_queue_size = 256
     limit = rate_limited(_scout_answer, max_in_flight=cap, retry_after_s=0.3) if cap else None
 
-    with WireServer(limit or _scout_answer) as server:
+    with WireServer(limit or _scout_answer, keep_requests=False) as server:
         conn.send(server.base_url)
         while (asked := conn.recv()) != "stop":
             conn.send(time.process_time() if asked == "cpu" else (limit.limited if limit else 0))
@@ -303,7 +303,7 @@ def _serve_now(conn: Any) -> None:
         reply.delay_s = 0.0
         return reply
 
-    with WireServer(now) as server:
+    with WireServer(now, keep_requests=False) as server:
         conn.send(server.base_url)
         while conn.recv() == "cpu":
             conn.send(time.process_time())

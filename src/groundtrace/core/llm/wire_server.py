@@ -10,6 +10,7 @@ monkeypatching::
         client = OpenAIClient(model="test", base_url=server.base_url, api_key="x")
         ...
         server.requests                      # every JSON request body received, in order
+                                             # (WireServer(answer, keep_requests=False): none kept)
 
 A responder returns either the assistant ``content`` string or a :class:`Reply` to inject failures:
 an HTTP status (429, 500 ...), a delay (to trigger client time-outs), a raw body (malformed JSON), or
@@ -202,9 +203,16 @@ def _chat_body(request: dict[str, Any], reply: Reply, counter: int) -> dict[str,
 class WireServer:
     """Serve ``responder`` on ``127.0.0.1:<free port>`` in a background thread (context manager)."""
 
-    def __init__(self, responder: Responder, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self, responder: Responder, host: str = "127.0.0.1", port: int = 0, *, keep_requests: bool = True
+    ) -> None:
+        """``keep_requests=False`` keeps no request body (``requests`` stays empty; ``received`` counts
+        them): a benchmark's thousands of parsed bodies would otherwise stay alive, and every full garbage
+        collection of the server process would walk them all."""
         self.responder = responder
+        self.keep_requests = keep_requests
         self.requests: list[dict[str, Any]] = []
+        self.received = 0
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
@@ -251,8 +259,10 @@ class WireServer:
                     )
                     return
                 with server._lock:
-                    server.requests.append(request)
-                    counter = len(server.requests)
+                    if server.keep_requests:
+                        server.requests.append(request)
+                    server.received += 1
+                    counter = server.received
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                 try:
