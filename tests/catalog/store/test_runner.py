@@ -153,3 +153,17 @@ def test_run_threads_bounds_the_skus_in_flight_and_raises_what_emit_raises(
 
     with pytest.raises(OSError, match="queue is gone"):
         runner.run_threads(skus, None, 4, broken)  # type: ignore[arg-type]
+
+
+def test_the_heap_is_frozen_only_while_a_run_lasts() -> None:
+    import gc
+
+    from groundtrace.catalog.store.runner import frozen_heap
+
+    before = gc.get_freeze_count()
+    with frozen_heap():
+        assert gc.get_freeze_count() > before
+    assert gc.get_freeze_count() == 0
+    with pytest.raises(KeyError), frozen_heap():
+        raise KeyError("a failing run")
+    assert gc.get_freeze_count() == 0

@@ -38,6 +38,8 @@ run totals again).
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import logging
 import time
 import warnings
@@ -199,15 +201,32 @@ def enrich_to_store(
     writer.where = _SkuLines(Path(skus_path))
     status = "failed"
     try:
-        for outcome in _outcomes(mode, todo, comp, config, options):
-            writer.add(outcome)
-        writer.flush()
+        with frozen_heap():
+            for outcome in _outcomes(mode, todo, comp, config, options):
+                writer.add(outcome)
+            writer.flush()
         status = "finished"
     finally:
         if status != "finished":
             writer.flush_quietly()
         store.finish_run(run, status)
     return summary
+
+
+@contextlib.contextmanager
+def frozen_heap() -> Iterator[None]:
+    """The objects alive when the run starts (components, templates, lexicons, the store's metadata) are
+    left out of the cycle collector's passes until it ends (``gc.freeze`` / ``gc.unfreeze``): they live
+    as long as the run, and every full collection walked them all — 0.4 of 3.4 ms CPU per LLM Scout SKU,
+    0.13 with them frozen (bench_store ``--section cpu`` set-up). Objects made during the run are
+    collected as before; after it the frozen ones go back to the oldest generation, so a cycle among
+    them is collected then. Worker processes forked inside inherit the frozen heap (the ``gc.freeze``
+    advice for forking servers)."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def _outcomes(
@@ -353,6 +372,7 @@ def _shard_main(config_json: str, concurrency: int, inbox: Any, outbox: Any) -> 
 
     try:
         comp = build_components(EnrichConfig.model_validate_json(config_json))
+        gc.freeze()  # this process only runs SKUs from here on (see frozen_heap)
         lock = threading.Lock()
         mark = [usage_of(comp.llm_clients)]
 
