@@ -167,11 +167,14 @@ class Understanding:
         return hit
 
     def mentions(self, sentence: str, c: Constraint) -> bool:
-        """Whether a review sentence is about ``c`` (praise or complaint): the evidence model says so for
-        a class it learned, else the keyword rule's words occur."""
-        if self.evidence is not None and self.evidence.knows(c):
-            return self.evidence.expresses(sentence, c)
-        return keyword_mentions(sentence, c)
+        """Whether a review sentence is about ``c`` (praise or complaint): the generic keyword rule's words
+        occur (:func:`.keywords.keyword_mentions`: the value named in so many words), or the evidence
+        model says so for a class it learned. Either signal is enough: on real reviews the model, trained
+        on a few hundred quotes, misses most sentences that name the value (yelp_dense test reviews:
+        recall 0.11 alone, 0.49 with the rules, at precision 0.69 → 0.88; docs/crs-baselines.md)."""
+        if keyword_mentions(sentence, c):
+            return True
+        return self.evidence is not None and self.evidence.knows(c) and self.evidence.expresses(sentence, c)
 
     def expresses(self, sentence: str, c: Constraint) -> bool:
         """Whether a review sentence expresses ``c``: it mentions it and carries no negation cue."""
