@@ -15,12 +15,15 @@ plain Markdown whose every value comes from the manifest or the files written.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from groundtrace.crs.dataset.files import SPLITS, dialogue_json_schema
+from groundtrace.crs.dataset.kb_files import POIS, REVIEWS, PoiRecord, write_kb_files
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.schema import Review
 
@@ -287,9 +290,6 @@ def write_build_card(
     """The card of a built dataset folder: writes ``knowledge_base/{pois,reviews}.jsonl`` (review text
     included) and ``README.md`` with the configs ``default``, ``knowledge_base`` and ``reviews``; ``notes``:
     extra Markdown lines of the body (the user-language section)."""
-    from groundtrace.crs.dataset.files import SPLITS, dialogue_json_schema
-    from groundtrace.crs.dataset.kb_files import POIS, REVIEWS, PoiRecord, write_kb_files
-
     kb_files = write_kb_files(kb, folder / "knowledge_base", text=True)
     splits = {s: folder / f"{s}.jsonl" for s in SPLITS if (folder / f"{s}.jsonl").is_file()}
     rows = {s: _count_lines(f) for s, f in splits.items()}
@@ -332,8 +332,6 @@ def write_export_card(
     files (quotes as ``⟦Q:…⟧`` placeholders when ``redacted``; ``crs hydrate`` restores them). A
     ``hydrated`` folder (``crs hydrate``'s output; ``kb`` may be None: its quotes came from Yelp reviews)
     holds review text again."""
-    from groundtrace.crs.dataset.files import SPLITS, dialogue_json_schema
-
     splits = {s: folder / f"{s}.jsonl" for s in SPLITS if (folder / f"{s}.jsonl").is_file()}
     rows = {s: _count_lines(f) for s, f in splits.items()}
     manifest = _read_manifest(folder)
@@ -368,8 +366,6 @@ def write_export_card(
 
 
 def _read_manifest(folder: Path) -> dict[str, Any]:
-    import json
-
     try:
         value = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):

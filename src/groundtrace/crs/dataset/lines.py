@@ -27,7 +27,7 @@ from groundtrace.crs.schema import SCHEMA_VERSION, Dialogue
 
 @lru_cache(maxsize=1)
 def _schema_validator() -> Any:
-    from jsonschema import Draft202012Validator
+    from jsonschema import Draft202012Validator  # deferred: ~80 ms import, only when a line is checked
 
     return Draft202012Validator(dialogue_json_schema())
 

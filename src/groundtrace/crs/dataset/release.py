@@ -42,7 +42,14 @@ from pydantic import BaseModel
 
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, locate_quote
 from groundtrace.core.files.errors import LineError
-from groundtrace.crs.dataset.files import MANIFEST, dataset_files, dialogue_line, read_dialogues
+from groundtrace.crs.dataset.card import write_export_card
+from groundtrace.crs.dataset.files import (
+    MANIFEST,
+    dataset_files,
+    dialogue_line,
+    read_dialogues,
+    write_json_schema,
+)
 from groundtrace.crs.dataset.fingerprints import fingerprint
 from groundtrace.crs.dataset.placeholders import (
     CLOSE,
@@ -55,6 +62,7 @@ from groundtrace.crs.dataset.placeholders import (
     split_redacted,
 )
 from groundtrace.crs.dataset.text import quoted_snippets
+from groundtrace.crs.kb.yelp import iter_json_lines
 from groundtrace.crs.schema import Dialogue, QuoteSpan, Turn
 
 FORMAT = "groundtrace-redaction"
@@ -327,7 +335,6 @@ def collect_review_slices(
     Memory is the size of the slices, not of the file: lines whose ``review_id`` is not needed are skipped
     without JSON decoding. A needed span beyond the end of its review is left out (reported by hydration).
     """
-    from groundtrace.crs.kb.yelp import iter_json_lines
 
     def keep(raw: bytes) -> bool:
         match = _REVIEW_ID_RE.search(raw)
@@ -463,9 +470,6 @@ def hydrate_dataset(
     for name in (MANIFEST, "kb_ids.json"):
         if (redacted_dir / name).is_file():
             shutil.copyfile(redacted_dir / name, out_dir / name)
-    from groundtrace.crs.dataset.card import write_export_card
-    from groundtrace.crs.dataset.files import write_json_schema
-
     write_json_schema(out_dir / "dialogue.schema.json")
     write_export_card(out_dir, None, redacted=False, hydrated=True)
     return HydrationReport(

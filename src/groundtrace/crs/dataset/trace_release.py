@@ -70,6 +70,10 @@ from groundtrace.crs.dataset.placeholders import (
 )
 from groundtrace.crs.dataset.release import Redactor, apply_edits, edit_script, fingerprint
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
+from groundtrace.crs.kb.stance import annotate, make_model
+from groundtrace.crs.kb.store import save_kb
+from groundtrace.crs.kb.yelp import RecordError, iter_json_lines, review_from_obj
+from groundtrace.crs.kb.yelp import business_id_prefilter as prefilter
 from groundtrace.crs.schema import SCHEMA_VERSION, Dialogue, QuoteSpan, Review, Turn
 
 FORMAT = "trace-release"
@@ -355,9 +359,6 @@ class YelpReviews:
     ) -> dict[str, Review]:
         """Keep each indexed review whose text matches the released length and fingerprint; every other
         indexed review is a problem (at the index's line: not found; at the Yelp line: text differs)."""
-        from groundtrace.crs.kb.yelp import RecordError, iter_json_lines, review_from_obj
-        from groundtrace.crs.kb.yelp import business_id_prefilter as prefilter
-
         pois = {rec.poi_id for _, rec in self.index.values()}
         differs: set[str] = set()
         for number, obj in iter_json_lines(review_file, problems, on_bytes, prefilter=prefilter(pois)):
@@ -443,8 +444,6 @@ def read_release_kb(
     )
     model = meta.get("stance_model")
     if isinstance(model, str) and model:
-        from groundtrace.crs.kb.stance import annotate, make_model
-
         polarity = make_model(model, kb.reviews.values())
         kb.set_stances(annotate(kb.reviews.values(), polarity), polarity.name)
     return kb
@@ -459,8 +458,6 @@ def import_release(
     """Hydrate a release into ``out_dir``: ``{split}.jsonl`` (our dataset format), ``kb.sqlite``,
     ``manifest.json`` (with ``kb_path``), ``schema.json`` and the card. Problems are ``file:line``; the
     dialogues and reviews they concern are left out, the rest is written."""
-    from groundtrace.crs.kb.store import save_kb
-
     if release_dir.resolve() == out_dir.resolve():
         raise ValueError(f"{out_dir}: the output folder must differ from the release folder")
     problems: list[LineError] = []

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from groundtrace.core.nli.entailment import make_scorer
 from groundtrace.crs.dataset.lean import AnyDialogue
 from groundtrace.crs.evaluation.loading import DialogueList, RecordList, load_records, resolve_kb
 from groundtrace.crs.evaluation.runner import TrainSource, check_setting, run_system
@@ -43,8 +44,6 @@ def _kb(kb: KnowledgeBase | str | Path | None, dialogues: Sequence[AnyDialogue])
 
 def _entailment(entailment: Any) -> Any:
     if isinstance(entailment, str):
-        from groundtrace.core.nli.entailment import make_scorer
-
         return make_scorer(entailment)
     return entailment
 

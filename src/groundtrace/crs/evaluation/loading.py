@@ -18,20 +18,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
+import msgspec
+
+from groundtrace.crs.dataset.files import read_dataset
 from groundtrace.crs.dataset.lean import LeanDialogue
+from groundtrace.crs.dataset.lean_reader import DialogueLines, read_lean, read_lean_splits
 from groundtrace.crs.kb.demo_cache import demo_kb
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
+from groundtrace.crs.kb.store import load_kb as load_kb_file
 from groundtrace.crs.schema import Dialogue
 
+T = TypeVar("T")
 
-class DialogueList(list[Dialogue]):
-    """The dialogues of a split (a plain list), plus ``manifest``, ``errors`` (skipped lines) and ``path``."""
+
+class SplitList(list[T], Generic[T]):
+    """The dialogues of a split (a plain list), plus ``manifest``, ``errors`` (skipped lines), ``path`` and
+    ``split``: what both readers return (:class:`DialogueList`, :class:`RecordList`)."""
 
     def __init__(
         self,
-        dialogues: Sequence[Dialogue] = (),
+        dialogues: Sequence[T] = (),
         *,
         manifest: dict[str, Any] | None = None,
         errors: Sequence[str] = (),
@@ -45,8 +53,12 @@ class DialogueList(list[Dialogue]):
         self.split = split
 
 
-class RecordList(list[LeanDialogue]):
-    """The lean records of a split (a plain list), plus ``manifest``, ``errors``, ``path``, ``split`` and
+class DialogueList(SplitList[Dialogue]):
+    """The validated dialogues of a split (:func:`load_dataset`), with :class:`SplitList`'s attributes."""
+
+
+class RecordList(SplitList[LeanDialogue]):
+    """The lean records of a split (:func:`load_records`), with :class:`SplitList`'s attributes and
     ``dataset_hash`` (``run_files.dataset_hash`` of the whole list: a slice is a plain list without it)."""
 
     def __init__(
@@ -59,11 +71,7 @@ class RecordList(list[LeanDialogue]):
         split: str = "",
         dataset_hash: str = "",
     ) -> None:
-        super().__init__(dialogues)
-        self.manifest: dict[str, Any] = dict(manifest or {})
-        self.errors: list[str] = list(errors)
-        self.path = path
-        self.split = split
+        super().__init__(dialogues, manifest=manifest, errors=errors, path=path, split=split)
         self.dataset_hash = dataset_hash
 
 
@@ -81,8 +89,6 @@ def load_split(path: Path | str, split: str = "test") -> LoadedDataset:
 
     ``ValueError`` naming the splits present when ``split`` is not one of them (``all`` = every split).
     """
-    from groundtrace.crs.dataset.files import read_dataset
-
     data = read_dataset(path)
     if split == "all" or Path(path).is_file():
         dialogues = data.all_dialogues()
@@ -109,8 +115,6 @@ def load_dataset(path: Path | str, split: str = "test") -> DialogueList:
 def load_records(path: Path | str, split: str = "test") -> RecordList:
     """The dialogues of ``split`` as lean records in a :class:`RecordList` (the outcome of
     :func:`load_dataset`: same dialogues and values, same ``errors``, manifest and ``ValueError``)."""
-    from groundtrace.crs.dataset.lean_reader import read_lean
-
     return _record_list(read_lean(path, split), path, split)
 
 
@@ -128,7 +132,6 @@ def _record_list(data: Any, path: Path | str, split: str) -> RecordList:
 def _predicted_ids(predictions: Path | str) -> set[str]:
     """The ``dialogue_id`` of every line of a predictions file that has one (bad lines are ignored here:
     the scorer reports them)."""
-    import msgspec
 
     class _Id(msgspec.Struct):
         dialogue_id: str
@@ -147,8 +150,6 @@ def _predicted_ids(predictions: Path | str) -> set[str]:
 def load_predicted_split(dataset: Path | str, predictions: Path | str) -> tuple[str, RecordList]:
     """The split whose dialogues the predictions answer (:func:`predictions_split`'s rule) and its
     records, from one read of the dataset by the fast reader (every split is kept until the choice)."""
-    from groundtrace.crs.dataset.lean_reader import read_lean_splits
-
     splits = read_lean_splits(dataset, keep="all")
     split = _covering_split(dataset, splits.dialogues, predictions)
     return split, _record_list(splits.select(split), dataset, split)
@@ -177,8 +178,6 @@ def report_dialogues(dialogues: Sequence[Dialogue | LeanDialogue], dataset: Path
     whole dialogues of ``dataset`` by id, each parsed from its line when the report asks
     (:class:`~groundtrace.crs.dataset.lean_reader.DialogueLines`) — not the whole dataset again; None (the
     report finds the dataset itself, or goes without) for lean records and no ``dataset``."""
-    from groundtrace.crs.dataset.lean_reader import DialogueLines
-
     if not any(isinstance(d, LeanDialogue) for d in dialogues[:1]):
         return list(dialogues)
     return DialogueLines(dataset, [d.dialogue_id for d in dialogues]) if dataset else None
@@ -194,8 +193,6 @@ def load_kb(spec: str | Path, *, expected: str = "") -> KnowledgeBase:
         if not raw_seed.lstrip("-").isdigit():
             raise ValueError(f"demo KB spec {text!r}: the seed must be an integer, e.g. 'demo:3'")
         return demo_kb(int(raw_seed), expected)
-    from groundtrace.crs.kb.store import load_kb as load_kb_file
-
     return load_kb_file(spec)
 
 

@@ -19,6 +19,7 @@ name is not recorded either.
 
 from __future__ import annotations
 
+import copy
 import os
 import platform
 import subprocess
@@ -26,6 +27,8 @@ from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
+
+from groundtrace import __version__
 
 #: packages whose versions change numbers or speed (scoring, statistics, models, clients)
 KEY_PACKAGES = (
@@ -83,8 +86,6 @@ def git_state(folder: Path | None = None) -> dict[str, Any] | None:
 
 @cache
 def _provenance() -> dict[str, Any]:
-    from groundtrace import __version__
-
     return {
         "groundtrace": __version__,
         "python": {"version": platform.python_version(), "implementation": platform.python_implementation()},
@@ -100,6 +101,4 @@ def _provenance() -> dict[str, Any]:
 
 def provenance() -> dict[str, Any]:
     """The provenance record (module docstring); a fresh copy of the once-computed value."""
-    import copy
-
     return copy.deepcopy(_provenance())

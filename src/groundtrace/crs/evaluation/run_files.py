@@ -37,6 +37,7 @@ from pydantic import ValidationError
 from groundtrace.core.files.indented_json import write_indented_json
 from groundtrace.core.files.jsonl import iter_jsonl
 from groundtrace.core.files.validation import validation_message
+from groundtrace.crs.dataset.files import dialogue_line
 from groundtrace.crs.dataset.lean import AnyDialogue, LeanDialogue
 from groundtrace.crs.systems.predictions import Prediction
 
@@ -61,8 +62,6 @@ def dataset_hash(dialogues: Sequence[AnyDialogue] | Sequence[LeanDialogue]) -> s
     A loaded split that knows its hash (``loading.RecordList.dataset_hash``, computed from the lines while
     reading) gives it; lean records alone cannot (they do not keep every field): ``TypeError``.
     """
-    from groundtrace.crs.dataset.files import dialogue_line
-
     known = getattr(dialogues, "dataset_hash", None)
     if isinstance(known, str) and known:
         return known

@@ -21,6 +21,7 @@ from typing import Any
 
 from groundtrace.crs.dataset.lean import AnyDialogue, AnyTurn, gold_model
 from groundtrace.crs.evaluation.inputs import check_output, system_inputs
+from groundtrace.crs.evaluation.loading import load_dataset
 from groundtrace.crs.evaluation.provenance import provenance
 from groundtrace.crs.evaluation.run_files import (
     PREDICTIONS_FILE,
@@ -223,7 +224,6 @@ def train_split_of(dataset: str) -> list[AnyDialogue]:
     path = Path(dataset) if dataset else None
     if path is None or not (path / "train.jsonl").is_file():
         return []
-    from groundtrace.crs.evaluation.loading import load_dataset
 
     return list(load_dataset(path, "train"))
 

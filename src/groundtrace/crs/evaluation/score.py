@@ -35,6 +35,7 @@ from groundtrace.crs.evaluation.run_files import META_FILE, SCORES_FILE, dialogu
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
 from groundtrace.crs.metrics.base import Metric, parse_metric
 from groundtrace.crs.metrics.context import DialogueContext, DialogueState, RunState, TurnContext
+from groundtrace.crs.metrics.defaults import DEFAULT_METRICS
 from groundtrace.crs.metrics.lexicon import Lexicon, load_lexicon
 from groundtrace.crs.systems.predictions import Prediction
 
@@ -260,8 +261,6 @@ def _select_metrics(
     metrics: Iterable[str | Metric] | None, setting: str, entailment: EntailmentLike | None
 ) -> tuple[list[Metric], list[Metric], dict[str, str]]:
     """(requested metrics without repeats, those computable in this run, unavailable ones → reason)."""
-    from groundtrace.crs.metrics.defaults import DEFAULT_METRICS
-
     requested = list(
         dict.fromkeys(parse_metric(m) for m in (DEFAULT_METRICS if metrics is None else metrics))
     )

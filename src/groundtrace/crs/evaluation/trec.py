@@ -17,11 +17,14 @@ with ``evaluate(qrels, run, ..., make_comparable=True)`` (docs/crs-evaluation.md
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from groundtrace.crs.dataset.lean import AnyDialogue
+from groundtrace.crs.evaluation.loading import load_records
+from groundtrace.crs.evaluation.run_files import PREDICTIONS_FILE, RUN_FILE, SCORES_FILE, read_predictions
 from groundtrace.crs.systems.predictions import Prediction
 
 _SPACE = re.compile(r"\s+")
@@ -95,11 +98,6 @@ def export_run(
     ``run.json["label"]`` or ``["system"]``. Returns ``(run lines, qrels lines, bad prediction lines)``.
     ``ValueError`` / ``FileNotFoundError`` naming the file when the folder or dataset cannot be read.
     """
-    import json
-
-    from groundtrace.crs.evaluation.loading import load_records
-    from groundtrace.crs.evaluation.run_files import PREDICTIONS_FILE, RUN_FILE, SCORES_FILE, read_predictions
-
     folder = Path(run_dir)
     for name in (RUN_FILE, SCORES_FILE, PREDICTIONS_FILE):
         if not (folder / name).is_file():

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from groundtrace.crs.kb.geo import haversine_km_many
-from groundtrace.crs.kb.stance import SentenceStance, annotate, stance_at
+from groundtrace.crs.kb.stance import DEFAULT_MODEL, SentenceStance, annotate, make_model, stance_at
 from groundtrace.crs.schema import POI, Review, ReviewRef
 
 
@@ -72,8 +72,6 @@ class KnowledgeBase:
         """``{review_id: [SentenceStance, ...]}``: stored with the KB, or computed once on first use
         (:func:`groundtrace.crs.kb.stance.annotate`, default model) for a KB made in memory."""
         if self._stances is None:
-            from groundtrace.crs.kb.stance import DEFAULT_MODEL, make_model
-
             model = make_model(DEFAULT_MODEL, self.reviews.values())
             self.set_stances(annotate(self.reviews.values(), model), model.name)
         assert self._stances is not None

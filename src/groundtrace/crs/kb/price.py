@@ -98,6 +98,7 @@ class PriceModel:
     def fit(
         self, docs: Sequence[str], categories: Sequence[Sequence[str]], levels: Sequence[int]
     ) -> PriceModel:
+        # deferred: scikit-learn costs ~1-3 s to import and only the price model's training needs it
         from sklearn.feature_extraction.text import TfidfVectorizer
         from sklearn.linear_model import LogisticRegression
         from sklearn.preprocessing import StandardScaler
@@ -111,7 +112,7 @@ class PriceModel:
         return self
 
     def _features(self, docs: Sequence[str], categories: Sequence[Sequence[str]], *, fit: bool = False):
-        import scipy.sparse as sp
+        import scipy.sparse as sp  # deferred with scikit-learn: only the price model uses it
 
         signals = np.array([price_signals(d) for d in docs], dtype=float)
         if fit:
@@ -138,7 +139,7 @@ class PriceModel:
 
 def scores(gold: Sequence[int], pred: Sequence[int]) -> dict[str, float]:
     """Accuracy, macro-F1 (over the gold levels) and within-one accuracy."""
-    from sklearn.metrics import f1_score
+    from sklearn.metrics import f1_score  # deferred: scikit-learn import (~1-3 s), evaluation only
 
     g, p = np.array(gold), np.array(pred)
     return {
@@ -152,7 +153,7 @@ def cross_validate(
     docs: Sequence[str], categories: Sequence[Sequence[str]], levels: Sequence[int], seed: int = 0
 ) -> tuple[np.ndarray, np.ndarray]:
     """Out-of-fold ``(predicted level, probability)`` of every labelled POI (stratified, seeded)."""
-    from sklearn.model_selection import StratifiedKFold
+    from sklearn.model_selection import StratifiedKFold  # deferred: scikit-learn import (~1-3 s)
 
     y = np.array([level_class(v) for v in levels])
     pred, conf = np.zeros(len(y), dtype=int), np.zeros(len(y))

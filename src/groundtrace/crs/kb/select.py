@@ -38,6 +38,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from groundtrace.core.files.errors import LineError
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
+from groundtrace.crs.kb.mining import fill_from_reviews
+from groundtrace.crs.kb.store import save_kb
 from groundtrace.crs.kb.yelp import OnBytes, stream_businesses, stream_reviews
 from groundtrace.crs.schema import POI, POI_TYPES, Review
 
@@ -414,9 +416,6 @@ def build_kb(
     from reviews per key, and the agreement of mined values with Yelp's where Yelp has them). The sentence
     stance of every review is computed here, once, and stored with the KB.
     """
-    from groundtrace.crs.kb.mining import fill_from_reviews
-    from groundtrace.crs.kb.store import save_kb
-
     cfg = config or SelectionConfig()
     kb, report = select_kb(business_path, review_path, cfg, on_bytes=on_bytes, name=out.stem)
     mining: dict[str, Any] | None = None

@@ -57,6 +57,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
 from groundtrace.crs.schema import Review
 
 STANCE_VERSION = "stance-5"
@@ -146,8 +148,6 @@ class VaderPolarity:
     threshold = 0.05
 
     def __init__(self) -> None:
-        from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
-
         self._analyser = SentimentIntensityAnalyzer()
 
     def predict(
@@ -175,6 +175,7 @@ class StarClassifier:
         self._pipeline = None
 
     def fit(self, reviews: Iterable[Review]) -> StarClassifier:
+        # deferred: scikit-learn costs ~1-3 s to import; a KB read from a file never fits this model
         from sklearn.feature_extraction.text import TfidfVectorizer
         from sklearn.linear_model import LogisticRegression
         from sklearn.pipeline import make_pipeline

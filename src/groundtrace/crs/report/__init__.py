@@ -12,8 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from groundtrace.crs.evaluation.loading import load_records, report_dialogues, resolve_kb
+from groundtrace.crs.report.dialogue_page import write_dialogue_pages
+from groundtrace.crs.report.html import render_html, select_turns
 from groundtrace.crs.report.leaderboard import Report, build
 from groundtrace.crs.report.load import RunData, label_runs, load_run
+from groundtrace.crs.report.plots import plot_axes
+from groundtrace.crs.report.render import csv_text, json_text, latex, markdown
 
 __all__ = ["Report", "RunData", "build", "build_report", "load_run"]
 
@@ -24,8 +29,6 @@ def _evidence_sources(runs: list[RunData], dataset: Path | None, kb: str | None,
     The dataset is read once by the lean reader (``load_records``: ids, manifest, KB hash); the dialogues
     the pages show are parsed from their lines when asked for (``report_dialogues``: a ``DialogueLines``
     mapping), as ``crs leaderboard`` does."""
-    from groundtrace.crs.evaluation.loading import load_records, report_dialogues, resolve_kb
-
     path = dataset or next((Path(r.info["dataset"]) for r in runs if r.info.get("dataset")), None)
     if path is None or not path.exists():
         notes.append("HTML: no dataset available (pass --dataset): responses shown without evidence links")
@@ -66,11 +69,6 @@ def build_report(
     turns ``report.html`` shows, in order, at most this many (``None``: every dialogue of the runs; 0:
     none).
     """
-    from groundtrace.crs.report.dialogue_page import write_dialogue_pages
-    from groundtrace.crs.report.html import render_html, select_turns
-    from groundtrace.crs.report.plots import plot_axes
-    from groundtrace.crs.report.render import csv_text, json_text, latex, markdown
-
     if not run_dirs:
         raise ValueError("no run folders given")
     runs = [load_run(p) for p in run_dirs]

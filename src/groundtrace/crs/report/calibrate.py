@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from groundtrace.core.files.jsonl import iter_jsonl
+from groundtrace.crs.metrics import parse_metric
 from groundtrace.crs.report.load import load_run
 
 
@@ -92,7 +93,7 @@ class Calibration:
 
 def spearman(xs: list[float], ys: list[float]) -> tuple[float | None, float | None]:
     """``scipy.stats.spearmanr`` (rho, two-sided p); ``(None, None)`` for n < 3 or a constant series."""
-    from scipy.stats import spearmanr
+    from scipy.stats import spearmanr  # deferred: scipy.stats costs ~1-2 s to import
 
     if len(xs) < 3 or len(set(xs)) < 2 or len(set(ys)) < 2:
         return None, None
@@ -102,8 +103,6 @@ def spearman(xs: list[float], ys: list[float]) -> tuple[float | None, float | No
 
 def calibrate_run(human: Path | str, run_dir: Path | str, metric: str = "cgs") -> Calibration:
     """Spearman rho of ``metric`` in ``run_dir``'s records against the labels in ``human``."""
-    from groundtrace.crs.metrics import parse_metric
-
     name = str(parse_metric(metric))
     run = load_run(run_dir)
     if name not in run.scores.get("counts", {}):

@@ -35,6 +35,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from groundtrace.core.files.yaml_loader import YamlDocument, YamlError, read_yaml, validate_document
+from groundtrace.crs.metrics import parse_metric, parse_metrics
+from groundtrace.crs.systems import SYSTEMS
+from groundtrace.crs.systems.factory import is_class_spec
+from groundtrace.crs.systems.http import is_url
 
 Scalar = str | int | float | bool | None
 ALL_OFFLINE = "all-offline"
@@ -55,10 +59,6 @@ class SystemEntry(_Strict):
     @classmethod
     def _known(cls, value: str) -> str:
         """A registered name must exist (did-you-mean); URLs and ``module:Class`` are checked when built."""
-        from groundtrace.crs.systems import SYSTEMS
-        from groundtrace.crs.systems.factory import is_class_spec
-        from groundtrace.crs.systems.http import is_url
-
         if value == ALL_OFFLINE or is_url(value) or (value not in SYSTEMS and is_class_spec(value)):
             return value
         try:
@@ -68,8 +68,6 @@ class SystemEntry(_Strict):
 
     @model_validator(mode="after")
     def _http_needs_label(self) -> SystemEntry:
-        from groundtrace.crs.systems.http import is_url
-
         if is_url(self.system) and self.label is None:
             raise ValueError("an HTTP system needs a label (reports and MLflow name runs by it, not the URL)")
         if self.system == ALL_OFFLINE and (self.label is not None or self.args):
@@ -92,8 +90,6 @@ class ReportOptions(_Strict):
     @field_validator("sort_by")
     @classmethod
     def _known_metric(cls, value: str | None) -> str | None:
-        from groundtrace.crs.metrics import parse_metric
-
         if value is None:
             return None
         try:
@@ -140,8 +136,6 @@ class RunConfig(_Strict):
     @field_validator("metrics")
     @classmethod
     def _known_metrics(cls, value: list[str] | None) -> list[str] | None:
-        from groundtrace.crs.metrics import parse_metrics
-
         if value is None:
             return None
         try:

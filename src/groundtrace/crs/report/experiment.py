@@ -22,7 +22,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from groundtrace.core.nli.entailment import make_scorer
+from groundtrace.crs.evaluation.failures import run_problem
+from groundtrace.crs.evaluation.loading import load_records, report_dialogues, resolve_kb
+from groundtrace.crs.evaluation.runner import LazyTrainSplit, run_system
+from groundtrace.crs.report import build_report
 from groundtrace.crs.report.config import ALL_OFFLINE, LoadedConfig, SystemEntry
+from groundtrace.crs.systems import OFFLINE_SYSTEMS, SYSTEMS
+from groundtrace.crs.systems.factory import (
+    accepted_options,
+    built_first,
+    is_class_spec,
+    load_system_class,
+    system_factory,
+)
+from groundtrace.crs.systems.http import is_url
 
 
 @dataclass(frozen=True)
@@ -58,8 +72,6 @@ def _slug(text: str) -> str:
 
 def _resolved_spec(loaded: LoadedConfig, spec: str) -> str:
     """``path/to/file.py:Class`` read relative to the config file's folder; anything else unchanged."""
-    from groundtrace.crs.systems.factory import is_class_spec
-
     target, _, attr = spec.rpartition(":")
     if is_class_spec(spec) and target.endswith(".py") and not Path(target).is_absolute():
         return f"{loaded.resolve(target)}:{attr}"
@@ -68,10 +80,6 @@ def _resolved_spec(loaded: LoadedConfig, spec: str) -> str:
 
 def _takes_seed(spec: str, args: dict[str, Any]) -> bool:
     """Whether ``system_factory`` would pass ``seed`` to this system's constructor."""
-    from groundtrace.crs.systems import SYSTEMS
-    from groundtrace.crs.systems.factory import accepted_options, is_class_spec, load_system_class
-    from groundtrace.crs.systems.http import is_url
-
     if "seed" in args or is_url(spec):
         return False
     target = load_system_class(spec) if spec not in SYSTEMS and is_class_spec(spec) else SYSTEMS.get(spec)
@@ -81,8 +89,6 @@ def _takes_seed(spec: str, args: dict[str, Any]) -> bool:
 
 def _entries(loaded: LoadedConfig) -> list[tuple[int, SystemEntry]]:
     """The config's systems with ``all-offline`` expanded (each keeps its entry index); repeats dropped."""
-    from groundtrace.crs.systems import OFFLINE_SYSTEMS
-
     out: list[tuple[int, SystemEntry]] = []
     seen: set[str] = set()
     for i, entry in enumerate(loaded.config.systems):
@@ -103,8 +109,6 @@ def plan_runs(loaded: LoadedConfig) -> list[PlannedRun]:
     """Every run of the experiment in order (settings, then systems, then seeds; splits outermost);
     :class:`~groundtrace.core.files.yaml_loader.YamlError` at the system's line when a spec cannot be
     imported or its args do not fit its constructor."""
-    from groundtrace.crs.systems.factory import system_factory
-
     cfg = loaded.config
     systems: list[tuple[int, SystemEntry, str, bool]] = []
     for i, entry in _entries(loaded):
@@ -152,7 +156,6 @@ def output_folder(loaded: LoadedConfig, out: Path | str | None) -> Path:
 def _scorer(loaded: LoadedConfig) -> Any:
     if loaded.config.nli is None:
         return None
-    from groundtrace.core.nli.entailment import make_scorer
 
     try:
         return make_scorer(loaded.config.nli)
@@ -176,12 +179,6 @@ def run_experiment(
     whole experiment; ``on_run(planned, result, seconds)`` is called after each run. A run whose failed
     share exceeds ``max_failed_share`` is listed in ``problems`` (the other runs and the report go on).
     """
-    from groundtrace.crs.evaluation.failures import run_problem
-    from groundtrace.crs.evaluation.loading import load_records, report_dialogues, resolve_kb
-    from groundtrace.crs.evaluation.runner import LazyTrainSplit, run_system
-    from groundtrace.crs.report import build_report
-    from groundtrace.crs.systems.factory import built_first, system_factory
-
     cfg = loaded.config
     out = output_folder(loaded, out)
     planned = plan_runs(loaded)

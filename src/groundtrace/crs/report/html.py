@@ -25,6 +25,7 @@ from markupsafe import Markup
 from groundtrace.core.evidence.citations import find_tags, parse_citations
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, locate_quote
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase, open_review_refs
+from groundtrace.crs.metrics import parse_metric
 from groundtrace.crs.report.leaderboard import Report
 from groundtrace.crs.report.render import discrimination_line, fmt, row_name, sort_line
 from groundtrace.crs.report.tables import HEADLINE, MAIN, all_metrics, discrimination
@@ -203,8 +204,6 @@ def _main_rows(report: Report, setting: str, metrics: list[str]) -> list[dict[st
 
 def _settings(report: Report) -> list[dict[str, Any]]:
     """Per setting: the compact main table, the headline table and every metric (rows) by run (columns)."""
-    from groundtrace.crs.metrics import parse_metric
-
     out = []
     for setting in report.settings():
         rows = report.setting_rows(setting)

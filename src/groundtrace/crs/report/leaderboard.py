@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from groundtrace.crs.metrics import parse_metric
 from groundtrace.crs.report.load import RunData
 from groundtrace.crs.report.render import csv_text, latex, markdown
 from groundtrace.crs.report.stats import PairedTest, bootstrap_ci, holm, paired_test, per_dialogue
@@ -171,7 +172,6 @@ def axis_value(metric: str, value: float | None) -> float | None:
     """A metric value mapped to [0, 1], 1 best (module docstring)."""
     if value is None:
         return None
-    from groundtrace.crs.metrics import parse_metric
 
     m = parse_metric(metric)
     if m.name == "t2r":
@@ -181,8 +181,6 @@ def axis_value(metric: str, value: float | None) -> float | None:
 
 def axis_scores(run: RunData) -> dict[str, float | None]:
     """Mean mapped value per axis over the run's metrics (``None`` for an axis with none)."""
-    from groundtrace.crs.metrics import parse_metric
-
     per_axis: dict[str, list[float]] = {a: [] for a in AXIS_NAMES}
     for metric in run.metrics:
         v = axis_value(metric, run.scores["aggregate"].get(metric))
@@ -229,8 +227,6 @@ def bound_of(run: RunData) -> str | None:
 def sort_metric(setting: str, requested: str | None, available: set[str]) -> str | None:
     """The metric rows of ``setting`` are sorted by: ``requested`` (any alias; mapped to its closed/open
     twin when that is what the setting has), else :data:`DEFAULT_SORT`; ``None`` when no run has it."""
-    from groundtrace.crs.metrics import parse_metric
-
     wanted = str(parse_metric(requested)) if requested else DEFAULT_SORT[setting]
     twin = {**TWINS, **{v: k for k, v in TWINS.items()}}.get(wanted)
     for name in (wanted, twin):
@@ -242,8 +238,6 @@ def sort_metric(setting: str, requested: str | None, available: set[str]) -> str
 def order_rows(rows: list[RunRow], metric: str | None) -> list[RunRow]:
     """Upper bounds, then the other rows best first on ``metric`` (no value last, ties by label), then
     lower bounds (module docstring)."""
-    from groundtrace.crs.metrics import parse_metric
-
     sign = -1.0 if metric is None or parse_metric(metric).higher_is_better else 1.0
 
     def key(row: RunRow) -> tuple[int, int, float, str]:
@@ -275,8 +269,6 @@ def run_usage(run: RunData) -> dict[str, float]:
 def unavailable_metrics(run: RunData) -> dict[str, str]:
     """Metrics of the run's setting that could not be computed, with the reason (the other setting's
     metrics are left out: they never apply)."""
-    from groundtrace.crs.metrics import parse_metric
-
     out = {}
     for metric, reason in run.scores.get("unavailable", {}).items():
         if parse_metric(metric).setting in ("any", run.setting):
@@ -369,8 +361,6 @@ def paired_tests(
 def mark_winners(rows: list[RunRow], tests: list[PairedTest], alpha: float) -> None:
     """Give each row the letters of the rows it is significantly better than (``p_holm < alpha``, in the
     metric's direction) — the superscripts of the tables."""
-    from groundtrace.crs.metrics import parse_metric
-
     by_label = {(r.setting, r.label): r for r in rows}
     for t in tests:
         if t.p_holm >= alpha or not t.mean_diff:

@@ -9,6 +9,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError
 
+from groundtrace.core.files.validation import validation_message
+from groundtrace.crs.evaluation.run_files import (
+    META_FILE,
+    PREDICTIONS_FILE,
+    RUN_FILE,
+    SCORES_FILE,
+    read_predictions,
+)
+from groundtrace.crs.systems.http import is_url
 from groundtrace.crs.systems.predictions import Prediction
 
 
@@ -53,8 +62,6 @@ class RunData:
 
     def predictions(self) -> list[Prediction]:
         """Predictions of the run (empty when the file is absent); bad lines are skipped."""
-        from groundtrace.crs.evaluation.run_files import PREDICTIONS_FILE, read_predictions
-
         path = self.path / PREDICTIONS_FILE
         return read_predictions(path).predictions if path.is_file() else []
 
@@ -63,8 +70,6 @@ def load_run(path: Path | str) -> RunData:
     """Load a run folder; ``FileNotFoundError`` naming the missing file, ``ValueError`` (one line naming
     the file, and the line for bad JSON) when ``run.json``/``scores.json``/``dialogues.json`` is not JSON,
     holds NaN/Infinity or lacks the fields the report reads."""
-    from groundtrace.crs.evaluation.run_files import META_FILE, RUN_FILE, SCORES_FILE
-
     path = Path(path)
     for name in (RUN_FILE, SCORES_FILE):
         if not (path / name).is_file():
@@ -158,8 +163,6 @@ def _read_json(file: Path) -> Any:
 
 
 def _validated(file: Path, value: Any, model: type[BaseModel]) -> dict[str, Any]:
-    from groundtrace.core.files.validation import validation_message
-
     try:
         parsed = model.model_validate(value)
     except ValidationError as exc:
@@ -175,8 +178,6 @@ def _read_object(file: Path, model: type[BaseModel]) -> dict[str, Any]:
 def default_label(run: RunData) -> str:
     """``run.json["label"]`` (``--label``); else the system name — except for an HTTP system, whose name is
     its URL: then the run folder's name (tables name systems, not endpoints)."""
-    from groundtrace.crs.systems.http import is_url
-
     label = run.info.get("label")
     if label:
         return str(label)

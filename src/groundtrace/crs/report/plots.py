@@ -14,10 +14,10 @@ def _series(report: Report) -> list[tuple[str, list[float]]]:
 
 def plot_axes(report: Report, out: Path) -> list[Path]:
     """Write ``axes_radar.{png,svg}`` and ``axes_bar.{png,svg}`` into ``out``; returns the paths."""
-    import matplotlib
+    import matplotlib  # deferred: ~1 s to import, and the Agg backend is chosen before pyplot loads
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred with matplotlib (above), after the backend is set
 
     plt.rcParams["svg.hashsalt"] = "groundtrace"  # stable ids in the SVG
     series = _series(report)

@@ -15,6 +15,7 @@ import io
 import json
 from typing import TYPE_CHECKING
 
+from groundtrace.crs.metrics import parse_metric
 from groundtrace.crs.report.tables import HEADLINE, LOWER, MAIN, UPPER, all_metrics, discrimination
 
 if TYPE_CHECKING:
@@ -151,8 +152,6 @@ def _main_markdown(report: Report, setting: str) -> list[str]:
 def markdown(report: Report) -> str:
     """Per setting the main table (module docstring), then — folded — every headline metric and every
     metric (value [95% CI]); then tests, breakdowns and notes."""
-    from groundtrace.crs.metrics import parse_metric
-
     lines = ["# TRACE-CRS leaderboard", ""]
     for setting in report.settings():
         rows = report.setting_rows(setting)
@@ -329,8 +328,6 @@ def latex(report: Report) -> str:
     """One booktabs table per setting: the main-table metrics (module docstring) with latency and cost,
     ``#`` letters and ranx-style superscripts, bounds in italics between rules, the best value among the
     other runs in bold, ± half the CI width."""
-    from groundtrace.crs.metrics import parse_metric
-
     parts: list[str] = [
         "% TRACE-CRS leaderboard (groundtrace crs report).",
         r"% Needs \usepackage{booktabs} in the preamble (\toprule, \midrule, \bottomrule).",

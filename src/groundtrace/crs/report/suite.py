@@ -19,6 +19,7 @@ from groundtrace.crs.dataset.lean import AnyDialogue
 from groundtrace.crs.evaluation.loading import report_dialogues
 from groundtrace.crs.evaluation.runner import LazyTrainSplit, RunResult, run_system
 from groundtrace.crs.kb.knowledge_base import KnowledgeBase
+from groundtrace.crs.report import build_report
 from groundtrace.crs.systems import OFFLINE_SYSTEMS, SYSTEMS
 from groundtrace.crs.systems.factory import system_factory
 
@@ -81,8 +82,6 @@ def run_suite(
     ``on_run(system, setting, result, seconds)`` is called after each run; ``progress(done, total)``
     counts dialogues over all runs (resumed ones included), as they finish.
     """
-    from groundtrace.crs.report import build_report
-
     out = Path(out)
     result = SuiteResult()
     run_dirs: list[Path] = []

@@ -47,7 +47,7 @@ def import_mlflow() -> Any:
     """``import mlflow`` with its usage telemetry off (module docstring); the install hint without it."""
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     try:
-        import mlflow
+        import mlflow  # optional extra [tracking]: imported only for --log mlflow
     except ImportError as exc:
         raise ImportError(INSTALL_HINT) from exc
     return mlflow
@@ -158,7 +158,7 @@ def _tags(info: Mapping[str, Any]) -> dict[str, str]:
 def _log_batch(
     client: Any, run_id: str, params: dict[str, str], metrics: dict[str, float], tags: dict[str, str]
 ):
-    from mlflow.entities import Metric, Param, RunTag
+    from mlflow.entities import Metric, Param, RunTag  # optional extra [tracking], see import_mlflow
 
     now = int(time.time() * 1000)
     client.log_batch(
