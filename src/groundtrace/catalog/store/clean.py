@@ -70,16 +70,18 @@ def _clean_json(value: Any) -> Any:
 
 def clean_rows(table: Table, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Every row cleaned for ``table``: strings by :func:`clean_text`, JSON columns by :func:`clean_json`,
-    values of non-key ``String(n)`` columns cut to ``n`` characters. A row :func:`is_clean` passes as a
-    whole (one C-encoded check instead of one per string) only has its long strings cut."""
+    values of non-key ``String(n)`` columns cut to ``n`` characters. Rows :func:`is_clean` passes — all of
+    them at once (one C-encoded check for the batch), else one by one — only have their long strings
+    cut."""
     limits = {
         c.name: c.type.length
         for c in table.columns
         if isinstance(c.type, String) and c.type.length and not c.primary_key
     }
+    whole = is_clean(list(rows))
     out = []
     for row in rows:
-        if is_clean(row):
+        if whole or is_clean(row):
             clean = dict(row)
             for name, limit in limits.items():
                 value = clean.get(name)
