@@ -38,8 +38,23 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
+import msgspec
+
 from groundtrace.core.evidence.tokens import count_tokens
 from groundtrace.core.llm.content import messages_tokens
+
+_MSGSPEC = msgspec.json.Decoder()
+
+
+def _decode(raw: bytes) -> Any:
+    """A request body parsed by msgspec (a 26 KB Scout request costs ~3x less CPU than with ``json.loads``,
+    and the server shares the machine with the client it serves in the benchmarks); what msgspec refuses
+    but ``json.loads`` reads (a lone surrogate escape ``\\ud800``) goes to ``json.loads``, so the server
+    accepts exactly what it did."""
+    try:
+        return _MSGSPEC.decode(raw)
+    except msgspec.DecodeError:
+        return json.loads(raw)
 
 
 @dataclass
@@ -247,11 +262,11 @@ class WireServer:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
-                raw = self.rfile.read(length).decode("utf-8")
+                raw = self.rfile.read(length)
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}))
                     return
-                request = json.loads(raw)
+                request = _decode(raw)
                 problem = _content_problem(request)
                 if problem is not None:
                     self._send(
