@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from groundtrace.catalog.model import SKU, AttributeSpec, Document
+from groundtrace.catalog.model import SKU, AttributeSpec, Document, Evidence
 from groundtrace.catalog.scout.engine import EngineContext, EngineOutput, Finding
 from groundtrace.catalog.scout.injection import instruction_spans
 from groundtrace.catalog.scout.learned.model import LearnedModel, load_model
@@ -94,20 +94,28 @@ class LearnedEngine:
         proposals = [
             p
             for p in propose(self.tagger, sku.category, texts)
-            if p.attribute in slugs and not overlaps((p.start, p.end), masked[p.field])
+            if p.attribute in slugs and not (masked[p.field] and overlaps((p.start, p.end), masked[p.field]))
         ]  # instruction-like text is never evidence
         gold = self.tagger.lexicon_gold(sku.category)
         out = []
+        # one Evidence per quote: the values of a title are mostly quoted by the same sentence (an Evidence
+        # is a value object, never changed in place; shared, it serialises as the copies did)
+        quotes: dict[tuple[Any, tuple[int, int]], Evidence] = {}
         for slug, chosen in select(self.model, proposals, sku.title, sku.category, gold).items():
+            theta = self.model.threshold(slug)
             for p, conf in chosen:
-                if conf < self.model.threshold(slug):
+                if conf < theta:
                     continue
                 ctx = ctxs[p.field]
+                span = ctx.quote(p.start, p.end)[1]
+                evidence = quotes.get((p.field, span))
+                if evidence is None:
+                    evidence = quotes[(p.field, span)] = ctx.evidence_span(span)
                 out.append(
                     Finding(
                         attribute=slug,
                         value=ctx.doc.text[p.start : p.end],
-                        evidence=ctx.evidence(p.start, p.end),
+                        evidence=evidence,
                         quality=round(min(1.0, conf), 4),
                         confidence=round(min(1.0, conf), 4),
                     )
@@ -175,5 +183,7 @@ class _RulesView(ParsedEvidence):
         context_key: tuple[str, ...] | None = None,
     ) -> list[Finding]:
         if spec.slug in self.explicit_only:
+            if not ctx.fields:  # no key: value line, so no explicit field (_explicit reads only those)
+                return []
             engine = self._explicit_engine
         return self.parsed.findings(engine, spec, ctx, context, context_key)

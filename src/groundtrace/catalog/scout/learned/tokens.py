@@ -180,7 +180,8 @@ class ItemBuilder:
         self._cat_w: dict[str, dict[str, tuple[bytes, ...]]] = {}
         self._heads: dict[tuple[str, str], tuple[bytes, ...]] = {}
         self._marks: dict[str, tuple[bytes, ...]] = {}
-        self._owns: dict[tuple[str, str], dict[str, tuple[bytes, ...]]] = {}
+        # a token's own names per (field, category): one dict per position 0-5, one for every later position
+        self._owns: dict[tuple[str, str], tuple[dict[str, tuple[bytes, ...]], ...]] = {}
         self._pos = tuple(self._keep(x) for x in _POS_ITEMS)
         self._edges = tuple(self._keep(x) for x in _EDGES)
 
@@ -228,9 +229,9 @@ class ItemBuilder:
         head: tuple[bytes, ...],
     ) -> tuple[bytes, ...]:
         """The names of token ``i`` (``text``) from ``bias`` to ``suf3``: its flags, ``pos``, field and
-        category, ``cat_w``, ``w`` / ``shape`` / ``suf3``; kept in ``owns`` from position 6 on."""
+        category, ``cat_w``, ``w`` / ``shape`` / ``suf3``; kept in ``owns`` (the dict of its position)."""
         found = word[0] + self._pos[min(i, 6)] + head + self._cat_word(cat, text) + word[1]
-        if i >= 6 and len(owns) < _WORD_INFO_LIMIT:
+        if len(owns) < _WORD_INFO_LIMIT:
             owns[text] = found
         return found
 
@@ -251,23 +252,25 @@ class ItemBuilder:
     ) -> list[list[bytes]]:
         """One list of attribute names per token (class docstring)."""
         cat = category.lower()
-        head = self._head(field, cat)
         n = len(tokens)
-        marks = gazetteer.marks(tokens) if gazetteer else None
-        texts = [tok.text for tok in tokens]
-        cached = self._words
-        words = [w if (w := cached.get(t)) is not None else self._word(t) for t in texts]
-        # a token's own names from "bias" to "suf3" (pos:6 from the 7th token on), per field, category, word
-        owns = self._owns.get((field, cat))
-        if owns is None:
-            owns = self._owns[(field, cat)] = {}
-        m2_edge, m1_edge, p1_edge, p2_edge = self._edges
-        own = [
-            o if i >= 6 and (o := owns.get(t)) is not None else self._own(owns, i, t, words[i], cat, head)
-            for i, t in enumerate(texts)
-        ]
         if not n:
             return []
+        head = self._head(field, cat)
+        marks = gazetteer.marks(tokens) if gazetteer else None
+        texts = [tok[0] for tok in tokens]
+        cached = self._words
+        words = [w if (w := cached.get(t)) is not None else self._word(t) for t in texts]
+        # a token's own names from "bias" to "suf3", per field, category, position (pos:0-5, pos:6 from the
+        # 7th token on) and word
+        owns = self._owns.get((field, cat))
+        if owns is None:
+            owns = self._owns[(field, cat)] = tuple({} for _ in range(7))
+        at = owns[:6] + (owns[6],) * (n - 6) if n > 6 else owns[:n]
+        m2_edge, m1_edge, p1_edge, p2_edge = self._edges
+        own = [
+            o if (o := d.get(t)) is not None else self._own(d, i, t, words[i], cat, head)
+            for i, (d, t) in enumerate(zip(at, texts, strict=True))
+        ]
         before2 = [m2_edge, m2_edge][:n] + [w[2] for w in words[:-2]]
         before1 = [m1_edge] + [w[3] for w in words[:-1]]
         after1 = [w[4] for w in words[1:]] + [p1_edge]
