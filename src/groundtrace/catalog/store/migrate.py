@@ -1,7 +1,8 @@
 """Opening a store URL and bringing its schema to the newest migration (Alembic, shipped in the package).
 
 ``make_engine(url)`` — SQLAlchemy engine for ``sqlite:///PATH`` (the parent folder is created; foreign
-keys on; a 30 s busy timeout) or ``postgresql+psycopg2://user@host:port/db``. ``upgrade(engine)`` runs every
+keys on; a 30 s busy timeout; the write-ahead log with ``synchronous=NORMAL``, :func:`_sqlite_pragmas`)
+or ``postgresql+psycopg2://user@host:port/db``. ``upgrade(engine)`` runs every
 pending migration of ``migrations/versions`` in one transaction and returns the revision now current.
 Migrating is serialised across processes, so two processes creating the same new store at once both
 succeed (the second finds the schema at head and changes nothing): on SQLite the transaction starts with
@@ -60,8 +61,16 @@ def make_engine(url: str) -> Engine:
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+    """Foreign keys on; the write-ahead log (``journal_mode=WAL``, kept by the file) with
+    ``synchronous=NORMAL``: a commit appends to the log without waiting for the disk (the rollback journal
+    with ``FULL`` waited ~20 ms per commit here: once per batch of 32 SKUs, and at every run's start and
+    end), readers and the one writer no longer block each other, and a killed process loses nothing
+    committed. Only an OS crash or power loss can drop the last commits, and the database stays
+    consistent: a run then redoes those SKUs, as it redoes any it had not recorded."""
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
 
 
