@@ -91,6 +91,19 @@ def test_numeric_amounts() -> None:
     assert star_floor("4.5 stars or better") == 4.5 and star_floor("7 stars") is None
 
 
+def test_numbers_spelled_out_and_out_of_five() -> None:
+    assert star_floor("with four stars or more") == 4.0
+    assert star_floor("Four and a half stars, please") == 4.5
+    assert star_floor("scoring 4 out of 5 or better online") == 4.0
+    assert star_floor("rated 4/5 at least") == 4.0
+    assert star_floor("often packed") is None and star_floor("ten stars") is None  # "ten" > 5: no floor
+    assert distance_km("a ten-minute walk") == pytest.approx(0.83)  # 10 / 60 h * 5 km/h
+    assert distance_km("two miles away") == pytest.approx(3.22)
+    assert distance_km("five minutes by cab") == 2.5  # 5 / 60 h * 30 km/h
+    assert distance_km("5km away") == 5.0  # digits glued to the unit still read
+    assert distance_km("the tenth minute") is None  # "ten" inside a word is no number
+
+
 def test_parser_learns_the_fixture_and_reads_unseen_paraphrases() -> None:
     parser = ConstraintParser().fit(TRAIN)
     assert sorted(parser.classes) == [

@@ -40,7 +40,25 @@ def clauses(text: str) -> list[tuple[int, int]]:
     return out
 
 
-_NUM = r"(\d+(?:\.\d+)?)"
+#: Numbers as users write them: digits ("1.5") or a spelled-out small number ("four", "ten"), optionally
+#: "and a half" ("four and a half stars"); read with :func:`number`.
+NUMBER_WORDS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40,
+    "fifty": 50, "sixty": 60,
+}  # fmt: skip
+_NUM = r"(?<![\w.])(\d+(?:\.\d+)?|(?:" + "|".join(NUMBER_WORDS) + r")\b(?:[\s-]+and[\s-]+a[\s-]+half)?)"
+
+
+def number(text: str) -> float:
+    """The value of a :data:`_NUM` match: ``"1.5"`` → 1.5, ``"four"`` → 4, ``"four and a half"`` → 4.5."""
+    low = text.strip().lower()
+    if low[:1].isdigit():
+        return float(low)
+    word = re.split(r"[\s-]+", low, maxsplit=1)[0]
+    return NUMBER_WORDS[word] + (0.5 if low.endswith("half") else 0.0)
+
+
 _KM = re.compile(rf"{_NUM}\s*(?:km\b|kilomet(?:er|re)s?\b)", re.IGNORECASE)
 _MILES = re.compile(rf"{_NUM}\s*(?:mi\b|miles?\b)", re.IGNORECASE)
 _METRES = re.compile(rf"{_NUM}\s*(?:m\b|met(?:er|re)s\b)", re.IGNORECASE)
@@ -52,14 +70,14 @@ WALK_KMH, DRIVE_KMH, KM_PER_MILE = 5.0, 30.0, 1.609
 def distance_km(text: str) -> float | None:
     """A distance stated in ``text`` in km (module docstring), or None."""
     if m := _KM.search(text):
-        return float(m.group(1))
+        return number(m.group(1))
     if m := _MILES.search(text):
-        return round(float(m.group(1)) * KM_PER_MILE, 2)
+        return round(number(m.group(1)) * KM_PER_MILE, 2)
     if m := _METRES.search(text):
-        return round(float(m.group(1)) / 1000, 2)
+        return round(number(m.group(1)) / 1000, 2)
     if m := _MINUTES.search(text):
         speed = DRIVE_KMH if _DRIVE.search(m.group("rest")) else WALK_KMH
-        return round(float(m.group(1)) / 60 * speed, 2)
+        return round(number(m.group(1)) / 60 * speed, 2)
     return None
 
 
@@ -93,13 +111,14 @@ def price_level(text: str) -> tuple[str, int] | None:
     return None
 
 
-_STARS = re.compile(rf"{_NUM}\s*(?:\+\s*)?(?:stars?|\u2605)", re.IGNORECASE)
+_STARS = re.compile(rf"{_NUM}\s*(?:\+\s*)?(?:stars?|\u2605|(?:/|out of)\s*(?:5|five)\b)", re.IGNORECASE)
 
 
 def star_floor(text: str) -> float | None:
-    """A minimum star rating stated as a number ("4.5 stars", "4+ stars", "4★"), or None."""
+    """A minimum star rating stated as a number ("4.5 stars", "4+ stars", "4★", "four stars or more",
+    "4 out of 5"), or None."""
     m = _STARS.search(text)
     if m is None:
         return None
-    value = float(m.group(1))
+    value = number(m.group(1))
     return value if 0 < value <= 5 else None
