@@ -82,6 +82,15 @@ def _ssl_context() -> ssl.SSLContext:
         return _SSL[0]
 
 
+class _Pool:
+    """A thread's ``httpx.Client``, held in thread-local storage (weak-referenceable for its finalizer)."""
+
+    __slots__ = ("__weakref__", "client")
+
+    def __init__(self, client: httpx.Client) -> None:
+        self.client = client
+
+
 class HttpWire:
     """POST chat-completions bodies for ``model`` at ``base_url`` (module docstring); thread-safe (each
     thread sends on its own pool)."""
@@ -174,19 +183,22 @@ class HttpWire:
         return f"{self.model} at {self.base_url}"
 
     def _thread_client(self) -> httpx.Client:
-        """This thread's client (made on its first request; it goes when the thread ends)."""
-        client: httpx.Client | None = getattr(self._local, "client", None)
-        if client is None:
+        """This thread's client, made on its first request and closed when the thread ends (its holder in
+        the thread-local storage goes then, and a finalizer closes the pool: no socket is left open)."""
+        holder: _Pool | None = getattr(self._local, "pool", None)
+        if holder is None:
             client = httpx.Client(
                 timeout=self.timeout_s,
                 limits=httpx.Limits(max_connections=None, max_keepalive_connections=2),
                 headers=self.headers,
                 verify=_ssl_context(),
             )
-            self._local.client = client
+            holder = _Pool(client)
+            weakref.finalize(holder, client.close)
+            self._local.pool = holder
             with self._lock:
                 self._clients.add(client)
-        return client
+        return holder.client
 
     def _async_client(self) -> httpx.AsyncClient:
         loop = asyncio.get_running_loop()
