@@ -1,5 +1,5 @@
-"""Generic keyword rules: the fallback understanding when no trained model is at hand, and the evidence
-test for a constraint the trained evidence model never saw quoted.
+"""Generic keyword rules: the fallback understanding when no trained model is at hand, and one of the two
+evidence tests (with the trained evidence model: a sentence that names the value expresses it).
 
 * :data:`KEYWORD_RULES` — everyday words for common preferences ("quiet", "wifi", "kids", "wheelchair",
   "cheap" ...), written here as general language knowledge (not the dataset builder's vocabulary);
