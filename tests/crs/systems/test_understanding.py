@@ -148,6 +148,28 @@ def test_evidence_model_learns_which_constraint_a_quote_backs() -> None:
     assert not ev.knows(C(*PATIO, "patio")) and ev.support("patio", C(*PATIO, "patio")) == 0.0
 
 
+def test_a_sentence_naming_the_value_expresses_it_even_when_the_model_misses_it() -> None:
+    """Understanding.mentions = keyword rule OR evidence model: a model trained on few quotes (here it never
+    saw "quiet" without "wifi" nearby in a background sentence) must not veto a sentence that names the
+    value in so many words; a negation cue still does."""
+    from groundtrace.crs.systems.understanding.model import Understanding
+
+    quotes = [
+        QuoteExample("Fast free wifi in every room.", ("amenity|str|wifi",)),
+        QuoteExample("Great wifi speed.", ("amenity|str|wifi",)),
+        QuoteExample("Peaceful gardens at night.", ("noise_max|str|quiet",)),
+    ]
+    background = ["The rooms were quiet but the wifi dropped.", "Staff were friendly at check-in."] * 3
+    ev = EvidenceModel().fit(quotes, background)
+    u = Understanding(evidence=ev)
+    quiet = C(*QUIET, "quiet")
+    sentence = "A quiet street, we slept well."
+    assert ev.knows(quiet) and not ev.expresses(sentence, quiet)  # the model alone says no
+    assert u.mentions(sentence, quiet) and u.expresses(sentence, quiet)  # the value is named: yes
+    assert not u.expresses("Not a quiet street at all.", quiet)  # a negation cue still vetoes
+    assert not u.mentions("Staff were friendly at check-in.", quiet)
+
+
 def test_priors_are_co_occurrence_shares() -> None:
     priors = ConstraintPriors(min_prior=0.2).fit(
         [("hotel", frozenset({"A", "B"})), ("hotel", frozenset({"A", "B"})), ("hotel", frozenset({"A", "C"})),
