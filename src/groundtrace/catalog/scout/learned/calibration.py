@@ -55,6 +55,7 @@ class Curve(BaseModel):
 def fit_curve(scored: Sequence[tuple[float, bool]], prior: Curve | float, strength: float = 4.0) -> Curve:
     """Isotonic fit of ``ok`` on ``raw`` over ``scored``, shrunk toward ``prior`` (a curve, or a constant
     probability) by ``strength`` pseudo-observations (module docstring)."""
+    # deferred: scikit-learn is heavy (~0.5 s) and only training calibrates
     from sklearn.isotonic import IsotonicRegression
 
     if not scored:

@@ -22,8 +22,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from groundtrace.catalog.model import CategoryTemplate
 from groundtrace.catalog.scout.learned.calibration import Curve
 from groundtrace.catalog.scout.learned.rerank import Ranker
+from groundtrace.catalog.templates import TemplateSet
 
 FORMAT = "groundtrace-learned-scout"
 VERSION = 4
@@ -102,14 +104,11 @@ class LearnedModel(BaseModel):
         entries = self.lexicons.get(category.lower(), {})
         return {(slug, key): e.gold for slug, es in entries.items() for key, e in es.items()}
 
-    def template_set(self):  # type: ignore[no-untyped-def]  # -> TemplateSet | None
+    def template_set(self) -> TemplateSet | None:
         """The templates the model was trained with (:class:`~groundtrace.catalog.templates.TemplateSet`),
         None when the file has none (version < 4, or trained by a caller that gave none)."""
         if not self.templates:
             return None
-        from groundtrace.catalog.model import CategoryTemplate
-        from groundtrace.catalog.templates import TemplateSet
-
         return TemplateSet(CategoryTemplate.model_validate(t) for t in self.templates)
 
     def save(self, path: Path) -> None:

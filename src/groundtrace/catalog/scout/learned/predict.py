@@ -36,7 +36,7 @@ class Proposal(NamedTuple):
 def crfsuite() -> Any:
     """The ``pycrfsuite`` module; a ValueError with the install hint when the extra is not installed."""
     try:
-        import pycrfsuite
+        import pycrfsuite  # deferred: the optional [learned] extra; a missing one gets the install hint
     except ImportError as exc:
         raise ValueError(
             "the learned engine needs python-crfsuite: pip install 'groundtrace[learned]'"

@@ -284,6 +284,7 @@ def _summary(mine: Sequence[_Span]) -> tuple[float, float, bool, bool, float, bo
 def fit_ranker(rows: Sequence[tuple[Mapping[str, float], bool]], c: float = 1.0) -> Ranker:
     """A logistic regression of right/wrong on the candidates' features (L2, ``C = c``); a constant
     ranker (the base rate) when only one class is present."""
+    # deferred: scikit-learn is heavy (~0.5 s) and only training fits the reranker
     from sklearn.feature_extraction import DictVectorizer
     from sklearn.linear_model import LogisticRegression
 

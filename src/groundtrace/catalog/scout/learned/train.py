@@ -43,7 +43,7 @@ from pathlib import Path
 from groundtrace.catalog.model import SKU, CategoryTemplate, GoldLabel
 from groundtrace.catalog.scout.learned.calibration import NEVER, Allocation, Curve, allocate, fit_curve
 from groundtrace.catalog.scout.learned.model import LearnedModel, LexiconEntry
-from groundtrace.catalog.scout.learned.predict import Tagger, gazetteer_of, propose
+from groundtrace.catalog.scout.learned.predict import Tagger, crfsuite, gazetteer_of, propose
 from groundtrace.catalog.scout.learned.rerank import KIND as RANKER
 from groundtrace.catalog.scout.learned.rerank import Ranker, featurise, fit_ranker
 from groundtrace.catalog.scout.learned.tokens import Gazetteer, bio_labels, features, find_value, tokenize
@@ -170,7 +170,6 @@ def _train_crf(
 
 
 def crfsuite_trainer():  # type: ignore[no-untyped-def]
-    from groundtrace.catalog.scout.learned.predict import crfsuite
 
     return crfsuite().Trainer(verbose=False)
 
