@@ -20,6 +20,8 @@ from typing import Any
 
 from groundtrace.crs.systems.base import SYSTEMS, CRSSystem, build_system
 from groundtrace.crs.systems.http import HTTPSystem, is_url
+from groundtrace.crs.systems.toolkit.learning import Learns
+from groundtrace.crs.systems.understanding.model import load_understanding
 
 SystemLike = str | type[CRSSystem] | CRSSystem | Callable[[], CRSSystem]
 
@@ -201,14 +203,10 @@ def system_factory(
 def _parser_option(target: Any, options: dict[str, Any]) -> Any:
     """The understanding loaded from ``options.pop("parser")`` when ``target`` learns one (else None;
     the option is then left for the constructor)."""
-    from groundtrace.crs.systems.toolkit.learning import Learns
-
     if "parser" not in options or not (isinstance(target, type) and issubclass(target, Learns)):
         return None
     if accepted_options(target) is not None and "parser" in (accepted_options(target) or set()):
         return None
-    from groundtrace.crs.systems.understanding.model import load_understanding
-
     path = options.pop("parser")
     if not isinstance(path, str) or not path:
         raise ValueError(f"parser: expected a model file path, got {path!r}")

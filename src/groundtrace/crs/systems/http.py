@@ -26,12 +26,14 @@ Bounds (an endpoint is untrusted):
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from groundtrace.core.files.jsonl import MAX_JSON_DEPTH, json_depth
 from groundtrace.core.files.validation import validation_message
 from groundtrace.core.llm.retry import RetriesExhaustedError, RetryPolicy, TransientError, parse_retry_after
 from groundtrace.crs.systems.base import CRSSystem, SystemReply, TurnUsage
@@ -83,7 +85,7 @@ class _Attempt:
             self.done.set()
 
     def _post(self) -> bytes:
-        import httpx
+        import httpx  # deferred: httpx (+ rich, idna: ~60 ms) is not loaded with the systems registry
 
         system, limit = self.system, self.system.max_response_bytes
         try:
@@ -139,6 +141,7 @@ class HTTPSystem(CRSSystem):
         backoff_s: float = 0.5,
         max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
+        # deferred: httpx (~60 ms with its deps) loads only when an HTTP system is made, not with the registry
         import httpx
 
         if not is_url(url):
@@ -182,10 +185,6 @@ class HTTPSystem(CRSSystem):
 
 def parse_reply(content: bytes | str) -> SystemReply:
     """Validate an endpoint's JSON answer into a :class:`SystemReply` (raises :class:`HTTPSystemError`)."""
-    import json
-
-    from groundtrace.core.files.jsonl import MAX_JSON_DEPTH, json_depth
-
     raw = content.encode("utf-8", "surrogatepass") if isinstance(content, str) else content
     if raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH and json_depth(raw) > MAX_JSON_DEPTH:
         raise HTTPSystemError(f"response JSON nested deeper than {MAX_JSON_DEPTH} levels")

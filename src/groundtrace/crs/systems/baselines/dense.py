@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from groundtrace.crs.systems.toolkit.base import RankingSystem, Turn
-from groundtrace.crs.systems.toolkit.dense import Encoder
+from groundtrace.crs.systems.toolkit.dense import Encoder, bundled_loader
 from groundtrace.crs.systems.toolkit.documents import document_key
 
 QUERY_MODES = ("turns", "joined")
@@ -44,8 +44,6 @@ class DenseSystem(RankingSystem):
         self.query = query
         self.device = device
         if encoder is None:
-            from groundtrace.crs.systems.toolkit.dense import bundled_loader
-
             # the model is loaded on the first text the cache lacks
             encoder = Encoder(bundled_loader(device), cache_dir=cache_dir)
         self.encoder = encoder

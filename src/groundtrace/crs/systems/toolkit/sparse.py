@@ -35,6 +35,7 @@ CACHE_LIMIT = 200_000
 def analyzer() -> Callable[[str], list[str]]:
     """The term extractor (module docstring); the same tokens as ``CountVectorizer(ngram_range=(1, 2),
     stop_words="english")``."""
+    # deferred: scikit-learn costs ~1-3 s to import; only the first tokenised text needs its analyzer
     from sklearn.feature_extraction.text import CountVectorizer
 
     return CountVectorizer(ngram_range=(1, 2), stop_words="english").build_analyzer()

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from groundtrace.crs.systems.toolkit.dense import Encoder
+
 SAVE_EVERY = 256
 _ENCODERS: dict[Path, Any] = {}
 _UNSAVED: dict[Path, int] = {}
@@ -32,8 +34,6 @@ def embedding_cache_dir() -> Path:
 
 def clause_encoder() -> Any:
     """The process's encoder for the current cache folder (``DenseUnavailable`` without the extra)."""
-    from groundtrace.crs.systems.toolkit.dense import Encoder
-
     folder = embedding_cache_dir()
     enc = _ENCODERS.get(folder)
     if enc is None:

@@ -57,6 +57,7 @@ class EvidenceModel:
 
     def fit(self, quotes: Sequence[QuoteExample], background: Iterable[str] = ()) -> EvidenceModel:
         """Train (module docstring); ``ValueError`` without a usable quote."""
+        # deferred: scikit-learn costs ~1-3 s to import; only training the evidence model needs it
         from sklearn.linear_model import LogisticRegression
         from sklearn.multiclass import OneVsRestClassifier
         from sklearn.preprocessing import MultiLabelBinarizer

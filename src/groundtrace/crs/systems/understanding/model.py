@@ -24,6 +24,7 @@ runs code when loaded: load only model files you made (the cache, ``crs train-pa
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 from collections.abc import Iterable, Sequence
@@ -31,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from groundtrace.crs.kb.stance import split_sentences
 from groundtrace.crs.schema import Constraint
 from groundtrace.crs.systems.predictions import CandidateCard
 from groundtrace.crs.systems.understanding.evidence import CARD_KINDS, EvidenceModel, QuoteExample, is_warning
@@ -250,8 +252,6 @@ def default_parser_options() -> dict[str, Any]:
     """A copy of :data:`DEFAULT_PARSER_OPTIONS`, or of :data:`FALLBACK_PARSER_OPTIONS` when the bundled
     MiniLM package is not installed or ``$GROUNDTRACE_PARSER_FEATURES`` is ``tfidf`` (the fast unit-test
     setting); an unknown value of that variable raises ``ValueError`` naming it."""
-    import importlib.util
-
     chosen = os.environ.get("GROUNDTRACE_PARSER_FEATURES", "").strip().lower()
     if chosen not in ("", "tfidf", "embed"):
         raise ValueError(f"GROUNDTRACE_PARSER_FEATURES={chosen!r}: expected tfidf or embed")
@@ -270,7 +270,7 @@ def train_understanding(data: TrainingData, parser_options: dict[str, Any] | Non
     if any(q.candidates for q in data.quotes):
         evidence = EvidenceModel().fit(data.quotes, data.background)
     priors = ConstraintPriors().fit(data.dialogue_sets)
-    import sklearn
+    import sklearn  # deferred: scikit-learn (~1-3 s to import), read here for its version only when training
 
     header = {
         "format": FORMAT_NAME,
@@ -293,7 +293,7 @@ def train_understanding(data: TrainingData, parser_options: dict[str, Any] | Non
 
 def save_understanding(u: Understanding, path: Path | str) -> Path:
     """Write ``u`` to ``path`` (joblib) and its header to ``path + '.json'``; atomic per file."""
-    import joblib
+    import joblib  # deferred: joblib (scikit-learn's pickler) is only needed to save a trained model
 
     if not u.trained:
         raise ValueError("nothing to save: the understanding is not trained")
@@ -314,7 +314,7 @@ def save_understanding(u: Understanding, path: Path | str) -> Path:
 def load_understanding(path: Path | str) -> Understanding:
     """The model in ``path``; :class:`ModelFileError` naming the file when it is missing, corrupt, or of
     another format or version."""
-    import joblib
+    import joblib  # deferred: joblib is only needed when a model file is loaded (systems load fast)
 
     path = Path(path)
     if not path.is_file():
@@ -374,8 +374,6 @@ def review_sentences_of(kb: Any, dialogues: Iterable[Any], limit: int = 4000) ->
     a stable order, at most ``limit`` (empty without a KB)."""
     if kb is None:
         return []
-    from groundtrace.crs.kb.stance import split_sentences
-
     seen: dict[str, None] = {}
     for d in dialogues:
         refs = getattr(d, "review_refs", None) or {}

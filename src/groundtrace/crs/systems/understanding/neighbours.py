@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from rapidfuzz import fuzz, process
 
 _CUT = re.compile(r"\b(?:and|or|plus|also|as well as)\b|(?=\bwith\b)", re.IGNORECASE)
 _FRAME = re.compile(
@@ -111,7 +112,7 @@ class NeighbourReader:
     ) -> NeighbourReader:
         """``phrases``: label phrase → class keys (train); ``negatives``: clauses that state nothing;
         ``quotes``: review sentences quoted for exactly one class (train system turns) → that class."""
-        from rapidfuzz import fuzz, process
+        # deferred: scikit-learn costs ~1-3 s to import; only fitting the reader needs it
         from sklearn.linear_model import LogisticRegression
 
         self.classes = list(classes)

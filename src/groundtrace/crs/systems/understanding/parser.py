@@ -32,7 +32,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from groundtrace.crs.schema import Constraint, decode_value, encode_value
+from groundtrace.crs.systems.understanding.embedding import embed
 from groundtrace.crs.systems.understanding.language import clauses, distance_km, price_level, star_floor
+from groundtrace.crs.systems.understanding.neighbours import NeighbourReader
+from groundtrace.crs.systems.understanding.neighbours import pieces as reader_pieces
 
 #: Kinds with one value at a time (a later statement replaces an earlier one); the rest accumulate.
 SINGLE_VALUED = frozenset(
@@ -182,6 +185,7 @@ class ConstraintParser:
     ) -> ConstraintParser:
         """Train on labelled turns (``quotes``: review sentences → the one class each was quoted for,
         extra prototypes of the nearest-phrasing reader); ``ValueError`` when no turn has a constraint."""
+        # deferred: scikit-learn costs ~1-3 s to import; systems that only parse with a loaded model skip it
         from sklearn.linear_model import LogisticRegression
         from sklearn.multiclass import OneVsRestClassifier
         from sklearn.preprocessing import MultiLabelBinarizer
@@ -211,9 +215,6 @@ class ConstraintParser:
         self._model = model.fit(X, y)
         self._reader = None
         if self.neighbours and self.features == "embed":
-            from groundtrace.crs.systems.understanding.embedding import embed
-            from groundtrace.crs.systems.understanding.neighbours import NeighbourReader
-
             negatives = sorted({t.strip() for t, keys in zip(texts, labels, strict=True) if not keys})
             self._reader = NeighbourReader().fit(
                 self.classes, span_examples(turns), negatives, embed, quotes=quotes
@@ -256,6 +257,7 @@ class ConstraintParser:
 
     def _fit_examples(self, texts: list[str], labels: list[list[str]]) -> None:
         """Fit the vectoriser and the classifier on clause examples (no phrasings, no reader)."""
+        # deferred: scikit-learn costs ~1-3 s to import; only training needs it
         from sklearn.linear_model import LogisticRegression
         from sklearn.multiclass import OneVsRestClassifier
         from sklearn.preprocessing import MultiLabelBinarizer
@@ -282,9 +284,7 @@ class ConstraintParser:
         X = self._vectorizer.transform(texts)  # type: ignore[union-attr]
         if getattr(self, "features", "tfidf") != "embed":
             return X
-        from scipy.sparse import csr_matrix, hstack
-
-        from groundtrace.crs.systems.understanding.embedding import embed
+        from scipy.sparse import csr_matrix, hstack  # deferred: scipy (~0.3 s), only the embed features
 
         E = embed([t.strip() for t in texts]) * float(self.embed_weight)
         return hstack([X, csr_matrix(E)], format="csr")
@@ -322,10 +322,7 @@ class ConstraintParser:
         reader = getattr(self, "_reader", None)
         if reader is None:
             return [[] for _ in clause_texts]
-        from groundtrace.crs.systems.understanding.embedding import embed
-        from groundtrace.crs.systems.understanding.neighbours import pieces as cut
-
-        cuts = [cut(t) for t in clause_texts]
+        cuts = [reader_pieces(t) for t in clause_texts]
         flat = [p for c in cuts for p in c]
         reads = reader.read(flat, embed)
         out, at = [], 0
@@ -389,6 +386,7 @@ def amounts(clause: str) -> list[Constraint]:
 
 def make_vectorizer():
     """Word 1-2 gram ⊕ char_wb 2-5 gram TF-IDF (module docstring)."""
+    # deferred: scikit-learn costs ~1-3 s to import; the vectoriser is only built to train
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.pipeline import FeatureUnion
 
