@@ -35,13 +35,18 @@ import json
 import random
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
 
 from groundtrace import __version__
+from groundtrace.core.llm.factory import make_llm
 from groundtrace.core.registry import Registry
 from groundtrace.crs.build.coverage import coverage_stats
 from groundtrace.crs.build.itinerary import itinerary_cities, plan_itinerary
@@ -289,10 +294,6 @@ class BuildReport(BaseModel):
 
     def print_summary(self, console: Any = None) -> None:
         """Print a rich table of :meth:`summary_rows` (values escaped: KB names come from files)."""
-        from rich.console import Console
-        from rich.markup import escape
-        from rich.table import Table
-
         table = Table(title="TRACE-CRS build", show_header=False)
         table.add_column(style="bold")
         table.add_column()
@@ -322,8 +323,6 @@ def make_realiser(realiser: str | Realiser, config: BuildConfig) -> Realiser:
         return realiser
     target = REALISERS.get(realiser)
     if REALISERS.canonical(realiser) == "llm":
-        from groundtrace.core.llm.factory import make_llm
-
         return target(make_llm(config.llm))
     return target()
 
@@ -359,8 +358,6 @@ def build_dialogues(
         return outcome
 
     if config.workers > 1 and n_dialogues > 1:
-        from concurrent.futures import ThreadPoolExecutor
-
         with ThreadPoolExecutor(max_workers=config.workers) as pool:
             outcomes = list(pool.map(one, range(n_dialogues)))  # map keeps index order: deterministic
     else:
