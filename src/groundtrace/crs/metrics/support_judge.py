@@ -42,11 +42,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from rapidfuzz import fuzz
+
 from groundtrace.core.evidence.normalize import fold_unicode
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, quote_score
 from groundtrace.crs.build.evidence import aspect_pattern, supports
 from groundtrace.crs.dataset.stance import is_warning
-from groundtrace.crs.kb.stance import ASPECTS, COMPLAINT_RE, split_sentences
+from groundtrace.crs.kb.stance import ASPECTS, COMPLAINT_RE, VaderPolarity, split_sentences
 from groundtrace.crs.schema import Constraint
 
 __all__ = [
@@ -138,8 +140,6 @@ def _governed_span(quote: str, sentence: str) -> str:
     """The part of ``sentence`` the quote stands for: the aligned span (rapidfuzz partial alignment on
     lower-cased text), widened to whole words and to the :data:`GOVERNING_WORDS` words before it within
     the same clause."""
-    from rapidfuzz import fuzz
-
     low_q, low_s = quote.lower().strip(), sentence.lower()
     at = low_s.find(low_q)
     if at >= 0:
@@ -198,10 +198,6 @@ def lexical_polarity(sentence: str) -> int:
     or a VADER compound <= -0.05, +1 on compound >= 0.05, else 0 (VADER when installed, else 0)."""
     if COMPLAINT_RE.search(sentence):
         return -1
-    try:
-        from groundtrace.crs.kb.stance import VaderPolarity
-    except ImportError:  # pragma: no cover
-        return 0
     try:
         return VaderPolarity().predict([sentence])[0][0]
     except ImportError:  # vaderSentiment not installed
