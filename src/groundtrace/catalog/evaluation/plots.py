@@ -37,7 +37,7 @@ def _xy(points: list[CurvePoint], x: str, y: str) -> tuple[list[float], list[flo
 def curves_svg(report: ThresholdReport, gold_counts: dict[str, int] | None = None) -> str:
     """The two-panel plot as SVG text (module docstring); ``gold_counts`` (attribute → pairs with a gold
     value) picks the attributes shown on the right, default: the longest curves."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib (~0.4 s), only the threshold plot needs it
 
     fig = curves_figure(report, gold_counts)
     buf = io.StringIO()
@@ -48,10 +48,10 @@ def curves_svg(report: ThresholdReport, gold_counts: dict[str, int] | None = Non
 
 def curves_figure(report: ThresholdReport, gold_counts: dict[str, int] | None = None):  # type: ignore[no-untyped-def]
     """The matplotlib figure of :func:`curves_svg` (the caller closes it)."""
-    import matplotlib
+    import matplotlib  # deferred: ~0.4 s to import, and the Agg backend is chosen before pyplot loads
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred with matplotlib (above), after the Agg backend is set
 
     plt.rcParams["svg.hashsalt"] = "groundtrace"  # stable ids in the SVG
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.4))

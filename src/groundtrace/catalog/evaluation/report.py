@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from groundtrace.catalog.evaluation.errors import KIND_TITLES
 from groundtrace.catalog.evaluation.metrics import METRICS, MetricValue
 from groundtrace.catalog.evaluation.scoring import EvaluationReport
 
@@ -31,6 +32,7 @@ def print_report(report: EvaluationReport, console: Any = None) -> None:
     console.print(overall)
     th = report.thresholds
     if th is not None:
+        # deferred: the HTML renderer pulls in jinja2 (~60 ms), the console table needs only its headline
         from groundtrace.catalog.evaluation.render import headline_text
 
         console.print(
@@ -41,8 +43,6 @@ def print_report(report: EvaluationReport, console: Any = None) -> None:
             Text(f"written values: {headline_text(th.overall_written, 'written')}"), highlight=False
         )
     if report.errors is not None:
-        from groundtrace.catalog.evaluation.errors import KIND_TITLES
-
         console.print(
             "outcomes: " + ", ".join(f"{KIND_TITLES[k]}={n}" for k, n in report.errors.counts.items()),
             highlight=False,
