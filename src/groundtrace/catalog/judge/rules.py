@@ -58,6 +58,7 @@ import re
 from typing import Any
 
 from groundtrace.catalog import identity
+from groundtrace.catalog.identity import extract_sizes
 from groundtrace.catalog.judge.base import Judge
 from groundtrace.catalog.judge.registry import JudgeContext
 from groundtrace.catalog.judge.safety import is_safety, safety_review
@@ -82,6 +83,7 @@ from groundtrace.catalog.scout.numbers import find_numbers
 from groundtrace.catalog.scout.reconcile import same_value
 from groundtrace.catalog.scout.sentences import overlaps
 from groundtrace.catalog.sources.base import SearchProvider, SourceError
+from groundtrace.catalog.sources.classify import classify_url
 from groundtrace.core.evidence.normalize import (
     is_unitless,
     parse_bool,
@@ -221,8 +223,6 @@ def _words(text: str) -> list[str]:
 def literal_support(item: str, quote: str, spec: AttributeSpec) -> float:
     """Share of ``item``'s words stated in ``quote`` (1.0 = fully stated); numbers compare as quantities."""
     if spec.type == "number":
-        from groundtrace.catalog.identity import extract_sizes
-
         for size in extract_sizes(quote):
             if same_value(item, size.text, spec):
                 return 1.0
@@ -598,7 +598,6 @@ class RuleJudge(Judge):
         """(confirming URLs, [(other value, URL)]) from exact-match pages found by searching."""
         if self.search is None:
             return [], []
-        from groundtrace.catalog.sources.classify import classify_url
 
         confirm: list[str] = []
         contradict: list[tuple[str, str]] = []

@@ -60,6 +60,7 @@ from groundtrace.catalog.scout.ingredients import allergen_mentions, covers, ing
 from groundtrace.catalog.scout.injection import has_injection
 from groundtrace.catalog.scout.numbers import find_numbers
 from groundtrace.catalog.scout.quantities import convert, fmt, quantities
+from groundtrace.catalog.scout.reconcile import same_value
 from groundtrace.core.evidence.quotes import GROUNDED_THRESHOLD, locate_quote
 
 #: Claim attributes that are safety-critical whatever the template says (a wrong "true" harms a buyer).
@@ -461,8 +462,6 @@ def _covered_sources(value: str, sentence: str, items: list[str]) -> bool:
 
 def _left_out(candidate: Candidate, spec: AttributeSpec, scout: ScoutResult) -> str | None:
     """An allowed value the quoted sentences state (not negated, not hedged) that the value lacks."""
-    from groundtrace.catalog.scout.reconcile import same_value
-
     items = _items(candidate.value)
     sentences = [
         s
