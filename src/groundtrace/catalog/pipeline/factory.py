@@ -13,9 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from groundtrace.catalog.judge.base import Judge
+from groundtrace.catalog.judge.registry import JudgeContext, build_judge
 from groundtrace.catalog.pipeline.config import EnrichConfig
 from groundtrace.catalog.policy import WritePolicy, resolve_policy
+from groundtrace.catalog.scout.engine import EngineContext, build_engine
 from groundtrace.catalog.templates import TemplateSet, builtin_template_dir, load_templates
+from groundtrace.core.llm.factory import make_llm
 
 
 @dataclass
@@ -61,11 +64,9 @@ def build_components(config: EnrichConfig) -> Components:
     """Templates, Scout (sources, search, extractor), Judge and policy for ``config``, each component built
     through its registry by name (``EVIDENCE_SOURCES``, ``SEARCH_PROVIDERS``, ``EXTRACTION_ENGINES``,
     ``JUDGES``; ``from_context`` of the registered class)."""
-    from groundtrace.catalog.judge.registry import JudgeContext, build_judge
+    # deferred: the Scout and the evidence sources pull in numpy/scipy (~0.15 s); building needs them
     from groundtrace.catalog.scout.agent import ScoutAgent
-    from groundtrace.catalog.scout.engine import EngineContext, build_engine
     from groundtrace.catalog.sources import EVIDENCE_SOURCES, SourceContext, make_search
-    from groundtrace.core.llm.factory import make_llm
 
     templates = cached_templates(config.templates)
     errors: list[str] = []

@@ -8,6 +8,7 @@ once; a file that cannot be read as a whole raises :class:`SkuFileError`.
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from collections.abc import Iterator
@@ -72,7 +73,7 @@ def iter_skus(path: Path) -> Iterator[tuple[int, SKU | str]]:
 def _iter_parquet(path: Path) -> Iterator[tuple[int, SKU | str]]:
     """Rows of a Parquet file (numbered from 1); a file that cannot be read raises SkuFileError."""
     try:
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # deferred: pyarrow is the optional [parquet] extra
     except ImportError as exc:
         raise ImportError(
             f"{path}: reading Parquet needs pyarrow: pip install 'groundtrace[parquet]'"
@@ -135,8 +136,6 @@ def _parquet_cell(key: str, value: Any) -> str:
 def _swallowed_row(cells: list[str], columns: int) -> int:
     """Lines of a multi-line cell when one of its later lines parses as a whole row of ``columns`` cells —
     the mark of an unclosed quote that swallowed the next records; 0 otherwise."""
-    import csv
-
     for cell in cells:
         lines = cell.split("\n")
         if len(lines) < 2:
