@@ -234,6 +234,7 @@ def _attribute_keys(slug: str, name: str) -> frozenset[str]:
 def value_phrases(value: str) -> tuple[str, ...]:
     """Surface phrases of an allowed/recommended value: itself (separators relaxed), its synonyms and
     its ``core.normalize.expand_abbreviation`` expansion; phrases without a letter or digit are dropped."""
+    # deferred: core.evidence.normalize loads pint, rapidfuzz and scipy (~0.2 s)
     from groundtrace.core.evidence.normalize import expand_abbreviation
 
     phrases = [value, *VALUE_SYNONYMS.get(value, ())]
@@ -247,6 +248,7 @@ def parse_bool(raw: str) -> bool | None:
     """A field value as a boolean (``core.evidence.normalize.parse_bool``, then the yes/no/included words
     of this module); None when it states neither."""
     try:
+        # deferred: core.evidence.normalize loads pint/scipy (~0.2 s)
         from groundtrace.core.evidence.normalize import parse_bool as parse_core_bool
 
         value = parse_core_bool(raw)

@@ -72,6 +72,7 @@ def attribute_query(spec: AttributeSpec) -> str:
 
 def rank_sentences(sentences: list[Sentence], query: str) -> list[int]:
     """Indices of ``sentences`` with a positive BM25 score for ``query``, best first (ties: text order)."""
+    # deferred: sources.web pulls in numpy/scipy/pint and ssl (~0.3 s), only ranking needs BM25
     from groundtrace.catalog.sources.web import BM25Index
 
     if not sentences:

@@ -116,6 +116,7 @@ def convert(raw: str, target: str) -> float | None:
     """Magnitude of the quantity text ``raw`` in ``target`` units (``core.normalize.parse_quantity``;
     None when unparseable, dimensionless or of another dimension). Pure, so cached: pint parsing is the
     offline engine's hottest path and catalogs repeat the same few quantities."""
+    # deferred: core.evidence.normalize loads pint, rapidfuzz and scipy (~0.2 s)
     from groundtrace.core.evidence.normalize import is_unitless, magnitude_in, parse_quantity, parse_unit
 
     q = parse_quantity(re.sub(r"\s*%$", " percent", raw.strip()))
@@ -131,6 +132,7 @@ def convert(raw: str, target: str) -> float | None:
 @lru_cache(maxsize=16384)
 def fmt(x: float) -> str:
     """A number as ``core.normalize`` writes it (4 significant digits, integer digits kept)."""
+    # deferred: core.evidence.normalize loads pint/scipy (~0.2 s)
     from groundtrace.core.evidence.normalize import normalize_value
 
     return normalize_value(repr(float(x)), "number") or f"{x:g}"

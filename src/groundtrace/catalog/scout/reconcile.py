@@ -104,6 +104,7 @@ def canonical(value: str, spec: AttributeSpec) -> str:
     "12 fl oz"), equality always goes through :func:`same_value`."""
     if spec.type == "string" or (spec.type == "number" and not spec.unit):
         return value.strip()
+    # deferred: core.evidence.normalize loads pint/scipy (~0.2 s), not needed for strings
     from groundtrace.core.evidence.normalize import normalize_value
 
     out = normalize_value(value, spec.type, spec.unit, spec.allowed_values or None)
@@ -114,6 +115,7 @@ def same_value(a: str, b: str, spec: AttributeSpec) -> bool:
     """``core.normalize.values_equal`` (synonyms, abbreviations, units, 2 % / 0.5 numeric tolerance)."""
     if a == b:
         return True
+    # deferred: core.evidence.normalize loads pint/scipy (~0.2 s)
     from groundtrace.core.evidence.normalize import values_equal
 
     return bool(values_equal(a, b, _kind(spec), spec.unit))
