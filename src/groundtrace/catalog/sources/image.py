@@ -34,6 +34,7 @@ from groundtrace.catalog.sources.image_files import (
     sniff_image_type,
 )
 from groundtrace.core.llm.base import LLMError
+from groundtrace.core.llm.factory import make_llm
 
 
 def _is_url(ref: str) -> bool:
@@ -80,7 +81,7 @@ class _ImageLoader:
         if not self.allow_http:
             self.note(issues, f"{ref}: remote image skipped (allow_http is off)")
             return None
-        import httpx
+        import httpx  # deferred: httpx (~50 ms) only for remote images, which allow_http gates
 
         try:
             with httpx.stream("GET", ref, timeout=self.timeout_s, follow_redirects=True) as response:
@@ -229,8 +230,6 @@ class VLMImageSource(EvidenceSource):
         max_tokens: int | None = None,
     ) -> None:
         if isinstance(client, str):
-            from groundtrace.core.llm.factory import make_llm
-
             try:
                 client = make_llm(client, timeout_s=timeout_s, **({"api_key": api_key} if api_key else {}))
             except LLMError as exc:

@@ -208,7 +208,7 @@ def fetch_page(
     max_bytes: int = 5_000_000,
 ) -> Document | None:
     """GET ``url`` with httpx and convert it to a web Document (``None`` on HTTP error/non-text)."""
-    import httpx
+    import httpx  # deferred: httpx (~60 ms), only fetching a live page needs it
 
     own = client is None
     client = client or httpx.Client(
@@ -242,7 +242,7 @@ class SearxngSearch(SearchProvider):
         timeout_s: float = 20.0,
         transport: Any = None,
     ) -> None:
-        import httpx
+        import httpx  # deferred: httpx (~60 ms), only a live search needs it
 
         self.base_url = base_url.rstrip("/")
         self.policy = policy or SourcePolicy()
@@ -254,7 +254,7 @@ class SearxngSearch(SearchProvider):
         )
 
     def search(self, query: str, k: int = 10) -> list[SearchHit]:
-        import httpx
+        import httpx  # deferred: httpx (~60 ms), only a live search needs it
 
         try:
             response = self.client.get(f"{self.base_url}/search", params={"q": query, "format": "json"})
