@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
+from rich.console import Console
 
 from groundtrace.catalog.evaluation.matching import equal_for
 from groundtrace.catalog.evaluation.metrics import PairOutcome
@@ -93,8 +94,6 @@ class StoreEvaluation(BaseModel):
         return out
 
     def print(self, console: Any = None) -> None:
-        from rich.console import Console
-
         console = console or Console(soft_wrap=True)
         for line in self.lines():
             console.print(line, markup=False, highlight=False, soft_wrap=True)

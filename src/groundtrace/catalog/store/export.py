@@ -136,6 +136,7 @@ def write_export(rows: list[dict[str, Any]], out: Path) -> Path:
     tmp = out.with_name(out.name + ".tmp")
     if out.suffix.lower() in (".parquet", ".pq"):
         try:
+            # deferred: pyarrow is the optional [parquet] extra
             import pyarrow as pa
             import pyarrow.parquet as pq
         except ImportError as exc:

@@ -75,7 +75,7 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyp
 
 
 def _alembic_config():  # type: ignore[no-untyped-def]
-    from alembic.config import Config
+    from alembic.config import Config  # deferred: alembic (~0.1 s), only when migrating
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
@@ -84,7 +84,7 @@ def _alembic_config():  # type: ignore[no-untyped-def]
 
 def upgrade(engine: Engine, revision: str = "head") -> str | None:
     """Run the pending migrations up to ``revision``; returns the revision now current."""
-    from alembic import command
+    from alembic import command  # deferred: alembic (~0.1 s), only when migrating
 
     config = _alembic_config()
     try:
@@ -119,6 +119,7 @@ def _migration_lock(connection: Connection) -> None:
 
 def current_revision(engine: Engine) -> str | None:
     """The migration revision recorded in the database (``None`` when it was never migrated)."""
+    # deferred: alembic (~0.1 s), only when migrating or checking the revision
     from alembic.runtime.migration import MigrationContext
 
     try:
@@ -130,6 +131,7 @@ def current_revision(engine: Engine) -> str | None:
 
 def head_revision() -> str:
     """The newest migration shipped with this version of groundtrace."""
+    # deferred: alembic (~0.1 s), only when migrating or checking the revision
     from alembic.script import ScriptDirectory
 
     head = ScriptDirectory.from_config(_alembic_config()).get_current_head()

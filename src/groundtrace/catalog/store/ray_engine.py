@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import groundtrace
 from groundtrace.catalog.model import SKU
 from groundtrace.catalog.pipeline import Components, EnrichConfig, build_components
 from groundtrace.catalog.store.sku_step import process_one
@@ -51,7 +52,7 @@ def process_chunk(config_json: str, skus_json: list[str]) -> list[SkuOutcome]:
 
 def _import_ray() -> Any:
     try:
-        import ray
+        import ray  # deferred: Ray is the optional [ray] extra
     except ImportError as exc:
         raise ImportError("--runner ray needs Ray: pip install 'groundtrace[ray]'") from exc
     return ray
@@ -67,8 +68,6 @@ def ray_outcomes(
         if address:
             ray.init(address=address, logging_level="WARNING", log_to_driver=False)
         else:
-            import groundtrace
-
             # no usage report to Ray's servers from the private instance (offline; Ray's own ray.init
             # does the same for released wheels, this keeps it so) unless the user chose otherwise
             os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")

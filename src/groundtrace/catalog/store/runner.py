@@ -41,6 +41,9 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
+import multiprocessing
+import queue
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator
@@ -54,6 +57,7 @@ from groundtrace.catalog.model import SKU, AttributeResult
 from groundtrace.catalog.pipeline import Components, EnrichConfig, build_components, iter_skus
 from groundtrace.catalog.pipeline.batch import open_batch, worker_components
 from groundtrace.catalog.run_meta import run_fingerprint
+from groundtrace.catalog.store.ray_engine import ray_outcomes
 from groundtrace.catalog.store.sku_step import process_one, usage_minus, usage_of
 from groundtrace.catalog.store.store import CatalogStore, SkuOutcome, StorePolicy, WriteStats
 from groundtrace.core.llm.base import Usage
@@ -243,7 +247,6 @@ def _outcomes(
         if processes > 1:
             return _sharded_async(todo, with_llm_concurrency(config), processes)
         return _async_outcomes(todo, comp, config.workers)
-    from groundtrace.catalog.store.ray_engine import ray_outcomes
 
     return ray_outcomes(todo, config, address=options.ray_address, workers=config.workers)
 
@@ -289,9 +292,6 @@ def bounded(
 # -- LLM-bound: SKUs in flight on threads ------------------------------------------------------------------
 def _async_outcomes(todo: list[SKU], comp: Components, concurrency: int) -> Iterator[SkuOutcome]:
     """Collect the outcomes of :func:`run_threads` (written as they arrive by the caller's writer)."""
-    import queue
-    import threading
-
     out: queue.Queue[SkuOutcome | BaseException | None] = queue.Queue(maxsize=4 * concurrency)
     stop = threading.Event()
 
@@ -335,8 +335,6 @@ def run_threads(
     Plain threads, no event loop: the LLM clients are synchronous, so a loop only added a hand-over per
     SKU (a future, its callback and a wake-up of the loop, then another thread to emit): ~0.5 ms of CPU
     per SKU at 64 in flight (a call-only Scout, 2.1-2.7 -> 1.4-2.0 ms, the two runners interleaved)."""
-    import threading
-
     it = iter(todo)
     lock = threading.Lock()
     errors: list[BaseException] = []
@@ -368,8 +366,6 @@ def _shard_main(config_json: str, concurrency: int, inbox: Any, outbox: Any) -> 
     """One worker process of :func:`_sharded_async`: its own components, ``concurrency`` SKUs in flight,
     SKUs (JSON) from ``inbox`` until ``None``; each outcome carries the change of this process's LLM
     ledger since its previous outcome. Ends with ``None`` in ``outbox`` (or the error's text)."""
-    import threading
-
     try:
         comp = build_components(EnrichConfig.model_validate_json(config_json))
         gc.freeze()  # this process only runs SKUs from here on (see frozen_heap)
@@ -426,9 +422,6 @@ def _sharded_async(todo: list[SKU], config: EnrichConfig, processes: int) -> Ite
     The workers start with the platform's default method (fork on Linux), like the ``processes`` mode:
     call it from a process that has not started a Ray driver or another gRPC client (a forked copy of one
     hangs)."""
-    import multiprocessing
-    import queue
-
     ctx = multiprocessing.get_context()
     inbox: Any = ctx.Queue()
     outbox: Any = ctx.Queue()

@@ -39,6 +39,7 @@ from typing import Any, Self
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import Connection, Table, and_, func, or_, select, tuple_, update
 
+from groundtrace import __version__
 from groundtrace.catalog.model import (
     SKU,
     Action,
@@ -146,8 +147,6 @@ def exposure_of(sku: SKU) -> float | None:
 
 def code_version() -> str:
     """``groundtrace`` version, plus the git commit when running from a checkout (best effort)."""
-    from groundtrace import __version__
-
     try:
         sha = subprocess.run(
             ["git", "rev-parse", "--short=12", "HEAD"],
@@ -180,6 +179,7 @@ def upsert(
     if not rows:
         return
     if conn.dialect.name == "postgresql":
+        # deferred: the dialect's insert is picked per connection (PostgreSQL only)
         from sqlalchemy.dialects.postgresql import insert
     elif conn.dialect.name == "sqlite":
         from sqlalchemy.dialects.sqlite import insert  # type: ignore[assignment]
