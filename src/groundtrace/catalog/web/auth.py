@@ -29,6 +29,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from groundtrace.catalog.store import CatalogStore
+from groundtrace.catalog.store.access import add_failures, clear_failures, failure_times, prune_failures
 
 SECRET_ENV = "GROUNDTRACE_WEB_SECRET"
 MIN_PASSWORD_LENGTH = 8
@@ -82,8 +83,6 @@ class LoginLimiter:
     def _recent(self, key: str) -> list[float]:
         cutoff = self.clock() - self.window
         if self.store is not None:
-            from groundtrace.catalog.store.access import failure_times
-
             return failure_times(self.store, key, cutoff)
         times = self._failures.setdefault(key, deque())
         while times and times[0] <= cutoff:
@@ -107,8 +106,6 @@ class LoginLimiter:
     def failed(self, *keys: str) -> None:
         now = self.clock()
         if self.store is not None:
-            from groundtrace.catalog.store.access import add_failures, prune_failures
-
             add_failures(self.store, keys, now)
             prune_failures(self.store, now - self.window)
             return
@@ -119,8 +116,6 @@ class LoginLimiter:
         """Forget the failures of ``keys`` — an administrator's reset. The login route never calls it: a
         success for one account must not clear its address's failures against other accounts."""
         if self.store is not None:
-            from groundtrace.catalog.store.access import clear_failures
-
             clear_failures(self.store, keys)
             return
         for key in keys:
