@@ -26,8 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from groundtrace.catalog.evaluation.scoring import evaluate
 from groundtrace.catalog.identity import gtin_check_digit
-from groundtrace.catalog.model import SKU, GoldLabel
+from groundtrace.catalog.importers.base import read_jsonl_models
+from groundtrace.catalog.model import SKU, AttributeResult, GoldLabel
+from groundtrace.catalog.pipeline import EnrichConfig, run_enrich, summary_lines
+from groundtrace.catalog.templates import load_templates
 
 
 def gtin(body11: str) -> str:
@@ -558,12 +562,6 @@ def write_demo_catalog(out_dir: str | Path) -> DemoPaths:
 
 def run_catalog_demo(out_dir: str | Path, *, workers: int = 2) -> dict[str, Any]:
     """Write the demo catalog, enrich it offline and evaluate: returns paths, summary and metrics."""
-    from groundtrace.catalog.evaluation.scoring import evaluate
-    from groundtrace.catalog.importers.base import read_jsonl_models
-    from groundtrace.catalog.model import AttributeResult
-    from groundtrace.catalog.pipeline import EnrichConfig, run_enrich, summary_lines
-    from groundtrace.catalog.templates import load_templates
-
     paths = write_demo_catalog(out_dir)
     results_path = paths.root / "results.jsonl"
     if results_path.exists():
@@ -597,6 +595,7 @@ def run_catalog_demo(out_dir: str | Path, *, workers: int = 2) -> dict[str, Any]
 
 def _demo_store(paths: DemoPaths, config: Any) -> tuple[Path, Path, list[str]]:
     """The same enrichment into a fresh SQLite catalog store (``store.db``) and its sorted export."""
+    # deferred: the catalog store pulls in SQLAlchemy (~0.2 s), needed only by the demo's store step
     from groundtrace.catalog.store import CatalogStore
     from groundtrace.catalog.store.export import export_rows, write_export
     from groundtrace.catalog.store.runner import StoreRunOptions, enrich_to_store

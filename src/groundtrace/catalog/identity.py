@@ -43,6 +43,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Literal
 
+import yaml
 from pydantic import BaseModel, Field
 from rapidfuzz import fuzz
 from stdnum import ean
@@ -448,8 +449,6 @@ def _phrase_pattern(phrase: str) -> re.Pattern[str]:
 @lru_cache(maxsize=1)
 def vocabulary() -> Vocabulary:
     """Load ``data/variant_words.yaml`` once (the curated word classes; see its header)."""
-    import yaml
-
     raw = yaml.safe_load(
         (resources.files("groundtrace.catalog") / "data" / "variant_words.yaml").read_text(encoding="utf-8")
     )
