@@ -182,6 +182,7 @@ def upsert(
         # deferred: the dialect's insert is picked per connection (PostgreSQL only)
         from sqlalchemy.dialects.postgresql import insert
     elif conn.dialect.name == "sqlite":
+        # deferred: the dialect's insert is picked per connection (SQLite)
         from sqlalchemy.dialects.sqlite import insert  # type: ignore[assignment]
     else:  # pragma: no cover - guarded when the store opens
         raise StoreError(f"unsupported database: {conn.dialect.name}")
