@@ -20,6 +20,7 @@ Contract
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -61,9 +62,7 @@ def load_plugins() -> None:
     if _PLUGINS_LOADED:
         return
     _PLUGINS_LOADED = True
-    from importlib.metadata import entry_points
-
-    for ep in entry_points(group="groundtrace.plugins"):
+    for ep in importlib.metadata.entry_points(group="groundtrace.plugins"):
         ep.load()()
 
 

@@ -591,6 +591,7 @@ _INVISIBLE_CATEGORIES = frozenset(("Cf",))
 def _latin_lookalike(ch: str) -> str:
     """The ASCII letter or digit ``ch`` is a confusable of (Unicode TR39 data via ``confusable_homoglyphs``,
     e.g. Cyrillic ``о`` → ``o``), else ``ch`` itself."""
+    # deferred: confusable_homoglyphs loads TR39 tables (+ ssl, urllib: ~50 ms); only non-ASCII text needs it
     from confusable_homoglyphs import confusables
 
     found = confusables.is_confusable(ch, greedy=False, preferred_aliases=["latin"])

@@ -22,6 +22,7 @@ from typing import Any, Union
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
+from rapidfuzz import fuzz, process
 
 from groundtrace.core.files.errors import LineError
 
@@ -84,8 +85,6 @@ def known_keys(model: type[BaseModel], loc: Sequence[int | str]) -> list[str]:
 def _unknown_key(key: str, keys: list[str]) -> str:
     if not keys:
         return "unknown key"
-    from rapidfuzz import fuzz, process
-
     best = process.extractOne(key, keys, scorer=fuzz.ratio)
     if best is not None and best[1] >= SUGGEST_SCORE:
         return f"unknown key (did you mean {best[0]!r}?)"

@@ -34,7 +34,7 @@ LLM_OPTION_HELP = (
 
 def llm_option(default: str | None = None) -> Any:
     """A ``typer.Option`` for ``--llm`` with :data:`LLM_OPTION_HELP` (typer imported only when called)."""
-    import typer
+    import typer  # deferred: typer (~15-65 ms) is for the CLI; library callers of make_llm never load it
 
     return typer.Option(default, "--llm", help=LLM_OPTION_HELP, envvar="GROUNDTRACE_LLM", show_envvar=False)
 

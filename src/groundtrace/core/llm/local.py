@@ -84,7 +84,7 @@ def _load(path: Path, n_ctx: int, n_threads: int) -> _LoadedModel:
         if key in _LOADED:
             return _LOADED[key]
         try:
-            import xllamacpp
+            import xllamacpp  # deferred: the optional [local-llm] extra (a llama.cpp binding)
         except ImportError as exc:
             raise LocalModelUnavailable(f"the local model needs xllamacpp; {INSTALL_HINT}") from exc
         if not path.is_file():

@@ -39,7 +39,7 @@ TRANSPORTS: tuple[Transport, ...] = ("httpx", "sdk")
 
 def _openai() -> Any:
     try:
-        import openai
+        import openai  # deferred: the optional [llm] extra (~0.6 s to import), only when a client is made
     except ImportError as exc:  # pragma: no cover - openai is a declared extra and installed in dev
         raise ImportError("the OpenAI client needs the openai SDK: pip install 'groundtrace[llm]'") from exc
     return openai

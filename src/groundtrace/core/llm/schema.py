@@ -113,7 +113,7 @@ class RawJsonSchema(OutputSchema):
     """Validate with the ``jsonschema`` library (Draft 2020-12 unless ``$schema`` says otherwise)."""
 
     def __init__(self, schema: dict[str, Any], name: str | None = None) -> None:
-        import jsonschema
+        import jsonschema  # deferred: jsonschema (+ referencing, rpds: ~60 ms), only for raw JSON schemas
 
         validator_cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
         validator_cls.check_schema(schema)  # raises jsonschema.SchemaError on a bad schema

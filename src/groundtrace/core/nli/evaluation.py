@@ -174,7 +174,7 @@ def auroc(scores: Sequence[float], labels: Sequence[int]) -> float | None:
     """Area under the ROC curve (scikit-learn); None when the labels hold a single class."""
     if len(set(labels)) < 2:
         return None
-    from sklearn.metrics import roc_auc_score
+    from sklearn.metrics import roc_auc_score  # deferred: scikit-learn import (~1-3 s), AUROC only
 
     return float(roc_auc_score(list(labels), list(scores)))
 

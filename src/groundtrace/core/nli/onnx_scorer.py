@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from groundtrace.core.nli.entailment import NLI_INSTALL_HINT, check_pairs, entailment_column
 from groundtrace.core.nli.transformers_scorer import length_order, resolve_device
 
@@ -33,8 +35,6 @@ AEGIS_LABELS = {0: "not_contradiction", 1: "contradiction"}
 
 
 def _softmax(logits: Any) -> Any:
-    import numpy as np
-
     z = logits - logits.max(axis=1, keepdims=True)
     e = np.exp(z)
     return e / e.sum(axis=1, keepdims=True)
@@ -62,6 +62,7 @@ class OnnxNLI:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         try:
+            # deferred: onnxruntime + tokenizers are the optional [nli] extra (heavy native libraries)
             import onnxruntime as ort
             from tokenizers import Tokenizer
         except ImportError as exc:  # pragma: no cover - only without the extra
@@ -127,8 +128,6 @@ class OnnxNLI:
         return cls(model, d / "tokenizer.json", id2label=id2label or None, **options)
 
     def _encode(self, pairs: list[tuple[str, str]]) -> dict[str, Any]:
-        import numpy as np
-
         encs = self.tokenizer.encode_batch(pairs)
         width = self.fixed_length or max(len(e.ids) for e in encs)
         ids = np.full((len(encs), width), self._pad_id, dtype=np.int64)

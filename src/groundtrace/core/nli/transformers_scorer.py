@@ -20,6 +20,7 @@ from groundtrace.core.nli.entailment import NLI_INSTALL_HINT, check_pairs, entai
 
 def _import_torch() -> tuple[Any, Any]:
     try:
+        # deferred: torch + transformers are the optional [nli] extra (torch alone ~1.2 s)
         import torch
         import transformers
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
