@@ -26,6 +26,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from groundtrace.crs.build.builder import build_dataset
+from groundtrace.crs.dataset.validate import validate_path
+from groundtrace.crs.evaluation.loading import load_split
+from groundtrace.crs.kb.demo import generate_demo_kb
+from groundtrace.crs.kb.store import save_kb
+from groundtrace.crs.systems import OFFLINE_SYSTEMS
+
 DEMO_SYSTEMS: tuple[str, ...] = ("oracle", "random")
 """The reference systems; the demo also runs every offline system but ``dense`` (see :func:`demo_systems`)."""
 
@@ -33,8 +40,6 @@ DEMO_SYSTEMS: tuple[str, ...] = ("oracle", "random")
 def demo_systems() -> list[str]:
     """Oracle and random, then the offline systems. ``dense`` is left out and the hybrids run without the
     encoder: encoding the demo KB on 2 CPU cores costs minutes (``crs leaderboard`` runs them all)."""
-    from groundtrace.crs.systems import OFFLINE_SYSTEMS
-
     return [*DEMO_SYSTEMS, *(s for s in OFFLINE_SYSTEMS if s != "dense")]
 
 
@@ -90,11 +95,7 @@ def _board_order(row: BoardRow) -> tuple[int, float, str]:
 
 def run_crs_demo(out_dir: Path, n_dialogues: int, seed: int, console: Console) -> dict[str, Path]:
     """Steps 1–3: KB, dataset, validation, reference-system runs and the report."""
-    from groundtrace.crs.build.builder import build_dataset
-    from groundtrace.crs.dataset.validate import validate_path
-    from groundtrace.crs.evaluation.loading import load_split
-    from groundtrace.crs.kb.demo import generate_demo_kb
-    from groundtrace.crs.kb.store import save_kb
+    # deferred: the report suite loads scipy and jinja2 (~0.9 s); the demo's table helpers do not need them
     from groundtrace.crs.report.suite import run_suite
 
     artefacts: dict[str, Path] = {}
@@ -146,6 +147,7 @@ def run_crs_demo(out_dir: Path, n_dialogues: int, seed: int, console: Console) -
 
 def run_catalog_step(out_dir: Path, console: Console) -> dict[str, Path]:
     """Step 4: the demo catalog enriched offline and evaluated."""
+    # deferred: the catalog demo loads scipy (~0.3 s) and the catalog stages; only step 4 needs them
     from groundtrace.catalog.demo_catalog import run_catalog_demo
 
     console.rule("[bold]TRACE-Catalog[/bold]")
