@@ -219,16 +219,23 @@ class HttpWire:
             client.close()
 
 
-def error_message(content: bytes) -> str:
-    """The ``error.message`` of an OpenAI-style error body, else the body's text (at most 500 chars)."""
-    try:
-        body = msgspec.json.decode(content)
-    except msgspec.DecodeError:
-        return content[:500].decode("utf-8", "replace").strip() or "(empty body)"
+def body_message(body: object) -> str | None:
+    """The message of a decoded OpenAI-style error body (``{"error": {"message": ...}}``, ``{"error":
+    "..."}`` or ``{"message": ...}``), or None when it holds none."""
     if isinstance(body, dict):
         inner = body.get("error", body)
         if isinstance(inner, dict) and inner.get("message"):
             return str(inner["message"])
         if isinstance(inner, str):
             return inner
-    return str(body)[:500]
+    return None
+
+
+def error_message(content: bytes) -> str:
+    """The ``error.message`` of an OpenAI-style error body, else the body's text (at most 500 chars)."""
+    try:
+        body = msgspec.json.decode(content)
+    except msgspec.DecodeError:
+        return content[:500].decode("utf-8", "replace").strip() or "(empty body)"
+    message = body_message(body)
+    return message if message is not None else str(body)[:500]

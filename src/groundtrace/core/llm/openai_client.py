@@ -28,7 +28,7 @@ from typing import Any, Literal, Unpack
 from groundtrace.core.llm.base import LLMError
 from groundtrace.core.llm.config import LLMSettings, load_settings
 from groundtrace.core.llm.engine import EngineOptions, FormatRejectedError, StructuredLLMClient, WireAnswer
-from groundtrace.core.llm.http_wire import FORMAT_WORDS, HttpWire
+from groundtrace.core.llm.http_wire import FORMAT_WORDS, HttpWire, body_message
 from groundtrace.core.llm.retry import RetryPolicy, TransientError, parse_retry_after
 
 _FORMAT_WORDS = FORMAT_WORDS
@@ -205,11 +205,5 @@ def _sdk_arguments(model: str, payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def _error_message(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])
-        if isinstance(inner, str):
-            return inner
-    return str(getattr(exc, "message", exc))
+    message = body_message(getattr(exc, "body", None))
+    return message if message is not None else str(getattr(exc, "message", exc))
