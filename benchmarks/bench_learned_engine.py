@@ -90,10 +90,13 @@ def _learned_digest(engine: Any, calls: list) -> list[str]:  # type: ignore[type
     return out
 
 
-def measure(name: str, data: Path, work: Path, repeat: int, profile: int = 0) -> dict[str, Any]:
+def measure(
+    name: str, data: Path, work: Path, repeat: int, profile: int = 0, parts_repeat: int = 0
+) -> dict[str, Any]:
     """Digests and least CPU seconds (of ``repeat``) per engine and step for one dataset; ``profile`` > 0:
     also print the ``profile`` functions with the most own CPU time (``cProfile`` on ``time.process_time``)
-    over one more replay of the learned engine's ``extract`` calls."""
+    over one more replay of the learned engine's ``extract`` calls; ``parts_repeat`` > 0: also the CPU
+    seconds of each part of the learned engine (:func:`parts`, least of ``parts_repeat``)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from catalog_learned import _split
 
@@ -123,6 +126,8 @@ def measure(name: str, data: Path, work: Path, repeat: int, profile: int = 0) ->
         out[engine] = {"cpu_s": times, "calls": len(rec.calls)}
         if engine == "learned" and profile > 0:
             _profile(rec.engine, rec.calls, profile, f"{name}: learned engine, one replay")
+        if engine == "learned" and parts_repeat > 0:
+            out["parts"] = parts(rec.engine, rec.calls, parts_repeat)
         if engine == "learned":
             per_sku = {
                 "pipeline": [_sha("\n".join(x)) for x in lines],
@@ -150,6 +155,191 @@ def _profile(engine: Any, calls: list, top: int, title: str) -> None:  # type: i
     text = io.StringIO()
     pstats.Stats(prof, stream=text).sort_stats("tottime").print_stats(top)
     print(f"## profile: {title}\n{text.getvalue()}", file=sys.stderr)
+
+
+def _least(fn: Any, repeat: int) -> float:
+    """The least CPU seconds (``time.process_time``) of ``repeat`` calls of ``fn()``."""
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.process_time()
+        fn()
+        best = min(best, time.process_time() - t0)
+    return best
+
+
+class _Parts:
+    """The parts of the learned engine's ``extract`` over recorded calls, each as a loop over inputs prepared
+    once (:func:`parts` times them)."""
+
+    def __init__(self, engine: Any, calls: list, repeat: int) -> None:  # type: ignore[type-arg]
+        from groundtrace.catalog.scout.learned.predict import FIELDS, select
+        from groundtrace.catalog.scout.learned.tokens import token_texts
+        from groundtrace.catalog.scout.lexicon_engine import ParsedEvidence
+
+        self.engine, self.calls, self.select = engine, calls, select
+        tagger = engine.tagger
+        self.texts: list[tuple[str, str, str]] = []  # (text, category, field) the tagger and lexicon read
+        self.selects: list[tuple[Any, ...]] = []  # select's arguments per call
+        self.finds: list[tuple[Any, ...]] = []  # (chosen, contexts) per call
+        self.rules: list[tuple[Any, ...]] = []  # (sku, attributes, documents, template, replaced) per call
+        self.documents = [args[2] for args, _kw in calls]
+        for args, kw in calls:
+            sku, attributes, documents = args[:3]
+            docs = {
+                d.metadata.get("field"): d
+                for d in documents
+                if d.source == "catalog" and d.metadata.get("field") in FIELDS
+            }
+            slugs = {a.slug for a in attributes if a.slug in engine._slugs and not a.safety_critical}
+            ctxs = engine.contexts(docs, ParsedEvidence()) if slugs and docs else {}
+            self.texts += [(c.text, sku.category, f) for f, c in ctxs.items() if c.text and c.text.strip()]
+            proposals = engine.proposals(sku, slugs, ctxs) if ctxs else []
+            gold = tagger.lexicon_gold(sku.category)
+            self.selects.append((proposals, sku.title, sku.category, gold))
+            chosen = select(engine.model, proposals, sku.title, sku.category, gold)
+            self.finds.append((chosen, ctxs))
+            replaced = {f.attribute for f in engine.findings(chosen, ctxs)}
+            self.rules.append((sku, attributes, documents, kw.get("template_attributes"), replaced))
+        self.tokens = [(token_texts(t), c, f) for t, c, f in self.texts]
+        self.items = [tagger._items.items_of(x, c, f, tagger.gazetteer(c)) for x, c, f in self.tokens]
+        self.memos: list[list[Any]] = []  # the rule engine's Documents parsed outside the timing
+        for _ in range(repeat):
+            round_ = []
+            for documents in self.documents:
+                parsed = ParsedEvidence()
+                for d in documents:
+                    parsed.context(d)
+                round_.append(parsed)
+            self.memos.append(round_)
+
+    def extract(self) -> None:
+        for a, k in self.calls:
+            self.engine.extract(*a, **k)
+
+    def parse(self) -> None:
+        from groundtrace.catalog.scout.lexicon_engine import ParsedEvidence
+
+        for documents in self.documents:
+            parsed = ParsedEvidence()
+            for d in documents:
+                parsed.context(d)
+
+    def tokens_(self) -> None:
+        from groundtrace.catalog.scout.learned.tokens import token_texts
+
+        for t, _c, _f in self.texts:
+            token_texts(t)
+
+    def items_(self) -> None:
+        tagger = self.engine.tagger
+        for x, c, f in self.tokens:
+            tagger._items.items_of(x, c, f, tagger.gazetteer(c))
+
+    def crf_set(self) -> None:
+        crf = self.engine.tagger._tagger
+        for x in self.items:
+            crf.set(x)
+
+    def crf_set_tag(self) -> None:
+        crf = self.engine.tagger._tagger
+        for x in self.items:
+            crf.set(x)
+            crf.tag()
+
+    def spans(self) -> None:
+        for t, c, f in self.texts:
+            self.engine.tagger.spans(t, c, f)
+
+    def lexicon(self) -> None:
+        for t, c, f in self.texts:
+            self.engine.tagger.lexicon_index(c).spans(t, f)
+
+    def select_(self) -> None:
+        for proposals, title, category, gold in self.selects:
+            self.select(self.engine.model, proposals, title, category, gold)
+
+    def findings(self) -> None:
+        for chosen, ctxs in self.finds:
+            self.engine.findings(chosen, ctxs)
+
+    def rules_(self) -> None:
+        """The rule engine on Documents parsed outside the timing (fresh memos, one per call and loop)."""
+        from groundtrace.catalog.scout.learned.engine import _RulesView
+
+        for (sku, attributes, documents, template, replaced), parsed in zip(
+            self.rules, self.memos.pop(), strict=True
+        ):
+            view = _RulesView.of(parsed, replaced, attributes, documents) if replaced else parsed
+            self.engine.rules.extract(sku, attributes, documents, template_attributes=template, parsed=view)
+
+
+def parts(engine: Any, calls: list, repeat: int) -> list[tuple[str, float]]:  # type: ignore[type-arg]
+    """CPU seconds of each part of the learned engine's ``extract`` over the recorded ``calls``, each part
+    replayed alone in its own loop on inputs prepared outside the timing (least of ``repeat`` rounds; the
+    parts take turns within a round, so a load change hits every part alike):
+
+    * ``extract`` — the whole call, as the ``engine`` step;
+    * ``parse`` — :meth:`ParsedEvidence.context` of every Document (instruction masking, sentences:
+      the rule engine's parse, shared with the learned spans);
+    * ``tokens``, ``items`` (crfsuite names with gazetteer marks), ``crfsuite set`` (the names copied
+      into crfsuite, looked up, state scores), ``crfsuite viterbi`` (``tag``), ``tagger rest`` (the rest
+      of ``Tagger.spans``: decode, marginals — crfsuite's forward-backward on the first — and the
+      proposals), per catalog title/description;
+    * ``lexicon`` (:class:`LexiconIndex` spans), ``select`` (reranker + calibration), ``findings``
+      (quotes, Evidence, Finding);
+    * ``rules`` — the rule engine on the parsed Documents, with the explicit-only view where a learned
+      value replaces its findings;
+    * ``rest`` — ``extract`` less the parts above (contexts, filters, merging, the output)."""
+    p = _Parts(engine, calls, repeat)
+    p.extract()  # warm the per-word caches as the engine step's first replay did
+    loops = {
+        "extract": p.extract,
+        "parse": p.parse,
+        "tokens": p.tokens_,
+        "items": p.items_,
+        "crfsuite set": p.crf_set,
+        "crfsuite set + viterbi": p.crf_set_tag,
+        "tagger spans": p.spans,
+        "lexicon": p.lexicon,
+        "select": p.select_,
+        "findings": p.findings,
+        "rules": p.rules_,
+    }
+    got = dict.fromkeys(loops, float("inf"))
+    for _ in range(repeat):
+        for part, loop in loops.items():
+            got[part] = min(got[part], _least(loop, 1))
+    viterbi = got["crfsuite set + viterbi"] - got["crfsuite set"]
+    tagger_rest = got["tagger spans"] - got["tokens"] - got["items"] - got["crfsuite set + viterbi"]
+    out = [
+        ("extract", got["extract"]),
+        ("parse", got["parse"]),
+        ("tokens", got["tokens"]),
+        ("items", got["items"]),
+        ("crfsuite set", got["crfsuite set"]),
+        ("crfsuite viterbi", viterbi),
+        ("tagger rest (marginals, decode)", tagger_rest),
+        ("lexicon", got["lexicon"]),
+        ("select", got["select"]),
+        ("findings", got["findings"]),
+        ("rules", got["rules"]),
+    ]
+    out.append(("rest", got["extract"] - sum(t for _name, t in out[1:])))
+    return out
+
+
+def _print_parts(found: dict[str, Any]) -> None:
+    """The :func:`parts` table: CPU ms per SKU of each part, one column per dataset."""
+    names = [n for n, got in found.items() if "parts" in got]
+    print(
+        "\nparts of the learned engine's extract (CPU ms per SKU, each part alone, least of --parts loops):\n"
+    )
+    print("| part | " + " | ".join(names) + " |")
+    print("|---|" + "---|" * len(names))
+    for i, (part, _t) in enumerate(found[names[0]]["parts"]):
+        cells = [f"{1000 * found[n]['parts'][i][1] / found[n]['skus']:.3f}" for n in names]
+        print(f"| {part} | " + " | ".join(cells) + " |")
+    print()
 
 
 def _keep_least(into: dict[str, Any], new: dict[str, Any]) -> None:
@@ -217,7 +407,9 @@ def _run(names: list[str], args: argparse.Namespace) -> tuple[dict[str, Any], di
                 _keep_least(base, json.loads(done.stdout.strip().splitlines()[-1]))
                 if profile:
                     print(done.stderr.replace("## profile: ", "## profile (baseline): "), file=sys.stderr)
-            _keep_least(found, {name: measure(name, args.data, args.models, repeat, profile)})
+            parts_repeat = args.parts if round_ == 0 else 0  # the first round only
+            got = measure(name, args.data, args.models, repeat, profile, parts_repeat)
+            _keep_least(found, {name: got})
     return found, base
 
 
@@ -234,6 +426,13 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="Print the raw measurements as JSON.")
     parser.add_argument(
         "--profile", type=int, default=0, metavar="N", help="Print the top N functions by own CPU (stderr)."
+    )
+    parser.add_argument(
+        "--parts",
+        type=int,
+        default=0,
+        metavar="N",
+        help="Also time each part of the learned engine alone (least of N loops; this tree only).",
     )
     args = parser.parse_args()
     names = [n for n in DATASETS if not args.only or n in args.only]
@@ -264,6 +463,8 @@ def main() -> None:
                 old = base[name]["learned"]["cpu_s"][step] / n
                 cells += [f"{1000 * old:.2f}", f"{old / learned:.2f}"]
             print("| " + " | ".join(cells) + " |")
+    if any("parts" in got for got in found.values()):
+        _print_parts(found)
     if base:
         problems = _check(found, base)
         print("\nold and new outputs: " + ("identical (learned, engine, pipeline)" if not problems else ""))

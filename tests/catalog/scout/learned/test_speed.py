@@ -18,13 +18,15 @@ from groundtrace.catalog.scout.learned.predict import (
     _word_re,
     model_attributes,
 )
-from groundtrace.catalog.scout.learned.rerank import Ranker, Scorer, featurise
+from groundtrace.catalog.scout.learned.rerank import Ranker, Scorer, candidate_features, featurise
 from groundtrace.catalog.scout.learned.tokens import (
     Gazetteer,
     ItemBuilder,
     crf_items,
     decode,
     features,
+    token_offsets,
+    token_texts,
     tokenize,
 )
 from groundtrace.catalog.scout.learned.train import _train_crf
@@ -184,3 +186,70 @@ def test_decode_skipping_o_labels_gives_the_same_spans() -> None:
     for _ in range(3000):
         labels = [rng.choice(alphabet) for _ in range(rng.randint(0, 12))]
         assert decode(labels) == _decode_every_label(labels), labels
+
+
+def test_token_texts_and_offsets_are_tokenize_s_tokens() -> None:
+    rng = random.Random(7)
+    alphabet = "ab Z9 _-/.,:\t\n\u00e9\u212a\u00a0\u2003%"
+    randoms = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60))) for _ in range(500)]
+    texts = [*TEXTS, "", "   ", "a", "-", "x" * 50, *randoms]
+    for text in texts:
+        for limit in (1, 2, 3, 7, 160):
+            want = tokenize(text, limit)
+            got = token_texts(text, limit)
+            assert got == [t.text for t in want], (text, limit)
+            assert token_offsets(text, got, len(got)) == [(t.start, t.end) for t in want]
+            assert token_offsets(text, got, 1) == [(t.start, t.end) for t in want[:1]]
+    # a long text is read up to a bound first: still the first `limit` tokens, exactly
+    long = " ".join(f"w{i}-x" for i in range(400))
+    assert token_texts(long, 160) == [t.text for t in tokenize(long, 160)]
+    assert token_texts("ab " * 300, 100) == ["ab"] * 100
+
+
+def test_items_of_token_texts_are_the_items_of_the_tokens() -> None:
+    gazetteer = Gazetteer({"brand": ["acme", "acme red"], "color": ["red"]})
+    builder = ItemBuilder()
+    for text in ["", "acme", "ACME Red gadget-pro 2x, 12 Pack of acme red Widgets", "a - b / c _ d"]:
+        tokens = tokenize(text)
+        texts = token_texts(text)
+        assert builder.items_of(texts, "Gadgets", "title", gazetteer) == crf_items(
+            tokens, "Gadgets", "title", gazetteer
+        )
+        assert gazetteer.marks_of(texts) == {i: m for i, m in enumerate(gazetteer.tags(tokens)) if m}
+
+
+def test_learned_finding_is_the_validated_finding() -> None:
+    from groundtrace.catalog.model import Evidence
+    from groundtrace.catalog.scout.engine import Finding
+    from groundtrace.catalog.scout.learned.engine import learned_finding
+
+    evidence = Evidence(source="catalog", source_type="catalog", source_ref="catalog:title", quote="Acme Red",
+                        span=(0, 8), url="https://x.test/1")  # fmt: skip
+    fields = ["attribute", "value", "evidence", "quality", "explicit", "confidence", "flags"]
+    assert list(Finding.model_fields) == fields  # the fast path writes these, in this order
+    for score in (0.0, 1.0, 0.5, 0.8717, 1e-9, round(1 / 3, 4)):
+        want = Finding(attribute="brand", value="Acme", evidence=evidence, quality=score, confidence=score)
+        got = learned_finding("brand", "Acme", evidence, score)
+        assert got == want and got.model_dump_json() == want.model_dump_json() and repr(got) == repr(want)
+        assert got.model_fields_set == want.model_fields_set and list(got.__dict__) == list(want.__dict__)
+        assert (
+            got.evidence is evidence
+            and got.flags == []
+            and got.flags is not learned_finding("brand", "Acme", evidence, score).flags
+        )
+    # outside what the fast path can prove, the validator runs (and rejects what it rejects)
+    with pytest.raises(ValueError):
+        learned_finding("brand", "Acme", evidence, 1.5)
+    with pytest.raises(ValueError):
+        learned_finding("brand", "Acme", evidence, float("nan"))
+    assert learned_finding("brand", "Acme", evidence, 1).quality == 1.0  # an int is validated to a float
+
+
+def test_value_info_gives_candidate_features_word_and_digit_flags() -> None:
+    from groundtrace.catalog.scout.learned.rerank import _value_info
+
+    for value in ["", "Acme", "Acme Pro", "12 oz", "a b c d", "x-1", "Über 2", "--"]:
+        mine = [Proposal("brand", value, "title", 0, len(value), 0.5, "tagger")]
+        feats = candidate_features("brand", mine, [], "t")
+        want = tuple(feats.get(k, 0.0) for k in ("words_1", "words_2", "words_3plus", "digits"))
+        assert _value_info(value) == want

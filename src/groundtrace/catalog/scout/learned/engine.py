@@ -20,7 +20,7 @@ from groundtrace.catalog.model import SKU, AttributeSpec, Document, Evidence
 from groundtrace.catalog.scout.engine import EngineContext, EngineOutput, Finding
 from groundtrace.catalog.scout.injection import instruction_spans
 from groundtrace.catalog.scout.learned.model import LearnedModel, load_model
-from groundtrace.catalog.scout.learned.predict import FIELDS, Tagger, propose, select
+from groundtrace.catalog.scout.learned.predict import FIELDS, Proposal, Tagger, propose, select
 from groundtrace.catalog.scout.lexicon_engine import LexiconEngine, ParsedEvidence, _Ctx
 from groundtrace.catalog.scout.sentences import overlaps
 
@@ -84,26 +84,41 @@ class LearnedEngine:
     def _learned(
         self, sku: SKU, slugs: set[str], docs: dict[Any, Document], parsed: ParsedEvidence
     ) -> list[Finding]:
-        """The calibrated learned values of the catalog title and description at or above θ."""
-        ctxs: dict[Any, _Ctx] = {}
-        masked: dict[Any, list[tuple[int, int]]] = {}
-        for field, doc in docs.items():
-            ctxs[field] = ctx = parsed.context(doc)  # the masked text and sentences, as parsed once
-            masked[field] = instruction_spans(doc.text) if ctx.masked else []
+        """The calibrated learned values of the catalog title and description at or above θ (the steps:
+        :meth:`contexts`, :meth:`proposals`, :func:`~.predict.select`, :meth:`findings`)."""
+        ctxs = self.contexts(docs, parsed)
+        proposals = self.proposals(sku, slugs, ctxs)
+        gold = self.tagger.lexicon_gold(sku.category)
+        return self.findings(select(self.model, proposals, sku.title, sku.category, gold), ctxs)
+
+    @staticmethod
+    def contexts(docs: dict[Any, Document], parsed: ParsedEvidence) -> dict[Any, _Ctx]:
+        """Per field, the Document as parsed once (masked text, sentences)."""
+        return {field: parsed.context(doc) for field, doc in docs.items()}
+
+    def proposals(self, sku: SKU, slugs: set[str], ctxs: dict[Any, _Ctx]) -> list[Proposal]:
+        """:func:`~.predict.propose` over the masked texts, for ``slugs`` only, none overlapping
+        instruction-like text (never evidence)."""
+        masked = {field: instruction_spans(ctx.doc.text) for field, ctx in ctxs.items() if ctx.masked}
         texts = {field: ctx.text for field, ctx in ctxs.items()}
-        proposals = [
+        return [
             p
             for p in propose(self.tagger, sku.category, texts)
-            if p.attribute in slugs and not (masked[p.field] and overlaps((p.start, p.end), masked[p.field]))
-        ]  # instruction-like text is never evidence
-        gold = self.tagger.lexicon_gold(sku.category)
+            if p.attribute in slugs
+            and not (p.field in masked and overlaps((p.start, p.end), masked[p.field]))
+        ]
+
+    def findings(
+        self, chosen: dict[str, list[tuple[Proposal, float]]], ctxs: dict[Any, _Ctx]
+    ) -> list[Finding]:
+        """A :class:`Finding` per chosen proposal at or above its attribute's θ, quoting its sentence."""
         out = []
         # one Evidence per quote: the values of a title are mostly quoted by the same sentence (an Evidence
         # is a value object, never changed in place; shared, it serialises as the copies did)
         quotes: dict[tuple[Any, tuple[int, int]], Evidence] = {}
-        for slug, chosen in select(self.model, proposals, sku.title, sku.category, gold).items():
+        for slug, items in chosen.items():
             theta = self.model.threshold(slug)
-            for p, conf in chosen:
+            for p, conf in items:
                 if conf < theta:
                     continue
                 ctx = ctxs[p.field]
@@ -112,15 +127,48 @@ class LearnedEngine:
                 if evidence is None:
                     evidence = quotes[(p.field, span)] = ctx.evidence_span(span)
                 out.append(
-                    Finding(
-                        attribute=slug,
-                        value=ctx.doc.text[p.start : p.end],
-                        evidence=evidence,
-                        quality=round(min(1.0, conf), 4),
-                        confidence=round(min(1.0, conf), 4),
-                    )
+                    learned_finding(slug, ctx.doc.text[p.start : p.end], evidence, round(min(1.0, conf), 4))
                 )
         return out
+
+
+_new = object.__new__
+_set = object.__setattr__
+
+
+def learned_finding(attribute: str, value: str, evidence: Evidence, score: float) -> Finding:
+    """``Finding(attribute=attribute, value=value, evidence=evidence, quality=score, confidence=score)``,
+    without running the validator where it provably changes nothing: a ``str`` attribute and value (kept
+    as they are), an :class:`Evidence` (an instance is taken as it is: the model does not revalidate
+    instances) and a ``float`` score in [0, 1] (a constrained float field keeps the value) give the same
+    field values, in field order, with ``explicit`` / ``flags`` at their defaults and the same fields set
+    (tests/catalog/scout/learned/test_speed.py compares both); anything else is validated."""
+    if (
+        type(attribute) is not str
+        or type(value) is not str
+        or type(evidence) is not Evidence
+        or type(score) is not float
+        or not 0.0 <= score <= 1.0
+    ):
+        return Finding(attribute=attribute, value=value, evidence=evidence, quality=score, confidence=score)
+    found = _new(Finding)
+    _set(
+        found,
+        "__dict__",
+        {
+            "attribute": attribute,
+            "value": value,
+            "evidence": evidence,
+            "quality": score,
+            "explicit": False,
+            "confidence": score,
+            "flags": [],
+        },
+    )
+    _set(found, "__pydantic_fields_set__", {"attribute", "value", "evidence", "quality", "confidence"})
+    _set(found, "__pydantic_extra__", None)
+    _set(found, "__pydantic_private__", None)
+    return found
 
 
 class _ExplicitFields(LexiconEngine):

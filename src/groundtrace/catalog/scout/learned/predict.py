@@ -13,7 +13,13 @@ from typing import Any, NamedTuple
 
 from groundtrace.catalog.scout.learned.model import LearnedModel
 from groundtrace.catalog.scout.learned.rerank import KIND, Ranker, Scorer
-from groundtrace.catalog.scout.learned.tokens import Gazetteer, ItemBuilder, decode, tokenize
+from groundtrace.catalog.scout.learned.tokens import (
+    Gazetteer,
+    ItemBuilder,
+    decode,
+    token_offsets,
+    token_texts,
+)
 from groundtrace.catalog.scout.sentences import norm_key
 
 FIELDS = ("title", "description")
@@ -118,20 +124,27 @@ class Tagger:
         return self._lexicon_gold[key]
 
     def spans(self, text: str, category: str, field: str) -> list[Proposal]:
-        tokens = tokenize(text)
-        if not tokens:
+        """The tagger's spans of ``text`` (raw score: the span's lowest token marginal, boundary doubt:
+        :meth:`_extend`). Only the token texts go to the tagger; offsets are found for the tokens up to the
+        last span's (:func:`~.tokens.token_offsets`)."""
+        texts = token_texts(text)
+        if not texts:
             return []
         tagger = self._tagger
-        tagger.set(self._items.items(tokens, category, field, self.gazetteer(category)))
+        tagger.set(self._items.items_of(texts, category, field, self.gazetteer(category)))
         labels = tagger.tag()
         found = decode(labels)
         if not found:
             return []
         out = []
-        marginal, n = tagger.marginal, len(tokens)
+        marginal, n = tagger.marginal, len(texts)
+        offsets = token_offsets(text, texts, max(end for _slug, _first, end in found))
         for slug, first, end in found:
-            conf = min([marginal(labels[i], i) for i in range(first, end)])
-            s, e = tokens[first].start, tokens[end - 1].end
+            if end - first == 1:
+                conf = marginal(labels[first], first)
+            else:
+                conf = min([marginal(labels[i], i) for i in range(first, end)])
+            s, e = offsets[first][0], offsets[end - 1][1]
             extend = self._extend(slug, first, end, n)
             out.append(Proposal(slug, text[s:e], field, s, e, float(conf), "tagger", extend))
         return out

@@ -223,7 +223,7 @@ class Scorer:
                     inside, outside = _nesting(mine, [p for k in keys if k != key for p in values[k]])
                 else:
                     rival_tagger = rival_lexicon = inside = outside = 0.0
-                words = len(_WORDS.findall(mine[0].value))
+                words_1, words_2, words_3plus, digits = _value_info(mine[0].value)
                 value = (
                     tagger,
                     float(has_tagger),
@@ -237,10 +237,10 @@ class Scorer:
                     float(first >= 0),
                     float(first == 0),
                     first / n_title if first >= 0 else 1.0,
-                    float(words <= 1),
-                    float(words == 2),
-                    float(words >= 3),
-                    float(bool(_DIGIT.search(mine[0].value))),
+                    words_1,
+                    words_2,
+                    words_3plus,
+                    digits,
                     rivals_n,
                     rival_tagger,
                     rival_lexicon,
@@ -252,6 +252,21 @@ class Scorer:
                 z = intercept + sum(terms)
                 out.append((slug, key, mine, 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))))
         return out
+
+
+_VALUE_INFO: dict[str, tuple[float, float, float, float]] = {}
+
+
+def _value_info(value: str) -> tuple[float, float, float, float]:
+    """``words_1``, ``words_2``, ``words_3plus`` and ``digits`` of :func:`candidate_features` for a value
+    text, cached per distinct text (bounded: a long run stops adding)."""
+    found = _VALUE_INFO.get(value)
+    if found is None:
+        words = len(_WORDS.findall(value))
+        found = (float(words <= 1), float(words == 2), float(words >= 3), float(bool(_DIGIT.search(value))))
+        if len(_VALUE_INFO) < 200_000:
+            _VALUE_INFO[value] = found
+    return found
 
 
 def _summary(mine: Sequence[_Span]) -> tuple[float, float, bool, bool, float, bool, int]:

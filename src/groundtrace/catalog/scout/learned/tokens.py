@@ -31,6 +31,34 @@ def tokenize(text: str, limit: int = MAX_TOKENS) -> list[Token]:
     return [new(Token, (m.group(), m.start(), m.end())) for m in islice(_TOKEN.finditer(text), max(1, limit))]
 
 
+def token_texts(text: str, limit: int = MAX_TOKENS) -> list[str]:
+    """The texts of :func:`tokenize`'s tokens, without match objects (``findall``).
+
+    A long text is read up to a bound first: every token found before the last one ends before the bound,
+    so when more than ``limit`` are found the first ``limit`` are exact; otherwise the whole text is read."""
+    limit = max(1, limit)
+    if len(text) > 8 * limit:
+        head = _TOKEN.findall(text, 0, 8 * limit)
+        if len(head) > limit:
+            return head[:limit]
+    found = _TOKEN.findall(text)
+    return found[:limit] if len(found) > limit else found
+
+
+def token_offsets(text: str, texts: list[str], n: int) -> list[tuple[int, int]]:
+    """``(start, end)`` of the first ``n`` tokens ``texts`` of ``text`` (as :func:`tokenize` gives them).
+
+    Only whitespace lies between two tokens (every other character is in a token) and a token starts with
+    a character that is not whitespace, so the first occurrence of a token's text at or after the end of
+    the token before it is where it starts."""
+    out, pos, find = [], 0, text.find
+    for t in texts[:n]:
+        start = find(t, pos)
+        pos = start + len(t)
+        out.append((start, pos))
+    return out
+
+
 def _shape(word: str) -> str:
     shape = re.sub(r"[A-Z]", "X", word)
     shape = re.sub(r"[a-z]", "x", shape)
@@ -61,9 +89,13 @@ class Gazetteer:
 
     def marks(self, tokens: list[Token]) -> dict[int, list[str]]:
         """:meth:`tags` of the tokens that have any, by token index."""
+        return self.marks_of([t.text for t in tokens])
+
+    def marks_of(self, texts: list[str]) -> dict[int, list[str]]:
+        """:meth:`marks` of the tokens whose texts are ``texts``."""
         out: dict[int, list[str]] = {}
         by_first = self._by_first
-        words = [(i, t.text.lower()) for i, t in enumerate(tokens) if t.text not in "-/_"]
+        words = [(i, t.lower()) for i, t in enumerate(texts) if t not in "-/_"]
         lows = [w for _i, w in words]
         starts = [k for k, word in enumerate(lows) if word in by_first]
         for k in starts:
@@ -251,13 +283,18 @@ class ItemBuilder:
         self, tokens: list[Token], category: str, field: str, gazetteer: Gazetteer | None = None
     ) -> list[list[bytes]]:
         """One list of attribute names per token (class docstring)."""
+        return self.items_of([tok[0] for tok in tokens], category, field, gazetteer)
+
+    def items_of(
+        self, texts: list[str], category: str, field: str, gazetteer: Gazetteer | None = None
+    ) -> list[list[bytes]]:
+        """:meth:`items` of the tokens whose texts are ``texts``."""
         cat = category.lower()
-        n = len(tokens)
+        n = len(texts)
         if not n:
             return []
         head = self._head(field, cat)
-        marks = gazetteer.marks(tokens) if gazetteer else None
-        texts = [tok[0] for tok in tokens]
+        marks = gazetteer.marks_of(texts) if gazetteer else None
         cached = self._words
         words = [w if (w := cached.get(t)) is not None else self._word(t) for t in texts]
         # a token's own names from "bias" to "suf3", per field, category, position (pos:0-5, pos:6 from the
