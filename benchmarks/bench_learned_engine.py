@@ -202,6 +202,12 @@ class _Parts:
             self.rules.append((sku, attributes, documents, kw.get("template_attributes"), replaced))
         self.tokens = [(token_texts(t), c, f) for t, c, f in self.texts]
         self.items = [tagger._items.items_of(x, c, f, tagger.gazetteer(c)) for x, c, f in self.tokens]
+        self.spanned = []  # (items, a label) of the texts with a span (their marginals are read)
+        for x in self.items:
+            tagger._tagger.set(x)
+            labels = tagger._tagger.tag()
+            if any(label != "O" for label in labels):
+                self.spanned.append((x, labels[0]))
         self.memos: list[list[Any]] = []  # the rule engine's Documents parsed outside the timing
         for _ in range(repeat):
             round_ = []
@@ -246,6 +252,20 @@ class _Parts:
             crf.set(x)
             crf.tag()
 
+    def crf_forward_backward(self) -> None:
+        """set + tag + one marginal (crfsuite's forward-backward runs on the first) where a span is found."""
+        crf = self.engine.tagger._tagger
+        for x, label in self.spanned:
+            crf.set(x)
+            crf.tag()
+            crf.marginal(label, 0)
+
+    def crf_set_tag_spanned(self) -> None:
+        crf = self.engine.tagger._tagger
+        for x, _label in self.spanned:
+            crf.set(x)
+            crf.tag()
+
     def spans(self) -> None:
         for t, c, f in self.texts:
             self.engine.tagger.spans(t, c, f)
@@ -282,9 +302,9 @@ def parts(engine: Any, calls: list, repeat: int) -> list[tuple[str, float]]:  # 
     * ``parse`` — :meth:`ParsedEvidence.context` of every Document (instruction masking, sentences:
       the rule engine's parse, shared with the learned spans);
     * ``tokens``, ``items`` (crfsuite names with gazetteer marks), ``crfsuite set`` (the names copied
-      into crfsuite, looked up, state scores), ``crfsuite viterbi`` (``tag``), ``tagger rest`` (the rest
-      of ``Tagger.spans``: decode, marginals — crfsuite's forward-backward on the first — and the
-      proposals), per catalog title/description;
+      into crfsuite, looked up, state scores), ``crfsuite viterbi`` (``tag``), ``crfsuite
+      forward-backward`` (the first ``marginal`` of a text with a span), ``tagger rest`` (the rest of
+      ``Tagger.spans``: decode, the marginal reads, the proposals), per catalog title/description;
     * ``lexicon`` (:class:`LexiconIndex` spans), ``select`` (reranker + calibration), ``findings``
       (quotes, Evidence, Finding);
     * ``rules`` — the rule engine on the parsed Documents, with the explicit-only view where a learned
@@ -299,6 +319,8 @@ def parts(engine: Any, calls: list, repeat: int) -> list[tuple[str, float]]:  # 
         "items": p.items_,
         "crfsuite set": p.crf_set,
         "crfsuite set + viterbi": p.crf_set_tag,
+        "crfsuite set + viterbi (texts with a span)": p.crf_set_tag_spanned,
+        "crfsuite set + viterbi + forward-backward": p.crf_forward_backward,
         "tagger spans": p.spans,
         "lexicon": p.lexicon,
         "select": p.select_,
@@ -310,7 +332,8 @@ def parts(engine: Any, calls: list, repeat: int) -> list[tuple[str, float]]:  # 
         for part, loop in loops.items():
             got[part] = min(got[part], _least(loop, 1))
     viterbi = got["crfsuite set + viterbi"] - got["crfsuite set"]
-    tagger_rest = got["tagger spans"] - got["tokens"] - got["items"] - got["crfsuite set + viterbi"]
+    fb = got["crfsuite set + viterbi + forward-backward"] - got["crfsuite set + viterbi (texts with a span)"]
+    tagger_rest = got["tagger spans"] - got["tokens"] - got["items"] - got["crfsuite set + viterbi"] - fb
     out = [
         ("extract", got["extract"]),
         ("parse", got["parse"]),
@@ -318,7 +341,8 @@ def parts(engine: Any, calls: list, repeat: int) -> list[tuple[str, float]]:  # 
         ("items", got["items"]),
         ("crfsuite set", got["crfsuite set"]),
         ("crfsuite viterbi", viterbi),
-        ("tagger rest (marginals, decode)", tagger_rest),
+        ("crfsuite forward-backward", fb),
+        ("tagger rest (decode, marginal reads, proposals)", tagger_rest),
         ("lexicon", got["lexicon"]),
         ("select", got["select"]),
         ("findings", got["findings"]),

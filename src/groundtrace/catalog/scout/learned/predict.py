@@ -343,8 +343,13 @@ def _select_ranked(
     for slug, _key, mine, raw in _scorer(model.ranker).scores(proposals, title, lexicon_gold):
         conf = model.confidence(slug, KIND, raw)
         if slug not in best or conf > best[slug][0]:
-            best[slug] = (conf, list(mine))
+            best[slug] = (conf, mine)
     return {
-        slug: [(p, conf) for p in sorted(mine, key=lambda p: -p.confidence)]
+        slug: [(mine[0], conf)] if len(mine) == 1 else [(p, conf) for p in sorted(mine, key=_by_confidence)]
         for slug, (conf, mine) in best.items()
     }
+
+
+def _by_confidence(p: Proposal) -> float:
+    """Sort key: highest raw score first (a stable sort keeps the proposal order among equals)."""
+    return -p.confidence

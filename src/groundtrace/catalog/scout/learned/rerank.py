@@ -208,7 +208,7 @@ class Scorer:
         """``(attribute, value key, its proposals, ranker score)`` per candidate value, in :func:`featurise`'s
         order."""
         out = []
-        intercept, fixed, n_title = self.ranker.intercept, self._fixed, max(1, len(title))
+        intercept, n_title = self.ranker.intercept, max(1, len(title))
         for slug, values in group(proposals).items():
             w_attr, w_tagger_attr = self._attr(slug)
             keys = list(values)
@@ -216,42 +216,71 @@ class Scorer:
             rivals_n = min(3, len(keys) - 1) / 3
             for i, key in enumerate(keys):
                 mine = values[key]
-                tagger, lexicon, has_tagger, has_lexicon, extend, fields, first = sums[i]
+                tagger = sums[i][0]
                 if len(keys) > 1:
                     rival_tagger = max([x[0] for j, x in enumerate(sums) if j != i])
                     rival_lexicon = max([x[1] for j, x in enumerate(sums) if j != i])
                     inside, outside = _nesting(mine, [p for k in keys if k != key for p in values[k]])
                 else:
                     rival_tagger = rival_lexicon = inside = outside = 0.0
-                words_1, words_2, words_3plus, digits = _value_info(mine[0].value)
-                value = (
-                    tagger,
-                    float(has_tagger),
-                    lexicon,
-                    float(has_lexicon),
-                    float(tagger > 0 and lexicon > 0),
-                    tagger * lexicon,
-                    extend,
-                    math.log1p(lexicon_gold.get((slug, key), 0)),
-                    float(fields),
-                    float(first >= 0),
-                    float(first == 0),
-                    first / n_title if first >= 0 else 1.0,
-                    words_1,
-                    words_2,
-                    words_3plus,
-                    digits,
-                    rivals_n,
-                    rival_tagger,
-                    rival_lexicon,
-                    inside,
-                    outside,
-                )
                 terms = [w_attr, w_tagger_attr * tagger] if tagger else [w_attr]
-                terms += [w * v for w, v in zip(fixed, value, strict=True) if v]
+                gold = math.log1p(lexicon_gold.get((slug, key), 0))
+                rivals = (rivals_n, rival_tagger, rival_lexicon, inside, outside)
+                self._terms(terms, sums[i], gold, n_title, _value_info(mine[0].value), rivals)
                 z = intercept + sum(terms)
                 out.append((slug, key, mine, 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))))
         return out
+
+    def _terms(
+        self,
+        terms: list[float],
+        summary: tuple[float, float, bool, bool, float, bool, int],
+        gold: float,
+        n_title: int,
+        value: tuple[float, float, float, float],
+        rivals: tuple[float, float, float, float, float],
+    ) -> None:
+        """Append to ``terms`` the ``weight × value`` of each non-zero :data:`_FIXED` feature, in that order
+        (a value of 1.0 adds the weight itself: ``w × 1.0`` is ``w``) — the terms of :meth:`Ranker.score`
+        after the two per-attribute ones."""
+        (w_tagger, w_has_tagger, w_lexicon, w_has_lexicon, w_both, w_tagger_x_lexicon, w_extend, w_gold,
+         w_both_fields, w_in_title, w_opens_title, w_title_position, *w_value, w_rivals, w_rival_tagger,
+         w_rival_lexicon, w_inside, w_outside) = self._fixed  # fmt: skip
+        tagger, lexicon, has_tagger, has_lexicon, extend, fields, first = summary
+        add = terms.append
+        if tagger:
+            add(w_tagger * tagger)
+        if has_tagger:
+            add(w_has_tagger)
+        if lexicon:
+            add(w_lexicon * lexicon)
+        if has_lexicon:
+            add(w_has_lexicon)
+        if tagger > 0 and lexicon > 0:
+            add(w_both)
+        if tagger * lexicon:
+            add(w_tagger_x_lexicon * (tagger * lexicon))
+        if extend:
+            add(w_extend * extend)
+        if gold:
+            add(w_gold * gold)
+        if fields:
+            add(w_both_fields)
+        if first >= 0:  # in_title, then opens_title (first 0) or title_position (first / title length)
+            add(w_in_title)
+            add(w_opens_title if first == 0 else w_title_position * (first / n_title))
+        else:
+            add(w_title_position)  # title_position 1.0 when not in the title
+        terms += [w for w, v in zip(w_value, value, strict=True) if v]  # words_1/2/3plus, digits: 0 or 1
+        rivals_n, rival_tagger, rival_lexicon, inside, outside = rivals
+        if rivals_n:
+            add(w_rivals * rivals_n)
+        if rival_tagger:
+            add(w_rival_tagger * rival_tagger)
+        if rival_lexicon:
+            add(w_rival_lexicon * rival_lexicon)
+        if inside or outside:  # inside_rival, contains_rival: 0 or 1
+            terms += [w for w, v in ((w_inside, inside), (w_outside, outside)) if v]
 
 
 _VALUE_INFO: dict[str, tuple[float, float, float, float]] = {}
