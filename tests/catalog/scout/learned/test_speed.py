@@ -253,3 +253,41 @@ def test_value_info_gives_candidate_features_word_and_digit_flags() -> None:
         feats = candidate_features("brand", mine, [], "t")
         want = tuple(feats.get(k, 0.0) for k in ("words_1", "words_2", "words_3plus", "digits"))
         assert _value_info(value) == want
+
+
+def _select_ranked_before(model, proposals, title, gold):  # type: ignore[no-untyped-def]
+    """predict._select_ranked as it was (every value's proposals copied and sorted)."""
+    best = {}
+    for slug, _key, mine, raw in Scorer(model.ranker).scores(proposals, title, gold):
+        conf = model.confidence(slug, "ranker", raw)
+        if slug not in best or conf > best[slug][0]:
+            best[slug] = (conf, list(mine))
+    return {
+        slug: [(p, conf) for p in sorted(mine, key=lambda p: -p.confidence)]
+        for slug, (conf, mine) in best.items()
+    }
+
+
+def test_select_ranked_gives_what_it_gave_before() -> None:
+    from groundtrace.catalog.scout.learned.calibration import Curve
+    from groundtrace.catalog.scout.learned.model import LearnedModel
+    from groundtrace.catalog.scout.learned.predict import _select_ranked
+
+    rng = random.Random(13)
+    values = ["Acme", "acme", "Acme Pro", "Red", "red/blue", "12 oz", "Pro", "Globex 2"]
+    for trial in range(300):
+        ranker = Ranker(intercept=rng.uniform(-2, 2), weights={"tagger": rng.uniform(-3, 3), "rivals": -1.0,
+                                                               "attr=brand": rng.uniform(-1, 1)})  # fmt: skip
+        curves = {"*|ranker": Curve(xs=[0.2, 0.8], ys=[0.1, 0.9])} if trial % 2 else {}
+        model = LearnedModel(attributes=["brand", "color"], crf="", ranker=ranker, curves=curves)
+        proposals = []
+        for _ in range(rng.randint(0, 8)):
+            value, start = rng.choice(values), rng.randint(0, 9)
+            score = rng.choice([0.5, rng.random()])  # ties keep the proposal order
+            slug, field = rng.choice(["brand", "color"]), rng.choice(["title", "description"])
+            how = rng.choice(["tagger", "lexicon"])
+            proposals.append(Proposal(slug, value, field, start, start + len(value), score, how))
+        gold = {("brand", "acme"): 2}
+        assert _select_ranked(model, proposals, "Acme Pro Red", gold) == _select_ranked_before(
+            model, proposals, "Acme Pro Red", gold
+        )
