@@ -73,10 +73,10 @@ def serve() -> Iterator[Callable[[Responder], WireServer]]:
         server.stop()
 
 
-@pytest.fixture(params=["httpx", "sdk"])
+@pytest.fixture(params=["socket", "httpx", "sdk"])
 def make_client(sleeper: SleepRecorder, request: pytest.FixtureRequest) -> Callable[..., OpenAIClient]:
-    """A client on each transport (``httpx``, the default, and the openai ``sdk``): every client test
-    checks that both make the same decisions."""
+    """A client on each transport (``socket``, the default, ``httpx`` and the openai ``sdk``): every
+    client test checks that all three make the same decisions."""
 
     def build(
         server: WireServer, *, model: str = "priced-test", max_retries: int = 3, **kw: object

@@ -19,7 +19,7 @@ The file holds the same settings in lower case plus client options::
     max_reasks: 2
     concurrency: 8
     structured: auto        # json_schema | json_object | prompt | auto
-    transport: httpx        # httpx (default: straight over one keep-alive pool) | sdk (the openai SDK)
+    transport: socket       # socket (default: a keep-alive socket per thread) | httpx | sdk (openai SDK)
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ class _ConfigFile(BaseModel):
     max_reasks: int | None = Field(default=None, ge=0)
     concurrency: int | None = Field(default=None, ge=1)
     structured: Literal["json_schema", "json_object", "prompt", "auto"] | None = None
-    transport: Literal["httpx", "sdk"] | None = None
+    transport: Literal["socket", "httpx", "sdk"] | None = None
 
 
 class LLMSettings(BaseModel):

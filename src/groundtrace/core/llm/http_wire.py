@@ -1,7 +1,10 @@
-"""The chat-completions request sent straight over httpx: one keep-alive connection pool per client.
+"""The chat-completions request sent straight to the server: one keep-alive connection per thread.
 
-:class:`HttpWire` is the default transport of :class:`~groundtrace.core.llm.openai_client.OpenAIClient`
-(``transport="httpx"``; ``transport="sdk"`` sends through the openai SDK instead). It posts the body the
+:class:`HttpWire` is the transport of :class:`~groundtrace.core.llm.openai_client.OpenAIClient` for
+``transport="socket"`` (the default: a synchronous request goes over this thread's socket,
+:mod:`~groundtrace.core.llm.socket_wire`, unless a proxy is configured in the environment) and
+``transport="httpx"`` (over this thread's ``httpx.Client``); coroutines use one ``httpx.AsyncClient`` per
+event loop on both, and ``transport="sdk"`` sends through the openai SDK instead. It posts the body the
 engine built (``{"model", **payload}``) to ``{base_url}/chat/completions`` and reads back only what the
 engine uses — the first choice's text and finish reason and the token usage — so a request costs one
 ``msgspec`` encode, one httpx round trip and one typed ``msgspec`` decode. The SDK's per-request work
@@ -31,8 +34,10 @@ import os
 import re
 import ssl
 import threading
+import urllib.request
 import weakref
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import msgspec
@@ -40,8 +45,10 @@ import msgspec
 from groundtrace.core.llm.base import LLMError
 from groundtrace.core.llm.engine import FormatRejectedError, WireAnswer
 from groundtrace.core.llm.retry import TransientError, parse_retry_after
+from groundtrace.core.llm.socket_wire import SocketPool, WireError, WireTimeout
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+USER_AGENT = "groundtrace"
 FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|schema|structured", re.IGNORECASE)
 
 
@@ -96,7 +103,14 @@ class HttpWire:
     thread sends on its own pool)."""
 
     def __init__(
-        self, model: str, base_url: str | None, api_key: str, *, timeout_s: float, pool: int = 20
+        self,
+        model: str,
+        base_url: str | None,
+        api_key: str,
+        *,
+        timeout_s: float,
+        pool: int = 20,
+        sockets: bool = False,
     ) -> None:
         self.model = model
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
@@ -120,6 +134,12 @@ class HttpWire:
             weakref.WeakKeyDictionary()
         )
         self._lock = threading.Lock()
+        # sync requests on one blocking socket per thread (socket_wire), unless a proxy is configured
+        self._sockets: SocketPool | None = None
+        if sockets and not proxied(self.url):
+            tls = _ssl_context() if self.url.startswith("https:") else None
+            self._sockets = SocketPool(self.url, timeout_s, tls)
+            self._head = [("User-Agent", USER_AGENT), *self.headers.items()]
 
     def body(self, payload: dict[str, Any]) -> bytes:
         """The request bytes: ``payload`` (a complete chat body without ``model``) with the model first."""
@@ -127,6 +147,14 @@ class HttpWire:
 
     def post(self, payload: dict[str, Any]) -> WireAnswer:
         """Send one body and return its answer, raising the module docstring's errors."""
+        if self._sockets is not None:
+            try:
+                got = self._sockets.post(self._head, self.body(payload))
+            except WireTimeout as exc:
+                raise TransientError(f"{self._where()}: timed out after {self.timeout_s}s") from exc
+            except WireError as exc:
+                raise TransientError(f"{self._where()}: connection error: {exc!r}") from exc
+            return self.answer(got.status, got.headers, got.content, payload)
         try:
             response = self._thread_client().post(self.url, content=self.body(payload))
         except httpx.TimeoutException as exc:
@@ -213,10 +241,22 @@ class HttpWire:
 
     def close(self) -> None:
         """Close the threads' connection pools (an event loop's pool goes with its loop)."""
+        if self._sockets is not None:
+            self._sockets.close()
         with self._lock:
             clients = list(self._clients)
         for client in clients:
             client.close()
+
+
+def proxied(url: str) -> bool:
+    """Whether the environment names a proxy for ``url`` (``HTTPS_PROXY`` / ``HTTP_PROXY`` / ``ALL_PROXY``,
+    not bypassed by ``NO_PROXY``): httpx honours these, the socket path does not, so it is not used."""
+    proxies = urllib.request.getproxies()
+    parts = urlsplit(url)
+    if not (proxies.get(parts.scheme) or proxies.get("all")):
+        return False
+    return not urllib.request.proxy_bypass(parts.netloc)
 
 
 def body_message(body: object) -> str | None:

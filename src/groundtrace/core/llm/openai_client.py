@@ -1,10 +1,14 @@
 """Client for any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, llama.cpp server, Ollama ...).
 
-Two transports send the same body: ``transport="httpx"`` (the default) posts it straight over one
-keep-alive httpx pool and decodes only the fields the engine reads (:mod:`~groundtrace.core.llm.http_wire`,
-~1 ms CPU per request); ``transport="sdk"`` sends it through the openai SDK (~3 ms: its option objects,
-argument transforms and a pydantic model of the whole answer), for whoever wants the SDK's own request
-handling. Decisions, retries and errors are the same on both (the client tests run on each).
+Three transports send the same body. ``transport="socket"`` (the default) and ``"httpx"`` post it straight
+to the server and decode only the fields the engine reads (:mod:`~groundtrace.core.llm.http_wire`); a
+synchronous request goes over one kept-alive socket per thread framed by h11
+(:mod:`~groundtrace.core.llm.socket_wire`: two blocking system calls per request, so a thread gives the GIL
+away twice instead of ten times) with ``socket``, over one httpx pool per thread with ``httpx``; both use
+httpx for coroutines. ``transport="sdk"`` sends it through the openai SDK (~3 ms CPU per request: its
+option objects, argument transforms and a pydantic model of the whole answer), for whoever wants the SDK's
+own request handling. Decisions, retries and errors are the same on all three (the client tests run on
+each).
 
 Transport only; validation, re-asks, cache and ledger live in
 :class:`~groundtrace.core.llm.engine.StructuredLLMClient`. The SDK's own retries are switched off
@@ -33,8 +37,8 @@ from groundtrace.core.llm.retry import RetryPolicy, TransientError, parse_retry_
 
 _FORMAT_WORDS = FORMAT_WORDS
 NO_KEY_PLACEHOLDER = "not-needed"
-Transport = Literal["httpx", "sdk"]
-TRANSPORTS: tuple[Transport, ...] = ("httpx", "sdk")
+Transport = Literal["socket", "httpx", "sdk"]
+TRANSPORTS: tuple[Transport, ...] = ("socket", "httpx", "sdk")
 
 
 def _openai() -> Any:
@@ -56,7 +60,7 @@ class OpenAIClient(StructuredLLMClient):
         *,
         timeout_s: float = 60.0,
         max_retries: int = 4,
-        transport: Transport = "httpx",
+        transport: Transport = "socket",
         **engine: Unpack[EngineOptions],
     ) -> None:
         if transport not in TRANSPORTS:
@@ -83,8 +87,15 @@ class OpenAIClient(StructuredLLMClient):
         self.transport = transport
         self._wire: HttpWire | None = None
         self._client: Any = None
-        if transport == "httpx":
-            self._wire = HttpWire(model, base_url, api_key, timeout_s=timeout_s, pool=self.concurrency)
+        if transport in ("socket", "httpx"):
+            self._wire = HttpWire(
+                model,
+                base_url,
+                api_key,
+                timeout_s=timeout_s,
+                pool=self.concurrency,
+                sockets=transport == "socket",
+            )
         else:
             openai = _openai()
             self._client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=0)
