@@ -7,7 +7,7 @@ from typing import Any
 
 from groundtrace.crs.kb.geo import haversine_km
 from groundtrace.crs.systems.baselines.lexical import sparse_scores
-from groundtrace.crs.systems.toolkit.base import RankingSystem, Turn, move_rejected_last
+from groundtrace.crs.systems.toolkit.base import RankingSystem, Turn
 from groundtrace.crs.systems.toolkit.scoring import greedy_route, rank_by, within_radius
 from groundtrace.crs.systems.toolkit.structured import anchor_of
 
@@ -65,7 +65,7 @@ class ItinerarySystem(RankingSystem):
         return sparse_scores(self, turn, 0.5)
 
     def rank(self, turn: Turn) -> list[str]:
-        by_relevance = move_rejected_last(rank_by(self.score(turn), turn.pool), turn.state.rejected)
+        by_relevance = self.final_order(turn, rank_by(self.score(turn), turn.pool))
         if not by_relevance:
             return []
         first = turn.cards[by_relevance[0]]

@@ -17,9 +17,10 @@ Ranking — candidates are ordered lexicographically by
 4. ``fused``: reciprocal rank fusion of the sparse (TF-IDF), dense (MiniLM, when available), structured
    and aspect rankings — what the retrievers say about the rest;
 
-then pool order; POIs the user rejected go last. (Chosen on validation splits of the demo and
-yelp_dense datasets among met → {backed, aspect, stars, positive share, TF-IDF} orders; see
-docs/crs-baselines.md.)
+then pool order (chosen on validation splits of the demo and yelp_dense datasets among met → {backed,
+aspect, stars, positive share, TF-IDF} orders; see docs/crs-baselines.md). POIs the user rejected go
+last, and the POIs earlier turns recommended just before them when the repeat memory learned from the
+train split says users move on (toolkit ``novelty``).
 
 Evidence — per tracked constraint with an aspect pattern (stated order), the supporting sentence of the
 recommended POI that names the constraint in so many words (the generic keyword rules,
@@ -55,7 +56,7 @@ from groundtrace.crs.systems.baselines.lexical import AspectSystem
 from groundtrace.crs.systems.baselines.trace_llm import TraceLLM
 from groundtrace.crs.systems.predictions import SystemInput, SystemOutput, TaggedReview
 from groundtrace.crs.systems.reference import TaggedSentence, render_response
-from groundtrace.crs.systems.toolkit.base import Turn, move_rejected_last
+from groundtrace.crs.systems.toolkit.base import Turn
 from groundtrace.crs.systems.toolkit.dense import DenseUnavailable
 from groundtrace.crs.systems.toolkit.memo import PoiView
 from groundtrace.crs.systems.toolkit.scoring import rank_by, rrf
@@ -261,7 +262,7 @@ class TraceHybridSystem(_Fused):
         keys = self.keys(turn)
         position = {p: i for i, p in enumerate(turn.pool)}
         order = sorted(turn.pool, key=lambda p: (tuple(-x for x in keys[p]), position[p]))
-        return move_rejected_last(order, turn.state.rejected)
+        return self.final_order(turn, order)
 
     def score(self, turn: Turn) -> dict[str, float]:
         """The rank as a score (``n − position``), for callers that fuse or prefilter with it."""

@@ -5,7 +5,9 @@ shared:
 
 * **ranking** — the pool sorted by descending score, ties in pool order; every POI the user rejected in
   this dialogue (rejection memory, :func:`~.state.track_state`) is moved to the end, so a rejected POI is
-  never recommended again while any other candidate is left;
+  never recommended again while any other candidate is left; when the repeat memory learned from the
+  train split says users move on to a new POI after the current act (:mod:`.novelty`), the POIs earlier
+  system turns named go just before the rejected ones (:meth:`RankingSystem.final_order`);
 * **answer** — ``I recommend NAME. Reviewers say: "q1" [Rn]. "q2" [Rm].`` with quotes chosen by
   :func:`~.citing.select_quotes` for the top-1 and checked by :func:`~.citing.verify_quotes`.
 """
@@ -102,9 +104,16 @@ class RankingSystem(Learns, CRSSystem):
         """Candidate id → score (higher first); every pool id should get one."""
         raise NotImplementedError
 
+    def final_order(self, turn: Turn, ranking: list[str]) -> list[str]:
+        """``ranking`` with the rejected POIs last and, where the learned repeat memory says so, the POIs
+        already recommended in this conversation just before them (:class:`~.novelty.RepeatPolicy`)."""
+        state = turn.state
+        return self.repeat_policy.order(ranking, state.act, state.shown, state.rejected)
+
     def rank(self, turn: Turn) -> list[str]:
-        """The pool by :meth:`score`, rejected POIs last."""
-        return move_rejected_last(rank_by(self.score(turn), turn.pool), turn.state.rejected)
+        """The pool by :meth:`score`, already-recommended POIs after the rest when the conversations learned
+        from move on, rejected POIs last."""
+        return self.final_order(turn, rank_by(self.score(turn), turn.pool))
 
     def answer(self, turn: Turn, ranking: list[str]) -> str:
         """The extractive answer recommending ``ranking[0]`` (module docstring)."""

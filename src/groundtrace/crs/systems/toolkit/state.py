@@ -16,6 +16,10 @@ negative query; the rest is positive.
 
 Slots: a kind of :data:`SINGLE_VALUED` holds one value (a later turn's replaces it); an itinerary leg
 starts a new request (:func:`request_start`).
+
+Shown: the candidates a system turn of the history named (as written: whole words, case kept), in the order
+first named — what the conversation already recommended (:mod:`.novelty` decides, from a train split,
+whether to offer them again). ``act`` is the act of the last user turn (the one being answered).
 """
 
 from __future__ import annotations
@@ -62,11 +66,27 @@ class DialogueState:
     negative_text: str = ""
     positive_parts: list[str] = field(default_factory=list)
     negative_parts: list[str] = field(default_factory=list)
+    shown: list[str] = field(default_factory=list)
+    act: str = ""
 
 
 def _named(text: str, cards: list[CandidateCard]) -> set[str]:
     low = text.lower()
     return {c.poi_id for c in cards if c.name and c.name.lower() in low}
+
+
+def named_in_order(text: str, cards: list[CandidateCard]) -> list[str]:
+    """The ids of the ``cards`` whose name occurs in ``text`` as written (whole words, case kept: a cafe
+    called "Milk" is not named by "the milk foam"), in the order of their first occurrence."""
+    found: list[tuple[int, str]] = []
+    for c in cards:
+        name = (c.name or "").strip()
+        if not name:
+            continue
+        m = re.search(r"(?<!\w)" + re.escape(name) + r"(?!\w)", text)
+        if m is not None:
+            found.append((m.start(), c.poi_id))
+    return [poi for _, poi in sorted(found)]
 
 
 def request_start(inp: SystemInput) -> int:
@@ -102,7 +122,11 @@ def track_state(inp: SystemInput, understanding: Understanding | None = None) ->
     first = request_start(inp)
     for i, turn in enumerate(inp.history):
         if turn.role != "user":
+            for poi in named_in_order(turn.text, inp.candidates):
+                if poi not in state.shown:
+                    state.shown.append(poi)
             continue
+        state.act = turn.act
         text = turn.text
         if turn.act == "reject_and_refine":
             state.rejected |= _named(text, inp.candidates)
