@@ -1,7 +1,8 @@
 """Benchmark: the catalog store and batch runner (issue 13), every number a ratio measured in this run.
 
     python -u benchmarks/bench_store.py [--section writes|llm|cpu|ratelimit|ray|all] [--skus 100] [--pg URL]
-        [--levels 1,8,32,64] [--processes 1,2] [--rounds 4] [--workers 1,2]
+        [--levels 1,8,32,64] [--processes 1,2] [--rounds 4] [--variants socket+process,httpx+thread]
+        [--no-call-only] [--workers 1,2]
 
 * ``writes`` — the offline engine over ``--skus`` SKUs (the demo catalog's 20, repeated with new ids)
   written as JSONL (``run_enrich``, 1 worker) vs through the store (``enrich_to_store``, inline) on SQLite
@@ -14,7 +15,13 @@
   clock): requests/s against the bound ``c / 0.3 s`` (target ≥ 90%), the CPU per SKU of the client side
   and of the server, the load average; then the same with a Scout that only makes its one LLM call
   (``call-only``), which isolates the runner and client from the pipeline's CPU. ``--rounds`` sets the
-  SKUs per level (``rounds × c``): more rounds dilute the fixed start-up and tail.
+  SKUs per level (``rounds × c``): more rounds dilute the fixed start-up and tail. Each row also gives the
+  mean wall time of one SKU inside the run (``sku_ms``, against the server's 300 ms) and the time from the
+  last SKU's end to the run's end (``tail_ms``: the writer's backlog). ``--variants
+  socket+process,httpx+thread`` runs each ``TRANSPORT+WRITER`` pair in turn and again in reverse order
+  (A B A), so a change is compared with what it replaced in the same minutes: the LLM client's transport
+  (``socket``, the default, ``httpx``, ``sdk``) and where the store is written (``process``, the default:
+  the store-writer process; ``thread``: this process).
 * ``cpu`` — CPU ms per SKU of the LLM path in one thread against a server that answers at once (client,
   of which the rule Judge and the HTTP request; a call-only Scout; the store write; the server), and the
   SKUs/s that 2 fully used cores would allow (``2 / (client + writer + server)``): what the ``llm``
@@ -226,12 +233,24 @@ def _warm_up(root: Path, base_url: str) -> None:
 
 
 def bench_llm(
-    root: Path, levels: list[int], call_only: bool = False, processes: int = 1, rounds: int = 4
+    root: Path,
+    levels: list[int],
+    call_only: bool = False,
+    processes: int = 1,
+    rounds: int = 4,
+    variant: str = "socket+process",
 ) -> list[dict[str, Any]]:
     """One row per concurrency level ``c``: ``rounds × c`` SKUs (at least 16) through ``enrich_to_store``;
     ``share_of_bound = requests/s ÷ (c / 0.3 s)``; ``cpu_ms_per_sku`` = CPU of the client side (this
-    process and, with ``processes > 1``, its worker processes) per SKU, ``server_cpu_ms_per_sku`` the wire
-    server's; ``load`` the 1-minute load average before and after the level."""
+    process and its worker processes: the ``llm_processes`` workers, the store-writer process) per SKU,
+    ``server_cpu_ms_per_sku`` the wire server's; ``load`` the 1-minute load average before and after the
+    level; ``sku_ms`` the mean wall time of one SKU's Scout → Judge → policy inside the run (one process
+    only) and ``tail_ms`` the time from the last SKU's end to the run's end (the writer's backlog).
+    ``variant`` = ``TRANSPORT+WRITER``: the client transport (``socket``, the default, ``httpx``, ``sdk``)
+    and where the store is written (``process``, the default, or ``thread``: this process)."""
+    from groundtrace.catalog.store import runner
+
+    transport, writer = variant.split("+")
     import multiprocessing
     import os
 
@@ -246,20 +265,40 @@ def bench_llm(
         for c in levels:
             n = max(16, rounds * c)
             skus, _ = _skus(root / f"llm-{c}", n)
-            config = EnrichConfig(llm=f"{base_url}#bench", llm_options={"no_cache": True}, workers=c)
+            config = EnrichConfig(
+                llm=f"{base_url}#bench", llm_options={"no_cache": True, "transport": transport}, workers=c
+            )
             store = CatalogStore(f"sqlite:///{root / f'llm-{c}.db'}")
             # the client's import and set-up are not the work measured
             comp = build_components(with_llm_concurrency(config))
             if call_only:
                 comp.scout = _CallOnlyScout(comp.llm_clients[0])
+            spans: list[tuple[float, float]] = []
+            step = runner.process_one
+
+            def timed(sku: SKU, comp: Any, step: Any = step, spans: list[Any] = spans, **kw: Any) -> Any:
+                t = time.perf_counter()
+                try:
+                    return step(sku, comp, **kw)
+                finally:
+                    spans.append((t, time.perf_counter()))
+
+            runner.process_one = timed
             load_before = os.getloadavg()[0]
             parent.send("cpu")
             server_cpu = parent.recv()
             cpu0 = _cpu_s()
             t0 = time.perf_counter()
-            summary = enrich_to_store(
-                skus, store, config, StoreRunOptions(llm_processes=processes), components=comp
-            )
+            try:
+                summary = enrich_to_store(
+                    skus,
+                    store,
+                    config,
+                    StoreRunOptions(llm_processes=processes, write_process=writer == "process"),
+                    components=comp,
+                )
+            finally:
+                runner.process_one = step
             wall = time.perf_counter() - t0
             cpu = _cpu_s() - cpu0
             parent.send("cpu")
@@ -269,6 +308,7 @@ def bench_llm(
             rows.append(
                 {
                     "pipeline": "call-only" if call_only else "scout",
+                    "variant": variant,
                     "processes": processes,
                     "concurrency": c,
                     "skus": n,
@@ -281,6 +321,8 @@ def bench_llm(
                     "cpu_ms_per_sku": round(1000 * cpu / n, 2),
                     "server_cpu_ms_per_sku": round(1000 * server_cpu / n, 2),
                     "load": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+                    "sku_ms": round(1000 * sum(e - b for b, e in spans) / len(spans), 1) if spans else None,
+                    "tail_ms": round(1000 * (t0 + wall - max(e for _, e in spans)), 1) if spans else None,
                 }
             )
             store.close()
@@ -479,6 +521,14 @@ def main() -> None:
         "--processes", default="1", help="llm: worker processes of the Scout runs, e.g. 1,2 (one run each)"
     )
     parser.add_argument("--rounds", type=int, default=4, help="llm: SKUs per level = rounds x concurrency")
+    parser.add_argument(
+        "--variants",
+        default="socket+process",
+        help="llm: TRANSPORT+WRITER pairs run one after the other per process count and again in reverse "
+        "order, e.g. socket+process,httpx+thread (transport socket|httpx|sdk; store written from a "
+        "separate process or this process's thread)",
+    )
+    parser.add_argument("--no-call-only", action="store_true", help="llm: skip the call-only rows")
     parser.add_argument("--workers", default="1,2", help="ray: worker counts (Ray CPUs), e.g. 1,2,4")
     parser.add_argument("--pg", default="postgresql+psycopg2://postgres@127.0.0.1:5432")
     parser.add_argument("--no-pg", action="store_true")
@@ -494,12 +544,22 @@ def main() -> None:
         if args.section in ("llm", "all"):
             levels = [int(x) for x in args.levels.split(",")]
             rows = []
+            variants = args.variants.split(",")
+            order = variants + variants[::-1][1:] if len(variants) > 1 else variants  # A B A: interleaved
             for p in [int(x) for x in args.processes.split(",")]:
-                rows += bench_llm(root / f"l{p}", levels, processes=p, rounds=args.rounds)
-            rows += bench_llm(root / "c", levels, call_only=True, rounds=args.rounds)
+                for i, variant in enumerate(order):
+                    for row in bench_llm(
+                        root / f"l{p}-{i}", levels, processes=p, rounds=args.rounds, variant=variant
+                    ):
+                        rows.append(row)
+                        print(json.dumps({"llm": row}), flush=True)
+            if not args.no_call_only:
+                for row in bench_llm(
+                    root / "c", levels, call_only=True, rounds=args.rounds, variant=variants[0]
+                ):
+                    rows.append(row)
+                    print(json.dumps({"llm": row}), flush=True)
             report["llm"] = rows
-            for row in rows:
-                print(json.dumps({"llm": row}), flush=True)
         if args.section in ("cpu", "all"):
             report["cpu"] = bench_cpu(root / "cpu", 300)
             print(json.dumps({"cpu": report["cpu"]}), flush=True)

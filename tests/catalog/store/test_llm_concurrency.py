@@ -1,6 +1,7 @@
 """The LLM batch path gives the same results whatever the concurrency: one SKU at a time, 8, 32 and 64 in
-flight in this process, and 8 and 64 in flight over 2 worker processes (issue 26 item 1) — against the
-OpenAI-wire test server, whose answers depend only on the request."""
+flight in this process, and 8 and 64 in flight over 2 worker processes (issue 26 item 1), with the store
+written from its own process (the default) or from this one — against the OpenAI-wire test server, whose
+answers depend only on the request."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from groundtrace.catalog.demo_catalog import write_demo_catalog
 from groundtrace.catalog.pipeline import EnrichConfig
-from groundtrace.catalog.store import CatalogStore
+from groundtrace.catalog.store import CatalogStore, runner
 from groundtrace.catalog.store.runner import StoreRunOptions, enrich_to_store, shard_sizes
 from groundtrace.core.llm.wire_server import WireServer
 
@@ -82,23 +83,64 @@ def test_results_are_identical_at_concurrency_1_8_32_64_and_over_processes(
     paths = write_demo_catalog(tmp_path / "demo")
     results = {}
     with WireServer(_answer) as server:
-        runs = (("c1", 1, 1), ("c8", 8, 1), ("c32", 32, 1), ("c64", 64, 1), ("c8x2", 8, 2), ("c64x2", 64, 2))
-        for label, workers, processes in runs:
+        runs = (
+            ("c1", 1, 1, True),
+            ("c8", 8, 1, True),
+            ("c32", 32, 1, True),
+            ("c64", 64, 1, True),
+            ("c64-writer-thread", 64, 1, False),
+            ("c8x2", 8, 2, True),
+            ("c64x2", 64, 2, True),
+        )
+        for label, workers, processes, write_process in runs:
             config = EnrichConfig(
                 llm=f"{server.base_url}#scout", llm_options={"no_cache": True}, workers=workers
             )
             store = CatalogStore(f"sqlite:///{tmp_path / f'{label}.db'}")
             before = len(server.requests)
-            summary = enrich_to_store(paths.skus, store, config, StoreRunOptions(llm_processes=processes))
+            options = StoreRunOptions(llm_processes=processes, write_process=write_process)
+            summary = enrich_to_store(paths.skus, store, config, options)
             assert summary.skus_failed == 0 and summary.skus_processed == summary.skus_read == 20
             assert summary.llm_usage is not None
             assert summary.llm_usage.calls == summary.llm_calls == len(server.requests) - before
             results[label] = _results(store)
             store.close()
     assert results["c1"]["decisions"]
-    assert all(results[label] == results["c1"] for label, _, _ in runs)
+    assert all(results[label] == results["c1"] for label, *_ in runs)
     # the answers did extract values, so the comparison covers located quotes, not only abstentions
     assert any('"extracted"' in row and '"span"' in row for row in results["c1"]["candidates"])
+
+
+def test_a_batch_that_fails_in_the_store_process_is_narrowed_to_its_sku(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store written from its own process: a SKU whose write fails there (an LLM call count no
+    INTEGER column holds) fails the batch's transaction; the writer writes its SKUs one per transaction
+    and reports only that SKU, with the database's message, as it does when writing in-process."""
+    monkeypatch.setenv("GROUNDTRACE_LLM_API_KEY", "k")
+    monkeypatch.setenv("GROUNDTRACE_CACHE_DIR", str(tmp_path / "cache"))
+    paths = write_demo_catalog(tmp_path / "demo")
+    ids = [json.loads(line)["sku_id"] for line in paths.skus.read_text(encoding="utf-8").splitlines()]
+    real = runner.process_one
+
+    def poisoned(sku: Any, comp: Any, measure_usage: bool = False) -> Any:
+        outcome = real(sku, comp, measure_usage)
+        if sku.sku_id == ids[2]:
+            outcome.llm_calls = 2**64
+        return outcome
+
+    monkeypatch.setattr(runner, "process_one", poisoned)
+    issues: list[str] = []
+    with WireServer(_answer) as server:
+        config = EnrichConfig(llm=f"{server.base_url}#scout", llm_options={"no_cache": True}, workers=4)
+        store = CatalogStore(f"sqlite:///{tmp_path / 'poisoned.db'}")
+        summary = enrich_to_store(paths.skus, store, config, on_issue=issues.append)
+    assert (summary.skus_processed, summary.skus_failed) == (19, 1)
+    assert sorted(r["sku_id"] for r in store.table("sku_runs")) == sorted(ids[:2] + ids[3:])
+    (failed,) = [i for i in issues if "not stored" in i]
+    assert failed.startswith(f"{paths.skus}:3: {ids[2]!r}: not stored: ")
+    assert "int" in failed.lower()  # the database driver's own message crossed back
+    store.close()
 
 
 def test_an_outcome_crosses_processes_unchanged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -23,7 +23,10 @@
    * ``ray`` — Ray tasks, see :mod:`.ray_engine`;
 
 4. this process is the ONE writer: outcomes are buffered and written ``batch_size`` SKUs (or one second's
-   worth) per transaction. A SKU whose processing raises is recorded as failed with its error (reported,
+   worth) per transaction. In ``async`` mode with the SKUs' threads in this process, the transactions
+   themselves run in a child process (:class:`StoreProcess`, ``StoreRunOptions.write_process``, on by
+   default): the same ``record_batch`` on the same outcomes, without waiting for this process's GIL
+   behind the threads in flight. A SKU whose processing raises is recorded as failed with its error (reported,
    retried on the next start) and never stops the batch. Text a backend cannot hold is cleaned by the
    store (:mod:`.clean`) and reported per SKU as ``file:line: sku_id: what was cleaned``; a SKU that
    cannot be stored (an over-long id) is reported the same way and counted as failed. Should a batch's
@@ -43,13 +46,14 @@ import gc
 import logging
 import multiprocessing
 import queue
+import signal
 import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
@@ -86,6 +90,12 @@ class StoreRunOptions(BaseModel):
         "(1: all in this process).",
     )
     flush_seconds: float = Field(default=1.0, gt=0, description="Longest time an outcome waits unwritten.")
+    write_process: bool = Field(
+        default=True,
+        description="LLM-bound runs (async mode): write the store from a separate process, so the writes "
+        "do not wait for this process's GIL behind the threads in flight (a store in memory is written "
+        "here).",
+    )
     policy: StorePolicy = Field(default_factory=StorePolicy)
 
     @model_validator(mode="before")
@@ -199,20 +209,36 @@ def enrich_to_store(
     if on_start is not None:
         on_start(len(todo))
     sharded = mode == "async" and min(options.llm_processes, config.workers) > 1
-    writer = _Writer(
-        store, run, options, comp, summary, issue, progress, measured=mode in ("processes", "ray") or sharded
+    separate = (
+        mode == "async"
+        and not sharded
+        and bool(todo)
+        and options.write_process
+        and StoreProcess.can_serve(store)
     )
-    writer.where = _SkuLines(Path(skus_path))
     status = "failed"
     try:
-        with frozen_heap():
-            for outcome in _outcomes(mode, todo, comp, config, options):
-                writer.add(outcome)
-            writer.flush()
-        status = "finished"
+        with frozen_heap(), StoreProcess(store.url) if separate else contextlib.nullcontext(store) as target:
+            writer = _Writer(
+                target,
+                run,
+                options,
+                comp,
+                summary,
+                issue,
+                progress,
+                measured=mode in ("processes", "ray") or sharded,
+            )
+            writer.where = _SkuLines(Path(skus_path))
+            try:
+                for outcome in _outcomes(mode, todo, comp, config, options):
+                    writer.add(outcome)
+                writer.flush()
+                status = "finished"
+            finally:
+                if status != "finished":
+                    writer.flush_quietly()
     finally:
-        if status != "finished":
-            writer.flush_quietly()
         store.finish_run(run, status)
     return summary
 
@@ -460,6 +486,103 @@ def _sharded_async(todo: list[SKU], config: EnrichConfig, processes: int) -> Ite
             worker.join()
 
 
+# -- the store's writes in their own process ---------------------------------------------------------------
+class RemoteWriteError(Exception):
+    """A batch write that failed in the :class:`StoreProcess`: its first line as the writer reports it
+    (the database error itself stays in that process)."""
+
+    def __init__(self, first_line: str) -> None:
+        super().__init__(first_line)
+        self.first_line = first_line
+
+
+def _write_loop(url: str, conn: Any) -> None:
+    """The :class:`StoreProcess` side: open the store at ``url`` (already migrated by the parent), then
+    answer each ``(run, packed outcomes, policy, usage)`` with ``(True, WriteStats)`` or ``(False, first
+    line of the error)`` until ``None``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the parent, which then ends this loop
+    store = CatalogStore(url, migrate=False)
+    try:
+        while (job := _next_job(conn)) is not None:
+            run, packed, policy, usage = job
+            try:
+                stats = store.record_batch(run, [unpack(p) for p in packed], policy=policy, usage=usage)
+            except Exception as exc:  # noqa: BLE001 - handed to the writer, which narrows it to a SKU
+                conn.send((False, _first_line(exc)))
+            else:
+                conn.send((True, stats))
+    finally:
+        store.close()
+
+
+def _next_job(conn: Any) -> Any:
+    """The next job from the parent, or ``None`` when it says so or is gone."""
+    try:
+        return conn.recv()
+    except (EOFError, OSError):
+        return None
+
+
+class StoreProcess:
+    """``record_batch`` of a store, run in a child process: the one writer's database work (SQLAlchemy
+    parameter processing, JSON columns, SQLite) leaves this process, where 64 threads in flight took
+    turns with it for the GIL. Measured in the LLM store run at c = 64 (docs/catalog-store.md, load 4-5):
+    the writer thread's wall time was ~3.5× its CPU time (1.0 s CPU, 3.5 s wall for 512 SKUs), it fell
+    behind the SKUs, and its backlog was the run's last 0.6-1.3 s. Here this process only packs each
+    outcome (:func:`pack`, its results as one JSON document: ~0.1 ms CPU against ~1-2 ms for the write)
+    and waits, without the GIL, for the answer.
+
+    Same decisions and the same store contents: the child runs the store's own ``record_batch`` on the
+    outcomes :func:`unpack` restores; a batch that fails raises :class:`RemoteWriteError` with the
+    database error's first line, and the writer narrows it to single SKUs as before. The child is forked
+    (like the ``llm_processes`` workers; see :func:`_sharded_async` for the caveat) and ends with the
+    context."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._conn: Any = None
+        self._proc: Any = None
+
+    @staticmethod
+    def can_serve(store: CatalogStore) -> bool:
+        """A store another process can open: not SQLite in memory."""
+        url = store.engine.url
+        return not (url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:"))
+
+    def __enter__(self) -> Self:
+        ctx = multiprocessing.get_context()
+        self._conn, child = ctx.Pipe()
+        self._proc = ctx.Process(target=_write_loop, args=(self.url, child), daemon=True, name="store-writer")
+        self._proc.start()
+        child.close()
+        return self
+
+    def record_batch(
+        self, run: Any, outcomes: list[SkuOutcome], *, policy: StorePolicy, usage: Usage | None
+    ) -> WriteStats:
+        """:meth:`CatalogStore.record_batch` in the child process."""
+        try:
+            self._conn.send((run, [pack(o) for o in outcomes], policy, usage))
+            ok, answer = self._conn.recv()
+        except (EOFError, OSError) as exc:
+            code = self._proc.exitcode if self._proc is not None else None
+            raise RuntimeError(f"the store-writer process ended (exit code {code})") from exc
+        if ok:
+            return answer  # type: ignore[no-any-return]
+        raise RemoteWriteError(answer)
+
+    def __exit__(self, *_exc: object) -> None:
+        try:
+            self._conn.send(None)
+        except OSError:
+            pass
+        self._proc.join(30)
+        if self._proc.is_alive():
+            self._proc.terminate()
+            self._proc.join()
+        self._conn.close()
+
+
 # -- the one writer ----------------------------------------------------------------------------------------
 class _SkuLines:
     """``file:line`` of a SKU id in the input (the first record of that id), read only when a problem is
@@ -484,7 +607,7 @@ class _SkuLines:
 class _Writer:
     def __init__(
         self,
-        store: CatalogStore,
+        store: CatalogStore | StoreProcess,
         run: Any,
         options: StoreRunOptions,
         comp: Components,
@@ -582,5 +705,7 @@ class _Writer:
 
 def _first_line(exc: BaseException) -> str:
     """The first line of a database error (the driver's message when there is one)."""
+    if isinstance(exc, RemoteWriteError):
+        return exc.first_line
     text = str(getattr(exc, "orig", None) or exc).strip()
     return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
