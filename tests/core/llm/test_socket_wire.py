@@ -1,14 +1,18 @@
 """The socket transport's own connection handling (socket_wire), against small raw HTTP servers: what the
 client tests over the WireServer do not reach — a kept-alive connection the server closed, chunked and
-gzip bodies, ``Connection: close``, a proxy in the environment."""
+gzip bodies, ``Connection: close``, TLS with a certificate made here, a proxy in the environment."""
 
 from __future__ import annotations
 
+import datetime
 import gzip
+import ipaddress
 import json
 import socket
+import ssl
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -177,3 +181,82 @@ def test_endpoint_of_a_url() -> None:
     assert Endpoint.of("https://h/v1").authority == "h"
     with pytest.raises(ValueError):
         Endpoint.of("ftp://h/x")
+
+
+HOST = "127.0.0.1"
+
+
+def _self_signed(tmp_path: Path) -> Path:
+    """A certificate (and key) for 127.0.0.1, in one PEM file."""
+    pytest.importorskip("cryptography")
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, HOST)])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
+        .sign(key, hashes.SHA256())
+    )
+    pem = tmp_path / "cert.pem"
+    pem.write_bytes(
+        cert.public_bytes(serialization.Encoding.PEM)
+        + key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return pem
+
+
+def test_https_is_wrapped_verified_and_kept_alive(tmp_path: Path) -> None:
+    pem = _self_signed(tmp_path)
+    server_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_ctx.load_cert_chain(pem)
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted: list[int] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                raw, _ = listener.accept()
+            except OSError:
+                return
+            accepted.append(1)
+            try:
+                with server_ctx.wrap_socket(raw, server_side=True) as conn:
+                    n = 0
+                    while _read_request(conn):
+                        n += 1
+                        if n == 3:
+                            continue  # the third request is never answered: a TLS read time-out
+                        conn.sendall(_response(json.dumps(COMPLETION).encode()))
+            except (OSError, ssl.SSLError):
+                continue
+
+    threading.Thread(target=serve, daemon=True).start()
+    url = f"https://127.0.0.1:{listener.getsockname()[1]}/v1/chat/completions"
+    try:
+        trusting = ssl.create_default_context(cafile=str(pem))
+        pool = SocketPool(url, 0.5, trusting)
+        assert json.loads(pool.post([], b"{}").content)["usage"]["prompt_tokens"] == 3
+        assert pool.post([], b"{}").status == 200
+        assert len(accepted) == 1  # one TLS connection for both
+        with pytest.raises(WireTimeout):
+            pool.post([], b"{}")
+        with pytest.raises(WireError, match="CERTIFICATE_VERIFY_FAILED"):  # a context that does not trust it
+            SocketPool(url, 0.5, ssl.create_default_context()).post([], b"{}")
+    finally:
+        listener.close()
