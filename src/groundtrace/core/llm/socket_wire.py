@@ -11,7 +11,8 @@ a kept-alive connection (strace, the Scout's 26 KB body: a readability ``poll`` 
 first); this makes two: one ``sendall`` of the head and body together (into a send buffer of up to
 1 MiB, so it need not wait for the server to read), and one ``recv`` that normally holds the whole
 answer. 64 threads that each compute 3 ms between requests to a server answering after 300 ms waited
-387 ms per request over httpx and 310-313 ms here (benchmarks in docs/catalog-store.md).
+337-407 ms per request over httpx and 308-310 ms here, with 0.7 ms CPU per request against 1.9-2.0
+(load 5.2; docs/catalog-store.md has the catalog Scout's numbers).
 
 How it stays correct:
 
