@@ -134,7 +134,9 @@ def test_async_client_backs_off_on_429_honours_retry_after_and_recovers(serve, m
     (never the exponential back-off, whose first delay is >= 0.25 s)."""
     limited = rate_limited(_answer, share=0.5, first=20, retry_after_s=0.01)
     server = serve(limited)
-    client = make_client(server, concurrency=8, max_retries=6)
+    # more retries than the server's 10 refusals in all: no request can run out of them, whatever the
+    # interleaving (with 6, one request refused at 7 of its tries gave up on a loaded machine)
+    client = make_client(server, concurrency=8, max_retries=12)
     done = client.complete_many([LLMRequest(ASK, Place) for _ in range(60)])
     assert all(
         not isinstance(d, BaseException) and d.parsed == Place(name="Oak Bistro", stars=4) for d in done
@@ -153,7 +155,7 @@ def test_threads_sharing_a_client_back_off_and_recover(serve, make_client, sleep
     """The store runner's path: synchronous ``complete`` from many threads, one limit for all."""
     limited = rate_limited(_answer, share=0.25, first=24, retry_after_s=0.01)
     server = serve(limited)
-    client = make_client(server, concurrency=8, max_retries=6)
+    client = make_client(server, concurrency=8, max_retries=8)  # more than the 6 refusals in all
     with ThreadPoolExecutor(max_workers=16) as pool:
         done = list(pool.map(lambda _i: client.complete(ASK, Place), range(64)))
     assert all(d.parsed.stars == 4 for d in done)
