@@ -3,7 +3,7 @@
 
     PYTHONPATH=src python benchmarks/bench_learned_engine.py --models WORK [--data DIR] [--only NAME]...
         [--repeat 3] [--record FILE | --check FILE] [--baseline-src OLD/src | --baseline-learned REV]
-        [--profile N]
+        [--profile N] [--parts N]
 
 ``WORK`` is a ``benchmarks/catalog_learned.py --work`` folder: it holds the trained models
 (``<name>-0.95-5-<n>.model.json``) and templates (``<name>-templates``). The SKUs are the same held-out
@@ -22,6 +22,10 @@ commit) alternately with this one, so the old/new ratio comes from one run; ``--
 that ``src`` itself: a copy of this ``src`` with ``src/groundtrace/catalog/scout/learned/`` as of git
 revision ``REV`` (so the other modules — the rule engine the learned engine adds to, the Judge — are the
 same on both sides and only the learned engine differs).
+
+``--parts N`` also times each part of this tree's learned engine alone (:func:`parts`: tokens, items,
+crfsuite set / Viterbi / forward-backward, lexicon, select, findings, the rule engine, the rest), least of
+``N`` rounds, and prints the table (CPU ms per SKU per dataset).
 
 Output digests (sha256) per dataset: ``learned`` — the learned engine's own proposals and selection
 (:func:`propose` + :func:`select`, depends on learned code only); ``engine`` — the learned engine's
