@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -91,3 +92,25 @@ def other_store_url(store_url: str, tmp_path: Path) -> Iterator[str]:
         with admin.connect() as conn:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
+
+
+@pytest.fixture
+def poison_sku(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], Any]:
+    """``poison_sku(sku_id)``: the runner's ``process_one`` gives that SKU's outcome a value no INTEGER column
+    holds (``llm_calls = 2**64``), so the batch holding it fails its transaction when written; returns the
+    real ``process_one`` (to put back)."""
+    from groundtrace.catalog.store import runner
+
+    def poison(sku_id: str) -> Any:
+        real = runner.process_one
+
+        def poisoned(sku: Any, comp: Any, measure_usage: bool = False) -> Any:
+            outcome = real(sku, comp, measure_usage)
+            if sku.sku_id == sku_id:
+                outcome.llm_calls = 2**64
+            return outcome
+
+        monkeypatch.setattr(runner, "process_one", poisoned)
+        return real
+
+    return poison

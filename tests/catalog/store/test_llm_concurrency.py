@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import pytest
 
 from groundtrace.catalog.demo_catalog import write_demo_catalog
 from groundtrace.catalog.pipeline import EnrichConfig
-from groundtrace.catalog.store import CatalogStore, runner
+from groundtrace.catalog.store import CatalogStore
 from groundtrace.catalog.store.runner import StoreRunOptions, enrich_to_store, shard_sizes
 from groundtrace.core.llm.wire_server import WireServer
 
@@ -112,7 +113,7 @@ def test_results_are_identical_at_concurrency_1_8_32_64_and_over_processes(
 
 
 def test_a_batch_that_fails_in_the_store_process_is_narrowed_to_its_sku(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, poison_sku: Callable[[str], Any]
 ) -> None:
     """The store written from its own process: a SKU whose write fails there (an LLM call count no
     INTEGER column holds) fails the batch's transaction; the writer writes its SKUs one per transaction
@@ -121,15 +122,7 @@ def test_a_batch_that_fails_in_the_store_process_is_narrowed_to_its_sku(
     monkeypatch.setenv("GROUNDTRACE_CACHE_DIR", str(tmp_path / "cache"))
     paths = write_demo_catalog(tmp_path / "demo")
     ids = [json.loads(line)["sku_id"] for line in paths.skus.read_text(encoding="utf-8").splitlines()]
-    real = runner.process_one
-
-    def poisoned(sku: Any, comp: Any, measure_usage: bool = False) -> Any:
-        outcome = real(sku, comp, measure_usage)
-        if sku.sku_id == ids[2]:
-            outcome.llm_calls = 2**64
-        return outcome
-
-    monkeypatch.setattr(runner, "process_one", poisoned)
+    poison_sku(ids[2])
     issues: list[str] = []
     with WireServer(_answer) as server:
         config = EnrichConfig(llm=f"{server.base_url}#scout", llm_options={"no_cache": True}, workers=4)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -94,7 +95,10 @@ def test_nul_bytes_are_cleaned_reported_and_the_batch_is_written(
 
 @pytest.mark.slow
 def test_a_sku_whose_write_fails_is_reported_and_the_other_six_are_written(
-    store_url: str, hostile: tuple[Path, EnrichConfig], monkeypatch: pytest.MonkeyPatch
+    store_url: str,
+    hostile: tuple[Path, EnrichConfig],
+    monkeypatch: pytest.MonkeyPatch,
+    poison_sku: Callable[[str], Any],
 ) -> None:
     """A failure the cleaning cannot foresee (here an LLM call count no INTEGER column holds, 2**64): the
     batch's transaction fails, the runner writes its SKUs one per transaction and reports only line 3."""
@@ -102,15 +106,7 @@ def test_a_sku_whose_write_fails_is_reported_and_the_other_six_are_written(
 
     path, config = hostile
     ids = [json.loads(line)["sku_id"] for line in path.read_text(encoding="utf-8").splitlines()]
-    real = runner.process_one
-
-    def poisoned(sku: SKU, comp: Any, measure_usage: bool = False) -> SkuOutcome:
-        outcome = real(sku, comp, measure_usage)
-        if sku.sku_id == ids[2]:
-            outcome.llm_calls = 2**64
-        return outcome
-
-    monkeypatch.setattr(runner, "process_one", poisoned)
+    real = poison_sku(ids[2])
     store = CatalogStore(store_url)
     issues: list[str] = []
     first = enrich_to_store(path, store, config, on_issue=issues.append)
