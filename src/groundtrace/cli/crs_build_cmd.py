@@ -41,6 +41,13 @@ def build(
     workers: int = typer.Option(
         1, "--workers", min=1, help="Threads realising dialogues at once (for --realiser llm); same output."
     ),
+    processes: int = typer.Option(
+        0,
+        "--processes",
+        min=0,
+        help="Processes building dialogues at once with the offline realiser; 0 = one per usable CPU "
+        "(at most 8) for 500+ dialogues, else 1. Same output for any value.",
+    ),
     phrasings: Path = typer.Option(
         None,
         "--phrasings",
@@ -75,6 +82,7 @@ def build(
         rejection_share=rejection_share,
         llm=llm,
         workers=workers,
+        processes=processes,
         mine_phrasings=mine_phrasings,
         phrasings=str(phrasings) if phrasings is not None else None,
     )

@@ -8,12 +8,16 @@ import pytest
 from typer.testing import CliRunner
 
 from groundtrace.crs.build.builder import (
+    AUTO_PROCESSES_MAX,
+    AUTO_PROCESSES_MIN_DIALOGUES,
     BuildConfig,
     build_dataset,
     build_dialogues,
+    build_processes,
     rejection_indices,
     split_of,
 )
+from groundtrace.crs.build.realise import TemplateRealiser
 from groundtrace.crs.dataset.files import read_dataset
 from groundtrace.crs.kb.demo import generate_demo_kb
 from groundtrace.crs.schema import SCHEMA_VERSION
@@ -168,6 +172,36 @@ def test_threaded_build_is_identical(kb) -> None:
     many, report = build_dialogues(kb, 30, seed=4, config=BuildConfig(workers=3))
     assert [d.model_dump_json() for d in one] == [d.model_dump_json() for d in many]
     assert report.built == 30
+
+
+def test_build_in_processes_is_identical(kb, tmp_path) -> None:
+    """Forked processes build each dialogue from its index alone: the files are byte-identical, the
+    report too, and the manifest does not record how many processes built them."""
+    one = build_dataset(kb, 40, 6, tmp_path / "one", config=BuildConfig(processes=1))
+    ticks: list[int] = []
+    three = build_dataset(
+        kb, 40, 6, tmp_path / "three", config=BuildConfig(processes=3), progress=ticks.append
+    )
+    assert sum(ticks) == 40 and len(ticks) > 1  # progress moves chunk by chunk
+    assert one.model_dump() == three.model_dump()
+    for name in ("train.jsonl", "validation.jsonl", "test.jsonl", "manifest.json", "build_report.json"):
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "three" / name).read_bytes(), name
+    assert "processes" not in json.loads((tmp_path / "one" / "manifest.json").read_text())["config"]
+
+
+def test_how_many_processes_build() -> None:
+    class Remote:  # an LLM realiser: its client is shared by threads, never copied into processes
+        name = "llm"
+
+    offline = TemplateRealiser()
+    assert build_processes(4, 1000, Remote()) == 1
+    assert build_processes(4, 1000, offline) == 4
+    assert build_processes(4, 3, offline) == 3  # never more processes than dialogues
+    assert build_processes(0, AUTO_PROCESSES_MIN_DIALOGUES - 1, offline) == 1
+    auto = build_processes(0, 10_000, offline)
+    assert 1 <= auto <= AUTO_PROCESSES_MAX
+    with pytest.raises(ValueError, match="processes"):
+        BuildConfig(processes=-1)
 
 
 def test_cli_reports_a_kb_too_small_to_plan(tmp_path) -> None:

@@ -32,6 +32,8 @@ needs a look (part of the LLM turns fell back to the template); ``crs build`` ex
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 import random
 from collections import Counter
 from collections.abc import Callable
@@ -86,6 +88,9 @@ class BuildConfig:
     workers: int = (
         1  # threads realising dialogues concurrently (useful for LLM realisers); output is identical
     )
+    #: processes building dialogues at once with a process-safe (offline) realiser; 0 = automatic
+    #: (:func:`build_processes`); output is identical, so it is not recorded in the manifest
+    processes: int = 1
     #: mine need statements from the KB's reviews into the build's phrasing bank (build/mining.py)
     mine_phrasings: bool = True
     #: a phrasing bank file (YAML, as crs/data/phrasings.yaml); None: the bundled one
@@ -96,6 +101,8 @@ class BuildConfig:
             raise ValueError(f"rejection_share must be in [0, 1], got {self.rejection_share}")
         if self.max_attempts < 1 or self.max_plan_tries < 1 or self.workers < 1:
             raise ValueError("max_attempts, max_plan_tries and workers must be >= 1")
+        if self.processes < 0:
+            raise ValueError(f"processes must be >= 0 (0 = automatic), got {self.processes}")
 
 
 class BuildReport(BaseModel):
@@ -357,7 +364,11 @@ def build_dialogues(
             progress(1)
         return outcome
 
-    if config.workers > 1 and n_dialogues > 1:
+    processes = build_processes(config.processes, n_dialogues, real)
+    if processes > 1:
+        job = _Job(ctx, real, config, seed, frozenset(with_rejection), bank)
+        outcomes = build_in_processes(job, n_dialogues, processes, progress)
+    elif config.workers > 1 and n_dialogues > 1:
         with ThreadPoolExecutor(max_workers=config.workers) as pool:
             outcomes = list(pool.map(one, range(n_dialogues)))  # map keeps index order: deterministic
     else:
@@ -393,6 +404,77 @@ def build_dialogues(
     if client is not None and hasattr(client, "usage"):
         report.llm_usage = client.usage().model_dump()
     return out, report
+
+
+#: With ``processes = 0`` (automatic), a build of fewer dialogues than this stays in one process: starting
+#: processes costs more than it saves.
+AUTO_PROCESSES_MIN_DIALOGUES = 500
+#: At most this many processes are started automatically.
+AUTO_PROCESSES_MAX = 8
+
+
+def build_processes(requested: int, n_dialogues: int, real: Realiser) -> int:
+    """How many processes build the dialogues: 1 for a realiser that is not ``process_safe`` (an LLM
+    client holds connections and a rate budget shared by its threads) or where ``fork`` is unavailable;
+    ``requested`` when ≥ 1; for 0 (automatic) the usable CPUs (at most :data:`AUTO_PROCESSES_MAX`) when
+    ``n_dialogues ≥`` :data:`AUTO_PROCESSES_MIN_DIALOGUES`, else 1. Never more than ``n_dialogues``."""
+    if not getattr(real, "process_safe", False) or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    if requested >= 1:
+        return max(1, min(requested, n_dialogues))
+    if n_dialogues < AUTO_PROCESSES_MIN_DIALOGUES:
+        return 1
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(usable, AUTO_PROCESSES_MAX, n_dialogues))
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What every dialogue of a build shares (inherited by forked processes, never pickled)."""
+
+    ctx: PlanContext
+    real: Realiser
+    config: BuildConfig
+    seed: int
+    with_rejection: frozenset[int]
+    bank: PhrasingBank | None
+
+
+_JOB: _Job | None = None  # set in the parent just before the fork; the children read their copy
+
+
+def _build_range(bounds: tuple[int, int]) -> list[_Outcome]:
+    """Dialogues ``start..stop-1`` of the forked build (runs in a child process)."""
+    job = _JOB
+    assert job is not None, "the build job is set before the processes are forked"
+    return [
+        _build_one(job.ctx, job.real, job.config, job.seed, i, i in job.with_rejection, job.bank)
+        for i in range(*bounds)
+    ]
+
+
+def build_in_processes(
+    job: _Job, n_dialogues: int, processes: int, progress: Callable[[int], None] | None = None
+) -> list[_Outcome]:
+    """``_build_one`` for ``0..n_dialogues-1`` in ``processes`` forked processes, in index order.
+
+    Each dialogue depends only on the job and its index (seeded ``random.Random`` per dialogue, module
+    docstring), so the outcomes are the ones one process would produce. Chunks of about
+    ``n / (8 · processes)`` dialogues keep the processes evenly busy and ``progress`` moving."""
+    global _JOB
+    size = max(1, min(250, n_dialogues // (8 * processes) or 1))
+    chunks = [(start, min(start + size, n_dialogues)) for start in range(0, n_dialogues, size)]
+    _JOB = job
+    try:
+        with multiprocessing.get_context("fork").Pool(processes) as pool:
+            outcomes: list[_Outcome] = []
+            for part in pool.imap(_build_range, chunks):  # imap keeps chunk order: deterministic
+                outcomes.extend(part)
+                if progress is not None:
+                    progress(len(part))
+    finally:
+        _JOB = None
+    return outcomes
 
 
 @dataclass
@@ -599,5 +681,6 @@ def build_dataset(
 
 def _config_dict(config: BuildConfig) -> dict[str, Any]:
     data = asdict(config)
+    data.pop("processes")  # how many processes built it does not change what was built
     data["plan"]["initial_constraint_weights"] = list(config.plan.initial_constraint_weights)
     return data

@@ -64,8 +64,9 @@ def _open_pools(dialogues: list[Dialogue], kb: KnowledgeBase, open_min: int) -> 
             assert t.gold is not None
             pool = [kb.pois[p] for p in t.gold.open_pool if p in kb.pois]
             sizes.append(len(t.gold.open_pool))
+            poi_type = d.poi_type_at(t.index)  # once per turn, not once per pooled POI
             other_city += any(p.city != d.city for p in pool)
-            other_type += any(p.poi_type != d.poi_type_at(t.index) for p in pool)
+            other_type += any(p.poi_type != poi_type for p in pool)
             below += len(t.gold.open_pool) < open_min
     out: dict[str, Any] = {
         "turns": len(sizes),

@@ -85,6 +85,9 @@ class Realiser(Protocol):
     """Phrases a plan: returns the finished dialogue (turn texts, tags and quote spans filled)."""
 
     name: str
+    #: optional class attribute: ``True`` when copies in forked processes realise exactly what one instance
+    #: would (no connection, no shared budget); the builder then builds in several processes
+    #: (``BuildConfig.processes``); absent means ``False``
 
     def realise(self, plan: DialoguePlan, rng: random.Random) -> Dialogue: ...
 
@@ -275,6 +278,8 @@ class TemplateRealiser:
     """Offline realiser: varied templates over the plan; deterministic for a given ``rng`` state."""
 
     name = "template"
+    #: holds no connection or shared budget: dialogues may be realised in forked processes
+    process_safe = True
 
     def realise(self, plan: DialoguePlan, rng: random.Random) -> Dialogue:
         phrase_plan(plan)
