@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 
 import pytest
 from typer.testing import CliRunner
@@ -65,10 +66,23 @@ def _ours(run_dir, names):
     return {ours: aggregate[ours] for ours in names}
 
 
+def _import_ranx():
+    """ranx, imported here, not at collection: it loads numba, pandas and matplotlib (seconds) — the fast
+    tier never runs these tests. Installed by scripts/test.sh ([dev]); optional for users.
+
+    Imported with numba's JIT off (``numba.config.DISABLE_JIT`` before ranx's first import: its ``@njit``
+    metric functions stay the plain Python functions they decorate, ``numba.typed.List``/``Dict`` plain
+    lists/dicts): the same metric code, interpreted. Compiling it cost ~60 s of the first test on a fresh
+    environment (no numba cache yet: CI), ~10 s loading a warm cache, vs ~2 s interpreting it for the
+    few hundred turns here. Nothing else in the suite imports numba."""
+    if "ranx" not in sys.modules:
+        numba = pytest.importorskip("numba")
+        numba.config.DISABLE_JIT = True
+    return pytest.importorskip("ranx")
+
+
 def _ranx(run_file, qrels, names, make_comparable=False):
-    # imported here, not at collection: ranx loads numba, pandas and matplotlib (seconds) — the fast tier
-    # never runs these tests. Installed by scripts/test.sh ([dev]); optional for users.
-    ranx = pytest.importorskip("ranx")
+    ranx = _import_ranx()
     q = ranx.Qrels.from_file(str(qrels), kind="trec")
     r = ranx.Run.from_file(str(run_file), kind="trec")
     values = ranx.evaluate(q, r, list(names.values()), make_comparable=make_comparable)
@@ -93,7 +107,7 @@ def _ir_measures(run_file, qrels, names, all_queries=False):
     }
 
 
-@pytest.mark.slow  # ranx / ir-measures: import and numba JIT
+@pytest.mark.slow  # ranx / ir-measures: imports of pandas, numba, pytrec_eval
 @pytest.mark.parametrize(("setting", "names"), [("closed", CLOSED), ("open", OPEN)])
 def test_complete_run_agrees_with_ranx_and_ir_measures(demo, tmp_path, setting, names):
     run_dir = tmp_path / "run"
@@ -115,7 +129,7 @@ def test_complete_run_agrees_with_ranx_and_ir_measures(demo, tmp_path, setting, 
     assert _ir_measures(run_file, qrels, names) == pytest.approx(ours, abs=1e-9)
 
 
-@pytest.mark.slow  # ranx / ir-measures: import and numba JIT
+@pytest.mark.slow  # ranx / ir-measures: imports of pandas, numba, pytrec_eval
 def test_missing_errored_and_repeated_predictions_agree_when_every_query_counts(demo, tmp_path):
     rng = random.Random(11)
     preds = []
