@@ -268,7 +268,7 @@ class ParsedEvidence:
             masked = instruction_spans(doc.text)
             ctx = _Ctx(
                 doc=doc,
-                text=mask_spans(doc.text, masked),
+                text=mask_spans(doc.text, masked) if masked else doc.text,  # nothing blanked: the text
                 sentences=sentence_spans(doc.text),
                 masked=bool(masked),
             )
@@ -290,11 +290,13 @@ class ParsedEvidence:
         key = (type(engine), spec.slug, spec.type, context_key, id(ctx))
         found = self._findings.get(key)
         if found is None:
-            found = [
-                f
-                for f in engine.extract_one(spec, ctx, context)
-                if is_value_text(f.value, placeholders=False) and f.evidence.quote.strip()
-            ]
+            found = engine.extract_one(spec, ctx, context)
+            if found:
+                found = [
+                    f
+                    for f in found
+                    if is_value_text(f.value, placeholders=False) and f.evidence.quote.strip()
+                ]
             self._findings[key] = found
         return found
 
@@ -385,6 +387,8 @@ class LexiconEngine:
 
     # -- explicit key: value fields -----------------------------------------------------------------
     def _explicit(self, spec: AttributeSpec, ctx: _Ctx) -> list[Finding]:
+        if not ctx.fields:  # both loops below read only the key: value lines
+            return []
         keys = attribute_keys(spec)
         out: list[Finding] = []
         for nkey, _key, raw, start, end, vstart in ctx.fields:
@@ -450,6 +454,8 @@ class LexiconEngine:
             if literal is None or literal in folded
             for m in phrase_re(phrase).finditer(ctx.text)
         ]
+        if not hits:  # drop_contained and the loop below keep nothing of no hits
+            return []
         hits = drop_contained(hits)
         out = []
         # per sentence once (a long description holds hundreds of hits in one sentence)
