@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 from pathlib import Path
 
 import pytest
@@ -145,6 +146,27 @@ def _cli(*args: str, cwd: Path, **extra: str) -> subprocess.CompletedProcess[str
     )
 
 
+def _cli_here(monkeypatch: pytest.MonkeyPatch, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``_cli``'s command line run in this process by typer's CliRunner, as a CompletedProcess: stdout and
+    stderr captured apart (neither a terminal), ``COLUMNS`` as ``main`` sets it in a pipe, a heartbeat on
+    every update. For tests whose subject is what the commands print: a child process per command imports
+    groundtrace, scikit-learn, scipy and pandas again (1-2 s CPU each on a 2-core machine).
+    :func:`test_piped_long_commands_print_heartbeat_lines` keeps real pipes to child processes."""
+    from typer.testing import CliRunner
+
+    from groundtrace.cli import app
+
+    with monkeypatch.context() as patch:
+        patch.setenv("COLUMNS", str(PIPE_WIDTH))
+        patch.setenv("GROUNDTRACE_HEARTBEAT_S", "0")
+        patch.chdir(cwd)
+        result = CliRunner().invoke(app, list(args), prog_name="groundtrace")
+    stderr = result.stderr
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        stderr += "".join(traceback.format_exception(result.exception))
+    return subprocess.CompletedProcess(list(args), result.exit_code, result.stdout, stderr)
+
+
 def _beats(stderr: str, label: str) -> list[tuple[int, int | None]]:
     found = [BEAT.match(line) for line in stderr.splitlines()]
     return [
@@ -200,8 +222,10 @@ def test_piped_long_commands_print_heartbeat_lines(tmp_path: Path) -> None:
         assert "\x1b[" not in result.stderr  # no terminal control codes in a log
 
 
-@pytest.mark.slow  # eight commands in subprocesses
-def test_piped_kb_build_import_leaderboard_simulate_and_hydrate_print_heartbeat_lines(tmp_path: Path) -> None:
+@pytest.mark.slow  # eight commands (in this process: _cli_here)
+def test_piped_kb_build_import_leaderboard_simulate_and_hydrate_print_heartbeat_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The other long commands: a Yelp KB build (per file read, in MB), a public-release import and a
     hydration (MB of the user's review file), a leaderboard and an experiment file (dialogues over all
     their runs), a simulation."""
@@ -211,8 +235,11 @@ def test_piped_kb_build_import_leaderboard_simulate_and_hydrate_print_heartbeat_
     from groundtrace.crs.schema import POI, Review
     from tests.crs.dataset.conftest import yelp_file
 
+    def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+        return _cli_here(monkeypatch, *args, cwd=cwd)
+
     yelp = FIXTURES / "yelp"
-    kb = _cli(
+    kb = cli(
         "crs", "kb", "build", "--yelp-dir", str(yelp), "--out", "kb.sqlite", "--per-type", "2",
         "--min-reviews", "1", "--min-review-chars", "0", cwd=tmp_path,
     )  # fmt: skip
@@ -226,21 +253,21 @@ def test_piped_kb_build_import_leaderboard_simulate_and_hydrate_print_heartbeat_
     ]
     demo = generate_demo_kb(0, n_per_type=12, reviews_per_poi=4)
     save_kb(demo, tmp_path / "demo.sqlite")
-    build = _cli("crs", "build", "--kb", "demo.sqlite", "--dialogues", "6", "--out", "ds", cwd=tmp_path)
+    build = cli("crs", "build", "--kb", "demo.sqlite", "--dialogues", "6", "--out", "ds", cwd=tmp_path)
     assert build.returncode == 0, build.stderr
-    release = _cli(
+    release = cli(
         "crs", "export", "ds", "--kb", "demo.sqlite", "--format", "trace-release", "--out", "rel-pub",
         cwd=tmp_path,
     )  # fmt: skip
     assert release.returncode == 0, release.stderr
-    imported = _cli(
+    imported = cli(
         "crs", "import-release", "rel-pub", "--yelp-reviews", str(yelp_file(demo, tmp_path / "reviews.json")),
         "--out", "imported", cwd=tmp_path,
     )  # fmt: skip
     assert imported.returncode == 0, imported.stderr
     found = [m for m in map(BYTES_BEAT.match, imported.stderr.splitlines()) if m]
     assert found and found[-1]["label"] == "crs import-release reviews" and found[-1]["share"] == "100"
-    board = _cli(
+    board = cli(
         "crs", "leaderboard", "--dataset", "ds", "--out", "lb", "--systems", "random,oracle",
         "--settings", "closed", "--split", "all", "--resamples", "10", cwd=tmp_path,
     )  # fmt: skip
@@ -254,11 +281,11 @@ def test_piped_kb_build_import_leaderboard_simulate_and_hydrate_print_heartbeat_
         "report: {resamples: 10, dialogue_pages: 0}\nout: exp\n",
         encoding="utf-8",
     )
-    experiment = _cli("crs", "run", "--config", "run.yaml", cwd=tmp_path)
+    experiment = cli("crs", "run", "--config", "run.yaml", cwd=tmp_path)
     assert experiment.returncode == 0, experiment.stderr
     beats = _beats(experiment.stderr, "crs run --config run.yaml")
     assert beats[-1] == (24, 24) and [d for d, _ in beats] == sorted(d for d, _ in beats)  # 2 x 2 x 6
-    sim = _cli("crs", "simulate", "--system", "random", "--dataset", "ds", "--split", "all", "--out", "sim",
+    sim = cli("crs", "simulate", "--system", "random", "--dataset", "ds", "--split", "all", "--out", "sim",
                cwd=tmp_path)  # fmt: skip
     assert sim.returncode == 0, sim.stderr
     beats = _beats(sim.stderr, "crs simulate random · closed")
@@ -269,12 +296,12 @@ def test_piped_kb_build_import_leaderboard_simulate_and_hydrate_print_heartbeat_
         Review.model_validate_json(x) for x in (io_fixture / "kb_reviews.jsonl").read_text().splitlines()
     ]
     kb_path = save_kb(KnowledgeBase(pois, reviews, name="crs_io"), tmp_path / "io.sqlite")
-    export = _cli(
+    export = cli(
         "crs", "export", str(io_fixture / "dataset"), "--redact", "--kb", str(kb_path), "--out", "rel",
         cwd=tmp_path,
     )  # fmt: skip
     assert export.returncode == 0, export.stderr
-    hydrate = _cli("crs", "hydrate", "rel", "--yelp-reviews", str(io_fixture / "yelp_reviews_full.json"),
+    hydrate = cli("crs", "hydrate", "rel", "--yelp-reviews", str(io_fixture / "yelp_reviews_full.json"),
                    "--out", "hyd", cwd=tmp_path)  # fmt: skip
     assert hydrate.returncode == 0, hydrate.stderr
     found = [m for m in map(BYTES_BEAT.match, hydrate.stderr.splitlines()) if m]
