@@ -13,11 +13,19 @@ from hypothesis import strategies as st
 from groundtrace.catalog.importers import import_file
 from groundtrace.catalog.importers.train_templates import templates_from_gold
 from groundtrace.catalog.judge.rules import RuleJudge
-from groundtrace.catalog.model import SKU, Document
+from groundtrace.catalog.model import SKU, Document, Evidence
 from groundtrace.catalog.scout import lexicon_engine
 from groundtrace.catalog.scout.agent import ScoutAgent
+from groundtrace.catalog.scout.engine import Finding
 from groundtrace.catalog.scout.injection import instruction_spans
-from groundtrace.catalog.scout.lexicon_engine import Q_EXPLICIT, LexiconEngine, ParsedEvidence, _Ctx
+from groundtrace.catalog.scout.lexicon_engine import (
+    Q_EXPLICIT,
+    LexiconEngine,
+    ParsedEvidence,
+    _Ctx,
+    evidence_of,
+    rule_finding,
+)
 from groundtrace.catalog.scout.lexicons import attribute_keys, drop_contained, map_to_vocab, parse_bool
 from groundtrace.catalog.scout.sentences import first_sentence, is_value_text, mask_spans, sentence_spans
 from groundtrace.catalog.sources.catalog_record import CatalogRecordSource, catalog_documents
@@ -254,3 +262,47 @@ def test_rule_fast_paths_give_the_former_output_on_real_samples() -> None:
     assert drop_contained([]) == []  # _mentions returns [] at once without hits: the loop had nothing
     ctx = ParsedEvidence().context(catalog_documents(SKU(sku_id="y", category="c", title="Red mug"))[0])
     assert ctx.text == ctx.doc.text and not ctx.fields
+
+
+def test_fast_evidence_and_rule_finding_are_the_validated_models() -> None:
+    assert list(Evidence.model_fields) == ["source", "source_type", "source_ref", "quote", "span", "url"]
+    assert list(Finding.model_fields) == [
+        "attribute",
+        "value",
+        "evidence",
+        "quality",
+        "explicit",
+        "confidence",
+        "flags",
+    ]  # fmt: skip  (the fast paths write these, in this order)
+    for url in (None, "https://x.test/1"):
+        for source, source_type in (("catalog", "catalog"), ("web", "retailer"), ("image", "image")):
+            args = (source, source_type, "catalog:title", "Acme Red", (0, 8), url)
+            got = evidence_of(*args)
+            want = Evidence(source=source, source_type=source_type, source_ref="catalog:title",  # type: ignore[arg-type]
+                            quote="Acme Red", span=(0, 8), url=url)  # fmt: skip
+            assert got == want and got.model_dump_json() == want.model_dump_json() and repr(got) == repr(want)
+            assert got.model_fields_set == want.model_fields_set and list(got.__dict__) == list(want.__dict__)
+            for quality in (0.0, 1.0, 0.85, 0.75, 0.6):
+                for explicit in (False, True):
+                    f = rule_finding("brand", "Acme", got, quality, explicit)
+                    w = Finding(
+                        attribute="brand", value="Acme", evidence=want, quality=quality, explicit=explicit
+                    )
+                    assert f == w and f.model_dump_json() == w.model_dump_json() and repr(f) == repr(w)
+                    assert f.model_fields_set == w.model_fields_set and list(f.__dict__) == list(w.__dict__)
+                    assert (
+                        f.flags == [] and f.flags is not rule_finding("b", "A", got, quality, explicit).flags
+                    )
+    # outside what the fast paths can prove, the validators run (and reject what they reject)
+    with pytest.raises(ValueError):
+        evidence_of("nowhere", "catalog", "r", "q", (0, 1), None)
+    with pytest.raises(ValueError):
+        evidence_of("catalog", "catalog", "r", "q", (0, 1, 2), None)  # type: ignore[arg-type]
+    assert evidence_of("catalog", "catalog", "r", "q", [0, 1], None).span == (0, 1)  # type: ignore[arg-type]
+    e = evidence_of("catalog", "catalog", "r", "q", (0, 1), None)
+    with pytest.raises(ValueError):
+        rule_finding("brand", "Acme", e, 1.5, False)
+    with pytest.raises(ValueError):
+        rule_finding("brand", "Acme", e, float("nan"), False)
+    assert rule_finding("brand", "Acme", e, 1, True).quality == 1.0  # an int is validated to a float

@@ -39,6 +39,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import get_args
 
 from groundtrace.catalog.model import SKU, AttributeSpec, Document, Evidence
 from groundtrace.catalog.scout.engine import EngineOutput, Finding
@@ -231,14 +232,81 @@ class _Ctx:
 
     def evidence_span(self, span: tuple[int, int]) -> Evidence:
         d = self.doc
-        return Evidence(
-            source=d.source,
-            source_type=d.source_type,
-            source_ref=d.source_ref,
-            quote=d.text[span[0] : span[1]],
-            span=span,
-            url=d.metadata.get("url"),
+        return evidence_of(
+            d.source, d.source_type, d.source_ref, d.text[span[0] : span[1]], span, d.metadata.get("url")
         )
+
+
+_new = object.__new__
+_set = object.__setattr__
+_SOURCES = frozenset(get_args(Evidence.model_fields["source"].annotation))
+_SOURCE_TYPES = frozenset(get_args(Evidence.model_fields["source_type"].annotation))
+
+
+def evidence_of(
+    source: str, source_type: str, source_ref: str, quote: str, span: tuple[int, int], url: str | None
+) -> Evidence:
+    """``Evidence(source=…, source_type=…, source_ref=…, quote=…, span=…, url=…)`` without running the
+    validator where it provably changes nothing: ``str`` values (a ``source`` / ``source_type`` among the
+    field's literals), a ``tuple`` of two ``int`` as the span and a ``str`` or None url are kept as they
+    are, so the fields hold the same values, in field order, with the same fields set
+    (tests/catalog/scout/test_parsed_evidence.py compares both); anything else is validated."""
+    if (
+        type(source) is not str
+        or source not in _SOURCES
+        or type(source_type) is not str
+        or source_type not in _SOURCE_TYPES
+        or type(source_ref) is not str
+        or type(quote) is not str
+        or type(span) is not tuple
+        or len(span) != 2
+        or type(span[0]) is not int
+        or type(span[1]) is not int
+        or not (url is None or type(url) is str)
+    ):
+        return Evidence(
+            source=source,  # type: ignore[arg-type]
+            source_type=source_type,  # type: ignore[arg-type]
+            source_ref=source_ref,
+            quote=quote,
+            span=span,
+            url=url,
+        )
+    found = _new(Evidence)
+    values = {"source": source, "source_type": source_type, "source_ref": source_ref, "quote": quote}
+    values["span"], values["url"] = span, url
+    _set(found, "__dict__", values)
+    _set(found, "__pydantic_fields_set__", {"source", "source_type", "source_ref", "quote", "span", "url"})
+    _set(found, "__pydantic_extra__", None)
+    _set(found, "__pydantic_private__", None)
+    return found
+
+
+def rule_finding(attribute: str, value: str, evidence: Evidence, quality: float, explicit: bool) -> Finding:
+    """``Finding(attribute=…, value=…, evidence=…, quality=…, explicit=…)`` without running the validator
+    where it provably changes nothing (``str`` attribute and value, an :class:`Evidence` instance — not
+    revalidated —, a ``float`` quality in [0, 1], a ``bool``): the same field values in field order,
+    ``confidence`` / ``flags`` at their defaults, the same fields set (tested); anything else is
+    validated."""
+    if (
+        type(attribute) is not str
+        or type(value) is not str
+        or type(evidence) is not Evidence
+        or type(quality) is not float
+        or not 0.0 <= quality <= 1.0
+        or type(explicit) is not bool
+    ):
+        return Finding(
+            attribute=attribute, value=value, evidence=evidence, quality=quality, explicit=explicit
+        )
+    found = _new(Finding)
+    values = {"attribute": attribute, "value": value, "evidence": evidence, "quality": quality}
+    values["explicit"], values["confidence"], values["flags"] = explicit, None, []
+    _set(found, "__dict__", values)
+    _set(found, "__pydantic_fields_set__", {"attribute", "value", "evidence", "quality", "explicit"})
+    _set(found, "__pydantic_extra__", None)
+    _set(found, "__pydantic_private__", None)
+    return found
 
 
 class ParsedEvidence:
@@ -381,9 +449,7 @@ class LexiconEngine:
         quote_span: tuple[int, int] | None = None,
     ) -> Finding:
         evidence = ctx.evidence_span(quote_span) if quote_span else ctx.evidence(*span)
-        return Finding(
-            attribute=spec.slug, value=value, evidence=evidence, quality=quality, explicit=explicit
-        )
+        return rule_finding(spec.slug, value, evidence, quality, explicit)
 
     # -- explicit key: value fields -----------------------------------------------------------------
     def _explicit(self, spec: AttributeSpec, ctx: _Ctx) -> list[Finding]:
