@@ -9,10 +9,18 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groundtrace.catalog.scout.sentences import ascii_fold, may_match, phrase_literal, phrase_re
+from groundtrace.catalog.scout.sentences import (
+    _NEGATORS,
+    ascii_fold,
+    may_match,
+    negated,
+    norm_key,
+    phrase_literal,
+    phrase_re,
+)
 
 ALL_CHARS = "".join(map(chr, range(0x110000)))
 
@@ -74,3 +82,13 @@ def test_match_implies_may_match(parts: list[str], seps: list[str], noise: str, 
             assert may_match(phrase, ascii_fold(text)), (phrase, text)
     if any(ch.isalnum() for ch in phrase) and phrase_re(phrase).fullmatch(written):
         assert found >= 1
+
+
+@given(st.text(alphabet="aZ9 _-.,;:!?()\nnotNOé'", max_size=40), st.integers(0, 45))
+@settings(max_examples=300, deadline=None)
+def test_precompiled_norm_key_and_negated_equal_the_module_level_re_calls(text: str, start: int) -> None:
+    """``norm_key`` / ``negated`` with their patterns compiled once give what ``re.sub`` / ``re.split`` with
+    the pattern strings gave."""
+    assert norm_key(text) == re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+    window = re.split(r"[,;:.!?()\n]", text[max(0, start - 20) : start])[-1]
+    assert negated(text, start) == bool(_NEGATORS.search(window))

@@ -85,6 +85,7 @@ _ALLERGEN_STMT = re.compile(
     r"(?::|-|–)?\s*(?P<list>[^.;\n:]+)",
     re.IGNORECASE,
 )
+_SEPARATORS = re.compile(r"[\s_-]+")
 _CPU = re.compile(
     r"\bcache\b|\d\s*[gm]hz\b|\bprocessor\b|\bcpu\b|\bxeon\b|\bopteron\b|-core\b", re.IGNORECASE
 )
@@ -539,7 +540,7 @@ class LexiconEngine:
                 continue
             if spec.title_prefix and start <= 4 and _starts_title(ctx, start):
                 named = True  # "Mt. Olive Kosher Dills": a known brand opening the title states the brand
-            surface = re.sub(r"[\s_-]+", " ", ctx.text[start:end].lower())
+            surface = _SEPARATORS.sub(" ", ctx.text[start:end].lower())
             if surface in AMBIGUOUS_WORDS and not named:
                 continue
             if _is_kv_key_position(ctx.text, start):

@@ -182,13 +182,21 @@ def phrase_pattern(phrase: str) -> str:
     return f"{left}{body}{right}"
 
 
+_NON_KEY = re.compile(r"[^a-z0-9]+")
+
+
 def norm_key(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+    """``text`` lowered, every run of characters other than ``a-z0-9`` one space, stripped."""
+    return _NON_KEY.sub(" ", text.lower()).strip()
+
+
+_CLAUSE_BREAK = re.compile(r"[,;:.!?()\n]")
 
 
 def negated(text: str, start: int) -> bool:
+    """Does a negator (:data:`_NEGATORS`) end the clause before ``start`` (within 20 characters)?"""
     window = text[max(0, start - 20) : start]
-    window = re.split(r"[,;:.!?()\n]", window)[-1]
+    window = _CLAUSE_BREAK.split(window)[-1]
     return bool(_NEGATORS.search(window))
 
 
