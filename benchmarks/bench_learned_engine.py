@@ -17,8 +17,9 @@ other jobs on a shared machine only ever add time; ``time.process_time``):
 * ``pipeline`` — ``process_sku`` (Scout → Judge → policy), as ``catalog_learned.py``'s CPU column.
 
 ``offline`` (the rule engine) is timed in the same process as the reference. ``--baseline-src`` also
-runs this script's timing in a subprocess on another checkout's ``src`` (e.g. ``git archive`` of the old
-commit) alternately with this one, so the old/new ratio comes from one run; ``--baseline-learned REV`` builds
+times another checkout's ``src`` (e.g. ``git archive`` of the old commit), so the old/new ratio comes from
+one run: each of ``--repeat`` rounds times both sides, each in a fresh process, in alternating order
+(old/new, new/old, ...; :func:`_run`); ``--baseline-learned REV`` builds
 that ``src`` itself: a copy of this ``src`` with ``src/groundtrace/catalog/scout/learned/`` as of git
 revision ``REV`` (so the other modules — the rule engine the learned engine adds to, the Judge — are the
 same on both sides and only the learned engine differs).
@@ -418,26 +419,38 @@ def _check(found: dict[str, Any], golden: dict[str, Any]) -> list[str]:
     return problems
 
 
+def _timed_in(src: Path, name: str, args: argparse.Namespace, profile: int, label: str) -> dict[str, Any]:
+    """One round of :func:`measure` (``--repeat 1``) for ``name`` in a fresh process on ``src``; its
+    ``--profile`` output goes to stderr under ``label``."""
+    cmd = [sys.executable, __file__, "--json", "--only", name, "--repeat", "1"]
+    cmd += ["--data", str(args.data), "--models", str(args.models), "--profile", str(profile)]
+    env = {"PYTHONPATH": str(src), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    if profile:
+        print(done.stderr.replace("## profile: ", f"## profile ({label}): "), file=sys.stderr)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def _run(names: list[str], args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(this tree's measurements, the baseline's) per dataset; with a baseline, rounds alternate old / new
-    (one timing each), so load changes hit both alike."""
+    """(this tree's measurements, the baseline's) per dataset. With a baseline, each round times both sides
+    in fresh processes (one timing each; ``measure``'s first pass warms each process alike), old first in
+    even rounds and new first in odd ones (A B, B A, ...), so load changes and the order hit both alike and
+    neither side runs in a process the other rounds have grown; ``--parts`` then runs in this process."""
     found: dict[str, Any] = {}
     base: dict[str, Any] = {}
+    here = Path(__file__).resolve().parents[1] / "src"
     for name in names:
-        rounds, repeat = (args.repeat, 1) if args.baseline_src is not None else (1, args.repeat)
-        for round_ in range(rounds):
-            profile = args.profile if round_ == 0 else 0  # the first round only
-            if args.baseline_src is not None:
-                cmd = [sys.executable, __file__, "--json", "--only", name, "--repeat", "1"]
-                cmd += ["--data", str(args.data), "--models", str(args.models), "--profile", str(profile)]
-                env = {"PYTHONPATH": str(args.baseline_src), "PATH": "/usr/bin:/bin"}
-                done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
-                _keep_least(base, json.loads(done.stdout.strip().splitlines()[-1]))
-                if profile:
-                    print(done.stderr.replace("## profile: ", "## profile (baseline): "), file=sys.stderr)
-            parts_repeat = args.parts if round_ == 0 else 0  # the first round only
-            got = measure(name, args.data, args.models, repeat, profile, parts_repeat)
+        if args.baseline_src is None:
+            got = measure(name, args.data, args.models, args.repeat, args.profile, args.parts)
             _keep_least(found, {name: got})
+            continue
+        for round_ in range(args.repeat):
+            profile = args.profile if round_ == 0 else 0  # the first round only
+            sides = [(base, args.baseline_src, "baseline"), (found, here, "this tree")]
+            for into, src, label in sides if round_ % 2 == 0 else sides[::-1]:
+                _keep_least(into, _timed_in(src, name, args, profile, label))
+        if args.parts > 0:
+            found[name]["parts"] = measure(name, args.data, args.models, 0, 0, args.parts)["parts"]
     return found, base
 
 
