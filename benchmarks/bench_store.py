@@ -217,6 +217,16 @@ def _cpu_s() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+def _reaped() -> None:
+    """Wait until the store-writer processes the runs told to stop have ended and been reaped (their
+    reaper threads done): ``RUSAGE_CHILDREN`` counts a child's CPU only then."""
+    import threading
+
+    for thread in threading.enumerate():
+        if thread.name == "store-writer-reaper":
+            thread.join()
+
+
 def _warm_up(root: Path, base_url: str) -> None:
     """One call per demo SKU before any clock: each template's output model and its schema forms are built
     on first use and kept for the process (worker processes forked later inherit them), like the
@@ -300,6 +310,7 @@ def bench_llm(
             finally:
                 runner.process_one = step
             wall = time.perf_counter() - t0
+            _reaped()  # the store-writer process's CPU counts once it has ended (after the clock)
             cpu = _cpu_s() - cpu0
             parent.send("cpu")
             server_cpu = parent.recv() - server_cpu

@@ -195,3 +195,56 @@ def test_cli_llm_processes_gives_the_results_of_one_process(
             results.append(_results(store))
             store.close()
     assert results[0]["decisions"] and results[0] == results[1]
+
+
+def test_the_store_process_writes_full_batches_in_order_then_the_last_round_eagerly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer pipelined to the store-writer process: at most one batch in the child at a time, every
+    batch before the last round of SKUs a full ``batch_size``, each outcome written once and in the order
+    it arrived; in the last round (``eager_after``) whatever waits goes as soon as the child is idle —
+    never more than ``batch_size`` at once — and the run's summary counts every SKU."""
+    from groundtrace.catalog.model import SKU
+    from groundtrace.catalog.pipeline import build_components
+    from groundtrace.catalog.store import runner
+    from groundtrace.catalog.store.store import SkuOutcome
+
+    store = CatalogStore(f"sqlite:///{tmp_path / 'pipelined.db'}")
+    comp = build_components(EnrichConfig())
+    options = StoreRunOptions(batch_size=8)
+    run = store.start_run({"test": "pipelined"}, name="p", engine="async:llm", model=None, judge="rule")
+    sent: list[list[str]] = []
+    in_child: list[int] = []
+    send = runner.StoreProcess.send_batch
+
+    def record(self: Any, run: Any, outcomes: list[SkuOutcome], **kw: Any) -> None:
+        in_child.append(len(sent) - len(received))  # batches sent and not yet answered
+        sent.append([o.sku.sku_id for o in outcomes])
+        send(self, run, outcomes, **kw)
+
+    received: list[int] = []
+    receive = runner.StoreProcess.receive
+
+    def answer(self: Any) -> Any:
+        received.append(1)
+        return receive(self)
+
+    monkeypatch.setattr(runner.StoreProcess, "send_batch", record)
+    monkeypatch.setattr(runner.StoreProcess, "receive", answer)
+    ids = [f"sku-{i:03d}" for i in range(45)]
+    summary = runner.StoreRunSummary(run_id=run.id, run_name=run.name, mode="async")
+    with runner.StoreProcess(store.url) as target:
+        writer = runner._Writer(target, run, options, comp, summary, lambda _t: None, None, measured=True)
+        writer.eager_after = 37
+        for sku_id in ids:
+            sku = SKU.model_validate({"sku_id": sku_id, "title": "Oat bar", "category": "snacks"})
+            writer.add(SkuOutcome(sku=sku))
+        writer.flush()
+    assert [i for batch in sent for i in batch] == ids  # each once, in order
+    assert set(in_child) == {0}  # never a second batch while one is being written
+    full = [batch for batch in sent if ids.index(batch[-1]) < 37]
+    assert full and all(len(batch) == 8 for batch in full)
+    assert all(1 <= len(batch) <= 8 for batch in sent)
+    assert summary.skus_processed == 45
+    assert sorted(r["sku_id"] for r in store.table("sku_runs")) == ids
+    store.close()

@@ -26,7 +26,10 @@
    worth) per transaction. In ``async`` mode with the SKUs' threads in this process, the transactions
    themselves run in a child process (:class:`StoreProcess`, ``StoreRunOptions.write_process``, on by
    default): the same ``record_batch`` on the same outcomes, without waiting for this process's GIL
-   behind the threads in flight. A SKU whose processing raises is recorded as failed with its error (reported,
+   behind the threads in flight; this process hands a batch over and goes on collecting outcomes while
+   it is written (one batch in the child at a time), and in the run's last round of SKUs in flight sends
+   what waits as soon as the child is idle (:class:`_Writer`), so little is left to write after the last
+   SKU. A SKU whose processing raises is recorded as failed with its error (reported,
    retried on the next start) and never stops the batch. Text a backend cannot hold is cleaned by the
    store (:mod:`.clean`) and reported per SKU as ``file:line: sku_id: what was cleaned``; a SKU that
    cannot be stored (an over-long id) is reported the same way and counted as failed. Should a batch's
@@ -230,6 +233,9 @@ def enrich_to_store(
                 measured=mode in ("processes", "ray") or sharded,
             )
             writer.where = _SkuLines(Path(skus_path))
+            # the last round of SKUs in flight: from here on, each goes to the store-writer process as
+            # soon as it is idle, so what is left to write after the last SKU is a few SKUs
+            writer.eager_after = max(0, len(todo) - config.workers)
             try:
                 for outcome in _outcomes(mode, todo, comp, config, options):
                     writer.add(outcome)
@@ -530,13 +536,14 @@ class StoreProcess:
     the writer thread's wall time was ~3.5× its CPU time (1.0 s CPU, 3.5 s wall for 512 SKUs), it fell
     behind the SKUs, and its backlog was the run's last 0.6-1.3 s. Here this process only packs each
     outcome (:func:`pack`, its results as one JSON document: ~0.1 ms CPU against ~1-2 ms for the write)
-    and waits, without the GIL, for the answer.
+    and reads the answer when it is ready (:meth:`send_batch` / :meth:`answered` / :meth:`receive`;
+    :meth:`record_batch` waits, without the GIL).
 
     Same decisions and the same store contents: the child runs the store's own ``record_batch`` on the
     outcomes :func:`unpack` restores; a batch that fails raises :class:`RemoteWriteError` with the
     database error's first line, and the writer narrows it to single SKUs as before. The child is forked
-    (like the ``llm_processes`` workers; see :func:`_sharded_async` for the caveat) and ends with the
-    context."""
+    (like the ``llm_processes`` workers; see :func:`_sharded_async` for the caveat) and told to stop
+    when the context ends (:meth:`__exit__`)."""
 
     def __init__(self, url: str) -> None:
         self.url = url
@@ -561,26 +568,59 @@ class StoreProcess:
         self, run: Any, outcomes: list[SkuOutcome], *, policy: StorePolicy, usage: Usage | None
     ) -> WriteStats:
         """:meth:`CatalogStore.record_batch` in the child process."""
+        self.send_batch(run, outcomes, policy=policy, usage=usage)
+        return self.receive()
+
+    def send_batch(
+        self, run: Any, outcomes: list[SkuOutcome], *, policy: StorePolicy, usage: Usage | None
+    ) -> None:
+        """Start :meth:`record_batch` in the child without waiting: :meth:`receive` gives its answer."""
         try:
             self._conn.send((run, [pack(o) for o in outcomes], policy, usage))
+        except OSError as exc:
+            raise self._ended() from exc
+
+    def answered(self) -> bool:
+        """Is the answer of the batch sent last ready (so :meth:`receive` will not wait)?"""
+        try:
+            return bool(self._conn.poll())
+        except (EOFError, OSError):
+            return True  # receive() raises why
+
+    def receive(self) -> WriteStats:
+        """The answer of the batch sent last: its :class:`WriteStats`, or :class:`RemoteWriteError`."""
+        try:
             ok, answer = self._conn.recv()
         except (EOFError, OSError) as exc:
-            code = self._proc.exitcode if self._proc is not None else None
-            raise RuntimeError(f"the store-writer process ended (exit code {code})") from exc
+            raise self._ended() from exc
         if ok:
             return answer  # type: ignore[no-any-return]
         raise RemoteWriteError(answer)
 
+    def _ended(self) -> RuntimeError:
+        code = self._proc.exitcode if self._proc is not None else None
+        return RuntimeError(f"the store-writer process ended (exit code {code})")
+
     def __exit__(self, *_exc: object) -> None:
+        """Tell the child to stop and return: every batch sent has been answered (so written) by now,
+        and the child's exit — closing its database connection, tearing down a copy of this process's
+        address space, 30-50 ms at c = 64 on the loaded 2-core machine — is waited for by a daemon
+        thread (terminated if it takes over 30 s), not by the run."""
         try:
             self._conn.send(None)
         except OSError:
             pass
-        self._proc.join(30)
-        if self._proc.is_alive():
-            self._proc.terminate()
-            self._proc.join()
-        self._conn.close()
+        proc, conn = self._proc, self._conn
+        threading.Thread(target=_reap, args=(proc, conn), name="store-writer-reaper", daemon=True).start()
+
+
+def _reap(proc: Any, conn: Any) -> None:
+    """Wait for a :class:`StoreProcess` child to end (terminate it after 30 s), then close its pipe."""
+    proc.join(30)
+    if proc.is_alive():
+        proc.terminate()
+        proc.join()
+    conn.close()
 
 
 # -- the one writer ----------------------------------------------------------------------------------------
@@ -605,6 +645,17 @@ class _SkuLines:
 
 
 class _Writer:
+    """Buffers outcomes and writes them ``batch_size`` SKUs (or ``flush_seconds``' worth) per transaction.
+
+    Writing to a :class:`StoreProcess` is pipelined: a batch is handed to the child and this process goes
+    on collecting outcomes while it is written; at most one batch is in the child at a time (so batches
+    are written, and a failed one narrowed, in order). Once ``eager_after`` outcomes have arrived (the
+    caller sets it to the start of the last round of SKUs in flight), whatever waits goes to the child as
+    soon as it is idle: the write left after the last SKU — the run's tail — is then that of the few SKUs
+    that ended during the previous write, not of up to ``batch_size``, while the run's other batches keep
+    their size (smaller ones cost the child CPU per SKU). Writing in this process: each flush waits for its
+    transaction, as before."""
+
     def __init__(
         self,
         store: CatalogStore | StoreProcess,
@@ -624,20 +675,36 @@ class _Writer:
         self.usage_total = Usage()
         self.stats = WriteStats()
         self.where = _SkuLines(None)
+        self.pipelined = isinstance(store, StoreProcess)
+        self.in_child: tuple[list[SkuOutcome], Usage | None] | None = None  # the batch being written
+        self.received = 0
+        self.eager_after: int | None = None  # see the class docstring (None: never eager)
 
     def add(self, outcome: SkuOutcome) -> None:
         self.buffer.append(outcome)
+        self.received += 1
         for text in outcome.issues:
             self.issue(text)
         if outcome.error is not None:
             self.issue(f"{outcome.sku.sku_id}: {outcome.error}")
+        if self.in_child is not None and self.store.answered():  # type: ignore[union-attr]
+            self._collect()
         if (
             len(self.buffer) >= self.options.batch_size
             or time.monotonic() - self.last_flush >= self.options.flush_seconds
+            or (self.in_child is None and self._eager())
         ):
-            self.flush()
+            self.flush(wait=False)
 
-    def flush(self) -> None:
+    def _eager(self) -> bool:
+        """Write what waits as soon as the child is idle (pipelined, in the run's last round)."""
+        return self.pipelined and self.eager_after is not None and self.received > self.eager_after
+
+    def flush(self, wait: bool = True) -> None:
+        """Write the buffered outcomes; ``wait=False`` (pipelined only) returns once they are handed to
+        the child, else every batch is written when this returns."""
+        if self.in_child is not None:
+            self._collect()
         batch, self.buffer = self.buffer, []
         self.last_flush = time.monotonic()
         if not batch:
@@ -646,7 +713,26 @@ class _Writer:
         if not self.measured and self.comp.llm_clients:
             now = usage_of(self.comp.llm_clients)
             usage, self.usage_mark = usage_minus(now, self.usage_mark), now
-        stats = self._record(batch, usage)
+        if self.pipelined:
+            self.store.send_batch(self.run, batch, policy=self.options.policy, usage=usage)  # type: ignore[union-attr]
+            self.in_child = (batch, usage)
+            if wait:
+                self._collect()
+            return
+        self._done(batch, usage, self._record(batch, usage))
+
+    def _collect(self) -> None:
+        """Wait for the batch in the child and account for it (narrowed to its SKUs if it failed)."""
+        assert self.in_child is not None
+        batch, usage = self.in_child
+        self.in_child = None
+        try:
+            stats = self.store.receive()  # type: ignore[union-attr]
+        except RemoteWriteError as exc:
+            stats = self._narrow(batch, usage, exc)
+        self._done(batch, usage, stats)
+
+    def _done(self, batch: list[SkuOutcome], usage: Usage | None, stats: WriteStats) -> None:
         for sku_id, note in stats.notes:
             self.issue(f"{self.where(sku_id)}: {note}")
         failed = set(stats.rejected)
@@ -663,10 +749,14 @@ class _Writer:
         try:
             return self.store.record_batch(self.run, batch, policy=self.options.policy, usage=usage)
         except Exception as exc:  # noqa: BLE001 - a write that fails is narrowed to its SKU and reported
-            if len(batch) == 1:
-                sku_id = batch[0].sku.sku_id
-                return WriteStats(notes=[(sku_id, f"not stored: {_first_line(exc)}")], rejected=[sku_id])
-            log.warning("batch write failed (%s); one SKU per transaction", _first_line(exc))
+            return self._narrow(batch, usage, exc)
+
+    def _narrow(self, batch: list[SkuOutcome], usage: Usage | None, exc: Exception) -> WriteStats:
+        """After ``batch``'s transaction failed with ``exc``: its SKUs one per transaction."""
+        if len(batch) == 1:
+            sku_id = batch[0].sku.sku_id
+            return WriteStats(notes=[(sku_id, f"not stored: {_first_line(exc)}")], rejected=[sku_id])
+        log.warning("batch write failed (%s); one SKU per transaction", _first_line(exc))
         total = WriteStats()
         for outcome in batch:
             one = self._record([outcome], usage)
