@@ -47,7 +47,12 @@ set +e
 # would otherwise compile groundtrace again and re-rewrite the asserts of every test module each time; the
 # caches go to the git-ignored __pycache__ folders. Measured (CPU, loaded 2-core machine): the child
 # whole-suite collection of tests/test_fresh_clone.py 19.9 -> 11.0 s, that module 25.7 -> 15.4 s.
-env -u PYTHONDONTWRITEBYTECODE python -m pytest -q -p no:cacheprovider "$@"
+# Two pytest-xdist workers ([dev]): the CI machine has 2 cores (rule: under 20 minutes on 2 cores), and the
+# suite's CPU is spread over many files. --dist loadscope keeps a module's tests on one worker, so every
+# module-scoped fixture (demo builds, trained parsers, browsers, servers) is still made once; session
+# caches are made once per worker. The PostgreSQL store tests make one database per session, so per worker.
+# A later -n on the command line wins (-n 0: one process).
+env -u PYTHONDONTWRITEBYTECODE python -m pytest -q -p no:cacheprovider -n 2 --dist loadscope "$@"
 rc=$?
 set -e
 if [ "$rc" = 5 ]; then
