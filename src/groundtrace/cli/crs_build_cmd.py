@@ -42,11 +42,11 @@ def build(
         1, "--workers", min=1, help="Threads realising dialogues at once (for --realiser llm); same output."
     ),
     processes: int = typer.Option(
-        0,
+        1,
         "--processes",
         min=0,
-        help="Processes building dialogues at once with the offline realiser; 0 = one per usable CPU "
-        "(at most 8) for 500+ dialogues, else 1. Same output for any value.",
+        help="Processes building dialogues at once with the offline realiser (0 = one per usable CPU, at "
+        "most 8, for 500+ dialogues). Same output for any value; pays off only beyond 2 cores.",
     ),
     phrasings: Path = typer.Option(
         None,
