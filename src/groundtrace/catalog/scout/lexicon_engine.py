@@ -39,7 +39,9 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import get_args
+from typing import Any, TypeVar, get_args
+
+from pydantic import BaseModel
 
 from groundtrace.catalog.model import SKU, AttributeSpec, Document, Evidence
 from groundtrace.catalog.scout.engine import EngineOutput, Finding
@@ -240,6 +242,21 @@ class _Ctx:
 
 _new = object.__new__
 _set = object.__setattr__
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def assembled(model: type[_M], values: dict[str, Any], fields_set: set[str]) -> _M:
+    """An instance of the pydantic ``model`` holding ``values`` (every field, in field order) with
+    ``fields_set`` as the fields set, built without running the validator: only for values the caller
+    has proved valid (:func:`evidence_of`, :func:`rule_finding`, the learned engine's findings)."""
+    found = _new(model)
+    _set(found, "__dict__", values)
+    _set(found, "__pydantic_fields_set__", fields_set)
+    _set(found, "__pydantic_extra__", None)
+    _set(found, "__pydantic_private__", None)
+    return found
+
+
 _SOURCES = frozenset(get_args(Evidence.model_fields["source"].annotation))
 _SOURCE_TYPES = frozenset(get_args(Evidence.model_fields["source_type"].annotation))
 
@@ -273,14 +290,9 @@ def evidence_of(
             span=span,
             url=url,
         )
-    found = _new(Evidence)
     values = {"source": source, "source_type": source_type, "source_ref": source_ref, "quote": quote}
     values["span"], values["url"] = span, url
-    _set(found, "__dict__", values)
-    _set(found, "__pydantic_fields_set__", {"source", "source_type", "source_ref", "quote", "span", "url"})
-    _set(found, "__pydantic_extra__", None)
-    _set(found, "__pydantic_private__", None)
-    return found
+    return assembled(Evidence, values, {"source", "source_type", "source_ref", "quote", "span", "url"})
 
 
 def rule_finding(attribute: str, value: str, evidence: Evidence, quality: float, explicit: bool) -> Finding:
@@ -300,14 +312,9 @@ def rule_finding(attribute: str, value: str, evidence: Evidence, quality: float,
         return Finding(
             attribute=attribute, value=value, evidence=evidence, quality=quality, explicit=explicit
         )
-    found = _new(Finding)
     values = {"attribute": attribute, "value": value, "evidence": evidence, "quality": quality}
     values["explicit"], values["confidence"], values["flags"] = explicit, None, []
-    _set(found, "__dict__", values)
-    _set(found, "__pydantic_fields_set__", {"attribute", "value", "evidence", "quality", "explicit"})
-    _set(found, "__pydantic_extra__", None)
-    _set(found, "__pydantic_private__", None)
-    return found
+    return assembled(Finding, values, {"attribute", "value", "evidence", "quality", "explicit"})
 
 
 class ParsedEvidence:

@@ -462,7 +462,7 @@ def build_in_processes(
     docstring), so the outcomes are the ones one process would produce. Chunks of about
     ``n / (8 · processes)`` dialogues keep the processes evenly busy and ``progress`` moving."""
     global _JOB
-    size = max(1, min(250, n_dialogues // (8 * processes) or 1))
+    size = max(1, min(250, n_dialogues // (8 * processes)))
     chunks = [(start, min(start + size, n_dialogues)) for start in range(0, n_dialogues, size)]
     _JOB = job
     try:

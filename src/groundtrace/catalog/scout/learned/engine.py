@@ -21,7 +21,7 @@ from groundtrace.catalog.scout.engine import EngineContext, EngineOutput, Findin
 from groundtrace.catalog.scout.injection import instruction_spans
 from groundtrace.catalog.scout.learned.model import LearnedModel, load_model
 from groundtrace.catalog.scout.learned.predict import FIELDS, Proposal, Tagger, propose, select
-from groundtrace.catalog.scout.lexicon_engine import LexiconEngine, ParsedEvidence, _Ctx
+from groundtrace.catalog.scout.lexicon_engine import LexiconEngine, ParsedEvidence, _Ctx, assembled
 from groundtrace.catalog.scout.sentences import overlaps
 
 
@@ -132,10 +132,6 @@ class LearnedEngine:
         return out
 
 
-_new = object.__new__
-_set = object.__setattr__
-
-
 def learned_finding(attribute: str, value: str, evidence: Evidence, score: float) -> Finding:
     """``Finding(attribute=attribute, value=value, evidence=evidence, quality=score, confidence=score)``,
     without running the validator where it provably changes nothing: a ``str`` attribute and value (kept
@@ -151,24 +147,9 @@ def learned_finding(attribute: str, value: str, evidence: Evidence, score: float
         or not 0.0 <= score <= 1.0
     ):
         return Finding(attribute=attribute, value=value, evidence=evidence, quality=score, confidence=score)
-    found = _new(Finding)
-    _set(
-        found,
-        "__dict__",
-        {
-            "attribute": attribute,
-            "value": value,
-            "evidence": evidence,
-            "quality": score,
-            "explicit": False,
-            "confidence": score,
-            "flags": [],
-        },
-    )
-    _set(found, "__pydantic_fields_set__", {"attribute", "value", "evidence", "quality", "confidence"})
-    _set(found, "__pydantic_extra__", None)
-    _set(found, "__pydantic_private__", None)
-    return found
+    values = {"attribute": attribute, "value": value, "evidence": evidence, "quality": score}
+    values["explicit"], values["confidence"], values["flags"] = False, score, []
+    return assembled(Finding, values, {"attribute", "value", "evidence", "quality", "confidence"})
 
 
 class _ExplicitFields(LexiconEngine):
